@@ -1,0 +1,210 @@
+"""What the runner hands a backend for one attempt, and what the backend hands back.
+
+These attrs classes are the contract between the core and every backend plugin. They carry
+no behaviour beyond small conveniences, so a backend can build them from any CLI's output.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen
+class Usage:
+    """Token volume of one attempt, split four ways that never overlap.
+
+    ``input_tokens`` excludes cached input, so ``total_tokens`` never double-counts. Backends
+    whose CLI reports cached tokens inside the input count must subtract them.
+    """
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_creation_tokens: int | None = None
+
+    @property
+    def total_tokens(self) -> int | None:
+        parts = [
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_read_tokens,
+            self.cache_creation_tokens,
+        ]
+        if all(p is None for p in parts):
+            return None
+        return sum(p or 0 for p in parts)
+
+    def __add__(self, other: Usage) -> Usage:
+        def add(a: int | None, b: int | None) -> int | None:
+            return None if a is None and b is None else (a or 0) + (b or 0)
+
+        return Usage(
+            add(self.input_tokens, other.input_tokens),
+            add(self.output_tokens, other.output_tokens),
+            add(self.cache_read_tokens, other.cache_read_tokens),
+            add(self.cache_creation_tokens, other.cache_creation_tokens),
+        )
+
+
+@attrs.frozen
+class Turn:
+    """One step of a transcript, in the order the agent produced it.
+
+    ``role`` is ``"assistant"`` (text the model wrote), ``"tool"`` (a tool call with its input
+    and, once known, its output) or ``"user"`` (text injected on the user's side).
+    """
+
+    role: str
+    content: str | None = None
+    tool_name: str | None = None
+    tool_input: Any = None
+    tool_output: str | None = None
+    is_error: bool | None = None
+
+
+class AgentStatus(str, enum.Enum):
+    """How the agent CLI's run ended, as the backend read it from structured output.
+
+    Never decided from the words of the agent's answer.
+    """
+
+    COMPLETED = "completed"
+    """The agent finished; the judges decide whether it did the task."""
+    TASK_FAILED = "task_failed"
+    """The agent stopped for a reason that is the task's fault (e.g. it ran out of turns)."""
+    INFRA_ERROR = "infra_error"
+    """The harness or provider failed: rate limit, overload, crash, garbage output."""
+    TIMEOUT = "timeout"
+    """The attempt exceeded its time budget and was killed."""
+    SETUP_ERROR = "setup_error"
+    """The CLI cannot work at all (no login, bad key, missing binary): stop the run."""
+
+
+@attrs.frozen
+class InstalledSkill:
+    """A neighbourhood skill as installed for one attempt.
+
+    ``skill_file`` is the absolute path of the installed ``SKILL.md``; backends whose agent has
+    no skill tool detect activation by the agent reading exactly this file.
+    """
+
+    name: str
+    description: str
+    skill_dir: Path
+
+    @property
+    def skill_file(self) -> Path:
+        return self.skill_dir / "SKILL.md"
+
+
+@attrs.frozen
+class AttemptSandbox:
+    """The private, throw-away world one attempt (or one judge call) runs in.
+
+    ``home`` is the isolated HOME the agent sees; ``workdir`` its working directory; ``private``
+    a 0700 folder for generated config and resolved secrets; ``real_home`` the user's real home,
+    which a backend may only *read* to seed authentication. ``base_env`` is the minimal
+    environment (PATH with the spec's ``extra_path`` first, locale, TERM) a backend extends.
+    """
+
+    root: Path
+    home: Path
+    workdir: Path
+    private: Path
+    real_home: Path
+    base_env: Mapping[str, str]
+
+
+@attrs.frozen
+class McpServerConfig:
+    """One MCP server with its ``${VAR}`` references already resolved (runtime only).
+
+    Instances live in memory and in the attempt's private folder; they are never saved.
+    """
+
+    name: str
+    transport: str  # "stdio", "http" or "sse"
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = attrs.field(factory=dict)
+    url: str | None = None
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class NativeMcpConfig:
+    """What an MCP translator produced: extra CLI arguments, environment and opaque data.
+
+    A backend applies it in its own way (``--mcp-config FILE``, a TOML table, a YAML block).
+    """
+
+    argv: tuple[str, ...] = ()
+    env: Mapping[str, str] = attrs.field(factory=dict)
+    data: Any = None
+
+
+@attrs.frozen
+class AttemptRequest:
+    """Everything a backend needs to run the agent once on a task prompt."""
+
+    prompt: str
+    model: str | None
+    sandbox: AttemptSandbox
+    timeout: float
+    skills: Sequence[InstalledSkill] = ()
+    mcp: NativeMcpConfig | None = None
+
+
+@attrs.frozen
+class AttemptResult:
+    """What a backend observed from one agent run.
+
+    ``activated`` lists the installed skills the model chose to load, in order, or is ``None``
+    when nothing was observable (never a made-up empty list). ``model`` is the concrete model
+    the CLI reported. ``error`` explains any status other than ``COMPLETED``; for crashes it
+    carries the tail of stderr.
+    """
+
+    status: AgentStatus
+    final_answer: str | None = None
+    transcript: Sequence[Turn] = ()
+    activated: Sequence[str] | None = None
+    usage: Usage | None = None
+    model: str | None = None
+    error: str | None = None
+    exit_code: int | None = None
+    duration_seconds: float | None = None
+
+
+@attrs.frozen
+class PromptRequest:
+    """A single question for the backend's model, used by LLM judges.
+
+    The backend runs it isolated like an attempt, with as few tools as its CLI allows. The
+    prompt may be large: backends must pass it through stdin or a file, never argv.
+    """
+
+    prompt: str
+    model: str | None
+    sandbox: AttemptSandbox
+    timeout: float
+
+
+@attrs.frozen
+class PromptResult:
+    """The model's answer to a ``PromptRequest``.
+
+    ``status`` other than ``COMPLETED`` means there is no usable answer; ``error`` then says
+    what the CLI reported (auth refusal, rate limit, timeout).
+    """
+
+    status: AgentStatus
+    text: str | None = None
+    model: str | None = None
+    usage: Usage | None = None
+    error: str | None = None

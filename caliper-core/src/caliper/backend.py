@@ -1,0 +1,173 @@
+"""Base classes for what backend plugins register: backends, skill installers, MCP translators.
+
+A plugin subclasses these and returns instances from its ``register_*`` hook. Behaviour lives
+on the objects; the hooks only hand them to the core.
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
+
+if TYPE_CHECKING:
+    from caliper.attempt import (
+        AttemptRequest,
+        AttemptResult,
+        AttemptSandbox,
+        InstalledSkill,
+        McpServerConfig,
+        NativeMcpConfig,
+        PromptRequest,
+        PromptResult,
+    )
+    from caliper.skills import ResolvedSkill
+
+
+@attrs.frozen
+class CliInfo:
+    """Where a backend's agent CLI was found and which version it is."""
+
+    path: Path | None
+    version: str | None = None
+    error: str | None = None
+
+    @property
+    def found(self) -> bool:
+        return self.path is not None
+
+
+@attrs.frozen
+class CliUpdate:
+    """A backend's answer to ``caliper update-cli``: installed vs newest, and how to update.
+
+    ``self_updating`` is true for CLIs that update themselves (caliper then only reports).
+    """
+
+    backend: str
+    installed: str | None
+    latest: str | None
+    update_command: str | None
+    self_updating: bool = False
+    note: str | None = None
+
+    @property
+    def outdated(self) -> bool:
+        return bool(self.installed and self.latest and self.installed != self.latest)
+
+
+class Backend(abc.ABC):
+    """An agent CLI caliper can run attempts through.
+
+    Subclasses set the class attributes and implement ``run_attempt`` (and ``run_prompt`` for
+    judging). ``id`` is the public name (the entry-point name in ``caliper.backends``);
+    ``aliases`` are extra names ``--model`` accepts; ``cli_name`` the executable looked up on
+    PATH; ``install_hint`` the command that installs the CLI; ``supports_mcp`` whether the agent
+    can honour a spec's ``mcp:`` block.
+    """
+
+    id: str
+    aliases: Sequence[str] = ()
+    default_model: str | None = None
+    cli_name: str
+    install_hint: str = ""
+    supports_mcp: bool = False
+    mcp_refusal: str | None = None
+    """Why this backend cannot honour ``mcp:`` and what to do instead (when unsupported)."""
+
+    @property
+    def cli_path_variable(self) -> str:
+        """The environment variable that overrides where the CLI is found."""
+        return self.cli_name.upper().replace("-", "_") + "_CLI_PATH"
+
+    def find_cli(self) -> Path | None:
+        """Locate the CLI: ``<NAME>_CLI_PATH`` first, then PATH. ``None`` when absent."""
+        override = os.environ.get(self.cli_path_variable)
+        if override:
+            path = Path(override).expanduser()
+            return path if path.exists() else None
+        found = shutil.which(self.cli_name)
+        return Path(found) if found else None
+
+    def cli_info(self) -> CliInfo:
+        """Find the CLI and ask its version without touching the network or the real home."""
+        path = self.find_cli()
+        if path is None:
+            return CliInfo(path=None, error=self.missing_cli_message())
+        return CliInfo(path=path, version=self.cli_version(path))
+
+    def cli_version(self, path: Path) -> str | None:
+        """The installed CLI's version string, or ``None`` when it cannot be read cheaply."""
+        return None
+
+    def missing_cli_message(self) -> str:
+        """One sentence telling the user the CLI is missing and how to install it."""
+        hint = f" Install it with `{self.install_hint}`" if self.install_hint else ""
+        return (
+            f"The {self.id} backend needs the `{self.cli_name}` CLI, which was not found on PATH "
+            f"(or at ${self.cli_path_variable}).{hint}"
+        )
+
+    def claims_model(self, model: str) -> bool:
+        """Whether a bare ``--model NAME`` belongs to this backend (e.g. ``gpt-`` for codex)."""
+        return False
+
+    @abc.abstractmethod
+    def run_attempt(self, request: AttemptRequest) -> AttemptResult:
+        """Run the agent once on ``request.prompt`` inside ``request.sandbox``.
+
+        Must kill the CLI's whole process group at ``request.timeout`` (use
+        ``caliper.process.run_process``), must not read or write the user's real home except to
+        copy authentication, and must classify errors from the CLI's structured output.
+        """
+
+    def run_prompt(self, request: PromptRequest) -> PromptResult:
+        """Ask the model one question with as few tools as possible (used by LLM judges)."""
+        raise NotImplementedError(f"The {self.id} backend cannot be used as a judge engine.")
+
+
+class SkillInstaller(abc.ABC):
+    """Puts the neighbourhood where one agent discovers skills, inside an attempt's sandbox.
+
+    ``id`` is the backend id it serves (the entry-point name in ``caliper.skill_installers``).
+    Installing never preloads a skill into the prompt: the agent must choose to load it.
+    """
+
+    id: str
+
+    @abc.abstractmethod
+    def install(
+        self, skills: Sequence[ResolvedSkill], sandbox: AttemptSandbox
+    ) -> list[InstalledSkill]:
+        """Copy each skill folder into the agent's skills root; return where each landed."""
+
+
+class McpTranslator(abc.ABC):
+    """Turns the spec's ``mcp:`` servers into one agent's native configuration.
+
+    ``id`` is the backend id it serves (the entry-point name in ``caliper.mcp_translators``).
+    Resolved secrets may only be written under ``sandbox.private``.
+    """
+
+    id: str
+
+    @abc.abstractmethod
+    def translate(
+        self, servers: Sequence[McpServerConfig], sandbox: AttemptSandbox
+    ) -> NativeMcpConfig:
+        """Produce the native config for ``servers`` (already ``${VAR}``-resolved)."""
+
+
+def copy_skill_tree(skill: ResolvedSkill, destination: Path) -> None:
+    """Copy a resolved skill folder to ``destination`` (shared by installers).
+
+    Skills declared as a bare ``SKILL.md`` are copied with their sibling files, since a skill's
+    scripts and references live beside it.
+    """
+    shutil.copytree(skill.source_dir, destination, dirs_exist_ok=True, symlinks=False,
+                    ignore=shutil.ignore_patterns(".git"))

@@ -1,0 +1,116 @@
+"""The ``caliper`` command: a click group whose subcommands are imported only when used."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from caliper import __version__
+
+# name -> (module, short help shown by `caliper --help` without importing the module)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("caliper.commands.run", "Run a spec's tasks k times through an agent CLI."),
+    "validate": ("caliper.commands.validate", "Check specs for errors without running anything."),
+    "report": ("caliper.commands.report", "Show a saved run again."),
+    "list": ("caliper.commands.list_runs", "List specs and their saved runs."),
+    "compare": ("caliper.commands.compare", "Diff two saved runs task by task."),
+    "plugins": ("caliper.commands.plugins", "List installed plugins and agent CLIs."),
+    "update-cli": ("caliper.commands.update_cli", "Check or update the agent CLIs."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group that imports a subcommand's module only when that subcommand runs."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module_name, _ = COMMANDS[cmd_name]
+        return importlib.import_module(module_name).command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, help_text) for name, (_, help_text) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        name = args[0] if args else ""
+        if name and name not in COMMANDS and not name.startswith("-"):
+            import difflib
+
+            close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            ctx.fail(f"No such command {name!r}.{hint}")
+        return super().resolve_command(ctx, args)
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from caliper.plugins import GROUPS, installed
+
+    click.echo(f"caliper {__version__}")
+    seen: set[tuple[str | None, str | None]] = set()
+    for group in GROUPS:
+        for entry in installed(group):
+            key = (entry.distribution, entry.version)
+            if key in seen:
+                continue
+            seen.add(key)
+            click.echo(f"  {entry.distribution} {entry.version}")
+    ctx.exit()
+
+
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=_print_version, help="Show caliper's version and its plugins' versions.")
+def cli() -> None:
+    """Measure whether an agent skill really works.
+
+    Write a spec (*.eval.yaml) naming the skills to install and the tasks to try, then run
+    it k times through a real coding-agent CLI. Each attempt gets a fresh, isolated home with
+    the skills installed where the agent discovers them; caliper scores the success rate over
+    usable attempts, which skills the agent chose to load, tokens and wall time.
+
+    \b
+    Typical session:
+      caliper validate my-skill.eval.yaml
+      caliper run my-skill.eval.yaml --k 3
+      caliper run my-skill.eval.yaml --k 3 --ablate my-skill
+      caliper compare my-skill.eval.yaml@-1 my-skill.eval.yaml
+    """
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script: runs the CLI, turning CaliperError into exit codes."""
+    from caliper.errors import CaliperError
+
+    try:
+        cli.main(args=argv, prog_name="caliper", standalone_mode=False)
+    except CaliperError as exc:
+        click.echo(f"Error: {exc.render()}", err=True)
+        return exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        return 130
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

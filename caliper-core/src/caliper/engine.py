@@ -1,0 +1,103 @@
+"""Resolving ``--model`` / ``--judge-model`` strings to an installed backend and a model.
+
+One grammar for both flags:
+
+* ``backend:model``: split on the first ``:`` (``codex:gpt-5.5``, ``hermes:openrouter/x``);
+* a bare backend id or alias: ``codex``, ``claude`` (alias of ``claude-code``);
+* a bare model name: the installed backend that claims it, else the default backend.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import TYPE_CHECKING
+
+import attrs
+
+from caliper.errors import PluginNotFound
+from caliper.plugins import BACKENDS, KNOWN_DISTRIBUTIONS, PluginHost, install_command, installed
+
+if TYPE_CHECKING:
+    from caliper.backend import Backend
+
+DEFAULT_BACKEND = "claude-code"
+
+
+@attrs.frozen
+class Engine:
+    """A resolved engine: the backend object and the model asked for (``None``: its default)."""
+
+    backend: Backend
+    model: str | None
+    requested: str | None = None
+
+    @property
+    def backend_id(self) -> str:
+        return self.backend.id
+
+    @property
+    def label(self) -> str:
+        return f"{self.backend.id}:{self.model}" if self.model else self.backend.id
+
+
+def _unknown_backend(host: PluginHost, asked: str, flag: str, backend_name: str) -> PluginNotFound:
+    backends = host.backends()
+    names = sorted({*backends, *(a for b in backends.values() for a in b.aliases)})
+    candidates = names + [n for n in KNOWN_DISTRIBUTIONS if n not in names]
+    close = difflib.get_close_matches(backend_name, candidates, n=1, cutoff=0.6)
+    lines = [f"{flag} {asked!r}: no installed backend is called {backend_name!r}."]
+    if close:
+        lines.append(f"Did you mean {close[0]!r}?")
+    entries = {e.name: e for e in installed(BACKENDS)}
+    if backends:
+        lines.append("Installed backends:")
+        for ident, backend in sorted(backends.items()):
+            entry = entries.get(ident)
+            version = f" ({entry.distribution} {entry.version})" if entry else ""
+            aliases = f" [aliases: {', '.join(backend.aliases)}]" if backend.aliases else ""
+            lines.append(f"  {ident}{aliases}{version}")
+    else:
+        lines.append("No backend plugin is installed.")
+    command = install_command(backend_name) or (install_command(close[0]) if close else None)
+    hint = None
+    if command and backend_name in KNOWN_DISTRIBUTIONS:
+        hint = f"The {backend_name} backend is not installed. Install it with: {command}"
+    for failure in host.failures:
+        if failure.entry.group == BACKENDS:
+            lines.append(f"Failed to load {failure.entry.name}: {failure.error}")
+    return PluginNotFound("\n".join(lines), hint=hint)
+
+
+def resolve_engine(host: PluginHost, text: str | None, *, flag: str = "--model") -> Engine:
+    """Resolve an engine string against the installed backends (see module docstring)."""
+    text = (text or "").strip() or None
+    if text is None:
+        return _by_backend_name(host, DEFAULT_BACKEND, None, text, flag)
+    if ":" in text:
+        backend_name, model = text.split(":", 1)
+        return _by_backend_name(host, backend_name.strip(), model.strip() or None, text, flag)
+    installed_names = {e.name for e in installed(BACKENDS)}
+    if text in installed_names:
+        return _by_backend_name(host, text, None, text, flag)
+    backends = host.backends()
+    for backend in backends.values():
+        if text in backend.aliases:
+            return Engine(backend, None, text)
+    if text in KNOWN_DISTRIBUTIONS and text not in backends:
+        raise _unknown_backend(host, text, flag, text)
+    for backend in backends.values():
+        if backend.claims_model(text):
+            return Engine(backend, text, text)
+    return _by_backend_name(host, DEFAULT_BACKEND, text, text, flag)
+
+
+def _by_backend_name(
+    host: PluginHost, name: str, model: str | None, asked: str | None, flag: str
+) -> Engine:
+    backends = host.backends([name])
+    if name in backends:
+        return Engine(backends[name], model, asked)
+    for backend in host.backends().values():
+        if name == backend.id or name in backend.aliases:
+            return Engine(backend, model, asked)
+    raise _unknown_backend(host, asked or name, flag, name)

@@ -1,0 +1,236 @@
+"""Finding, loading and listing plugins.
+
+Discovery reads entry-point metadata only (no imports), so ``caliper --help`` and
+``caliper validate`` stay fast whatever is installed. Plugins are imported by name, through
+stevedore, only when a command needs them; one that fails to import is recorded in
+``PluginHost.failures`` and never breaks the others.
+
+``CALIPER_LOAD_PLUGINS`` (comma-separated entry-point names) limits which installed plugins
+load at all; set it to an empty string to load none but those passed explicitly.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from caliper.errors import CaliperError
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from caliper.backend import Backend, McpTranslator, SkillInstaller
+    from caliper.judge import Judge
+
+BACKENDS = "caliper.backends"
+SKILL_INSTALLERS = "caliper.skill_installers"
+MCP_TRANSLATORS = "caliper.mcp_translators"
+JUDGES = "caliper.judges"
+GROUPS = (BACKENDS, SKILL_INSTALLERS, MCP_TRANSLATORS, JUDGES)
+
+_HOOK_FOR_GROUP = {
+    BACKENDS: "register_backends",
+    SKILL_INSTALLERS: "register_skill_installers",
+    MCP_TRANSLATORS: "register_mcp_translators",
+    JUDGES: "register_judges",
+}
+_ID_ATTRIBUTE = {BACKENDS: "id", SKILL_INSTALLERS: "id", MCP_TRANSLATORS: "id", JUDGES: "key"}
+
+# First-party plugins caliper knows how to install when they are missing.
+KNOWN_DISTRIBUTIONS = {
+    "claude-code": ("caliper-backend-claude", None),
+    "codex": ("caliper-backend-codex", "codex"),
+    "pi": ("caliper-backend-pi", "pi"),
+    "hermes": ("caliper-backend-hermes", "hermes"),
+    "expect": ("caliper-judge-llm", None),
+}
+
+
+def install_command(plugin_id: str) -> str | None:
+    """The command that installs a known first-party plugin, or ``None`` for unknown ones."""
+    known = KNOWN_DISTRIBUTIONS.get(plugin_id)
+    if known is None:
+        return None
+    distribution, extra = known
+    if extra:
+        return (
+            f"pipx install 'caliper-eval[{extra}]' (or, in an existing install, "
+            f"`pipx inject caliper-eval {distribution}`)"
+        )
+    return f"pipx install caliper-eval (or `pip install {distribution}`)"
+
+
+@attrs.frozen
+class PluginEntry:
+    """An installed plugin as its entry point describes it (nothing imported)."""
+
+    group: str
+    name: str
+    module: str
+    distribution: str | None
+    version: str | None
+
+
+@attrs.frozen
+class LoadFailure:
+    """A plugin that could not be imported or registered, and why."""
+
+    entry: PluginEntry
+    error: str
+
+
+def _allowed_names() -> set[str] | None:
+    raw = os.environ.get("CALIPER_LOAD_PLUGINS")
+    if raw is None:
+        return None
+    return {name.strip() for name in raw.split(",") if name.strip()}
+
+
+def installed(group: str) -> list[PluginEntry]:
+    """Entry points in ``group``, from package metadata only. Honours CALIPER_LOAD_PLUGINS."""
+    allowed = _allowed_names()
+    entries = []
+    for ep in metadata.entry_points(group=group):
+        if allowed is not None and ep.name not in allowed:
+            continue
+        dist = getattr(ep, "dist", None)
+        entries.append(
+            PluginEntry(
+                group=group,
+                name=ep.name,
+                module=ep.value,
+                distribution=dist.metadata["Name"] if dist is not None else None,
+                version=dist.version if dist is not None else None,
+            )
+        )
+    return sorted(entries, key=lambda e: e.name)
+
+
+def make_plugin_manager() -> pluggy.PluginManager:
+    """A fresh plugin manager with Caliper's hook specs (a factory, never a global)."""
+    import pluggy
+
+    from caliper import PROJECT_NAME, hookspecs
+
+    manager = pluggy.PluginManager(PROJECT_NAME)
+    manager.add_hookspecs(hookspecs)
+    return manager
+
+
+class PluginHost:
+    """Loads plugins on demand and collects the objects their hooks register.
+
+    ``extra_plugins`` are plugin objects (modules or instances) registered directly, as tests
+    do; with ``use_entry_points=False`` nothing installed is loaded.
+    """
+
+    def __init__(self, extra_plugins: Iterable[Any] = (), *, use_entry_points: bool = True):
+        self.manager = make_plugin_manager()
+        self.use_entry_points = use_entry_points
+        self.failures: list[LoadFailure] = []
+        self._loaded: set[tuple[str, str]] = set()
+        self._registered_by: dict[str, str] = {}
+        self._cache: dict[str, dict[str, tuple[Any, str]]] = {}
+        for plugin in extra_plugins:
+            self._register_module(plugin, name=getattr(plugin, "__name__", None))
+
+    # -- loading -------------------------------------------------------------------------
+    def _register_module(self, module: Any, name: str | None) -> None:
+        if self.manager.is_registered(module):
+            return
+        self.manager.register(module, name=name)
+        self._cache.clear()
+
+    def load(self, group: str, names: Sequence[str] | None = None) -> None:
+        """Import the plugins of ``group`` (all, or only ``names``) and register them."""
+        if not self.use_entry_points:
+            return
+        entries = {e.name: e for e in installed(group)}
+        wanted = [n for n in (names if names is not None else entries) if n in entries]
+        wanted = [n for n in wanted if (group, n) not in self._loaded]
+        if not wanted:
+            return
+        from stevedore import NamedExtensionManager
+
+        def on_failure(_manager: Any, entrypoint: Any, exc: BaseException) -> None:
+            entry = entries.get(entrypoint.name)
+            if entry is not None:
+                self.failures.append(LoadFailure(entry, f"{type(exc).__name__}: {exc}"))
+
+        extensions = NamedExtensionManager(
+            namespace=group,
+            names=wanted,
+            invoke_on_load=False,
+            on_load_failure_callback=on_failure,
+            name_order=True,
+        )
+        for extension in extensions:
+            self._register_module(extension.plugin, name=f"{group}:{extension.name}")
+            self._registered_by[f"{group}:{extension.name}"] = extension.name
+        self._loaded.update((group, n) for n in wanted)
+
+    # -- collecting -----------------------------------------------------------------------
+    def _collect(self, group: str) -> dict[str, tuple[Any, str]]:
+        """Call the group's register hook on every registered plugin; map id → (obj, plugin)."""
+        if group in self._cache:
+            return self._cache[group]
+        hook = getattr(self.manager.hook, _HOOK_FOR_GROUP[group])
+        attribute = _ID_ATTRIBUTE[group]
+        found: dict[str, tuple[Any, str]] = {}
+        for impl in hook.get_hookimpls():
+            registered: list[Any] = []
+            try:
+                impl.function(register=registered.append)
+            except Exception as exc:  # a broken plugin must not break the others
+                entry = PluginEntry(group, impl.plugin_name, str(impl.plugin), None, None)
+                self.failures.append(LoadFailure(entry, f"{type(exc).__name__}: {exc}"))
+                continue
+            for obj in registered:
+                ident = getattr(obj, attribute, None)
+                if not ident:
+                    continue
+                if ident in found and found[ident][0] is not obj:
+                    raise CaliperError(
+                        f"Two plugins claim the {group.split('.')[-1][:-1]} id {ident!r}: "
+                        f"{found[ident][1]} and {impl.plugin_name}.",
+                        hint="Uninstall one of them (see `caliper plugins`).",
+                    )
+                found[ident] = (obj, impl.plugin_name)
+        self._cache[group] = found
+        return found
+
+    def backends(self, names: Sequence[str] | None = None) -> dict[str, Backend]:
+        """Backends by id; loads only ``names`` when given (all installed otherwise)."""
+        self.load(BACKENDS, names)
+        return {k: v[0] for k, v in self._collect(BACKENDS).items()}
+
+    def judges(self) -> dict[str, Judge]:
+        """Every installed judge, by the task key it owns."""
+        self.load(JUDGES)
+        return {k: v[0] for k, v in self._collect(JUDGES).items()}
+
+    def skill_installer(self, backend_id: str) -> SkillInstaller | None:
+        """The skill installer serving ``backend_id``, or ``None``."""
+        self.load(SKILL_INSTALLERS, [backend_id])
+        found = self._collect(SKILL_INSTALLERS).get(backend_id)
+        return found[0] if found else None
+
+    def mcp_translator(self, backend_id: str) -> McpTranslator | None:
+        """The MCP translator serving ``backend_id``, or ``None``."""
+        self.load(MCP_TRANSLATORS, [backend_id])
+        found = self._collect(MCP_TRANSLATORS).get(backend_id)
+        return found[0] if found else None
+
+    def call_first(self, hook_name: str, **kwargs: Any) -> Any:
+        """Call a ``firstresult`` hook (e.g. ``cli_update_info``) on the loaded plugins."""
+        hook: Callable[..., Any] = getattr(self.manager.hook, hook_name)
+        return hook(**kwargs)
+
+    def plugin_name_of(self, group: str, ident: str) -> str | None:
+        """Which registered plugin provided ``ident`` in ``group``."""
+        found = self._collect(group).get(ident)
+        return found[1] if found else None

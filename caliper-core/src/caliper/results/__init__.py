@@ -1,0 +1,1 @@
+"""Saved results: the schema (``models``), scoring (``scoring``) and the store (``store``)."""

@@ -1,0 +1,144 @@
+"""The saved-results schema: one ``RunResults`` per run, written as JSON.
+
+Only raw observations are persisted; every score, rate and total is derived when read
+(see ``caliper.results.scoring``), so a saved file can never disagree with itself.
+``SCHEMA_VERSION`` is bumped whenever a field changes meaning; loaders accept older files.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import attrs
+
+from caliper.attempt import Turn, Usage
+
+SCHEMA_VERSION = 1
+
+
+class Outcome(str, enum.Enum):
+    """The typed outcome of one attempt."""
+
+    PASS = "pass"
+    TASK_FAIL = "task_fail"
+    CHEAT = "cheat"
+    INFRA_ERROR = "infra_error"
+    TIMEOUT = "timeout"
+    JUDGE_ERROR = "judge_error"
+    NOT_CHECKED = "not_checked"
+
+    @property
+    def usable(self) -> bool:
+        """Counts toward the success-rate denominator."""
+        return self in (Outcome.PASS, Outcome.TASK_FAIL, Outcome.CHEAT)
+
+    @property
+    def unusable(self) -> bool:
+        """Something went wrong and the attempt got no fair shot (excluded, reported)."""
+        return self in (Outcome.INFRA_ERROR, Outcome.TIMEOUT, Outcome.JUDGE_ERROR)
+
+
+@attrs.define
+class CheckRecord:
+    """One judge's verdict on an attempt, under the task key it owns."""
+
+    key: str
+    passed: bool | None
+    reason: str | None = None
+    error: str | None = None
+    details: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.define
+class AttemptRecord:
+    """One attempt of one task, as observed.
+
+    ``activated`` is ``None`` when nothing was observable (never a made-up ``[]``).
+    ``activation_passed`` is ``None`` when the task asserted no ``activates:``.
+    """
+
+    task_name: str
+    attempt: int
+    outcome: Outcome
+    reason: str | None = None
+    duration_seconds: float | None = None
+    usage: Usage | None = None
+    final_answer: str | None = None
+    transcript: list[Turn] | None = None
+    activated: list[str] | None = None
+    activation_passed: bool | None = None
+    checks: list[CheckRecord] = attrs.field(factory=list)
+    model: str | None = None
+    error: str | None = None
+    setup_failed: bool = False
+    forbidden_reads: list[str] = attrs.field(factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome is Outcome.PASS
+
+
+@attrs.define
+class TaskResult:
+    """All attempts of one task. ``aborted`` is true when ``--fail-fast`` stopped it early."""
+
+    name: str
+    index: int
+    k: int
+    attempts: list[AttemptRecord] = attrs.field(factory=list)
+    activation_expected: list[str] | None = None
+    check_keys: list[str] = attrs.field(factory=list)
+    aborted: bool = False
+
+
+@attrs.define
+class SkillSnapshot:
+    """How one neighbourhood member was obtained for this run."""
+
+    name: str
+    source_kind: str
+    declared_as: str
+    path: str | None = None
+    git_repo: str | None = None
+    git_ref: str | None = None
+    git_sha: str | None = None
+    content_hash: str | None = None
+    description: str | None = None
+    ablated: bool = False
+
+
+@attrs.define
+class RunMeta:
+    """Who produced a run and with what: engine, versions, neighbourhood, flags."""
+
+    run_id: str
+    spec_name: str
+    spec_path: str
+    started_at: str
+    finished_at: str | None = None
+    backend: str | None = None
+    model: str | None = None
+    judge_backend: str | None = None
+    judge_model: str | None = None
+    judge_prompt_version: str | None = None
+    caliper_version: str | None = None
+    plugin_versions: dict[str, str] = attrs.field(factory=dict)
+    cli_version: str | None = None
+    k: int = 1
+    timeout: float | None = None
+    workers: int | None = None
+    ablated: list[str] = attrs.field(factory=list)
+    skill_snapshots: list[SkillSnapshot] = attrs.field(factory=list)
+    spec_hash: str | None = None
+    partial: bool = False
+    stop_reason: str | None = None
+    schema_version: int = SCHEMA_VERSION
+
+
+@attrs.define
+class RunResults:
+    """One saved run: its metadata and every task's attempts."""
+
+    meta: RunMeta
+    tasks: list[TaskResult] = attrs.field(factory=list)

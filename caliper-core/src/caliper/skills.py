@@ -1,0 +1,27 @@
+"""A neighbourhood skill after its source (path or git) was resolved to a folder on disk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+
+@attrs.frozen
+class ResolvedSkill:
+    """A skill ready to install: its frontmatter name and description and its folder.
+
+    ``source_kind`` is ``"path"`` or ``"git"``; for git sources ``git_repo`` and ``git_sha``
+    name the exact commit. ``content_hash`` digests every file of the folder, so saved runs can
+    tell whether the skill changed between two runs.
+    """
+
+    name: str
+    description: str
+    source_dir: Path
+    source_kind: str = "path"
+    declared_as: str = ""
+    git_repo: str | None = None
+    git_ref: str | None = None
+    git_sha: str | None = None
+    content_hash: str | None = None

@@ -1,0 +1,1 @@
+"""The user-facing Caliper distribution: the ``caliper`` command plus the default plugins."""

@@ -1,0 +1,1 @@
+"""Caliper judge plugin: the LLM judge for `expect:`."""

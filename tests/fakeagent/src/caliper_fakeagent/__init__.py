@@ -1,0 +1,1 @@
+"""Test-only fake agent backend."""
