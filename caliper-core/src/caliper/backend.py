@@ -169,5 +169,10 @@ def copy_skill_tree(skill: ResolvedSkill, destination: Path) -> None:
     Skills declared as a bare ``SKILL.md`` are copied with their sibling files, since a skill's
     scripts and references live beside it.
     """
-    shutil.copytree(skill.source_dir, destination, dirs_exist_ok=True, symlinks=False,
-                    ignore=shutil.ignore_patterns(".git"))
+    shutil.copytree(
+        skill.source_dir,
+        destination,
+        dirs_exist_ok=True,
+        symlinks=False,
+        ignore=shutil.ignore_patterns(".git"),
+    )

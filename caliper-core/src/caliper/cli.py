@@ -71,8 +71,14 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     cls=LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
-              callback=_print_version, help="Show caliper's version and its plugins' versions.")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show caliper's version and its plugins' versions.",
+)
 def cli() -> None:
     """Measure whether an agent skill really works.
 
@@ -86,7 +92,8 @@ def cli() -> None:
       caliper validate my-skill.eval.yaml
       caliper run my-skill.eval.yaml --k 3
       caliper run my-skill.eval.yaml --k 3 --ablate my-skill
-      caliper compare my-skill.eval.yaml@-1 my-skill.eval.yaml
+      caliper list my-skill.eval.yaml
+      caliper compare RUN-A.json RUN-B.json
     """
 
 

@@ -48,7 +48,9 @@ class JudgeContext:
     ``value`` is the (validated) value of the judge's key in the task; ``attempt`` is what the
     backend observed; ``workdir`` the attempt's working directory (still present); ``spec_dir``
     the folder of the spec file; ``judge_engine`` returns the resolved ``--judge-model`` engine
-    (resolved lazily so runs without LLM judges never load a judge backend).
+    (resolved lazily so runs without LLM judges never load a judge backend); ``make_sandbox``
+    returns a context manager yielding a fresh ``AttemptSandbox`` (its own isolated home,
+    deleted on exit) for judges that run an agent CLI.
     """
 
     task_name: str
@@ -77,11 +79,16 @@ class Judge(abc.ABC):
     scores_outcome: bool = True
     uses_llm: bool = False
 
-    def validate(self, value: Any, *, spec_dir: Path, declared_skills: tuple[str, ...]
-                 ) -> list[ValueProblem]:
+    def validate(
+        self, value: Any, *, spec_dir: Path, declared_skills: tuple[str, ...]
+    ) -> list[ValueProblem]:
         """Problems with this key's value in a task, without running anything. Default: none."""
         return []
 
     @abc.abstractmethod
     def check(self, context: JudgeContext) -> Verdict:
         """Decide whether the attempt satisfied this key's value."""
+
+
+LLM_JUDGE_MARKER = "[caliper-judge-request]"
+"""Text every LLM-judge prompt contains, so scripted model servers can recognise judge calls."""

@@ -116,8 +116,15 @@ def run_process(
                 start_new_session=True,
             )
         except OSError as exc:
-            return ProcessResult(tuple(argv), 127, "", f"could not start {argv[0]}: {exc}",
-                                 False, False, time.monotonic() - started)
+            return ProcessResult(
+                tuple(argv),
+                127,
+                "",
+                f"could not start {argv[0]}: {exc}",
+                False,
+                False,
+                time.monotonic() - started,
+            )
         pgid = process.pid
         with _live_lock:
             _live_groups.add(pgid)

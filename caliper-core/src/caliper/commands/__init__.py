@@ -1,0 +1,1 @@
+"""The `caliper` subcommands, one module each, imported only when used."""

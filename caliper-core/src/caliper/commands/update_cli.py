@@ -1,0 +1,99 @@
+"""``caliper update-cli``: compare each backend's installed agent CLI with the newest release."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+
+import attrs
+import click
+
+from caliper.backend import CliUpdate
+from caliper.errors import CaliperError
+from caliper.plugins import PluginHost
+
+
+def gather_updates(
+    host: PluginHost, backend_ids: list[str], *, check_latest: bool
+) -> list[CliUpdate]:
+    """Ask each backend, through the ``cli_update_info`` hook, about its CLI."""
+    backends = host.backends()
+    if backend_ids:
+        unknown = [b for b in backend_ids if b not in backends]
+        if unknown:
+            from caliper.engine import resolve_engine
+
+            for name in unknown:
+                resolved = resolve_engine(host, name, flag="update-cli")
+                backends.setdefault(resolved.backend_id, resolved.backend)
+            backend_ids = [
+                b if b in backends else resolve_engine(host, b).backend_id for b in backend_ids
+            ]
+        chosen = [backends[b] for b in backend_ids]
+    else:
+        chosen = [backends[b] for b in sorted(backends)]
+    updates = []
+    for backend in chosen:
+        info = host.call_first("cli_update_info", backend=backend, check_latest=check_latest)
+        if info is None:
+            cli = backend.cli_info()
+            info = CliUpdate(
+                backend=backend.id,
+                installed=cli.version,
+                latest=None,
+                update_command=None,
+                note="this backend reports no update info",
+            )
+        updates.append(info)
+    return updates
+
+
+@click.command(name="update-cli")
+@click.argument("backends", nargs=-1)
+@click.option(
+    "--check", is_flag=True, help="Only report versions; change nothing."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.option("--yes", is_flag=True, help="Run the update commands without asking.")
+def command(backends: tuple[str, ...], check: bool, as_json: bool, yes: bool) -> None:
+    """Check (and with confirmation, update) the agent CLIs of installed backends.
+
+    With no BACKENDS, every installed backend is asked. Finding the newest version may
+    query the package registry; CLIs that update themselves are only reported.
+    """
+    host = PluginHost()
+    updates = gather_updates(host, list(backends), check_latest=True)
+    if as_json:
+        click.echo(
+            json.dumps([{**attrs.asdict(u), "outdated": u.outdated} for u in updates], indent=2)
+        )
+    else:
+        for update in updates:
+            state = "up to date" if not update.outdated else f"update available: {update.latest}"
+            if update.installed is None:
+                state = "not installed"
+            elif update.latest is None:
+                state = "newest version unknown"
+            line = f"{update.backend}: installed {update.installed or '-'}, {state}"
+            if update.self_updating:
+                line += " (updates itself)"
+            click.echo(line)
+            if update.note:
+                click.echo(f"  {update.note}")
+            if update.update_command and (update.outdated or update.installed is None):
+                click.echo(f"  update with: {update.update_command}")
+    if check:
+        return
+    for update in updates:
+        if not update.update_command or update.self_updating:
+            continue
+        if not (update.outdated or update.installed is None):
+            continue
+        if not yes and not click.confirm(f"Run `{update.update_command}`?", default=False):
+            continue
+        result = subprocess.run(shlex.split(update.update_command), check=False)
+        if result.returncode != 0:
+            raise CaliperError(
+                f"`{update.update_command}` failed with exit code {result.returncode}."
+            )

@@ -1,0 +1,1 @@
+"""Eval specs: the model (``model``), loading and validation (``load``), skill sources."""

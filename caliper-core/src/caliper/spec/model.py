@@ -1,0 +1,101 @@
+"""The in-memory form of a ``*.eval.yaml`` spec, after validation.
+
+Built by ``caliper.spec.load``; read by the runner. Values are as the user wrote them:
+``${VAR}`` references in MCP settings stay unresolved here (they are resolved per run, in
+memory only), and paths stay relative to ``Spec.directory``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+CORE_TASK_KEYS = ("name", "prompt", "setup", "cleanup")
+
+
+@attrs.frozen
+class SkillSource:
+    """One neighbourhood member as declared.
+
+    ``kind`` is ``"path"`` (``path`` is the SKILL.md or its folder, relative to the spec) or
+    ``"git"`` (``repo`` is ``owner/name`` or a clone URL, ``ref`` an optional branch, tag or
+    commit, ``path`` the SKILL.md inside the repository, default ``SKILL.md``).
+    """
+
+    kind: str
+    declared_as: str
+    path: str | None = None
+    repo: str | None = None
+    ref: str | None = None
+    line: int | None = None
+
+
+@attrs.frozen
+class Sandbox:
+    """Per-attempt environment settings: PATH additions and files the agent must not read."""
+
+    extra_path: tuple[str, ...] = ()
+    forbidden_files: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class McpServer:
+    """One MCP server as declared (``${VAR}`` unresolved). ``transport``: stdio, http, sse."""
+
+    name: str
+    transport: str = "stdio"
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = attrs.field(factory=dict)
+    url: str | None = None
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class Task:
+    """One task: a prompt plus checks keyed by the judge that owns them.
+
+    ``checks`` maps a judge's task key (``assert``, ``expect``, ``activates``, or a third-party
+    key) to its validated value, in the order written.
+    """
+
+    name: str
+    prompt: str
+    index: int
+    setup: str | None = None
+    cleanup: str | None = None
+    checks: Mapping[str, Any] = attrs.field(factory=dict)
+    line: int | None = None
+
+    @property
+    def activates(self) -> list[str] | None:
+        value = self.checks.get("activates")
+        return list(value) if value is not None else None
+
+
+@attrs.frozen
+class Spec:
+    """A validated spec. ``name`` is the file name without ``.eval.yaml`` (or ``.yaml``)."""
+
+    path: Path
+    name: str
+    skills: tuple[SkillSource, ...] = ()
+    sandbox: Sandbox = Sandbox()
+    mcp: tuple[McpServer, ...] = ()
+    tasks: tuple[Task, ...] = ()
+
+    @property
+    def directory(self) -> Path:
+        return self.path.parent
+
+
+def spec_name_for(path: Path) -> str:
+    """The spec's short name: ``foo.eval.yaml`` → ``foo``."""
+    name = path.name
+    for suffix in (".eval.yaml", ".eval.yml", ".yaml", ".yml"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return path.stem

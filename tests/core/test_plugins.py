@@ -1,0 +1,125 @@
+"""The plugin host: entry-point discovery, lazy loading, collisions and failure reporting."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+
+import pytest
+
+import caliper
+from caliper.backend import Backend
+from caliper.errors import CaliperError
+from caliper.plugins import BACKENDS, JUDGES, PluginHost, installed
+
+
+class _Backend(Backend):
+    cli_name = "nothing-here"
+
+    def __init__(self, ident: str, aliases: tuple[str, ...] = ()):
+        self.id = ident
+        self.aliases = aliases
+
+    def run_attempt(self, request):  # pragma: no cover - never run here
+        raise AssertionError("not used")
+
+
+def _plugin(name: str, *backends: Backend) -> types.ModuleType:
+    module = types.ModuleType(name)
+
+    @caliper.hookimpl
+    def register_backends(register):
+        for backend in backends:
+            register(backend)
+
+    module.register_backends = register_backends  # type: ignore[attr-defined]
+    return module
+
+
+def test_entry_points_are_listed_without_importing_plugins():
+    names = {entry.name for entry in installed(BACKENDS)}
+    assert {"claude-code", "codex", "pi", "hermes", "fake"} <= names
+    assert {"assert", "activates", "expect"} <= {e.name for e in installed(JUDGES)}
+    code = (
+        "import sys; from caliper.plugins import installed, GROUPS\n"
+        "[installed(g) for g in GROUPS]\n"
+        "print(sorted(m for m in sys.modules if m.startswith('caliper_')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_two_plugins_claiming_one_id_is_an_error_naming_both():
+    host = PluginHost(
+        [_plugin("first_plugin", _Backend("dup")), _plugin("second_plugin", _Backend("dup"))],
+        use_entry_points=False,
+    )
+    with pytest.raises(CaliperError) as info:
+        host.backends()
+    assert "first_plugin" in info.value.message and "second_plugin" in info.value.message
+
+
+def test_a_plugin_whose_hook_raises_is_reported_not_fatal():
+    broken = types.ModuleType("broken_plugin")
+
+    @caliper.hookimpl
+    def register_backends(register):
+        raise RuntimeError("boom")
+
+    broken.register_backends = register_backends  # type: ignore[attr-defined]
+    host = PluginHost([broken, _plugin("good_plugin", _Backend("good"))], use_entry_points=False)
+    assert list(host.backends()) == ["good"]
+    assert any("boom" in failure.error for failure in host.failures)
+
+
+def test_load_by_name_imports_only_that_plugin():
+    code = (
+        "import sys; from caliper.plugins import PluginHost\n"
+        "host = PluginHost(); host.load('caliper.judges', ['expect'])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('caliper_')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = json.loads(out.stdout.strip().replace("'", '"'))
+    assert "caliper_judge_llm" in loaded
+    assert not [m for m in loaded if m.startswith("caliper_backend_")]
+
+
+def test_caliper_load_plugins_limits_what_loads(monkeypatch):
+    monkeypatch.setenv("CALIPER_LOAD_PLUGINS", "assert")
+    assert [e.name for e in installed(JUDGES)] == ["assert"]
+    monkeypatch.setenv("CALIPER_LOAD_PLUGINS", "")
+    assert installed(JUDGES) == []
+
+
+def test_help_imports_no_plugin():
+    code = (
+        "import sys\nfrom caliper.cli import main\nmain(['--help'])\n"
+        "print('LOADED', sorted(m for m in sys.modules if m.startswith('caliper_')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "LOADED []" in out.stdout
+
+
+def test_plugins_command_lists_every_first_party_plugin_as_json():
+    from caliper.cli import main
+
+    out = subprocess.run(
+        [sys.executable, "-c", "from caliper.cli import main; main(['plugins', '--json'])"],
+        capture_output=True, text=True, check=True,
+    )
+    data = json.loads(out.stdout)
+    dists = {d["distribution"] for d in data["distributions"]}
+    assert {"caliper-core", "caliper-judge-llm", "caliper-backend-claude"} <= dists
+    assert {j["key"] for j in data["judges"]} >= {"assert", "activates", "expect"}
+    assert main is not None
+
+
+def test_version_lists_plugins():
+    out = subprocess.run(
+        [sys.executable, "-c", "from caliper.cli import main; main(['--version'])"],
+        capture_output=True, text=True, check=True,
+    )
+    assert out.stdout.startswith(f"caliper {caliper.__version__}")
+    assert "caliper-judge-llm" in out.stdout
