@@ -123,3 +123,29 @@ def test_version_lists_plugins():
     )
     assert out.stdout.startswith(f"caliper {caliper.__version__}")
     assert "caliper-judge-llm" in out.stdout
+
+
+def test_copy_skill_tree_leaves_out_specs_results_and_git(tmp_path):
+    from caliper.backend import copy_skill_tree
+    from caliper.skills import ResolvedSkill
+
+    source = tmp_path / "skill"
+    (source / ".caliper" / "results").mkdir(parents=True)
+    (source / ".git").mkdir()
+    (source / "SKILL.md").write_text("---\nname: s\ndescription: d\n---\n")
+    (source / "s.eval.yaml").write_text("tasks: []\n")
+    (source / "scripts").mkdir()
+    (source / "scripts" / "run.sh").write_text("echo hi\n")
+    target = tmp_path / "installed"
+    copy_skill_tree(ResolvedSkill("s", "d", source), target)
+    assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*")) == [
+        "SKILL.md", "scripts", "scripts/run.sh"]
+
+
+def test_subcommand_exit_codes_reach_the_shell(tmp_path):
+    missing = tmp_path / "nope.eval.yaml"
+    out = subprocess.run([sys.executable, "-c",
+                          "import sys; from caliper.cli import main; sys.exit(main())",
+                          "validate", str(missing)], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr

@@ -163,16 +163,21 @@ class McpTranslator(abc.ABC):
         """Produce the native config for ``servers`` (already ``${VAR}``-resolved)."""
 
 
+SKILL_COPY_IGNORES = (".git", ".caliper", "*.eval.yaml", "*.eval.yml", "__pycache__")
+
+
 def copy_skill_tree(skill: ResolvedSkill, destination: Path) -> None:
     """Copy a resolved skill folder to ``destination`` (shared by installers).
 
     Skills declared as a bare ``SKILL.md`` are copied with their sibling files, since a skill's
-    scripts and references live beside it.
+    scripts and references live beside it. Version-control folders, caliper's own results and
+    eval specs are left out: a skill sitting beside its spec must not carry the spec (or past
+    results) into the agent's reach.
     """
     shutil.copytree(
         skill.source_dir,
         destination,
         dirs_exist_ok=True,
         symlinks=False,
-        ignore=shutil.ignore_patterns(".git"),
+        ignore=shutil.ignore_patterns(*SKILL_COPY_IGNORES),
     )

@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     from caliper.errors import CaliperError
 
     try:
-        cli.main(args=argv, prog_name="caliper", standalone_mode=False)
+        returned = cli.main(args=argv, prog_name="caliper", standalone_mode=False)
     except CaliperError as exc:
         click.echo(f"Error: {exc.render()}", err=True)
         return exc.exit_code
@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except BrokenPipeError:
         return 0
-    return 0
+    # With standalone_mode=False, click returns the code of a `ctx.exit(code)` in a command.
+    return returned if isinstance(returned, int) else 0
 
 
 if __name__ == "__main__":

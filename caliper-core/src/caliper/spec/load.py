@@ -1,0 +1,192 @@
+"""Load a ``*.eval.yaml`` spec into :class:`~caliper.spec.model.Spec`, or say everything wrong.
+
+``check_spec`` collects every problem (it is what ``caliper validate`` prints); ``load_spec``
+raises :class:`SpecInvalid` with all of them. Neither touches the network: git skill sources
+are looked up in the local cache only, and what could not be checked becomes a note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import attrs
+
+from caliper.judge import Judge
+from caliper.skills import ResolvedSkill
+from caliper.spec.fields import Reporter, type_name
+from caliper.spec.gitcache import GitCache
+from caliper.spec.mcpspec import check_mcp
+from caliper.spec.model import SkillSource, Spec, spec_name_for
+from caliper.spec.problems import Problem, SpecInvalid, sort_key
+from caliper.spec.sections import check_sandbox, check_skills, check_top
+from caliper.spec.skills import duplicate_names, resolve_source
+from caliper.spec.tasks import Neighbourhood, TaskChecker
+from caliper.spec.yamldoc import Document, load_document
+
+__all__ = ["Problem", "SpecCheck", "SpecInvalid", "check_spec", "load_spec"]
+
+
+@attrs.frozen
+class SpecCheck:
+    """The outcome of checking one spec.
+
+    ``spec`` is set only when there are no ``problems``. ``notes`` say what could not be
+    checked (e.g. an uncached git source); ``warnings`` are suspicious but allowed things;
+    ``skills`` are the neighbourhood members that could be read.
+    """
+
+    spec: Spec | None
+    problems: list[Problem]
+    notes: list[str]
+    warnings: list[Problem] = attrs.field(factory=list)
+    skills: list[ResolvedSkill] = attrs.field(factory=list)
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+
+def _whole_file(path: Path, message: str, line: int | None = 1) -> Problem:
+    return Problem(path, line, 1 if line else None, "", message)
+
+
+def check_spec(
+    path: Path,
+    judges: Mapping[str, Judge],
+    *,
+    cache_dir: Path | None = None,
+    judge_failures: Mapping[str, str] | None = None,
+) -> SpecCheck:
+    """Check ``path`` completely, without running anything or using the network.
+
+    ``judges`` maps task keys to installed judges; ``judge_failures`` maps keys whose judge
+    plugin failed to import to the reason, so a task using one gets a precise message.
+    """
+    path = Path(path)
+    document, problems = load_document(path)
+    if document is None:
+        return SpecCheck(None, problems, [])
+    data = document.data
+    if data is None:
+        problems.append(
+            _whole_file(path, "the spec is empty; it needs at least `tasks:` (see docs/spec.md)")
+        )
+        return SpecCheck(None, problems, [])
+    if not isinstance(data, dict):
+        problems.append(
+            _whole_file(
+                path,
+                f"the spec must be a YAML mapping (skills:, sandbox:, "
+                f"mcp:, tasks:), found {type_name(data)}",
+            )
+        )
+        return SpecCheck(None, problems, [])
+    return _SpecChecker(document, judges, cache_dir, judge_failures, problems).run()
+
+
+class _SpecChecker:
+    """One pass over a parsed spec: sections, then skills (offline), then tasks."""
+
+    def __init__(
+        self,
+        document: Document,
+        judges: Mapping[str, Judge],
+        cache_dir: Path | None,
+        judge_failures: Mapping[str, str] | None,
+        problems: list[Problem],
+    ):
+        self.document = document
+        self.judges = judges
+        self.cache = GitCache(cache_dir)
+        self.judge_failures = judge_failures
+        self.report = Reporter(document)
+        self.report.problems.extend(problems)
+
+    def run(self) -> SpecCheck:
+        report, data, path = self.report, self.document.data, self.document.path
+        check_top(report, data)
+        indexed_sources = check_skills(report, data.get("skills"))
+        sandbox = check_sandbox(report, data.get("sandbox"), path.parent)
+        mcp = check_mcp(report, data.get("mcp"))
+        skills, neighbourhood, notes = self._resolve(indexed_sources)
+        if len(indexed_sources) != len(_list(data.get("skills"))):
+            neighbourhood = attrs.evolve(
+                neighbourhood,
+                complete=False,
+                unknown_sources=(*neighbourhood.unknown_sources, "invalid skills: entries"),
+            )
+        checker = TaskChecker(
+            report,
+            self.judges,
+            spec_dir=path.parent,
+            neighbourhood=neighbourhood,
+            judge_failures=self.judge_failures,
+        )
+        tasks = checker.check(data.get("tasks"))
+        notes.extend(checker.notes)
+
+        problems = sorted(report.problems, key=sort_key)
+        warnings = sorted(report.warnings, key=sort_key)
+        if problems:
+            return SpecCheck(None, problems, notes, warnings, skills)
+        spec = Spec(
+            path=path.resolve(),
+            name=spec_name_for(path),
+            skills=tuple(source for _, source in indexed_sources),
+            sandbox=sandbox,
+            mcp=mcp,
+            tasks=tasks,
+        )
+        return SpecCheck(spec, [], notes, warnings, skills)
+
+    def _resolve(
+        self, indexed_sources: list[tuple[int, SkillSource]]
+    ) -> tuple[list[ResolvedSkill], Neighbourhood, list[str]]:
+        """Read every source offline; the skills found, the names known, and notes."""
+        report, path = self.report, self.document.path
+        notes: list[str] = []
+        unknown: list[str] = []
+        outcomes = []
+        for index, source in indexed_sources:
+            position = self.document.position(("skills", index))
+            outcome = resolve_source(
+                source,
+                index,
+                path,
+                cache=self.cache,
+                offline=True,
+                column=position[1] if position else None,
+            )
+            outcomes.append(outcome)
+            report.problems.extend(outcome.problems)
+            report.warnings.extend(outcome.warnings)
+            uncached = outcome.skill is None and not outcome.problems
+            if outcome.note:
+                suffix = ": not checked (validate never uses the network)" if uncached else ""
+                notes.append(f"{path}: skills[{index}]: {outcome.note}{suffix}")
+            if uncached:
+                unknown.append(f"{source.repo} is not cached")
+            elif outcome.skill is None:
+                unknown.append(f"skills[{index}] could not be read")
+        for index, message in duplicate_names(outcomes):
+            report.error(("skills", index), message)
+        skills = [o.skill for o in outcomes if o.skill is not None]
+        neighbourhood = Neighbourhood(
+            names=tuple(s.name for s in skills),
+            complete=not unknown,
+            unknown_sources=tuple(unknown),
+        )
+        return skills, neighbourhood, notes
+
+
+def _list(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
+
+
+def load_spec(path: Path, judges: Mapping[str, Judge]) -> Spec:
+    """The validated spec at ``path``; raises :class:`SpecInvalid` listing every problem."""
+    result = check_spec(path, judges)
+    if result.spec is None:
+        raise SpecInvalid(result.problems)
+    return result.spec

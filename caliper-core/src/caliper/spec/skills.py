@@ -1,0 +1,253 @@
+"""Turn a spec's ``skills:`` sources into skill folders on disk (:class:`ResolvedSkill`)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import attrs
+
+from caliper.errors import SpecError
+from caliper.skills import ResolvedSkill
+from caliper.spec.frontmatter import check_skill_file
+from caliper.spec.gitcache import GitCache, GitSourceError, NotCached, clone_url
+from caliper.spec.model import SkillSource, Spec
+from caliper.spec.problems import Problem, SpecInvalid
+
+SKILL_FILE = "SKILL.md"
+HASH_SKIPPED_DIRS = frozenset({".git", ".caliper", "__pycache__"})
+HASH_SKIPPED_SUFFIXES = (".eval.yaml", ".eval.yml")
+
+
+@attrs.frozen
+class SourceOutcome:
+    """What resolving one source gave: the skill, or problems, or a note (not checked)."""
+
+    source: SkillSource
+    index: int
+    skill: ResolvedSkill | None = None
+    problems: tuple[Problem, ...] = ()
+    warnings: tuple[Problem, ...] = ()
+    note: str | None = None
+
+
+def content_hash(folder: Path) -> str:
+    """sha256 over every file of ``folder``: relative paths sorted, each path then its bytes.
+
+    ``.git``, ``.caliper`` (saved results) and ``__pycache__`` folders and spec files
+    (``*.eval.yaml``) are left out, so the hash changes when the skill changes, not when a run
+    is saved or the spec edited next to it.
+    """
+    digest = hashlib.sha256()
+    files: list[tuple[str, Path]] = []
+    for current, dirs, names in os.walk(folder, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d not in HASH_SKIPPED_DIRS)
+        for name in names:
+            full = Path(current) / name
+            if full.is_file() and not name.endswith(HASH_SKIPPED_SUFFIXES):
+                files.append((full.relative_to(folder).as_posix(), full))
+    for relative, full in sorted(files):
+        data = full.read_bytes()
+        digest.update(relative.encode("utf-8") + b"\0")
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def _skill_file_for(target: Path) -> tuple[Path | None, str | None]:
+    """The ``SKILL.md`` a source names (a folder or the file itself), or why it names none."""
+    if target.is_dir():
+        candidate = target / SKILL_FILE
+        if candidate.is_file():
+            return candidate, None
+        return None, f"the folder {target} holds no {SKILL_FILE}"
+    if target.is_file():
+        if target.name != SKILL_FILE:
+            return None, (
+                f"{target.name} is not a {SKILL_FILE}; a skill is a folder with a {SKILL_FILE} "
+                "whose frontmatter has `name:` and `description:`"
+            )
+        return target, None
+    return None, f"{target} does not exist"
+
+
+def _spec_problem(
+    spec_path: Path, source: SkillSource, index: int, message: str, column: int | None = None
+) -> Problem:
+    return Problem(
+        spec_path, source.line, column if source.line else None, f"skills[{index}]", message
+    )
+
+
+def resolve_source(
+    source: SkillSource,
+    index: int,
+    spec_path: Path,
+    *,
+    cache: GitCache,
+    offline: bool,
+    column: int | None = None,
+) -> SourceOutcome:
+    """Resolve one source. Offline, an uncached git source yields a note, not a problem."""
+    spec_dir = spec_path.parent
+    git_sha = git_ref = git_repo = None
+    note = None
+    repo_root: Path | None = None
+    if source.kind == "git":
+        assert source.repo is not None
+        url = clone_url(source.repo, spec_dir)
+        try:
+            checkout = cache.resolve(url, source.ref, offline=offline, shown_as=source.repo)
+        except NotCached as exc:
+            return SourceOutcome(source, index, note=str(exc))
+        except GitSourceError as exc:
+            return SourceOutcome(
+                source,
+                index,
+                problems=(_spec_problem(spec_path, source, index, exc.render(), column),),
+            )
+        note = checkout.note
+        repo_root = checkout.directory
+        git_repo, git_ref, git_sha = source.repo, source.ref, checkout.sha
+        inside = source.path or SKILL_FILE
+        target = checkout.directory / inside
+        skill_file, why = _skill_file_for(target)
+        if skill_file is None:
+            where = f"{source.repo} at {checkout.sha[:12]}"
+            message = f"path {inside!r} in {where}: " + (
+                "does not exist" if not target.exists() else str(why).replace(str(target), inside)
+            )
+            return SourceOutcome(
+                source,
+                index,
+                problems=(_spec_problem(spec_path, source, index, message, column),),
+                note=note,
+            )
+    else:
+        assert source.path is not None
+        target = spec_dir / Path(source.path).expanduser()
+        skill_file, why = _skill_file_for(target)
+        if skill_file is None:
+            message = str(why)
+            if not target.exists():
+                message = f"{source.path} does not exist (paths are relative to the spec's folder)"
+                if "/" in source.path and not source.path.startswith((".", "/", "~")):
+                    message += f"; for a git repository write `- repo: {source.path}`"
+            return SourceOutcome(
+                source, index, problems=(_spec_problem(spec_path, source, index, message, column),)
+            )
+
+    checked = check_skill_file(skill_file)
+    if checked.frontmatter is None:
+        return SourceOutcome(
+            source,
+            index,
+            problems=tuple(checked.problems),
+            warnings=tuple(checked.warnings),
+            note=note,
+        )
+    folder = skill_file.parent
+    try:
+        digest = content_hash(folder)
+    except OSError as exc:
+        message = f"cannot read the skill folder {folder}: {exc}"
+        problem = _spec_problem(spec_path, source, index, message, column)
+        return SourceOutcome(source, index, problems=(problem,), note=note)
+    skill = ResolvedSkill(
+        name=checked.frontmatter.name,
+        description=checked.frontmatter.description,
+        source_dir=folder.resolve(),
+        source_kind=source.kind,
+        declared_as=source.declared_as,
+        git_repo=git_repo,
+        git_ref=git_ref,
+        git_sha=git_sha,
+        content_hash=digest,
+    )
+    # At a repository's root the folder is named after the commit: no name to compare.
+    warnings = tuple(checked.warnings) if folder != repo_root else ()
+    return SourceOutcome(source, index, skill=skill, warnings=warnings, note=note)
+
+
+def duplicate_names(outcomes: Iterable[SourceOutcome]) -> list[tuple[int, str]]:
+    """``(index, message)`` for each source whose skill name an earlier source already has."""
+    seen: dict[str, int] = {}
+    found = []
+    for outcome in outcomes:
+        if outcome.skill is None:
+            continue
+        name = outcome.skill.name
+        if name in seen:
+            found.append(
+                (
+                    outcome.index,
+                    (
+                        f"skill name {name!r} is already declared by skills[{seen[name]}]; "
+                        "every skill in the neighbourhood needs its own frontmatter name"
+                    ),
+                )
+            )
+        else:
+            seen[name] = outcome.index
+    return found
+
+
+def resolve_skills(
+    spec: Spec,
+    *,
+    offline: bool = False,
+    cache_dir: Path | None = None,
+    on_note: Callable[[str], None] | None = None,
+) -> list[ResolvedSkill]:
+    """Every declared skill, resolved to a folder, in declaration order.
+
+    Git sources are fetched into the cache (``cache_dir``, default :func:`cache_root`); with
+    ``offline`` only the cache is used. ``on_note`` receives remarks such as "remote
+    unreachable, used the cached commit". Raises :class:`SpecInvalid` (a ``SpecError``) with
+    file and line for a missing path, a bad ``SKILL.md``, two skills with one name, or an
+    ``activates:`` entry naming no resolved skill; :class:`GitSourceError` for fetch failures.
+    """
+    cache = GitCache(cache_dir)
+    outcomes = []
+    for index, source in enumerate(spec.skills):
+        outcome = resolve_source(source, index, spec.path, cache=cache, offline=offline)
+        if outcome.note and on_note is not None:
+            on_note(outcome.note)
+        if outcome.skill is None and not outcome.problems:
+            raise SpecError(
+                f"{spec.path}: skills[{index}]: {outcome.note}",
+                hint="Resolve it once with network access (`caliper run`) to fill the cache.",
+            )
+        outcomes.append(outcome)
+    problems = [p for outcome in outcomes for p in outcome.problems]
+    problems += [
+        _spec_problem(spec.path, spec.skills[index], index, message)
+        for index, message in duplicate_names(outcomes)
+    ]
+    skills = [outcome.skill for outcome in outcomes if outcome.skill is not None]
+    if not problems:
+        problems += activation_name_problems(spec, {s.name for s in skills})
+    if problems:
+        raise SpecInvalid(problems)
+    return skills
+
+
+def activation_name_problems(spec: Spec, names: set[str]) -> list[Problem]:
+    """``activates:`` entries naming no resolved skill (checked again once git sources load)."""
+    problems = []
+    for task in spec.tasks:
+        for position, name in enumerate(task.activates or ()):
+            if name not in names:
+                declared = ", ".join(sorted(names)) or "none"
+                problems.append(
+                    Problem(
+                        spec.path,
+                        task.line,
+                        None,
+                        f"tasks[{task.index}].activates[{position}]",
+                        f"{name!r} is not the name of a declared skill (declared: {declared})",
+                    )
+                )
+    return problems

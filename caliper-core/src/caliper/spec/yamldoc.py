@@ -1,0 +1,258 @@
+"""Read a YAML file into plain Python values plus the position of every key and value.
+
+PyYAML's ``SafeLoader`` builds the node tree; we construct values ourselves so that each one
+can be traced back to its line and column, and so that a key written twice in one mapping is
+reported instead of silently keeping the last value. Nothing here raises for bad input: every
+failure becomes a :class:`~caliper.spec.problems.Problem`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from pathlib import Path
+from typing import Any
+
+import attrs
+import yaml
+
+from caliper.spec.problems import Problem
+
+PathKey = tuple[Any, ...]
+"""A value's path from the document root: mapping keys and sequence indexes."""
+
+Position = tuple[int, int]
+"""A 1-based (line, column)."""
+
+MERGE_TAG = "tag:yaml.org,2002:merge"
+MAX_DEPTH = 64
+MAX_NODES = 100_000
+
+
+@attrs.frozen
+class Document:
+    """A parsed YAML file: its data and where each value (and each mapping key) starts."""
+
+    path: Path
+    data: Any
+    values: dict[PathKey, Position]
+    keys: dict[PathKey, Position]
+
+    def position(self, path: PathKey, *, key: bool = False) -> Position | None:
+        """Where the value at ``path`` starts (its key when ``key``), or the nearest parent."""
+        table = self.keys if key else self.values
+        if path in table:
+            return table[path]
+        while path:
+            path = path[:-1]
+            if path in self.values:
+                return self.values[path]
+        return None
+
+
+def format_path(path: PathKey) -> str:
+    """``("tasks", 2, "activates", 0)`` → ``tasks[2].activates[0]``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int) and not isinstance(part, bool):
+            out += f"[{part}]"
+        elif isinstance(part, str) and part and all(c.isalnum() or c in "_-" for c in part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{part!r}]"
+    return out
+
+
+def _position(mark: Any) -> Position:
+    return (mark.line + 1, mark.column + 1)
+
+
+def _text_problem(
+    path: Path, message: str, line: int | None = None, column: int | None = None
+) -> Problem:
+    return Problem(path, line, column, "", message)
+
+
+def read_text(path: Path, *, what: str = "spec") -> tuple[str | None, list[Problem]]:
+    """The file's text, or the problems that stop it from being read as UTF-8 text."""
+    if not path.exists():
+        return None, [_text_problem(path, f"no such file (the {what} was not found)")]
+    if path.is_dir():
+        message = f"is a directory; expected a {what} file"
+        if what == "spec":
+            message += f" (to check every spec in it: caliper validate {path}/*.eval.yaml)"
+        return None, [_text_problem(path, message)]
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return None, [_text_problem(path, f"cannot be read: {exc.strerror or exc}")]
+    if b"\x00" in raw:
+        return None, [_text_problem(path, f"is a binary file, not a YAML {what}")]
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        column = exc.start - (before.rfind(b"\n") + 1) + 1
+        return None, [
+            _text_problem(
+                path,
+                f"is not valid UTF-8 (byte 0x{raw[exc.start]:02x}); save the file as UTF-8",
+                line,
+                column,
+            )
+        ]
+    return text, []
+
+
+def parse_yaml(path: Path, text: str) -> tuple[Document | None, list[Problem]]:
+    """Parse one YAML document with positions. ``Document.data`` is ``None`` for an empty one."""
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.reader.ReaderError as exc:
+        return None, [_reader_problem(path, text, exc)]
+    try:
+        try:
+            node = loader.get_single_node()
+        except yaml.YAMLError as exc:
+            return None, [_yaml_problem(path, exc)]
+        except RecursionError:
+            return None, [_text_problem(path, "the YAML is nested too deeply to read")]
+        builder = _Builder(loader, path)
+        if node is None:
+            return Document(path, None, {}, {}), []
+        try:
+            data = builder.build(node, ())
+        except yaml.YAMLError as exc:
+            return None, [*builder.problems, _yaml_problem(path, exc)]
+        except RecursionError:
+            return None, [_text_problem(path, "the YAML is nested too deeply to read")]
+        return Document(path, data, builder.values, builder.keys), builder.problems
+    finally:
+        loader.dispose()
+
+
+def _yaml_problem(path: Path, exc: yaml.YAMLError) -> Problem:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None)
+    context = getattr(exc, "context", None)
+    if problem:
+        message = f"invalid YAML: {problem}"
+        if context:
+            message += f" ({context})"
+    else:
+        message = f"invalid YAML: {exc}"
+    if context and "single document" in context:
+        message = "the file holds several YAML documents (`---`); a spec is one document"
+    line, column = _position(mark) if mark is not None else (None, None)
+    return _text_problem(path, message, line, column)
+
+
+def _reader_problem(path: Path, text: str, exc: yaml.reader.ReaderError) -> Problem:
+    before = text[: exc.position]
+    line = before.count("\n") + 1
+    column = exc.position - (before.rfind("\n") + 1) + 1
+    char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+    return _text_problem(
+        path, f"YAML does not allow the control character U+{ord(char):04X} here", line, column
+    )
+
+
+class _Builder:
+    """Constructs Python values from nodes, recording positions and duplicate keys."""
+
+    def __init__(self, loader: yaml.SafeLoader, path: Path):
+        self.loader = loader
+        self.path = path
+        self.values: dict[PathKey, Position] = {}
+        self.keys: dict[PathKey, Position] = {}
+        self.problems: list[Problem] = []
+        self.active: set[int] = set()
+        self.budget = MAX_NODES
+
+    def build(self, node: yaml.Node, path: PathKey) -> Any:
+        if id(node) in self.active:
+            raise yaml.constructor.ConstructorError(
+                None, None, "an alias refers to a value that contains it", node.start_mark
+            )
+        if len(path) > MAX_DEPTH:
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"values are nested more than {MAX_DEPTH} levels deep",
+                node.start_mark,
+            )
+        self.budget -= 1
+        if self.budget < 0:
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"the document expands to more than {MAX_NODES} values (too many aliases?)",
+                node.start_mark,
+            )
+        self.active.add(id(node))
+        try:
+            return self._build(node, path)
+        finally:
+            self.active.discard(id(node))
+
+    def _build(self, node: yaml.Node, path: PathKey) -> Any:
+        self.values.setdefault(path, _position(node.start_mark))
+        if isinstance(node, yaml.MappingNode):
+            self._plain_tag(node, "map")
+            return self._mapping(node, path)
+        if isinstance(node, yaml.SequenceNode):
+            self._plain_tag(node, "seq")
+            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        return self.loader.construct_object(node, deep=True)
+
+    def _plain_tag(self, node: yaml.Node, kind: str) -> None:
+        if node.tag != f"tag:yaml.org,2002:{kind}":
+            raise yaml.constructor.ConstructorError(
+                None, None, f"unsupported YAML tag {node.tag!r}", node.start_mark
+            )
+
+    def _mapping(self, node: yaml.MappingNode, path: PathKey) -> dict[Any, Any]:
+        explicit = {id(k) for k, _ in node.value if k.tag != MERGE_TAG}
+        self.loader.flatten_mapping(node)
+        result: dict[Any, Any] = {}
+        first_seen: dict[Any, tuple[Position, bool]] = {}
+        for key_node, value_node in node.value:
+            key = self.loader.construct_object(key_node, deep=True)
+            where = _position(key_node.start_mark)
+            if not isinstance(key, Hashable) or isinstance(key, (list, dict)):
+                self.problems.append(
+                    Problem(
+                        self.path,
+                        *where,
+                        format_path(path),
+                        "a mapping key must be a plain value, not a list or mapping",
+                    )
+                )
+                continue
+            from_merge = id(key_node) not in explicit
+            if key in first_seen:
+                earlier, earlier_from_merge = first_seen[key]
+                if not earlier_from_merge and not from_merge:
+                    self.problems.append(
+                        Problem(
+                            self.path,
+                            *where,
+                            format_path((*path, key)),
+                            f"duplicate key {key!r} (first written at line {earlier[0]}); "
+                            "YAML would silently keep only one of them",
+                        )
+                    )
+                    continue
+            first_seen[key] = (where, from_merge)
+            self.keys[(*path, key)] = where
+            self.values.pop((*path, key), None)
+            result[key] = self.build(value_node, (*path, key))
+        return result
+
+
+def load_document(path: Path, *, what: str = "spec") -> tuple[Document | None, list[Problem]]:
+    """Read and parse ``path``; problems explain anything that stopped it."""
+    text, problems = read_text(path, what=what)
+    if text is None:
+        return None, problems
+    return parse_yaml(path, text)

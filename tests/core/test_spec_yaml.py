@@ -1,0 +1,82 @@
+"""The positioned YAML reader under the spec loader."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from caliper.spec.yamldoc import format_path, load_document, parse_yaml
+
+P = Path("s.yaml")
+
+
+def test_positions_of_keys_and_values() -> None:
+    doc, problems = parse_yaml(P, "a:\n  - b: 1\n    c: [x, y]\n")
+    assert problems == []
+    assert doc.data == {"a": [{"b": 1, "c": ["x", "y"]}]}
+    assert doc.position(("a", 0, "c", 1)) == (3, 12)
+    assert doc.position(("a", 0, "c"), key=True) == (3, 5)
+    assert doc.position(("a", 0, "missing")) == (2, 5)  # the nearest parent
+
+
+def test_duplicate_keys_are_reported_everywhere() -> None:
+    _, problems = parse_yaml(P, "a: 1\nb:\n  x: 1\n  x: 2\na: 3\n")
+    assert [(p.line, p.column, p.field) for p in problems] == [(4, 3, "b.x"), (5, 1, "a")]
+
+
+def test_merge_keys_may_be_overridden() -> None:
+    doc, problems = parse_yaml(P, "base: &b {x: 1, y: 2}\nuse:\n  <<: *b\n  y: 3\n")
+    assert problems == []
+    assert doc.data["use"] == {"x": 1, "y": 3}
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("a: !!python/object/apply:os.system [ls]", "unsupported YAML tag"),
+        ("a: !custom {x: 1}", "unsupported YAML tag"),
+        ("a: [1\n", "invalid YAML"),
+        ("a: b\n---\nc: d\n", "several YAML documents"),
+        ("a: \x1b", "control character U+001B"),
+        ("{[1]: 2}", "must be a plain value"),
+    ],
+)
+def test_bad_yaml(text: str, fragment: str) -> None:
+    _, problems = parse_yaml(P, text)
+    assert any(fragment in p.message for p in problems), problems
+
+
+def test_files_that_are_not_text(tmp_path: Path) -> None:
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes(b"a: 1\nb: caf\xe9\n")
+    (problem,) = load_document(latin)[1]
+    assert (problem.line, problem.column) == (2, 7)
+    assert "not valid UTF-8" in problem.message
+
+
+def test_format_path() -> None:
+    assert format_path(("tasks", 2, "activates", 0)) == "tasks[2].activates[0]"
+    assert format_path(("mcp", "my server")) == "mcp['my server']"
+    assert format_path(()) == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("a: &x [*x]\n", "an alias refers to a value that contains it"),
+        ("a: " + "[" * 1000 + "]" * 1000 + "\n", "nested too deeply"),
+        ("a: " + "[" * 70 + "]" * 70 + "\n", "nested more than 64 levels"),
+    ],
+)
+def test_hostile_yaml_is_a_problem_not_a_crash(text: str, fragment: str) -> None:
+    doc, problems = parse_yaml(P, text)
+    assert doc is None
+    assert fragment in problems[0].message
+
+
+def test_alias_expansion_is_bounded() -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 10)]
+    doc, problems = parse_yaml(P, "\n".join(lines))
+    assert doc is None
+    assert "too many aliases" in problems[0].message

@@ -1,0 +1,3 @@
+from pathlib import Path
+
+assert Path("out.txt").exists(
