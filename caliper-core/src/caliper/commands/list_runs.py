@@ -1,0 +1,131 @@
+"""``caliper list``: the specs with saved runs, or one spec's runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+
+def _engine(meta) -> str | None:
+    return ":".join(p for p in (meta.backend, meta.model) if p) or None
+
+
+def run_row(entry) -> dict:
+    """One run as ``caliper list SPEC`` shows it (an unreadable file gets an ``error``)."""
+    from caliper.results.compare import ablated_names
+    from caliper.results.scoring import score_run
+    from caliper.results.store import ResultsError, load_run
+
+    row: dict = {"run_id": entry.run_id, "path": str(entry.path)}
+    try:
+        results = load_run(entry.path)
+    except ResultsError as exc:
+        row["error"] = exc.message
+        return row
+    meta = results.meta
+    run = score_run(results)
+    row.update(
+        started_at=meta.started_at,
+        engine=_engine(meta),
+        k=meta.k,
+        score=run.score,
+        scored_tasks=run.scored_tasks,
+        tasks=len(results.tasks),
+        avg_activation_score=run.avg_activation_score,
+        ablated=ablated_names(meta),
+        partial=meta.partial,
+    )
+    return row
+
+
+def spec_rows(root: Path) -> list[dict]:
+    """Each spec with saved runs: how many, and the latest."""
+    from caliper.results.store import list_runs
+
+    by_spec: dict[str, list] = {}
+    for entry in list_runs(root):
+        by_spec.setdefault(entry.spec_name, []).append(entry)
+    return [
+        {
+            "spec": name,
+            "runs": len(entries),
+            "latest_run_id": entries[-1].run_id,
+            "latest_path": str(entries[-1].path),
+        }
+        for name, entries in sorted(by_spec.items())
+    ]
+
+
+def _spec_name(spec: str) -> tuple[str, Path | None]:
+    from caliper.results.store import SPEC_SUFFIXES
+    from caliper.spec.model import spec_name_for
+
+    if spec.endswith(SPEC_SUFFIXES) or "/" in spec or Path(spec).is_file():
+        path = Path(spec)
+        return spec_name_for(path), path
+    return spec, None
+
+
+@click.command(name="list")
+@click.argument("spec", required=False)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: a table; json: the same rows as a list of objects.",
+)
+def command(spec: str | None, output_format: str) -> None:
+    """List specs with saved runs, or the runs of SPEC.
+
+    Without SPEC: each spec under the nearest .caliper/ folder, its number of runs and its
+    latest run. With SPEC (a spec name or spec file): each run with its id, time, engine, k,
+    score, the skills it ablated (how you find the control run to compare against) and
+    whether it was cut short.
+
+    \b
+    Exit codes:
+      0  the list was shown (an empty list included)
+      2  SPEC has no saved runs
+    """
+    from caliper.errors import UsageError
+    from caliper.report.list_view import render_runs, render_specs
+    from caliper.results.store import ResultsError, caliper_root, list_runs
+
+    cwd = Path.cwd()
+    if spec is None:
+        try:
+            root = caliper_root(cwd, None)
+        except ResultsError as exc:
+            if output_format == "json":
+                click.echo("[]")
+            else:
+                click.echo(exc.message)
+            return
+        rows = spec_rows(root)
+        if output_format == "json":
+            click.echo(json.dumps(rows, indent=2))
+        else:
+            render_specs(rows, root, _console())
+        return
+    name, spec_path = _spec_name(spec)
+    root = caliper_root(cwd, spec_path)
+    entries = list_runs(root, name)
+    if not entries:
+        known = sorted({e.spec_name for e in list_runs(root)})
+        hint = f"Specs with saved runs: {', '.join(known)}." if known else "Run it first."
+        raise UsageError(f"No saved runs for spec {name!r} under {root / 'results'}.", hint=hint)
+    rows = [run_row(entry) for entry in reversed(entries)]
+    if output_format == "json":
+        click.echo(json.dumps(rows, indent=2))
+    else:
+        render_runs(name, rows, _console())
+
+
+def _console():
+    from caliper.report import make_console
+
+    return make_console()

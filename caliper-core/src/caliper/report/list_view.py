@@ -1,0 +1,57 @@
+"""Tables for ``caliper list``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from caliper.report import fmt
+from caliper.report.run_view import when_label
+
+
+def render_specs(rows: list[dict], root: Path, console: Console) -> None:
+    """Each spec with its number of runs and latest run id."""
+    if not rows:
+        console.print(Text(f"No saved runs under {root / 'results'}."))
+        return
+    table = Table(title=f"Saved runs in {root}", title_justify="left")
+    table.add_column("Spec")
+    table.add_column("Runs", justify="right")
+    table.add_column("Latest run", no_wrap=True)
+    for row in rows:
+        table.add_row(escape(row["spec"]), str(row["runs"]), escape(row["latest_run_id"]))
+    console.print(table)
+
+
+def render_runs(spec_name: str, rows: list[dict], console: Console) -> None:
+    """One spec's runs, newest first."""
+    table = Table(title=f"Runs of {spec_name} (newest first)", title_justify="left")
+    table.add_column("Run id", no_wrap=True)
+    table.add_column("Time", no_wrap=True)
+    table.add_column("Engine", overflow="fold")
+    table.add_column("k", justify="right")
+    table.add_column("Score", justify="right", no_wrap=True)
+    table.add_column("Ablated", overflow="fold")
+    table.add_column("")
+    problems = []
+    for row in rows:
+        if "error" in row:
+            table.add_row(escape(row["run_id"]), "[red]unreadable[/red]")
+            problems.append(row["error"])
+            continue
+        table.add_row(
+            escape(row["run_id"]),
+            when_label(row["started_at"]),
+            escape(row["engine"] or fmt.DASH),
+            str(row["k"]),
+            fmt.pct(row["score"]),
+            escape(", ".join(row["ablated"])) or fmt.DASH,
+            "[yellow]partial[/yellow]" if row["partial"] else "",
+        )
+    console.print(table)
+    for problem in problems:
+        console.print(Text(problem, style="red"), soft_wrap=True)

@@ -1,0 +1,323 @@
+"""The report of one run: header, task table, score, activation, usage, failures."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.panel import Panel
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from caliper.report import fmt
+from caliper.results.compare import ablated_names
+from caliper.results.models import (
+    SCHEMA_VERSION,
+    AttemptRecord,
+    Outcome,
+    RunMeta,
+    RunResults,
+    TaskResult,
+)
+from caliper.results.scoring import RunScore, TaskScore, TaskStatus, UsageTotals, score_run
+
+STATUS_STYLE = {
+    TaskStatus.PASS: ("✓ PASS", "green"),
+    TaskStatus.PARTIAL: ("~ PARTIAL", "yellow"),
+    TaskStatus.FAIL: ("✗ FAIL", "red"),
+    TaskStatus.ABORTED: ("⊘ ABORTED", "red"),
+    TaskStatus.UNMEASURED: ("⊘ UNMEASURED", "yellow"),
+    TaskStatus.TRIGGER_ONLY: ("◇ TRIGGER-ONLY", "cyan"),
+}
+
+OUTCOME_LABEL = {
+    Outcome.PASS: "pass",
+    Outcome.TASK_FAIL: "task failed",
+    Outcome.CHEAT: "cheat (read a forbidden file)",
+    Outcome.INFRA_ERROR: "infrastructure error (not counted)",
+    Outcome.TIMEOUT: "timed out (not counted)",
+    Outcome.JUDGE_ERROR: "judge error (not counted)",
+    Outcome.NOT_CHECKED: "not checked (trigger probe)",
+}
+
+
+def engine_label(backend: str | None, model: str | None) -> str:
+    """``backend:model`` as far as known."""
+    return ":".join(p for p in (backend, model) if p) or "unknown engine"
+
+
+def when_label(iso: str | None) -> str:
+    """An ISO timestamp as ``YYYY-MM-DD HH:MM`` in UTC (the raw text if it does not parse)."""
+    if not iso:
+        return "unknown time"
+    try:
+        when = datetime.datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return iso
+    if when.tzinfo is not None:
+        when = when.astimezone(datetime.timezone.utc)
+    return when.strftime("%Y-%m-%d %H:%M")
+
+
+def _header(meta: RunMeta, console: Console) -> None:
+    title = (
+        f"CALIPER  —  {meta.spec_name}  ({engine_label(meta.backend, meta.model)})  —  "
+        f"{when_label(meta.started_at)} UTC"
+    )
+    console.print(Rule(escape(title)))
+    ablated = ablated_names(meta)
+    details = [f"run {meta.run_id}", f"k={meta.k}"]
+    if ablated:
+        details.append(f"without {', '.join(ablated)}")
+    if meta.judge_backend or meta.judge_model:
+        details.append(f"judge {engine_label(meta.judge_backend, meta.judge_model)}")
+    console.print(Text("  " + "   ·   ".join(details), style="dim"))
+    if meta.schema_version > SCHEMA_VERSION:
+        console.print(
+            Text(
+                f"  Saved by a newer caliper (schema {meta.schema_version}); "
+                "fields this version does not know are not shown.",
+                style="yellow",
+            )
+        )
+    if meta.partial:
+        reason = f": {meta.stop_reason}" if meta.stop_reason else ""
+        console.print(
+            Text(f"  Partial run{reason}. Scores cover only what finished.", style="yellow")
+        )
+
+
+def _loaded_union(task: TaskResult) -> str:
+    names: list[str] = []
+    for record in task.attempts:
+        for name in record.activated or ():
+            if name not in names:
+                names.append(name)
+    return ", ".join(names)
+
+
+def _activation_cell(task: TaskResult, score: TaskScore) -> str:
+    if task.activation_expected is None:
+        loaded = _loaded_union(task)
+        return f"[dim]{escape(loaded)}[/dim]" if loaded else fmt.DASH
+    if not score.activation_usable:
+        return fmt.DASH
+    style = "green" if score.activation_successes == score.activation_usable else "yellow"
+    return f"[{style}]{score.activation_successes}/{score.activation_usable}[/{style}]"
+
+
+def _k_cell(score: TaskScore) -> str:
+    if score.status is TaskStatus.TRIGGER_ONLY:
+        return fmt.DASH
+    cell = f"{score.successes}/{score.usable}"
+    if score.unusable:
+        cell += f" [yellow]⊘{score.unusable}[/yellow]"
+    return cell
+
+
+def task_table(results: RunResults, run: RunScore, *, verbose: bool) -> Table:
+    """The per-task table of a run."""
+    k = results.meta.k
+    table = Table(show_lines=False)
+    # Below ~100 columns rich shortens cells with "…" rather than breaking the table.
+    table.add_column("Task", overflow="fold")
+    table.add_column(f"k ({k})", justify="center")
+    table.add_column("success", justify="right")
+    if verbose:
+        table.add_column("pass@k", justify="right")
+        table.add_column("pass^k", justify="right")
+    if run.asserts_activation:
+        table.add_column("activation", justify="center")
+    table.add_column("Tokens", justify="right")
+    table.add_column("Wall", justify="right")
+    table.add_column("attempts")
+    table.add_column("")
+    for task, score in zip(results.tasks, run.tasks, strict=True):
+        label, style = STATUS_STYLE[score.status]
+        row = [escape(task.name), _k_cell(score), fmt.pct(score.score)]
+        if verbose:
+            row += [fmt.pct(score.pass_at_k), fmt.pct(score.pass_hat_k)]
+        if run.asserts_activation:
+            row.append(_activation_cell(task, score))
+        row += [
+            fmt.tokens(score.usage.total_tokens),
+            fmt.duration(score.usage.wall_seconds),
+            fmt.strip_markup([a.outcome for a in task.attempts]),
+            f"[{style}]{label}[/{style}]",
+        ]
+        table.add_row(*row)
+    return table
+
+
+def _score_lines(run: RunScore, console: Console) -> None:
+    line = Text(" Score       ", style="bold")
+    line.append(f"{fmt.pct(run.score):>6}  ")
+    line.append(fmt.bar(run.score), style="green" if run.score is not None else "dim")
+    total = len(run.tasks)
+    if run.scored_tasks < total:
+        line.append(f"   {run.scored_tasks} of {total} tasks measured", style="dim")
+    if run.unusable:
+        line.append(f"   ⊘ {run.unusable} unusable", style="yellow")
+    console.print(line)
+    if run.activation_tasks:
+        act = Text(" Activation  ", style="bold")
+        act.append(f"{fmt.pct(run.avg_activation_score):>6}  ")
+        act.append(fmt.bar(run.avg_activation_score), style="cyan")
+        act.append(f"   over {run.activation_tasks} tasks", style="dim")
+        console.print(act)
+
+
+def activation_table(run: RunScore) -> Table:
+    """Recall and precision of each declared skill."""
+    table = Table(title="Activation", title_justify="left")
+    table.add_column("Skill")
+    for column in ("expected", "fired", "hits", "recall", "precision"):
+        table.add_column(column, justify="right")
+    for skill in run.activation_per_skill:
+        name = escape(skill.skill) + (" [dim](ablated)[/dim]" if skill.ablated else "")
+        table.add_row(
+            name,
+            str(skill.expected),
+            str(skill.fired),
+            str(skill.hits),
+            fmt.pct(skill.recall),
+            fmt.pct(skill.precision),
+        )
+    return table
+
+
+def usage_lines(usage: UsageTotals) -> list[Text]:
+    """The tokens / wall summary, with the unusable slice on its own line."""
+    lines = [
+        Text(f" Tokens   {fmt.tokens(usage.tokens_in)} in / {fmt.tokens(usage.tokens_out)} out"),
+        Text(
+            f" Wall     {fmt.duration(usage.wall_seconds)}  "
+            f"{fmt.seconds(usage.wall_per_attempt)} per attempt"
+        ),
+    ]
+    if usage.unusable_attempts:
+        plural = "s" if usage.unusable_attempts != 1 else ""
+        lines.append(
+            Text(
+                f" ⊘ unusable spend: {fmt.tokens(usage.unusable_tokens)} tokens, "
+                f"{fmt.duration(usage.unusable_wall_seconds)}  ({usage.unusable_attempts} "
+                f"attempt{plural}, not counted in the average)",
+                style="yellow",
+            )
+        )
+    return lines
+
+
+def _needs_panel(record: AttemptRecord) -> bool:
+    if record.activation_passed is False:
+        return True
+    return record.outcome not in (Outcome.PASS, Outcome.NOT_CHECKED)
+
+
+def attempt_body(task: TaskResult, record: AttemptRecord, *, answer: bool = True) -> Group:
+    """What one attempt went through: reason, failed checks, activation, answer tail."""
+    parts: list[Text] = []
+    if record.reason:
+        parts.append(Text(fmt.tail(record.reason, lines=20, chars=1500)))
+    if record.error and record.error != record.reason:
+        error = fmt.tail(record.error, lines=20, chars=1500)
+        parts.append(Text(f"error: {error}", style="red"))
+    for check in record.checks:
+        if check.passed is True:
+            continue
+        verdict = "no verdict" if check.passed is None else "failed"
+        detail = check.error or check.reason or ""
+        if record.reason and detail and detail in record.reason:
+            detail = ""  # already said by the attempt's reason
+        detail = fmt.tail(detail, lines=20, chars=1500)
+        parts.append(Text(f"{check.key}: {verdict}" + (f": {detail}" if detail else "")))
+    if task.activation_expected is not None and record.activation_passed is False:
+        loaded = "unknown" if record.activated is None else ", ".join(record.activated) or "none"
+        expected = ", ".join(task.activation_expected) or "none"
+        parts.append(Text(f"activation: expected [{expected}], loaded [{loaded}]"))
+    if record.forbidden_reads:
+        parts.append(Text("forbidden reads: " + ", ".join(record.forbidden_reads), style="red"))
+    if answer and record.final_answer:
+        parts.append(Text("final answer (end):", style="dim"))
+        parts.append(Text(fmt.tail(record.final_answer)))
+    return Group(*parts) if parts else Group(Text("(no details recorded)", style="dim"))
+
+
+def failure_panels(results: RunResults) -> list[Panel]:
+    """One panel per attempt that did not pass (or whose activation check failed)."""
+    panels = []
+    for task in results.tasks:
+        for record in task.attempts:
+            if not _needs_panel(record):
+                continue
+            symbol, style = fmt.STRIP_SYMBOLS[record.outcome]
+            label = OUTCOME_LABEL[record.outcome]
+            if record.outcome is Outcome.NOT_CHECKED:
+                symbol, style, label = "✗", "red", "activation check failed"
+            title = (
+                f"{escape(task.name)} — attempt {record.attempt} — "
+                f"[{style}]{symbol} {label}[/{style}]"
+            )
+            panels.append(Panel(attempt_body(task, record), title=title, title_align="left"))
+    return panels
+
+
+def task_panel(task: TaskResult, score: TaskScore) -> Panel:
+    """Every attempt of one task with its numbers (``--verbose``)."""
+    table = Table(box=None, show_header=True, pad_edge=False)
+    for column in ("#", "outcome", "wall", "tokens", "loaded", "why"):
+        table.add_column(column, overflow="fold")
+    for record in task.attempts:
+        symbol, style = fmt.STRIP_SYMBOLS[record.outcome]
+        loaded = fmt.DASH if record.activated is None else ", ".join(record.activated) or "none"
+        why = record.reason or "; ".join(f"{c.key}: {c.reason}" for c in record.checks if c.reason)
+        why = why if len(why) <= 200 else why[:199] + "…"
+        table.add_row(
+            str(record.attempt),
+            f"[{style}]{symbol}[/{style}] {record.outcome.value}",
+            fmt.duration(record.duration_seconds),
+            fmt.tokens(record.usage.total_tokens if record.usage else None),
+            escape(loaded),
+            escape(why or ""),
+        )
+    title = (
+        f"{escape(task.name)} — {score.successes}/{score.usable} usable, "
+        f"pass@k {fmt.pct(score.pass_at_k)}, pass^k {fmt.pct(score.pass_hat_k)}"
+    )
+    return Panel(table, title=title, title_align="left")
+
+
+def render_run(
+    results: RunResults, console: Console, *, verbose: bool = False, path: Path | None = None
+) -> None:
+    """Print the whole report of ``results`` to ``console``; ``path`` is where it was saved."""
+    run = score_run(results)
+    _header(results.meta, console)
+    console.print()
+    if results.tasks:
+        console.print(task_table(results, run, verbose=verbose))
+    else:
+        console.print(Text("  No task was run.", style="yellow"))
+    if verbose:
+        for task, score in zip(results.tasks, run.tasks, strict=True):
+            console.print(task_panel(task, score))
+    console.print()
+    _score_lines(run, console)
+    if run.asserts_activation:
+        console.print()
+        console.print(activation_table(run))
+    console.print()
+    for line in usage_lines(run.usage):
+        console.print(line)
+    panels = failure_panels(results)
+    if panels:
+        console.print()
+        console.print(Rule("Attempts that did not pass", style="dim"))
+        for panel in panels:
+            console.print(panel)
+    if path is not None:
+        console.print()
+        console.print(Text(f"Results saved to {path}"), soft_wrap=True)

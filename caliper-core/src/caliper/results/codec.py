@@ -1,0 +1,102 @@
+"""Turning :class:`RunResults` into JSON-ready data and back.
+
+One cattrs converter does both directions. Enums are written as their values and paths as
+strings. Reading is forgiving in the two ways that matter for files written by other versions:
+keys this version does not know are ignored, and optional fields a file lacks take their
+defaults. What cannot be read raises :class:`ResultsDecodeError` with the reason.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+import cattrs
+from cattrs.preconf.json import make_converter
+
+from caliper.results.models import SCHEMA_VERSION, RunResults, SkillSnapshot
+
+
+class ResultsDecodeError(ValueError):
+    """The data is not a caliper run (wrong shape, wrong types, missing required fields)."""
+
+
+def _structure_snapshot(converter: cattrs.Converter, data: Any, cls: type) -> SkillSnapshot:
+    # Files from before git sources existed carry no source_kind: every member was a path.
+    if isinstance(data, dict):
+        data = dict(data)
+        data.setdefault("source_kind", "path")
+        data.setdefault("declared_as", data.get("name", ""))
+    return converter.structure_attrs_fromdict(data, cls)
+
+
+@functools.cache
+def converter() -> cattrs.Converter:
+    """The converter used for every results file (built once)."""
+    conv = make_converter(forbid_extra_keys=False, omit_if_default=False)
+    conv.register_unstructure_hook(Path, str)
+    conv.register_structure_hook(Path, lambda value, _cls: Path(value))
+    conv.register_structure_hook(
+        SkillSnapshot, lambda data, cls: _structure_snapshot(conv, data, cls)
+    )
+    return conv
+
+
+def to_data(results: RunResults) -> dict[str, Any]:
+    """``results`` as plain JSON-ready data (dicts, lists, strings, numbers, ``None``)."""
+    return converter().unstructure(results)
+
+
+def from_data(data: Any) -> RunResults:
+    """A :class:`RunResults` from plain data, e.g. a parsed results file."""
+    if not isinstance(data, dict) or not isinstance(data.get("meta"), dict):
+        raise ResultsDecodeError("it has no 'meta' object, so it is not a caliper results file")
+    missing = [k for k in ("run_id", "spec_name") if k not in data["meta"]]
+    if missing:
+        raise ResultsDecodeError(
+            f"its 'meta' lacks {', '.join(missing)}, so it is not a caliper results file"
+        )
+    try:
+        return converter().structure(data, RunResults)
+    except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as exc:
+        raise ResultsDecodeError(_describe(exc)) from exc
+
+
+def dumps(results: RunResults) -> str:
+    """``results`` as the text of a results file (indented, UTF-8 safe, newline at the end).
+
+    A value JSON cannot hold (say, a set or an object inside a tool call's input) is written
+    as a list or as its string form rather than failing the save.
+    """
+    return json.dumps(to_data(results), indent=2, ensure_ascii=False, default=_json_fallback) + "\n"
+
+
+def _json_fallback(value: Any) -> Any:
+    if isinstance(value, (set, frozenset, tuple)):
+        return sorted(value, key=repr) if not isinstance(value, tuple) else list(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)
+
+
+def loads(text: str) -> RunResults:
+    """A :class:`RunResults` from the text of a results file."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultsDecodeError(f"it is not valid JSON ({exc})") from exc
+    return from_data(data)
+
+
+def newer_schema(results: RunResults) -> bool:
+    """True when the file was written by a newer caliper (fields it added were ignored)."""
+    return results.meta.schema_version > SCHEMA_VERSION
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, cattrs.BaseValidationError):
+        notes = cattrs.transform_error(exc, path="results")
+        return "; ".join(notes[:3]) or str(exc)
+    return f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,328 @@
+"""Every number derived from a saved run: scores, activation, usage. Pure functions, no I/O.
+
+Saved files hold only observations; the functions here turn them into what reports show, so
+``caliper report`` on an old file always agrees with what ``caliper run`` printed.
+
+The rules, in short (``docs/results.md`` has the long form):
+
+* an attempt is *usable* when its outcome is ``pass``, ``task_fail`` or ``cheat``;
+  ``infra_error``, ``timeout`` and ``judge_error`` are *unusable* (no fair shot) and
+  ``not_checked`` (a trigger probe with nothing to grade) is neither;
+* a task's score is successes / usable attempts, ``None`` when nothing was usable;
+* the run's score is the mean of task scores, skipping tasks whose score is ``None``;
+* activation is scored apart from success, over attempts whose ``activation_passed`` is set.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+
+import attrs
+
+from caliper.attempt import Usage
+from caliper.results.models import AttemptRecord, Outcome, RunResults, TaskResult
+
+
+class TaskStatus(str, enum.Enum):
+    """The one-word verdict a task gets in the results table."""
+
+    PASS = "PASS"
+    PARTIAL = "PARTIAL"
+    FAIL = "FAIL"
+    ABORTED = "ABORTED"
+    UNMEASURED = "UNMEASURED"
+    TRIGGER_ONLY = "TRIGGER-ONLY"
+
+
+@attrs.frozen
+class UsageTotals:
+    """Tokens and wall time of a set of attempts, with the unusable slice kept apart.
+
+    ``tokens_in`` counts input, cache reads and cache writes; ``tokens_out`` the output. The
+    main figures cover usable and not-checked attempts; ``unusable_*`` covers attempts that
+    ended in ``infra_error``, ``timeout`` or ``judge_error`` (spend that bought no verdict).
+    Token figures are ``None`` when no counted attempt reported usage.
+    """
+
+    attempts: int = 0
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    wall_seconds: float | None = None
+    wall_per_attempt: float | None = None
+    unusable_attempts: int = 0
+    unusable_tokens: int | None = None
+    unusable_wall_seconds: float | None = None
+
+    @property
+    def total_tokens(self) -> int | None:
+        """``tokens_in + tokens_out`` (``None`` when neither is known)."""
+        if self.tokens_in is None and self.tokens_out is None:
+            return None
+        return (self.tokens_in or 0) + (self.tokens_out or 0)
+
+
+@attrs.frozen
+class TaskScore:
+    """The derived numbers of one task."""
+
+    name: str
+    k: int
+    attempts: int
+    usable: int
+    successes: int
+    score: float | None
+    pass_at_k: float | None
+    pass_hat_k: float | None
+    unusable: int
+    not_checked: int
+    cheats: int
+    aborted: bool
+    status: TaskStatus
+    activation_expected: list[str] | None
+    activation_usable: int
+    activation_successes: int
+    activation_score: float | None
+    usage: UsageTotals
+
+
+@attrs.frozen
+class SkillActivation:
+    """One declared skill's line on the activation scoreboard.
+
+    Counted over observed attempts (``activated`` known) of tasks that assert ``activates:``.
+    ``expected``: attempts whose task expects the skill; ``fired``: attempts where it loaded;
+    ``hits``: both. ``recall = hits / expected``, ``precision = hits / fired``.
+    """
+
+    skill: str
+    expected: int
+    fired: int
+    hits: int
+    ablated: bool = False
+
+    @property
+    def recall(self) -> float | None:
+        return self.hits / self.expected if self.expected else None
+
+    @property
+    def precision(self) -> float | None:
+        return self.hits / self.fired if self.fired else None
+
+
+@attrs.frozen
+class RunScore:
+    """The derived numbers of a whole run."""
+
+    tasks: list[TaskScore]
+    score: float | None
+    scored_tasks: int
+    unusable: int
+    not_checked: int
+    avg_activation_score: float | None
+    activation_tasks: int
+    activation_per_skill: list[SkillActivation]
+    usage: UsageTotals
+
+    @property
+    def asserts_activation(self) -> bool:
+        """True when at least one task asserts ``activates:``."""
+        return any(t.activation_expected is not None for t in self.tasks)
+
+
+def rate(successes: int, usable: int) -> float | None:
+    """``successes / usable``, or ``None`` when there is nothing to divide by."""
+    return successes / usable if usable else None
+
+
+def pass_at_k(score: float | None, usable: int) -> float | None:
+    """Chance that at least one of ``usable`` tries passes: ``1 - (1 - score) ** usable``."""
+    if score is None:
+        return None
+    return 1.0 - (1.0 - score) ** usable
+
+
+def pass_hat_k(score: float | None, usable: int) -> float | None:
+    """Chance that all ``usable`` tries pass: ``score ** usable``."""
+    if score is None:
+        return None
+    return score**usable
+
+
+def mean(values: Iterable[float | None]) -> float | None:
+    """The mean of the values that are not ``None`` (``None`` if there are none)."""
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+def attempt_tokens_in(usage: Usage | None) -> int | None:
+    """Input as the summary counts it: input + cache reads + cache writes."""
+    if usage is None:
+        return None
+    parts = (usage.input_tokens, usage.cache_read_tokens, usage.cache_creation_tokens)
+    if all(p is None for p in parts):
+        return None
+    return sum(p or 0 for p in parts)
+
+
+def _add(total: int | float | None, value: int | float | None) -> int | float | None:
+    if value is None:
+        return total
+    return value if total is None else total + value
+
+
+def usage_totals(attempts: Iterable[AttemptRecord]) -> UsageTotals:
+    """Token and wall totals of ``attempts``, with the unusable slice apart."""
+    counted = timed = unusable = 0
+    tokens_in = tokens_out = wall = None
+    bad_tokens = bad_wall = None
+    for record in attempts:
+        if record.outcome.unusable:
+            unusable += 1
+            total = record.usage.total_tokens if record.usage else None
+            bad_tokens = _add(bad_tokens, total)
+            bad_wall = _add(bad_wall, record.duration_seconds)
+            continue
+        counted += 1
+        tokens_in = _add(tokens_in, attempt_tokens_in(record.usage))
+        tokens_out = _add(tokens_out, record.usage.output_tokens if record.usage else None)
+        if record.duration_seconds is not None:
+            timed += 1
+            wall = _add(wall, record.duration_seconds)
+    return UsageTotals(
+        attempts=counted,
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        wall_seconds=wall,
+        wall_per_attempt=wall / timed if wall is not None and timed else None,
+        unusable_attempts=unusable,
+        unusable_tokens=bad_tokens,
+        unusable_wall_seconds=bad_wall,
+    )
+
+
+def _status(task: TaskResult, usable: int, successes: int, not_checked: int) -> TaskStatus:
+    if task.aborted:
+        return TaskStatus.ABORTED
+    if usable == 0:
+        if not_checked and task.activation_expected is not None:
+            return TaskStatus.TRIGGER_ONLY
+        return TaskStatus.UNMEASURED
+    if successes == usable:
+        return TaskStatus.PASS
+    return TaskStatus.PARTIAL if successes else TaskStatus.FAIL
+
+
+def score_task(task: TaskResult) -> TaskScore:
+    """The derived numbers of one task."""
+    attempts = task.attempts
+    usable = sum(1 for a in attempts if a.outcome.usable)
+    successes = sum(1 for a in attempts if a.outcome is Outcome.PASS)
+    not_checked = sum(1 for a in attempts if a.outcome is Outcome.NOT_CHECKED)
+    score = rate(successes, usable)
+    act_usable = sum(1 for a in attempts if a.activation_passed is not None)
+    act_successes = sum(1 for a in attempts if a.activation_passed is True)
+    return TaskScore(
+        name=task.name,
+        k=task.k,
+        attempts=len(attempts),
+        usable=usable,
+        successes=successes,
+        score=score,
+        pass_at_k=pass_at_k(score, usable),
+        pass_hat_k=pass_hat_k(score, usable),
+        unusable=sum(1 for a in attempts if a.outcome.unusable),
+        not_checked=not_checked,
+        cheats=sum(1 for a in attempts if a.outcome is Outcome.CHEAT),
+        aborted=task.aborted,
+        status=_status(task, usable, successes, not_checked),
+        activation_expected=(
+            list(task.activation_expected) if task.activation_expected is not None else None
+        ),
+        activation_usable=act_usable,
+        activation_successes=act_successes,
+        activation_score=rate(act_successes, act_usable),
+        usage=usage_totals(attempts),
+    )
+
+
+def activation_scoreboard(results: RunResults) -> list[SkillActivation]:
+    """Recall and precision per declared skill (see :class:`SkillActivation`)."""
+    ablated = set(results.meta.ablated)
+    names: list[str] = [s.name for s in results.meta.skill_snapshots]
+    for snapshot in results.meta.skill_snapshots:
+        if snapshot.ablated:
+            ablated.add(snapshot.name)
+    for task in results.tasks:
+        for name in task.activation_expected or ():
+            if name not in names:
+                names.append(name)
+    board = []
+    for name in names:
+        expected = fired = hits = 0
+        for task in results.tasks:
+            if task.activation_expected is None:
+                continue
+            wanted = name in task.activation_expected
+            for record in task.attempts:
+                if record.activated is None:
+                    continue
+                loaded = name in record.activated
+                expected += wanted
+                fired += loaded
+                hits += wanted and loaded
+        board.append(SkillActivation(name, expected, fired, hits, ablated=name in ablated))
+    return board
+
+
+def score_run(results: RunResults) -> RunScore:
+    """The derived numbers of a whole run."""
+    tasks = [score_task(t) for t in results.tasks]
+    activation_tasks = [t for t in tasks if t.activation_score is not None]
+    return RunScore(
+        tasks=tasks,
+        score=mean(t.score for t in tasks),
+        scored_tasks=sum(1 for t in tasks if t.score is not None),
+        unusable=sum(t.unusable for t in tasks),
+        not_checked=sum(t.not_checked for t in tasks),
+        avg_activation_score=mean(t.activation_score for t in activation_tasks),
+        activation_tasks=len(activation_tasks),
+        activation_per_skill=activation_scoreboard(results),
+        usage=usage_totals(a for t in results.tasks for a in t.attempts),
+    )
+
+
+def _usage_data(usage: UsageTotals) -> dict:
+    data = attrs.asdict(usage)
+    data["total_tokens"] = usage.total_tokens
+    return data
+
+
+def scores_data(run: RunScore) -> dict:
+    """The ``scores`` block of ``caliper report --format json`` (plain data)."""
+    tasks = []
+    for task in run.tasks:
+        row = attrs.asdict(task, recurse=False)
+        row["status"] = task.status.value
+        row["usage"] = _usage_data(task.usage)
+        tasks.append(row)
+    skills = []
+    for skill in run.activation_per_skill:
+        row = attrs.asdict(skill)
+        row.update(recall=skill.recall, precision=skill.precision)
+        skills.append(row)
+    return {
+        "score": run.score,
+        "scored_tasks": run.scored_tasks,
+        "unusable": run.unusable,
+        "not_checked": run.not_checked,
+        "avg_activation_score": run.avg_activation_score,
+        "activation_tasks": run.activation_tasks,
+        "activation_per_skill": skills,
+        "tasks": tasks,
+    }
+
+
+def usage_data(run: RunScore) -> dict:
+    """The ``usage_totals`` block of ``caliper report --format json`` (plain data)."""
+    return _usage_data(run.usage)

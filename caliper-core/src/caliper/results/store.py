@@ -1,0 +1,315 @@
+"""Where saved runs live, and how they are written, found and read.
+
+One JSON file per run at ``<root>/results/<spec-name>/<run-id>.json``. ``<root>`` is the
+nearest ``.caliper/`` directory at or above the current directory, else a ``.caliper/`` beside
+the spec (created on first save). ``run``, ``list``, ``report`` and ``compare`` all use that
+rule, so they agree whatever directory they are started from.
+
+Run ids are UTC timestamps (``2026-11-30T18-01-33Z``); a second run in the same second gets
+``-2``, ``-3``… The name is claimed with an exclusive create, then the content is written to a
+temporary file in the same directory, flushed to disk and renamed over it, so a reader never
+sees half a file and a failed write leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import datetime
+import errno
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import attrs
+
+from caliper.errors import CaliperError
+from caliper.results import codec
+from caliper.results.models import RunResults
+from caliper.spec.model import spec_name_for
+
+ROOT_DIR = ".caliper"
+RESULTS_DIR = "results"
+MAX_SAME_SECOND = 1000
+RUN_ID_RE = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ)(?:-(\d+))?$")
+SPEC_SUFFIXES = (".eval.yaml", ".eval.yml", ".yaml", ".yml")
+
+
+class ResultsError(CaliperError):
+    """A saved run cannot be found or read (exit 2: the command cannot do what was asked)."""
+
+    exit_code = 2
+
+
+class ResultsWriteError(CaliperError):
+    """A run could not be saved (disk full, no permission, a file where a folder should be)."""
+
+
+@attrs.frozen
+class RunEntry:
+    """One saved run as the store lists it (nothing read from the file yet)."""
+
+    spec_name: str
+    run_id: str
+    path: Path
+
+
+def new_run_id(when: datetime.datetime | None = None) -> str:
+    """A run id for ``when`` (default: now), as a UTC timestamp with seconds precision."""
+    when = when or datetime.datetime.now(datetime.timezone.utc)
+    if when.tzinfo is not None:
+        when = when.astimezone(datetime.timezone.utc)
+    return when.strftime("%Y-%m-%dT%H-%M-%SZ")
+
+
+def _base_run_id(results: RunResults) -> str:
+    match = RUN_ID_RE.match(results.meta.run_id or "")
+    if match:
+        return match.group(1)
+    try:
+        started = datetime.datetime.fromisoformat(results.meta.started_at.replace("Z", "+00:00"))
+    except (ValueError, AttributeError):
+        return new_run_id()
+    if started.tzinfo is None:
+        started = started.replace(tzinfo=datetime.timezone.utc)
+    return new_run_id(started)
+
+
+def run_sort_key(run_id: str) -> tuple[str, int]:
+    """Orders run ids by time, then by same-second suffix (``-10`` after ``-9``)."""
+    match = RUN_ID_RE.match(run_id)
+    if match:
+        return (match.group(1), int(match.group(2) or 1))
+    return (run_id, 0)
+
+
+def find_caliper_dir(start: Path) -> Path | None:
+    """The nearest ``.caliper/`` directory at or above ``start``, if any."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        candidate = folder / ROOT_DIR
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def caliper_root(start: Path, spec_path: Path | None) -> Path:
+    """Where runs are stored: the nearest ``.caliper/`` at or above ``start``, else beside
+    ``spec_path`` (not created here). Raises :class:`ResultsError` when there is neither."""
+    found = find_caliper_dir(start)
+    if found is not None:
+        return found
+    if spec_path is not None:
+        return spec_path.resolve().parent / ROOT_DIR
+    raise ResultsError(
+        f"No {ROOT_DIR}/ directory at or above {start.resolve()}, so there are no saved runs "
+        "to read.",
+        hint="Run `caliper run SPEC` first, or change to the folder where you ran it, or name "
+        "a results JSON file or a spec file directly.",
+    )
+
+
+def _describe_os_error(exc: OSError) -> str:
+    reasons = {
+        errno.ENOSPC: "the disk is full",
+        errno.EDQUOT: "the disk quota is exhausted",
+        errno.EACCES: "permission denied",
+        errno.EPERM: "operation not permitted",
+        errno.EROFS: "the file system is read-only",
+        errno.EFBIG: "the file is larger than allowed",
+        errno.ENOTDIR: "a file is in the way where a folder is needed",
+        errno.EEXIST: "a file is in the way where a folder is needed",
+    }
+    return reasons.get(exc.errno or 0, exc.strerror or str(exc))
+
+
+def _write_error(path: Path, exc: OSError) -> ResultsWriteError:
+    return ResultsWriteError(
+        f"Could not save results to {path}: {_describe_os_error(exc)}.",
+        hint="Free some space or fix the folder's permissions, then run again "
+        "(or pass --output to save elsewhere).",
+    )
+
+
+def _claim(folder: Path, base: str) -> tuple[Path, str]:
+    """Create an empty, new file for run ``base`` (``-2``, ``-3``… when taken)."""
+    for n in range(1, MAX_SAME_SECOND + 1):
+        run_id = base if n == 1 else f"{base}-{n}"
+        path = folder / f"{run_id}.json"
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return path, run_id
+    raise ResultsWriteError(
+        f"Could not save results in {folder}: {MAX_SAME_SECOND} runs already use the id {base}."
+    )
+
+
+def _file_mode() -> int:
+    """The mode a plain ``open()`` would give a new file (0666 minus the umask)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all (temp file, fsync, rename).
+
+    Raises :class:`ResultsWriteError` on any OS error; the temporary file is removed.
+    """
+    tmp: str | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.fchmod(fd, _file_mode())
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as exc:
+        raise _write_error(path, exc) from exc
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+
+
+def save_run(results: RunResults, *, spec_path: Path, output: Path | None = None) -> Path:
+    """Save ``results`` in the store (and also at ``output`` when given); return the store path.
+
+    The run id is fixed here (``results.meta.run_id`` is updated to the one used), so it is
+    always a UTC timestamp and never collides with a run saved earlier.
+    """
+    root = caliper_root(Path.cwd(), spec_path)
+    folder = root / RESULTS_DIR / results.meta.spec_name
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path, run_id = _claim(folder, _base_run_id(results))
+    except OSError as exc:
+        raise _write_error(folder, exc) from exc
+    results.meta.run_id = run_id
+    try:
+        text = codec.dumps(results)
+        write_atomic(path, text)
+    except BaseException:  # a failed write or Ctrl-C: give the reserved name back
+        path.unlink(missing_ok=True)
+        raise
+    if output is not None:
+        try:
+            write_atomic(output, text)
+        except ResultsWriteError as exc:
+            raise ResultsWriteError(
+                f"Results were saved to {path}, but the --output copy failed. {exc.message}",
+                hint=exc.hint,
+            ) from exc
+    return path
+
+
+def load_run(path: Path) -> RunResults:
+    """Read one results file; a missing, unreadable or foreign file raises :class:`ResultsError`."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ResultsError(f"No results file at {path}.") from None
+    except IsADirectoryError:
+        raise ResultsError(f"{path} is a folder, not a results file.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"Cannot read results file {path}: {exc}.") from None
+    if not text.strip():
+        raise ResultsError(
+            f"Results file {path} is empty (a run may still be saving, or it was interrupted)."
+        )
+    try:
+        return codec.loads(text)
+    except codec.ResultsDecodeError as exc:
+        raise ResultsError(
+            f"{path} is not a readable caliper results file: {exc}.",
+            hint="Point at a file under .caliper/results/, or re-run the spec.",
+        ) from None
+
+
+def list_runs(root: Path, spec_name: str | None = None) -> list[RunEntry]:
+    """Saved runs under ``root`` (one spec's, or all), oldest first.
+
+    Temporary files and empty names reserved by a save in progress are skipped.
+    """
+    results_dir = root / RESULTS_DIR
+    if spec_name is not None:
+        folders = [results_dir / spec_name]
+    elif results_dir.is_dir():
+        folders = sorted(p for p in results_dir.iterdir() if p.is_dir())
+    else:
+        folders = []
+    entries = [
+        RunEntry(folder.name, file.stem, file)
+        for folder in folders
+        if folder.is_dir()
+        for file in folder.glob("*.json")
+        if not file.name.startswith(".") and _has_content(file)
+    ]
+    return sorted(entries, key=lambda e: (run_sort_key(e.run_id), e.spec_name))
+
+
+def _has_content(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
+
+
+def latest_run(root: Path, spec_name: str | None = None) -> RunEntry | None:
+    """The most recent run under ``root`` (of one spec, or of any)."""
+    entries = list_runs(root, spec_name)
+    return entries[-1] if entries else None
+
+
+def _looks_like_spec_path(ref: str) -> bool:
+    return ref.endswith(SPEC_SUFFIXES) or os.sep in ref or "/" in ref
+
+
+def _known(root: Path) -> str:
+    specs = sorted({e.spec_name for e in list_runs(root)})
+    if not specs:
+        return f"There are no saved runs under {root / RESULTS_DIR}."
+    return f"Specs with saved runs under {root / RESULTS_DIR}: {', '.join(specs)}."
+
+
+def _latest_of(root: Path, spec_name: str, asked: str) -> Path:
+    entry = latest_run(root, spec_name)
+    if entry is None:
+        import difflib
+
+        specs = sorted({e.spec_name for e in list_runs(root)})
+        close = difflib.get_close_matches(spec_name, specs, n=1)
+        hint = f"Did you mean {close[0]!r}? " if close else ""
+        raise ResultsError(
+            f"No saved run for {asked} (looked in {root / RESULTS_DIR / spec_name}).",
+            hint=hint + _known(root),
+        )
+    return entry.path
+
+
+def resolve_run_ref(ref: str, *, cwd: Path) -> Path:
+    """The results file that ``ref`` names.
+
+    ``ref`` is a results JSON path, a spec file path (its latest run) or a spec name (its
+    latest run under the caliper root found from ``cwd``).
+    """
+    candidate = Path(ref).expanduser()
+    if not candidate.is_absolute():
+        candidate = cwd / candidate
+    if ref.endswith(".json"):
+        if not candidate.is_file():
+            raise ResultsError(
+                f"No results file at {candidate}.",
+                hint="Run `caliper list` to see saved runs and their paths.",
+            )
+        return candidate
+    if candidate.is_file() or _looks_like_spec_path(ref):
+        # A spec that was deleted or moved still names its runs, so it need not exist.
+        root = caliper_root(cwd, candidate)
+        return _latest_of(root, spec_name_for(candidate), f"spec {str(candidate)!r}")
+    root = caliper_root(cwd, None)
+    return _latest_of(root, ref, f"spec {ref!r}")

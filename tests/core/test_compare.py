@@ -1,0 +1,168 @@
+"""Comparing two runs: matching, deltas, regressions, unmeasured sides and warnings."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from caliper.attempt import Usage
+from caliper.results.compare import compare_runs, comparison_data, same_run
+from test_results_support import INFRA, JUDGE, NC, TIMEOUT, F, P, run, snapshot, task
+
+
+def rows(comparison):
+    return {t.name: t for t in comparison.tasks}
+
+
+def test_tasks_match_by_name_whatever_the_order():
+    a = run([task("one", [P, F, F]), task("two", [P, P, P]), task("gone", [P])])
+    b = run([task("new", [P]), task("two", [P, P, F]), task("one", [P, P, P])], run_id="b")
+    comparison = compare_runs(a, b)
+    assert [t.name for t in comparison.tasks] == ["one", "two"]
+    assert comparison.only_in_a == ["gone"]
+    assert comparison.only_in_b == ["new"]
+    one, two = rows(comparison)["one"], rows(comparison)["two"]
+    assert one.delta == pytest.approx(2 / 3) and not one.regression
+    assert two.delta == pytest.approx(-1 / 3) and two.regression
+    assert comparison.has_regression
+    assert one.a_outcomes == ["pass", "task_fail", "task_fail"]
+
+
+def test_headline_averages_tasks_measured_on_both_sides():
+    a = run([task("x", [P, F]), task("y", [TIMEOUT, INFRA]), task("z", [P])])
+    b = run([task("x", [P, P]), task("y", [P, P]), task("z", [JUDGE])], run_id="b")
+    comparison = compare_runs(a, b)
+    assert comparison.matched_measured == 1
+    assert comparison.a_overall == 0.5
+    assert comparison.b_overall == 1.0
+    assert comparison.delta == 0.5
+
+
+def test_an_unmeasured_side_is_never_a_regression():
+    a = run([task("x", [P, P, P])])
+    b = run([task("x", [INFRA, TIMEOUT, JUDGE])], run_id="b")
+    comparison = compare_runs(a, b)
+    x = comparison.tasks[0]
+    assert x.a_score == 1.0 and x.b_score is None
+    assert x.delta is None and not x.regression
+    assert not comparison.has_regression
+    assert comparison.delta is None
+
+
+def test_equal_scores_are_not_a_regression():
+    a = run([task("x", [P, F, F])])
+    b = run([task("x", [F, P, F])], run_id="b")
+    assert not compare_runs(a, b).has_regression
+
+
+def test_activation_regression_is_kept_apart():
+    a = run([task("x", [P, P], expected=["my-skill"], activated=[["my-skill"], ["my-skill"]])])
+    b = run([task("x", [P, P], expected=["my-skill"], activated=[["my-skill"], []])], run_id="b")
+    comparison = compare_runs(a, b)
+    x = comparison.tasks[0]
+    assert x.activation_delta == -0.5 and x.activation_regression
+    assert comparison.has_activation_regression
+    assert not comparison.has_regression
+
+
+def test_usage_deltas_are_reported_but_never_regressions():
+    a = run([task("x", [P], usage=Usage(1000, 0, 0, 0), duration=10.0)])
+    b = run([task("x", [P], usage=Usage(3000, 0, 0, 0), duration=30.0)], run_id="b")
+    comparison = compare_runs(a, b)
+    assert comparison.usage.tokens_delta == 2000
+    assert comparison.usage.tokens_delta_pct == 2.0
+    assert comparison.usage.wall_delta == 20.0
+    assert not comparison.has_regression
+
+
+def test_ablation_pair_is_titled_by_what_was_left_out():
+    skills = [snapshot("my-skill", ablated=True), snapshot("other")]
+    a = run([task("x", [F])], skills=skills, ablated=["my-skill"])
+    b = run([task("x", [P])], run_id="b")
+    comparison = compare_runs(a, b)
+    assert comparison.title == "without my-skill → full neighbourhood"
+    assert any("ablation differs" in w for w in comparison.warnings)
+
+
+def test_plain_pair_is_titled_by_run_ids():
+    a = run([task("x", [F])], run_id="2026-11-30T18-01-33Z")
+    b = run([task("x", [P])], run_id="2026-11-30T19-00-00Z")
+    comparison = compare_runs(a, b)
+    assert comparison.title == "2026-11-30T18-01-33Z → 2026-11-30T19-00-00Z"
+    assert comparison.warnings == []
+
+
+def test_warnings_for_k_spec_engine_and_neighbourhood():
+    a = run([task("x", [P])], k=3, skills=[snapshot("my-skill"), snapshot("old")])
+    b = run(
+        [task("x", [P])],
+        run_id="b",
+        k=5,
+        spec_hash="hash-2",
+        model="claude-haiku-5",
+        judge_backend="codex",
+        skills=[snapshot("my-skill"), snapshot("new")],
+    )
+    text = "\n".join(compare_runs(a, b).warnings)
+    assert "different k: 3 → 5" in text
+    assert "the spec file changed" in text
+    assert "added new" in text and "removed old" in text
+    assert "different engine: claude-code:claude-sonnet-5 → claude-code:claude-haiku-5" in text
+    assert "different judge" in text
+
+
+def test_different_spec_names_warn():
+    a = run([task("x", [P])], spec_name="one")
+    b = run([task("x", [P])], spec_name="two", run_id="b")
+    assert "different specs: one → two" in compare_runs(a, b).warnings
+
+
+def test_skill_drift_warns_for_git_and_notes_path():
+    a = run(
+        [task("x", [P])],
+        skills=[snapshot("tdd", kind="git", ref="a1b2c3d4"), snapshot("mine", ref="4fc7951")],
+    )
+    b = run(
+        [task("x", [P])],
+        run_id="b",
+        skills=[snapshot("tdd", kind="git", ref="e4f5a6b7"), snapshot("mine", ref="bcbcbde")],
+    )
+    comparison = compare_runs(a, b)
+    drift = {d.name: d for d in comparison.skill_drift}
+    assert drift["tdd"].source_kind == "git" and drift["tdd"].warn
+    assert (drift["tdd"].a_ref, drift["tdd"].b_ref) == ("a1b2c3d4", "e4f5a6b7")
+    assert drift["mine"].source_kind == "path" and not drift["mine"].warn
+    warnings = "\n".join(comparison.warnings)
+    assert "tdd changed between runs (git source, a1b2c3d → e4f5a6b)" in warnings
+    assert "mine" not in warnings
+
+
+def test_unchanged_members_have_no_drift():
+    assert compare_runs(run([task("x", [P])]), run([task("x", [P])], run_id="b")).skill_drift == []
+
+
+def test_same_run_is_detected():
+    a = run([task("x", [P])])
+    assert same_run(a, run([task("x", [F])]))
+    assert not same_run(a, run([task("x", [P])], run_id="other"))
+
+
+def test_trigger_only_tasks_compare_on_activation():
+    a = run([task("probe", [NC, NC], expected=["n"], activated=[["n"], []])])
+    b = run([task("probe", [NC, NC], expected=["n"], activated=[["n"], ["n"]])], run_id="b")
+    probe = compare_runs(a, b).tasks[0]
+    assert probe.delta is None and not probe.regression
+    assert probe.activation_delta == 0.5
+
+
+def test_json_form_has_every_block():
+    a = run([task("x", [P]), task("only-a", [P])])
+    b = run([task("x", [F])], run_id="b")
+    data = json.loads(json.dumps(comparison_data(compare_runs(a, b, a_path="A", b_path="B"))))
+    assert data["has_regression"] is True
+    assert data["has_activation_regression"] is False
+    assert data["tasks"][0]["regression"] is True
+    assert data["only_in_a"] == ["only-a"]
+    assert data["a_path"] == "A"
+    assert "total_tokens" in data["a_usage"]
+    assert {"warnings", "skill_drift", "usage"} <= set(data)

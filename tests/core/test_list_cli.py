@@ -1,0 +1,92 @@
+"""``caliper list`` through the real console script."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from caliper.results.store import save_run
+from test_results_support import P, caliper, make_project, run, snapshot, task
+
+
+def test_list_without_spec_counts_runs_per_spec(tmp_path):
+    project = make_project(tmp_path)
+    out = caliper("list", cwd=project)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    demo = next(line for line in lines if "demo" in line)
+    assert " 2 " in demo and "2026-11-30T19-00-00Z" in demo
+    other = next(line for line in lines if "other" in line)
+    assert " 1 " in other and "2026-11-30T17-00-00Z" in other
+
+
+def test_list_json_without_spec(tmp_path):
+    project = make_project(tmp_path)
+    data = json.loads(caliper("list", "--format", "json", cwd=project).stdout)
+    assert [(row["spec"], row["runs"], row["latest_run_id"]) for row in data] == [
+        ("demo", 2, "2026-11-30T19-00-00Z"),
+        ("other", 1, "2026-11-30T17-00-00Z"),
+    ]
+
+
+def test_list_spec_shows_each_run_newest_first(tmp_path):
+    project = make_project(tmp_path)
+    previous = os.getcwd()
+    os.chdir(project)
+    try:
+        save_run(
+            run(
+                [task("Writes a commit", [P])],
+                run_id="2026-11-30T19-30-00Z",
+                skills=[snapshot("my-skill", ablated=True)],
+                ablated=["my-skill"],
+                partial=True,
+            ),
+            spec_path=project / "demo.eval.yaml",
+        )
+    finally:
+        os.chdir(previous)
+    out = caliper("list", "demo.eval.yaml", cwd=project)
+    assert out.returncode == 0, out.stderr
+    rows = [line for line in out.stdout.splitlines() if "2026-11-30T" in line]
+    assert [r.split()[1] for r in rows] == [
+        "2026-11-30T19-30-00Z",
+        "2026-11-30T19-00-00Z",
+        "2026-11-30T18-01-33Z",
+    ]
+    assert "my-skill" in rows[0] and "partial" in rows[0]
+    assert "claude-code:claude-sonnet-5" in rows[1]
+    assert "100.0%" in rows[1] and "66.7%" in rows[2]
+    data = json.loads(caliper("list", "demo", "--format", "json", cwd=project).stdout)
+    assert data[0]["ablated"] == ["my-skill"] and data[0]["partial"] is True
+    assert data[1]["engine"] == "claude-code:claude-sonnet-5"
+    assert data[1]["k"] == 3
+    assert data[2]["score"] == (1 / 3 + 1) / 2
+
+
+def test_list_marks_an_unreadable_run_without_failing(tmp_path):
+    project = make_project(tmp_path)
+    (project / ".caliper/results/other/2026-11-30T23-00-00Z.json").write_text("nope")
+    out = caliper("list", "other", cwd=project)
+    assert out.returncode == 0, out.stderr
+    assert "not a readable caliper results file" in out.stdout
+
+
+def test_list_unknown_spec_is_a_usage_error(tmp_path):
+    project = make_project(tmp_path)
+    out = caliper("list", "nope", cwd=project)
+    assert out.returncode == 2
+    assert "No saved runs for spec 'nope'" in out.stderr
+    assert "demo, other" in out.stderr
+
+
+def test_list_with_nothing_saved(tmp_path):
+    out = caliper("list", cwd=tmp_path)
+    assert out.returncode == 0
+    assert "No .caliper/ directory at or above" in out.stdout
+    assert caliper("list", "--format", "json", cwd=tmp_path).stdout.strip() == "[]"
+
+
+def test_list_help_documents_exit_codes(tmp_path):
+    out = caliper("list", "--help", cwd=tmp_path)
+    assert "Exit codes" in out.stdout and "ablated" in out.stdout

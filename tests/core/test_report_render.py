@@ -1,0 +1,151 @@
+"""Rendering smoke tests: the run report and the compare report contain what users read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from caliper.attempt import Usage
+from caliper.report import fmt
+from caliper.report.compare_view import render_compare
+from caliper.report.run_view import render_run
+from caliper.results.compare import compare_runs
+from rich.console import Console
+from test_results_support import INFRA, NC, TIMEOUT, F, P, attempt, run, snapshot, task
+
+
+def rendered(draw, *args, **kwargs) -> str:
+    console = Console(record=True, width=160, color_system=None)
+    draw(*args, console, **kwargs)
+    return console.export_text()
+
+
+def sample_run(**meta):
+    return run(
+        [
+            task(
+                "Writes a commit",
+                [P, F, F],
+                expected=["my-skill"],
+                activated=[["my-skill"], ["my-skill"], []],
+                reason="subject line is 91 chars",
+                final_answer="\n".join(f"line {i}" for i in range(40)),
+            ),
+            task("Config file", [P, P, P]),
+            task("Neighbour probe", [NC, NC], expected=["other"], activated=[["other"], []]),
+            task("Flaky", [TIMEOUT, INFRA], aborted=True),
+        ],
+        skills=[snapshot("my-skill"), snapshot("other")],
+        **meta,
+    )
+
+
+def test_run_report_shows_table_score_activation_usage_and_failures():
+    text = rendered(render_run, sample_run(), path=Path(".caliper/results/demo/x.json"))
+    assert "CALIPER  —  demo  (claude-code:claude-sonnet-5)  —  2026-11-30 18:01 UTC" in text
+    for status in ("~ PARTIAL", "✓ PASS", "◇ TRIGGER-ONLY", "⊘ ABORTED"):
+        assert status in text
+    assert "✓✗✗" in text and "⊘⊘" in text
+    assert "33.3%" in text
+    assert "pass@k" not in text
+    assert "Score" in text and "66.7%" in text and "█" in text
+    assert "Activation" in text and "recall" in text and "precision" in text
+    assert "Tokens" in text and " in / " in text
+    assert "per attempt" in text
+    assert "unusable spend" in text and "(2 attempts, not counted in the average)" in text
+    assert "Writes a commit — attempt 2 — ✗ task failed" in text
+    assert "subject line is 91 chars" in text
+    assert "line 39" in text and "line 5\n" not in text  # only the tail of the answer
+    assert "activation: expected [my-skill], loaded [none]" in text
+    assert "Neighbour probe — attempt 2 — ✗ activation check failed" in text
+    assert "Results saved to .caliper/results/demo/x.json" in text
+
+
+def test_verbose_adds_pass_at_k_columns_and_task_panels():
+    text = rendered(render_run, run([task("flaky", [P, F, F])]), verbose=True)
+    assert "pass@k" in text and "pass^k" in text
+    assert "70.4%" in text and "3.7%" in text
+    assert "flaky — 1/3 usable" in text
+
+
+def test_no_activation_table_when_nothing_asserts_activates():
+    text = rendered(render_run, run([task("a", [P])]))
+    assert "recall" not in text
+    assert "activation" not in text.lower()
+
+
+def test_partial_and_ablated_runs_say_so():
+    text = rendered(
+        render_run,
+        sample_run(partial=True, stop_reason="interrupted by Ctrl-C", ablated=["my-skill"]),
+    )
+    assert "Partial run: interrupted by Ctrl-C" in text
+    assert "without my-skill" in text
+
+
+def test_unknown_usage_renders_dashes():
+    results = run([task("a", [P], usage=None, duration=None)])
+    text = rendered(render_run, results)
+    assert "Tokens   — in / — out" in text
+    assert "Wall     —  — per attempt" in text
+
+
+def test_compare_report_reads_before_to_after():
+    a = run(
+        [task("Commits a feature", [P, F, F], usage=Usage(100_000, 0, 0, 0), duration=20.0)],
+        skills=[snapshot("my-skill", ablated=True)],
+        ablated=["my-skill"],
+    )
+    b = run(
+        [task("Commits a feature", [P, P, P], usage=Usage(60_000, 0, 0, 0), duration=14.0)],
+        run_id="b",
+        skills=[snapshot("my-skill")],
+    )
+    text = rendered(render_compare, compare_runs(a, b))
+    assert "CALIPER  —  compare  —  demo" in text
+    assert "without my-skill → full neighbourhood" in text
+    assert "33.3% → 100.0%" in text and "+66.7%" in text
+    assert "✓✗✗ → ✓✓✓" in text
+    assert "Δ (matched) +66.7% ↑" in text
+    assert "Tokens  300K → 180K   Δ -40% (-120K)" in text
+    assert "Wall    1m 0s → 42s   Δ -30% (-18s)" in text
+    assert "No regression." in text
+
+
+def test_compare_report_flags_regressions_and_unmeasured_tasks():
+    a = run([task("x", [P, P]), task("y", [P]), task("only-before", [P])])
+    b = run([task("x", [P, F]), task("y", [INFRA])], run_id="b", k=5)
+    text = rendered(render_compare, compare_runs(a, b))
+    assert "-50.0%" in text
+    assert "Regression in 1 task(s): x" in text
+    assert "Not measured on both sides (left out of Δ): y" in text
+    assert "Only in before: only-before" in text
+    assert "⚠ different k: 3 → 5" in text
+
+
+def test_format_helpers():
+    assert fmt.tokens(950) == "950"
+    assert fmt.tokens(2_700) == "2.7K"
+    assert fmt.tokens(79_400) == "79K"
+    assert fmt.tokens(1_234_567) == "1.2M"
+    assert fmt.duration(27.3) == "27s"
+    assert fmt.duration(-0.25) == "-0.2s"
+    assert fmt.duration(60) == "1m 0s"
+    assert fmt.duration(3725) == "1h 2m"
+    assert fmt.bar(0.5, 10) == "█████░░░░░"
+    assert fmt.pct(None) == "—"
+    assert fmt.tail("a\nb\nc", lines=2) == "…\nb\nc"
+    assert attempt("t", 1, P).usage.total_tokens == 1350
+
+
+def test_trigger_probes_are_not_called_unmeasured():
+    probe = dict(expected=["n"], activated=[["n"], []])
+    a = run([task("probe", [NC, NC], **probe), task("x", [P])])
+    b = run([task("probe", [NC, NC], **probe), task("x", [INFRA])], run_id="b")
+    text = rendered(render_compare, compare_runs(a, b))
+    assert "Not measured on both sides (left out of Δ): x" in text
+    assert "probe" not in text.split("Not measured")[1]
+
+
+def test_newer_schema_is_flagged():
+    text = rendered(render_run, run([task("a", [P])], schema_version=99))
+    assert "Saved by a newer caliper (schema 99)" in text

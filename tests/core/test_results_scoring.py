@@ -1,0 +1,172 @@
+"""Scoring math: success rate, pass@k / pass^k, statuses, activation and usage totals."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from caliper.attempt import Usage
+from caliper.results.scoring import (
+    TaskStatus,
+    pass_at_k,
+    pass_hat_k,
+    score_run,
+    score_task,
+    scores_data,
+    usage_data,
+    usage_totals,
+)
+from test_results_support import INFRA, JUDGE, NC, TIMEOUT, C, F, P, attempt, run, snapshot, task
+
+
+def test_one_in_three_gives_the_documented_views():
+    score = score_task(task("t", [P, F, F]))
+    assert score.usable == 3
+    assert score.successes == 1
+    assert score.score == pytest.approx(1 / 3)
+    assert round(score.pass_at_k * 100, 1) == 70.4
+    assert round(score.pass_hat_k * 100, 1) == 3.7
+    assert score.status is TaskStatus.PARTIAL
+
+
+def test_pass_at_k_bounds_the_raw_rate():
+    for s in (0.0, 0.25, 0.5, 0.9, 1.0):
+        assert pass_hat_k(s, 3) <= s <= pass_at_k(s, 3)
+    assert pass_at_k(None, 3) is None
+    assert pass_hat_k(None, 0) is None
+
+
+def test_unusable_and_not_checked_leave_the_denominator():
+    score = score_task(task("t", [P, C, INFRA, TIMEOUT, JUDGE, NC]))
+    assert (score.usable, score.successes, score.unusable, score.not_checked) == (2, 1, 3, 1)
+    assert score.cheats == 1
+    assert score.score == 0.5
+    # pass@k uses the usable count, not k
+    assert score.pass_at_k == pytest.approx(1 - 0.5**2)
+
+
+def test_a_task_with_nothing_usable_is_unmeasured():
+    score = score_task(task("t", [INFRA, TIMEOUT, JUDGE]))
+    assert score.score is None
+    assert score.pass_at_k is None
+    assert score.status is TaskStatus.UNMEASURED
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "kwargs", "status"),
+    [
+        ([P, P, P], {}, TaskStatus.PASS),
+        ([P, INFRA, P], {}, TaskStatus.PASS),
+        ([P, F, P], {}, TaskStatus.PARTIAL),
+        ([F, C, F], {}, TaskStatus.FAIL),
+        ([P, INFRA], {"aborted": True}, TaskStatus.ABORTED),
+        ([NC, NC], {"expected": ["a"], "activated": [["a"], []]}, TaskStatus.TRIGGER_ONLY),
+        ([TIMEOUT, NC], {"expected": ["a"], "activated": [None, ["a"]]}, TaskStatus.TRIGGER_ONLY),
+    ],
+)
+def test_status(outcomes, kwargs, status):
+    assert score_task(task("t", outcomes, **kwargs)).status is status
+
+
+def test_run_score_averages_tasks_and_skips_unmeasured():
+    results = run(
+        [task("a", [P, F, F]), task("b", [P, P]), task("c", [INFRA, INFRA]), task("d", [NC])]
+    )
+    scored = score_run(results)
+    assert scored.score == pytest.approx((1 / 3 + 1) / 2)
+    assert scored.scored_tasks == 2
+    assert scored.unusable == 2
+    assert scored.not_checked == 1
+
+
+def test_run_with_no_measured_task_has_no_score():
+    assert score_run(run([task("a", [TIMEOUT])])).score is None
+    assert score_run(run([])).score is None
+
+
+def test_activation_per_task_counts_only_asserted_observed_attempts():
+    t = task(
+        "t",
+        [P, F, TIMEOUT, P],
+        expected=["s"],
+        activated=[["s"], [], None, ["s", "other"]],
+    )
+    score = score_task(t)
+    assert score.activation_usable == 3  # the timeout observed nothing
+    assert score.activation_successes == 1
+    assert score.activation_score == pytest.approx(1 / 3)
+    assert score_task(task("u", [P])).activation_score is None
+
+
+def test_activation_scoreboard_recall_and_precision():
+    results = run(
+        [
+            task("own", [P, P, F], expected=["mine"], activated=[["mine"], ["mine"], []]),
+            task("theirs", [NC, NC], expected=["theirs"], activated=[["mine"], ["theirs"]]),
+            task("silent", [NC], expected=[], activated=[["mine"]]),
+            # a task that asserts nothing never counts on the board
+            task("free", [P], activated=[["mine"]]),
+        ],
+        skills=[snapshot("mine"), snapshot("theirs"), snapshot("unused")],
+    )
+    scored = score_run(results)
+    board = {s.skill: s for s in scored.activation_per_skill}
+    assert list(board) == ["mine", "theirs", "unused"]
+    mine = board["mine"]
+    assert (mine.expected, mine.fired, mine.hits) == (3, 4, 2)
+    assert mine.recall == pytest.approx(2 / 3)
+    assert mine.precision == pytest.approx(2 / 4)
+    theirs = board["theirs"]
+    assert (theirs.expected, theirs.fired, theirs.hits) == (2, 1, 1)
+    assert board["unused"].recall is None and board["unused"].precision is None
+    assert scored.activation_tasks == 3
+    assert scored.avg_activation_score == pytest.approx((2 / 3 + 1 / 2 + 0) / 3)
+
+
+def test_ablated_skills_are_flagged_on_the_board():
+    results = run(
+        [task("t", [P], expected=["mine"], activated=[[]])],
+        skills=[snapshot("mine", ablated=True)],
+        ablated=["mine"],
+    )
+    assert score_run(results).activation_per_skill[0].ablated is True
+
+
+def test_usage_totals_split_the_unusable_slice():
+    attempts = [
+        attempt("t", 1, P, usage=Usage(100, 10, 1000, 5), duration=10.0),
+        attempt("t", 2, F, usage=Usage(200, 20, None, None), duration=20.0),
+        attempt("t", 3, NC, usage=Usage(50, 5, 0, 0), duration=3.0),
+        attempt("t", 4, INFRA, usage=Usage(7, 1, 0, 0), duration=40.0),
+        attempt("t", 5, TIMEOUT, usage=None, duration=120.0),
+    ]
+    totals = usage_totals(attempts)
+    assert totals.tokens_in == 100 + 1000 + 5 + 200 + 50
+    assert totals.tokens_out == 35
+    assert totals.total_tokens == 1355 + 35
+    assert totals.attempts == 3  # not_checked is not wasted spend
+    assert totals.wall_seconds == 33.0
+    assert totals.wall_per_attempt == 11.0
+    assert totals.unusable_attempts == 2
+    assert totals.unusable_tokens == 8
+    assert totals.unusable_wall_seconds == 160.0
+
+
+def test_usage_totals_without_reports_stay_unknown():
+    totals = usage_totals([attempt("t", 1, P, usage=Usage(), duration=None)])
+    assert totals.tokens_in is None and totals.tokens_out is None
+    assert totals.total_tokens is None
+    assert totals.wall_seconds is None and totals.wall_per_attempt is None
+
+
+def test_json_blocks_are_plain_data():
+    results = run([task("a", [P, F], expected=["my-skill"], activated=[["my-skill"], []])])
+    scored = score_run(results)
+    scores = json.loads(json.dumps(scores_data(scored)))
+    assert scores["score"] == 0.5
+    assert scores["tasks"][0]["status"] == "PARTIAL"
+    assert scores["tasks"][0]["pass_at_k"] == pytest.approx(0.75)
+    assert scores["tasks"][0]["pass_hat_k"] == pytest.approx(0.25)
+    assert scores["activation_per_skill"][0]["recall"] == 0.5
+    usage = json.loads(json.dumps(usage_data(scored)))
+    assert usage["total_tokens"] == usage["tokens_in"] + usage["tokens_out"]
