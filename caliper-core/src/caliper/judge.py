@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 if TYPE_CHECKING:
-    from caliper.attempt import AttemptResult
+    from caliper.attempt import AttemptResult, AttemptSandbox
     from caliper.engine import Engine
 
 
@@ -50,7 +51,9 @@ class JudgeContext:
     the folder of the spec file; ``judge_engine`` returns the resolved ``--judge-model`` engine
     (resolved lazily so runs without LLM judges never load a judge backend); ``make_sandbox``
     returns a context manager yielding a fresh ``AttemptSandbox`` (its own isolated home,
-    deleted on exit) for judges that run an agent CLI.
+    deleted on exit) for judges that run an agent CLI; ``agent_env`` is the environment the
+    agent ran with (its isolated HOME, PATH with the spec's ``extra_path``), for judges that
+    run local code against what the agent left behind.
     """
 
     task_name: str
@@ -63,7 +66,8 @@ class JudgeContext:
     installed_skills: tuple[str, ...]
     timeout: float
     judge_engine: Callable[[], Engine]
-    make_sandbox: Callable[[], Any]
+    make_sandbox: Callable[[], AbstractContextManager[AttemptSandbox]]
+    agent_env: Mapping[str, str] = attrs.field(factory=dict)
 
 
 class Judge(abc.ABC):

@@ -100,6 +100,7 @@ class AssertJudge(Judge):
         else:
             source, display, import_dir = value, "<assert>", str(context.spec_dir)
         env = dict(os.environ)
+        env.update(context.agent_env)  # the agent's HOME and PATH, so checks see what it saw
         env.update(
             CALIPER_WORKDIR=str(context.workdir),
             CALIPER_SPEC_DIR=str(context.spec_dir),

@@ -1,0 +1,287 @@
+"""One attempt of one task, from a fresh sandbox to a saved-ready :class:`AttemptRecord`.
+
+Order: sandbox → setup → install skills → MCP config → agent → judges → cleanup → delete the
+sandbox. Cleanup always runs (even after a failed setup, a crash or Ctrl-C) and the sandbox is
+always deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+
+from caliper.attempt import AgentStatus, AttemptRequest, AttemptResult, AttemptSandbox
+from caliper.errors import CaliperError, SetupError
+from caliper.results.models import AttemptRecord, Outcome
+from caliper.runner.control import RunController, Stopped
+from caliper.runner.forbidden import find_forbidden_reads
+from caliper.runner.judging import FatalJudgeError, LazyEngine, judge_attempt
+from caliper.sandbox import (
+    describe_shell_failure,
+    make_sandbox,
+    remove_sandbox,
+    run_shell,
+)
+
+if TYPE_CHECKING:
+    from caliper.judge import JudgeContext
+    from caliper.runner.prepare import PreparedRun
+    from caliper.spec.model import Task
+
+_STATUS_OUTCOME = {
+    AgentStatus.TIMEOUT: Outcome.TIMEOUT,
+    AgentStatus.INFRA_ERROR: Outcome.INFRA_ERROR,
+    AgentStatus.TASK_FAILED: Outcome.TASK_FAIL,
+    AgentStatus.SETUP_ERROR: Outcome.INFRA_ERROR,
+}
+
+
+@attrs.define
+class AttemptReport:
+    """An attempt's record (``None`` when it was stopped before finishing) and any fatal error.
+
+    ``fatal`` stops the whole run (the CLI cannot work at all, or the judge engine is unusable).
+    """
+
+    task: Task
+    number: int
+    record: AttemptRecord | None
+    fatal: CaliperError | None = None
+    tripped_fail_fast: bool = False
+
+
+def _new_sandbox(prepared: PreparedRun, parent: AttemptSandbox | None = None) -> AttemptSandbox:
+    return make_sandbox(
+        spec_dir=prepared.spec.directory,
+        extra_path=prepared.spec.sandbox.extra_path,
+        parent=parent.root if parent else None,
+        prefix="judge-" if parent else "caliper-attempt-",
+    )
+
+
+@contextlib.contextmanager
+def _judge_sandbox(prepared: PreparedRun, attempt: AttemptSandbox) -> Iterator[AttemptSandbox]:
+    """A fresh sandbox for one judge call, nested in the attempt's root and removed after."""
+    sandbox = _new_sandbox(prepared, parent=attempt)
+    try:
+        yield sandbox
+    finally:
+        remove_sandbox(sandbox)
+
+
+def _status_reason(result: AttemptResult) -> str:
+    if result.error:
+        return result.error
+    if result.status is AgentStatus.TIMEOUT:
+        return "the agent exceeded its time budget and was killed"
+    return f"the agent ended with status {result.status.value}"
+
+
+def _judge_context_factory(
+    prepared: PreparedRun,
+    task: Task,
+    result: AttemptResult,
+    sandbox: AttemptSandbox,
+    installed_names: tuple[str, ...],
+    judge_engine: LazyEngine,
+) -> Callable[[str], JudgeContext]:
+    from caliper.judge import JudgeContext
+
+    def make(key: str) -> JudgeContext:
+        return JudgeContext(
+            task_name=task.name,
+            task_prompt=task.prompt,
+            value=task.checks[key],
+            attempt=result,
+            workdir=sandbox.workdir,
+            spec_dir=prepared.spec.directory,
+            declared_skills=tuple(s.name for s in prepared.skills),
+            installed_skills=installed_names,
+            timeout=prepared.options.timeout,
+            judge_engine=judge_engine,
+            make_sandbox=lambda: _judge_sandbox(prepared, sandbox),
+            agent_env=dict(sandbox.base_env),
+        )
+
+    return make
+
+
+def _failed_record(task: Task, number: int, reason: str, *, setup: bool = False) -> AttemptRecord:
+    return AttemptRecord(
+        task_name=task.name,
+        attempt=number,
+        outcome=Outcome.INFRA_ERROR,
+        reason=reason,
+        error=reason,
+        setup_failed=setup,
+    )
+
+
+def _call_backend(prepared: PreparedRun, request: AttemptRequest) -> tuple[AttemptResult, float]:
+    """Run the agent; a backend that raises is recorded (setup or infra error), not raised."""
+    started = time.monotonic()
+    try:
+        result = prepared.engine.backend.run_attempt(request)
+    except SetupError as exc:
+        result = AttemptResult(status=AgentStatus.SETUP_ERROR, error=exc.render())
+    except Exception as exc:  # a backend bug is recorded, not raised at the user
+        result = AttemptResult(
+            status=AgentStatus.INFRA_ERROR,
+            error=f"the backend crashed: {type(exc).__name__}: {exc}",
+        )
+    return result, time.monotonic() - started
+
+
+def _observed(
+    task: Task, number: int, result: AttemptResult, elapsed: float, installed_names: tuple[str, ...]
+) -> AttemptRecord:
+    """The record of what the agent did, before any outcome is decided."""
+    duration = result.duration_seconds
+    return AttemptRecord(
+        task_name=task.name,
+        attempt=number,
+        outcome=Outcome.INFRA_ERROR,
+        duration_seconds=duration if duration is not None else round(elapsed, 3),
+        usage=result.usage,
+        final_answer=result.final_answer,
+        transcript=list(result.transcript),
+        activated=list(result.activated)
+        if result.activated is not None and installed_names
+        else None,
+        model=result.model,
+        error=result.error,
+    )
+
+
+def _agent_steps(
+    prepared: PreparedRun,
+    task: Task,
+    number: int,
+    sandbox: AttemptSandbox,
+    controller: RunController,
+    judge_engine: LazyEngine,
+    patterns: Sequence[re.Pattern[str]],
+) -> tuple[AttemptRecord, CaliperError | None]:
+    """Setup, install, run the agent and judge it (everything but cleanup)."""
+    options = prepared.options
+    if task.setup:
+        shell = run_shell(task.setup, sandbox, timeout=options.setup_timeout)
+        controller.check()
+        failure = describe_shell_failure("setup", shell, options.setup_timeout)
+        if failure:
+            return _failed_record(task, number, failure, setup=True), None
+    try:
+        installed = (
+            prepared.installer.install(prepared.installed_skills, sandbox)
+            if prepared.installer is not None and prepared.installed_skills
+            else []
+        )
+        native_mcp = (
+            prepared.translator.translate(prepared.mcp.servers, sandbox)
+            if prepared.translator is not None and prepared.mcp.servers
+            else None
+        )
+    except Exception as exc:  # a plugin failing to prepare the sandbox is a harness error
+        reason = f"preparing the sandbox failed: {type(exc).__name__}: {exc}"
+        return _failed_record(task, number, reason), None
+    controller.check()
+    request = AttemptRequest(
+        prompt=task.prompt,
+        model=prepared.engine.model,
+        sandbox=sandbox,
+        timeout=options.timeout,
+        skills=tuple(installed),
+        mcp=native_mcp,
+    )
+    result, elapsed = _call_backend(prepared, request)
+    controller.check()
+
+    installed_names = tuple(skill.name for skill in installed)
+    record = _observed(task, number, result, elapsed, installed_names)
+    if result.status is AgentStatus.SETUP_ERROR:
+        reason = result.error or f"The {prepared.engine.backend_id} CLI cannot run."
+        record.reason = reason
+        return record, SetupError(prepared.secrets.redact(reason) or reason)
+    if result.status is not AgentStatus.COMPLETED:
+        record.outcome = _STATUS_OUTCOME[result.status]
+        record.reason = _status_reason(result)
+        return record, None
+    forbidden = find_forbidden_reads(result.transcript, patterns)
+    judgement = judge_attempt(
+        task,
+        prepared.judges,
+        _judge_context_factory(prepared, task, result, sandbox, installed_names, judge_engine),
+        llm_allowed=not forbidden,
+    )
+    controller.check()  # a judge cut short by Ctrl-C decided nothing
+    record.checks = judgement.checks
+    record.activation_passed = judgement.activation_passed
+    if forbidden:
+        record.outcome = Outcome.CHEAT
+        record.forbidden_reads = forbidden
+        record.reason = f"read a forbidden file: {forbidden[0]}"
+    else:
+        record.outcome = judgement.outcome
+        record.reason = judgement.reason
+    return record, None
+
+
+def _redact(record: AttemptRecord, prepared: PreparedRun) -> None:
+    secrets = prepared.secrets
+    if not secrets.values:
+        return
+    record.final_answer = secrets.redact(record.final_answer)
+    record.reason = secrets.redact(record.reason)
+    record.error = secrets.redact(record.error)
+    if record.transcript is not None:
+        record.transcript = secrets.redact_turns(record.transcript)
+    record.forbidden_reads = [secrets.redact(r) or "" for r in record.forbidden_reads]
+    for check in record.checks:
+        check.reason = secrets.redact(check.reason)
+        check.error = secrets.redact(check.error)
+        check.details = secrets.redact_value(check.details)
+
+
+def run_one_attempt(
+    prepared: PreparedRun,
+    task: Task,
+    number: int,
+    controller: RunController,
+    judge_engine: LazyEngine,
+    patterns: Sequence[re.Pattern[str]],
+) -> AttemptReport:
+    """Run attempt ``number`` (1-based) of ``task``; never raises for agent or judge trouble."""
+    report = AttemptReport(task=task, number=number, record=None)
+    try:
+        controller.check()
+    except Stopped:
+        return report
+    sandbox = _new_sandbox(prepared)
+    try:
+        try:
+            with controller.busy():
+                report.record, report.fatal = _agent_steps(
+                    prepared, task, number, sandbox, controller, judge_engine, patterns
+                )
+        except Stopped:
+            report.record = None
+        except FatalJudgeError as exc:
+            report.fatal = exc.error
+            report.record = None
+        finally:
+            if task.cleanup:
+                controller.wait_for_cleanup_turn()
+                shell = run_shell(task.cleanup, sandbox, timeout=prepared.options.setup_timeout)
+                failure = describe_shell_failure("cleanup", shell, prepared.options.setup_timeout)
+                if failure and report.record is not None:
+                    report.record.error = "; ".join(filter(None, [report.record.error, failure]))
+    finally:
+        remove_sandbox(sandbox)
+    if report.record is not None:
+        _redact(report.record, prepared)
+    return report

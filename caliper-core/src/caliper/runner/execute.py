@@ -1,0 +1,153 @@
+"""Scheduling attempts: a pool of ``--workers`` threads, one job per attempt.
+
+Jobs are queued task by task, so ``--fail-fast`` can stop a task's remaining attempts after
+N consecutive unusable ones. A fatal error (the CLI cannot work at all, the judge engine is
+unusable) or Ctrl-C stops scheduling; whatever finished is kept.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import attrs
+
+from caliper.errors import CaliperError
+from caliper.results.models import AttemptRecord, Outcome
+from caliper.runner.attempt import AttemptReport, run_one_attempt
+from caliper.runner.control import RunController
+from caliper.runner.judging import LazyEngine
+
+if TYPE_CHECKING:
+    from caliper.runner.prepare import PreparedRun
+    from caliper.runner.progress import Progress
+    from caliper.spec.model import Task
+
+FAIL_FAST_OUTCOMES = (Outcome.INFRA_ERROR, Outcome.TIMEOUT)
+POLL_SECONDS = 0.1
+
+
+@attrs.define
+class Execution:
+    """What the scheduler produced: records per task, aborted tasks, why it stopped early."""
+
+    records: dict[str, list[AttemptRecord]]
+    aborted: set[str]
+    fatal: CaliperError | None = None
+    interrupted: bool = False
+    stop_reason: str | None = None
+
+
+class _FailFast:
+    """Counts consecutive infra_error/timeout outcomes per task (in completion order)."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._streak: dict[str, int] = {}
+        self.tripped: set[str] = set()
+        self._lock = threading.Lock()
+
+    def observe(self, record: AttemptRecord) -> bool:
+        """Count ``record``; true when this record made its task trip."""
+        with self._lock:
+            if record.outcome in FAIL_FAST_OUTCOMES:
+                self._streak[record.task_name] = self._streak.get(record.task_name, 0) + 1
+            else:
+                self._streak[record.task_name] = 0
+            if (
+                self.limit > 0
+                and record.task_name not in self.tripped
+                and self._streak[record.task_name] >= self.limit
+            ):
+                self.tripped.add(record.task_name)
+                return True
+            return False
+
+    def stopped(self, task_name: str) -> bool:
+        with self._lock:
+            return task_name in self.tripped
+
+
+def execute(
+    prepared: PreparedRun,
+    controller: RunController,
+    progress: Progress,
+    judge_engine: LazyEngine,
+) -> Execution:
+    """Run every task k times on the worker pool and collect the records."""
+    spec = prepared.spec
+    options = prepared.options
+    patterns = prepared.forbidden
+    fail_fast = _FailFast(options.fail_fast)
+    records: dict[str, list[AttemptRecord]] = {task.name: [] for task in spec.tasks}
+    skipped: set[str] = set()
+    skipped_lock = threading.Lock()
+    execution = Execution(records=records, aborted=set())
+
+    def job(task: Task, number: int) -> AttemptReport:
+        if controller.stop_requested.is_set() or fail_fast.stopped(task.name):
+            if fail_fast.stopped(task.name):
+                with skipped_lock:
+                    skipped.add(task.name)
+            return AttemptReport(task=task, number=number, record=None)
+        try:
+            report = run_one_attempt(prepared, task, number, controller, judge_engine, patterns)
+        except OSError as exc:  # e.g. the temp folder is full or not writable
+            error = CaliperError(
+                f"Could not prepare an attempt sandbox: {exc}",
+                hint="Check free space and permissions of $CALIPER_TMPDIR (or the temp folder).",
+            )
+            return AttemptReport(task=task, number=number, record=None, fatal=error)
+        # decided here, in the worker, so the next job of this worker already sees it
+        if report.fatal is not None:
+            controller.request_stop(f"stopped: {report.fatal.message}", kill=False)
+        if report.record is not None and fail_fast.observe(report.record):
+            report.tripped_fail_fast = number < options.k
+        return report
+
+    def handle(report: AttemptReport) -> None:
+        if report.record is not None:
+            records[report.task.name].append(report.record)
+            progress.attempt_done(report.record)
+            if report.tripped_fail_fast:
+                progress.task_aborted(report.task.name)
+        if report.fatal is not None and execution.fatal is None:
+            execution.fatal = report.fatal
+
+    _run_pool(spec.tasks, options.k, options.workers, job, handle, controller)
+    for name in records:
+        records[name].sort(key=lambda r: r.attempt)
+    execution.aborted = skipped
+    execution.interrupted = controller.killed
+    execution.stop_reason = controller.stop_reason
+    return execution
+
+
+def _run_pool(
+    tasks: tuple[Task, ...],
+    k: int,
+    workers: int,
+    job: Callable[[Task, int], AttemptReport],
+    handle: Callable[[AttemptReport], None],
+    controller: RunController,
+) -> None:
+    pool = concurrent.futures.ThreadPoolExecutor(
+        max_workers=max(1, workers), thread_name_prefix="caliper-attempt"
+    )
+    try:
+        pending = {pool.submit(job, task, n) for task in tasks for n in range(1, k + 1)}
+        while pending:
+            done, pending = concurrent.futures.wait(
+                pending, timeout=POLL_SECONDS, return_when=concurrent.futures.FIRST_COMPLETED
+            )
+            for future in done:
+                if not future.cancelled():
+                    handle(future.result())
+            if controller.killed:
+                for future in pending:
+                    future.cancel()
+                controller.drain()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

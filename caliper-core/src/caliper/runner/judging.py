@@ -1,0 +1,147 @@
+"""Turning a completed attempt plus the task's judges into checks and an outcome.
+
+Outcome judges (``scores_outcome=True``) decide pass/fail; the activation judge feeds the
+separate activation scoreboard. Local (non-LLM) judges run first: once one has failed or
+errored, LLM judges are not run (and recorded as such), since they could not change the
+outcome and cost tokens.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+import attrs
+
+from caliper.errors import CaliperError
+from caliper.results.models import CheckRecord, Outcome
+
+if TYPE_CHECKING:
+    from caliper.engine import Engine
+    from caliper.judge import Judge, JudgeContext, Verdict
+    from caliper.spec.model import Task
+
+ACTIVATION_KEY = "activates"
+NOT_RUN_REASON = "not run: a local check already failed"
+NOT_RUN_CHEAT = "not run: the attempt read a forbidden file"
+
+
+class FatalJudgeError(Exception):
+    """Stops the whole run: the judge engine itself cannot be used (bad --judge-model)."""
+
+    def __init__(self, error: CaliperError):
+        super().__init__(error.message)
+        self.error = error
+
+
+class LazyEngine:
+    """Resolves ``--judge-model`` on first use only, once, shared by all attempts."""
+
+    def __init__(self, resolve: Callable[[], Engine]):
+        self._resolve = resolve
+        self._lock = threading.Lock()
+        self._engine: Engine | None = None
+        self._error: CaliperError | None = None
+
+    @property
+    def engine(self) -> Engine | None:
+        """The resolved engine, or ``None`` when no LLM judge ever asked for it."""
+        return self._engine
+
+    def __call__(self) -> Engine:
+        with self._lock:
+            if self._engine is None and self._error is None:
+                try:
+                    self._engine = self._resolve()
+                except CaliperError as exc:
+                    self._error = exc
+            if self._error is not None:
+                raise FatalJudgeError(self._error)
+            assert self._engine is not None
+            return self._engine
+
+
+@attrs.frozen
+class Judgement:
+    """What the judges made of one completed attempt."""
+
+    outcome: Outcome
+    reason: str | None
+    checks: list[CheckRecord]
+    activation_passed: bool | None
+
+
+def _record(key: str, verdict: Verdict) -> CheckRecord:
+    return CheckRecord(
+        key=key,
+        passed=verdict.passed,
+        reason=verdict.reason,
+        error=verdict.error,
+        details=dict(verdict.details),
+    )
+
+
+def _check(judge: Judge, context: JudgeContext) -> CheckRecord:
+    from caliper.judge import Verdict
+
+    try:
+        return _record(judge.key, judge.check(context))
+    except FatalJudgeError:
+        raise
+    except CaliperError as exc:
+        return _record(judge.key, Verdict(passed=None, error=exc.render()))
+    except Exception as exc:  # a judge plugin bug must not crash the run
+        return _record(judge.key, Verdict(passed=None, error=f"{type(exc).__name__}: {exc}"))
+
+
+def judge_attempt(
+    task: Task,
+    judges: Mapping[str, Judge],
+    make_context: Callable[[str], JudgeContext],
+    *,
+    llm_allowed: bool = True,
+) -> Judgement:
+    """Run the task's judges on a completed attempt and decide its outcome.
+
+    With ``llm_allowed`` false (a cheat: the outcome is already decided) LLM judges are
+    recorded as not run.
+    """
+    records: dict[str, CheckRecord] = {}
+    outcome_keys = [k for k in task.checks if k in judges and judges[k].scores_outcome]
+    other_keys = [k for k in task.checks if k in judges and not judges[k].scores_outcome]
+    local = [k for k in outcome_keys if not judges[k].uses_llm]
+    llm = [k for k in outcome_keys if judges[k].uses_llm]
+    for key in local:
+        records[key] = _check(judges[key], make_context(key))
+    local_failed = any(records[k].passed is not True for k in local)
+    for key in llm:
+        if local_failed or not llm_allowed:
+            reason = NOT_RUN_REASON if llm_allowed else NOT_RUN_CHEAT
+            records[key] = CheckRecord(
+                key=key, passed=None, reason=reason, details={"not_run": True}
+            )
+        else:
+            records[key] = _check(judges[key], make_context(key))
+    for key in other_keys:
+        records[key] = _check(judges[key], make_context(key))
+
+    ran = [records[k] for k in outcome_keys if not records[k].details.get("not_run")]
+    if not outcome_keys:
+        outcome, reason = Outcome.NOT_CHECKED, None
+    elif any(r.passed is None for r in ran):
+        outcome = Outcome.JUDGE_ERROR
+        reason = "; ".join(f"{r.key}: {r.error or 'no verdict'}" for r in ran if r.passed is None)
+    elif all(r.passed for r in ran):
+        outcome, reason = Outcome.PASS, None
+    else:
+        outcome = Outcome.TASK_FAIL
+        reason = "; ".join(f"{r.key}: {r.reason or 'failed'}" for r in ran if r.passed is False)
+
+    activation = records.get(ACTIVATION_KEY)
+    return Judgement(
+        outcome=outcome,
+        reason=reason,
+        checks=[records[k] for k in task.checks if k in records],
+        activation_passed=activation.passed if activation is not None else None,
+    )

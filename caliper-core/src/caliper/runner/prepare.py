@@ -1,0 +1,139 @@
+"""Everything checked before the first attempt: spec, engine, CLI, MCP, skills, ablation.
+
+Each check fails with one clear message, so a run never starts k×tasks attempts that were
+doomed from the start (a missing CLI, an unset secret, a misspelt ``--ablate``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
+
+from caliper.errors import CaliperError, SetupError, UsageError
+from caliper.mcp import ResolvedMcp, SecretSet, resolve_servers
+from caliper.runner.forbidden import forbidden_patterns
+
+if TYPE_CHECKING:
+    from caliper.backend import McpTranslator, SkillInstaller
+    from caliper.engine import Engine
+    from caliper.judge import Judge
+    from caliper.plugins import PluginHost
+    from caliper.runner.options import RunOptions
+    from caliper.skills import ResolvedSkill
+    from caliper.spec.model import Spec
+
+
+@attrs.frozen
+class PreparedRun:
+    """A run that passed every pre-flight check and is ready to schedule attempts."""
+
+    options: RunOptions
+    spec: Spec
+    judges: Mapping[str, Judge]
+    engine: Engine
+    cli_path: Path
+    skills: tuple[ResolvedSkill, ...]
+    installed_skills: tuple[ResolvedSkill, ...]
+    mcp: ResolvedMcp
+    installer: SkillInstaller | None
+    translator: McpTranslator | None
+    forbidden: tuple[re.Pattern[str], ...] = ()
+
+    @property
+    def secrets(self) -> SecretSet:
+        return self.mcp.secrets
+
+
+def check_ablation(ablate: Sequence[str], skills: Sequence[ResolvedSkill]) -> None:
+    """Every ``--ablate`` name must be a declared skill; suggest the closest one otherwise."""
+    names = [skill.name for skill in skills]
+    for name in ablate:
+        if name in names:
+            continue
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+        suggestion = f" Did you mean {close[0]!r}?" if close else ""
+        declared = ", ".join(names) if names else "none"
+        raise UsageError(
+            f"--ablate {name!r}: the spec declares no skill with that name.{suggestion}",
+            hint=f"Declared skills: {declared}.",
+        )
+
+
+def check_cli(engine: Engine) -> Path:
+    """The backend's CLI path, or one :class:`SetupError` with the install hint."""
+    path = engine.backend.find_cli()
+    if path is None:
+        raise SetupError(engine.backend.missing_cli_message())
+    return path
+
+
+def check_mcp_support(spec: Spec, engine: Engine) -> None:
+    """Refuse a spec with ``mcp:`` servers on a backend that cannot honour them."""
+    if spec.mcp and not engine.backend.supports_mcp:
+        message = engine.backend.mcp_refusal or (
+            f"The {engine.backend.id} backend cannot give the agent the spec's MCP servers."
+        )
+        raise UsageError(
+            f"{spec.path.name} declares mcp: servers, which --model {engine.label} cannot use. "
+            f"{message}"
+        )
+
+
+def _note(text: str) -> None:
+    import click
+
+    click.echo(f"Note: {text}", err=True)
+
+
+def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
+    """Run the pre-flight checks in order and gather what the attempts need."""
+    from caliper.engine import resolve_engine
+    from caliper.spec.load import load_spec
+    from caliper.spec.skills import resolve_skills
+
+    judges = host.judges()
+    spec = load_spec(options.spec_path, judges)
+    forbidden = forbidden_patterns(
+        spec.sandbox.forbidden_files,
+        spec_file_name=spec.path.name,
+        spec_path=str(spec.path.resolve()),
+    )
+    engine = resolve_engine(host, options.model, flag="--model")
+    cli_path = check_cli(engine)
+    check_mcp_support(spec, engine)
+    mcp = resolve_servers(spec.mcp, os.environ)
+    skills = tuple(resolve_skills(spec, offline=False, on_note=_note))
+    check_ablation(options.ablate, skills)
+    installed = tuple(s for s in skills if s.name not in set(options.ablate))
+    installer = host.skill_installer(engine.backend_id) if installed else None
+    if installed and installer is None:
+        raise CaliperError(
+            f"The {engine.backend_id} backend has no skill installer, so the spec's skills "
+            "cannot be installed.",
+            hint="Reinstall the backend plugin (see `caliper plugins`).",
+        )
+    translator = host.mcp_translator(engine.backend_id) if mcp.servers else None
+    if mcp.servers and translator is None:
+        raise CaliperError(
+            f"The {engine.backend_id} backend has no MCP translator for the spec's mcp: servers.",
+            hint="Reinstall the backend plugin (see `caliper plugins`).",
+        )
+    return PreparedRun(
+        options=options,
+        spec=spec,
+        judges=judges,
+        engine=engine,
+        cli_path=cli_path,
+        skills=skills,
+        installed_skills=installed,
+        mcp=mcp,
+        installer=installer,
+        translator=translator,
+        forbidden=tuple(forbidden),
+    )

@@ -1,0 +1,97 @@
+"""Live progress while attempts run: one line per task, redrawn on stderr.
+
+Shown only when stderr is a terminal; in CI logs and pipes the run stays quiet until the
+final report.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from caliper.results.models import AttemptRecord
+    from caliper.spec.model import Task
+
+
+class _TaskLine:
+    def __init__(self, name: str, k: int):
+        self.name = name
+        self.k = k
+        self.done = self.passed = self.failed = self.unusable = self.other = 0
+        self.aborted = False
+
+    def add(self, record: AttemptRecord) -> None:
+        self.done += 1
+        if record.outcome.usable:
+            if record.outcome.value == "pass":
+                self.passed += 1
+            else:
+                self.failed += 1
+        elif record.outcome.unusable:
+            self.unusable += 1
+        else:
+            self.other += 1
+
+
+class Progress:
+    """Per-task counters (attempts done/k, pass, fail, unusable) drawn with rich."""
+
+    def __init__(
+        self, tasks: Sequence[Task], k: int, *, console: Console | None = None, title: str = ""
+    ):
+        self.console = console or Console(stderr=True)
+        self.enabled = self.console.is_terminal
+        self.title = title
+        self._lines = {task.name: _TaskLine(task.name, k) for task in tasks}
+        self._lock = threading.Lock()
+        self._live: Live | None = None
+
+    def _table(self) -> Table:
+        table = Table(title=self.title or None, box=None, show_edge=False, pad_edge=False)
+        for column in ("task", "attempts", "pass", "fail", "unusable"):
+            table.add_column(column, justify="left" if column == "task" else "right")
+        for line in self._lines.values():
+            done = f"{line.done}/{line.k}" + (" aborted" if line.aborted else "")
+            table.add_row(line.name, done, str(line.passed), str(line.failed), str(line.unusable))
+        return table
+
+    def __enter__(self) -> Progress:
+        if self.enabled:
+            self._live = Live(
+                self._table(), console=self.console, refresh_per_second=4, transient=True
+            )
+            self._live.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._live is not None:
+            self._live.__exit__(exc_type, exc, tb)
+            self._live = None
+
+    def attempt_done(self, record: AttemptRecord) -> None:
+        """Count a finished attempt and redraw."""
+        with self._lock:
+            self._lines[record.task_name].add(record)
+            self._refresh()
+
+    def task_aborted(self, name: str) -> None:
+        """Mark a task stopped by ``--fail-fast``."""
+        with self._lock:
+            self._lines[name].aborted = True
+            self._refresh()
+
+    def _refresh(self) -> None:
+        if self._live is not None:
+            self._live.update(self._table())

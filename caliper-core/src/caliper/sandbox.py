@@ -1,0 +1,132 @@
+"""The throw-away world one attempt runs in: a fresh temp root with its own HOME.
+
+Each attempt gets ``<root>/home`` (the agent's HOME), ``<root>/work`` (its working directory),
+``<root>/private`` (0700, for generated config and resolved secrets) and ``<root>/tmp``
+(TMPDIR). The root lives under ``$CALIPER_TMPDIR`` when set, else the system temp folder.
+Nothing here ever writes to the user's real home.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from caliper.attempt import AttemptSandbox
+from caliper.process import ProcessResult, run_process
+
+TMPDIR_VARIABLE = "CALIPER_TMPDIR"
+DEFAULT_LOCALE = "C.UTF-8"
+
+
+def real_home() -> Path:
+    """The caliper process's own HOME (read-only for backends seeding authentication)."""
+    home = os.environ.get("HOME")
+    return Path(home) if home else Path.home()
+
+
+def sandbox_parent() -> Path | None:
+    """Where attempt roots are created: ``$CALIPER_TMPDIR`` (created if needed) or the default."""
+    configured = os.environ.get(TMPDIR_VARIABLE)
+    if not configured:
+        return None
+    parent = Path(configured).expanduser()
+    parent.mkdir(parents=True, exist_ok=True)
+    return parent
+
+
+def resolve_extra_path(extra_path: Sequence[str], spec_dir: Path) -> list[str]:
+    """The spec's ``sandbox.extra_path`` entries as absolute folders (relative to the spec)."""
+    return [str((spec_dir / entry).resolve()) for entry in extra_path]
+
+
+def minimal_env(
+    *,
+    home: Path,
+    tmpdir: Path,
+    extra_path: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The minimal environment an agent starts from: PATH, locale, TERM, HOME and TMPDIR.
+
+    Nothing else is inherited from the caller, so neither credentials nor configuration in the
+    user's environment leak into an attempt unless a backend adds them on purpose.
+    """
+    source = os.environ if environ is None else environ
+    path_parts = [*extra_path, *[p for p in source.get("PATH", os.defpath).split(os.pathsep) if p]]
+    locale = source.get("LC_ALL") or source.get("LANG") or DEFAULT_LOCALE
+    return {
+        "PATH": os.pathsep.join(path_parts),
+        "LANG": source.get("LANG") or locale,
+        "LC_ALL": locale,
+        "TERM": "dumb",
+        "HOME": str(home),
+        "TMPDIR": str(tmpdir),
+    }
+
+
+def make_sandbox(
+    *,
+    spec_dir: Path,
+    extra_path: Sequence[str] = (),
+    parent: Path | None = None,
+    prefix: str = "caliper-attempt-",
+) -> AttemptSandbox:
+    """Create a fresh sandbox (see module docstring); remove it with :func:`remove_sandbox`.
+
+    ``parent`` overrides where the root is created (judges nest their sandbox in the attempt's).
+    """
+    root = Path(tempfile.mkdtemp(prefix=prefix, dir=parent if parent else sandbox_parent()))
+    home, work, private, tmp = (root / name for name in ("home", "work", "private", "tmp"))
+    for folder in (home, work, tmp):
+        folder.mkdir()
+    private.mkdir(mode=0o700)
+    private.chmod(0o700)
+    env = minimal_env(home=home, tmpdir=tmp, extra_path=resolve_extra_path(extra_path, spec_dir))
+    return AttemptSandbox(
+        root=root,
+        home=home,
+        workdir=work,
+        private=private,
+        real_home=real_home(),
+        base_env=env,
+    )
+
+
+def _make_writable_and_retry(function, path, _exc_info) -> None:  # type: ignore[no-untyped-def]
+    with contextlib.suppress(OSError):
+        parent = os.path.dirname(path)
+        os.chmod(parent, os.stat(parent).st_mode | stat.S_IWUSR | stat.S_IXUSR)
+        os.chmod(path, os.stat(path, follow_symlinks=False).st_mode | stat.S_IWUSR)
+        function(path)
+
+
+def remove_sandbox(sandbox: AttemptSandbox) -> None:
+    """Delete the sandbox root, including read-only files the agent may have left."""
+    shutil.rmtree(sandbox.root, onerror=_make_writable_and_retry)
+    if sandbox.root.exists():
+        shutil.rmtree(sandbox.root, ignore_errors=True)
+
+
+def run_shell(command: str, sandbox: AttemptSandbox, *, timeout: float) -> ProcessResult:
+    """Run a task's ``setup``/``cleanup`` command with ``/bin/sh -c`` inside the sandbox."""
+    return run_process(
+        ["/bin/sh", "-c", command], env=sandbox.base_env, cwd=sandbox.workdir, timeout=timeout
+    )
+
+
+def describe_shell_failure(kind: str, result: ProcessResult, timeout: float) -> str | None:
+    """A one-line reason when a setup/cleanup command failed, ``None`` when it succeeded."""
+    if result.timed_out:
+        return f"{kind} timed out after {timeout:g}s"
+    if result.interrupted:
+        return f"{kind} was interrupted"
+    if result.returncode != 0:
+        tail = result.stderr_tail(5) or result.stdout.strip()[-500:]
+        detail = f": {tail}" if tail else ""
+        return f"{kind} exited with status {result.returncode}{detail}"
+    return None

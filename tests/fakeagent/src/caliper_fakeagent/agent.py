@@ -1,0 +1,230 @@
+"""A scripted stand-in for an agent CLI, run as a real subprocess by the ``fake`` backend.
+
+It reads the prompt on stdin and obeys every line that starts with ``fake:`` (in the prompt,
+then in ``fake-scenario.txt`` in its working directory, if a task's setup wrote one). It
+prints one JSON event per line, like real agent CLIs' stream modes do:
+
+* ``say TEXT`` – assistant text (the last one is the final answer)
+* ``load NAME`` – load a skill, only if installed under ``$HOME/.fake-agent/skills/NAME``
+* ``read PATH`` / ``write PATH TEXT`` / ``bash COMMAND`` – tool calls
+* ``env VAR`` / ``mcp`` – say an environment variable / the MCP config file it was given
+* ``sleep SECONDS`` – wait (for timeouts)
+* ``grandchild PIDFILE`` – start a process that sleeps forever, write its pid to PIDFILE
+* ``exit CODE`` – crash with that exit code and no result
+* ``rate-limit`` / ``auth-fail`` – report a provider error and exit 1
+* ``garbage`` – print output that is not JSON and exit 0
+* ``max-turns`` – end with a ``max_turns`` result
+* ``usage IN OUT [CACHE_READ CACHE_WRITE]`` / ``model NAME`` – what to report at the end
+
+Given a judge prompt (it carries ``caliper.judge.LLM_JUDGE_MARKER``) it answers with a JSON
+verdict instead, as a ``fake-judge: pass|fail|garbage|sleep`` directive in the prompt says.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from caliper.judge import LLM_JUDGE_MARKER
+
+DEFAULT_MODEL = "fake-model-1"
+JUDGE_DIRECTIVE = re.compile(r"fake-judge:\s*(pass|fail|garbage|sleep)")
+SCENARIO_FILE = "fake-scenario.txt"
+PREFIX = "fake:"
+
+
+def emit(event: dict) -> None:
+    """Print one JSON event line and flush (so a kill never loses earlier events)."""
+    sys.stdout.write(json.dumps(event) + "\n")
+    sys.stdout.flush()
+
+
+def instructions(prompt: str) -> list[str]:
+    """The ``fake:`` lines of the prompt, then of the scenario file."""
+    lines = prompt.splitlines()
+    scenario = Path(SCENARIO_FILE)
+    if scenario.is_file():
+        lines += scenario.read_text(encoding="utf-8").splitlines()
+    return [
+        line.strip()[len(PREFIX) :].strip() for line in lines if line.strip().startswith(PREFIX)
+    ]
+
+
+def _skills_root() -> Path:
+    return Path(os.environ.get("HOME", ".")) / ".fake-agent" / "skills"
+
+
+class Agent:
+    """The fake agent's state while it works through its instructions."""
+
+    def __init__(self, model: str | None, mcp_config: str | None):
+        self.model = model or DEFAULT_MODEL
+        self.mcp_config = mcp_config
+        self.final = ""
+        self.usage: dict[str, int] = {}
+
+    def say(self, text: str) -> None:
+        self.final = text
+        emit({"type": "text", "text": text})
+
+    def tool(self, name: str, tool_input: dict, output: str, is_error: bool = False) -> None:
+        emit(
+            {
+                "type": "tool",
+                "name": name,
+                "input": tool_input,
+                "output": output,
+                "is_error": is_error,
+            }
+        )
+
+    def do(self, action: str, rest: str) -> int | None:
+        """Perform one instruction; return an exit code to stop right there."""
+        handler = getattr(self, "do_" + action.replace("-", "_"), None)
+        if handler is None:
+            self.say(f"unknown instruction: {action}")
+            return None
+        return handler(rest)
+
+    def do_say(self, rest: str) -> None:
+        self.say(rest)
+
+    def do_load(self, rest: str) -> None:
+        skill = _skills_root() / rest / "SKILL.md"
+        if skill.is_file():
+            self.tool("Skill", {"skill": rest}, skill.read_text(encoding="utf-8"))
+        else:
+            self.tool("Skill", {"skill": rest}, f"no skill named {rest}", is_error=True)
+
+    def do_read(self, rest: str) -> None:
+        try:
+            self.tool("Read", {"path": rest}, Path(rest).read_text(encoding="utf-8"))
+        except OSError as exc:
+            self.tool("Read", {"path": rest}, str(exc), is_error=True)
+
+    def do_write(self, rest: str) -> None:
+        path, _, text = rest.partition(" ")
+        Path(path).write_text(text + "\n", encoding="utf-8")
+        self.tool("Write", {"path": path, "content": text}, "ok")
+
+    def do_bash(self, rest: str) -> None:
+        done = subprocess.run(
+            ["/bin/sh", "-c", rest], capture_output=True, text=True, timeout=60, check=False
+        )
+        self.tool("Bash", {"command": rest}, done.stdout + done.stderr, done.returncode != 0)
+
+    def do_env(self, rest: str) -> None:
+        self.say(os.environ.get(rest, f"<{rest} unset>"))
+
+    def do_mcp(self, _rest: str) -> None:
+        if not self.mcp_config:
+            self.say("no MCP config")
+            return
+        self.say(Path(self.mcp_config).read_text(encoding="utf-8"))
+
+    def do_sleep(self, rest: str) -> None:
+        time.sleep(float(rest))
+
+    def do_grandchild(self, rest: str) -> None:
+        child = subprocess.Popen(
+            [sys.executable, "-c", "import time\nwhile True: time.sleep(1)"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        Path(rest).write_text(str(child.pid), encoding="utf-8")
+        self.tool("Bash", {"command": "sleep forever &"}, f"started {child.pid}")
+
+    def do_exit(self, rest: str) -> int:
+        sys.stderr.write("fake agent: crashed on purpose\n")
+        return int(rest or 1)
+
+    def do_rate_limit(self, _rest: str) -> int:
+        emit({"type": "error", "kind": "rate_limit", "message": "429: rate limited, retry later"})
+        return 1
+
+    def do_auth_fail(self, _rest: str) -> int:
+        emit({"type": "error", "kind": "auth", "message": "not logged in: run `fake-agent login`"})
+        return 1
+
+    def do_garbage(self, _rest: str) -> int:
+        sys.stdout.write("<<<%%% this is not json %%%>>>\n\x00\x01 garbage\n")
+        sys.stdout.flush()
+        return 0
+
+    def do_max_turns(self, _rest: str) -> int:
+        self.result("max_turns")
+        return 0
+
+    def do_usage(self, rest: str) -> None:
+        numbers = [int(n) for n in rest.split()]
+        keys = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
+        self.usage = dict(zip(keys, numbers, strict=False))
+
+    def do_model(self, rest: str) -> None:
+        self.model = rest
+
+    def result(self, status: str) -> None:
+        emit(
+            {
+                "type": "result",
+                "status": status,
+                "text": self.final,
+                "usage": self.usage,
+                "model": self.model,
+            }
+        )
+
+
+def judge(agent: Agent, prompt: str) -> int:
+    """Answer a judge request as the ``fake-judge: WORD`` directive in it says (default pass).
+
+    The directive travels inside the task's ``expect:`` text, which every judge prompt quotes.
+    """
+    found = JUDGE_DIRECTIVE.search(prompt)
+    word = found.group(1) if found else "pass"
+    if word == "sleep":
+        time.sleep(60)
+    if word == "garbage":
+        agent.say("I would rather not say.")
+    else:
+        agent.say(json.dumps({"passed": word == "pass", "reasoning": f"fake judge: {word}"}))
+    agent.usage = {"input_tokens": len(prompt) // 4, "output_tokens": 12}
+    agent.result("success")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console script ``fake-agent``: ``fake-agent [--model M] [--mcp-config FILE]``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--version"]:
+        print("fake-agent 0.1.0")
+        return 0
+    options: dict[str, str] = {}
+    while args:
+        flag = args.pop(0)
+        if flag in ("--model", "--mcp-config") and args:
+            options[flag] = args.pop(0)
+    agent = Agent(options.get("--model"), options.get("--mcp-config"))
+    emit({"type": "init", "model": agent.model, "cwd": os.getcwd()})
+    prompt = sys.stdin.read()
+    if LLM_JUDGE_MARKER in prompt:
+        return judge(agent, prompt)
+    for line in instructions(prompt):
+        action, _, rest = line.partition(" ")
+        code = agent.do(action, rest.strip())
+        if code is not None:
+            return code
+    if not agent.final:
+        agent.say("ok")
+    agent.result("success")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
