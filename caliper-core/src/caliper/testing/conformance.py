@@ -1,0 +1,491 @@
+"""The standard end-to-end tests every caliper backend should pass.
+
+A backend's test module subclasses :class:`BackendConformance`, fills in a few attributes and
+small methods that say how *its* agent talks, and inherits the tests::
+
+    pytest_plugins = ["caliper.testing.fixtures"]
+
+    class TestCodexConformance(BackendConformance):
+        backend_id = "codex"
+        wire_api = "responses"
+        model_for_tests = "gpt-5.5"
+
+        def configure_user_home(self, home, server_url): ...
+        def activate_skill_call(self, name): ...
+        def shell_call(self, command): ...
+        def mcp_call(self, server, tool, arguments): ...
+
+Every test writes a small spec and a model-server script, runs the real ``caliper run``
+against the real agent CLI (in a loopback-only network namespace) and checks the saved JSON.
+To opt out of one test, override it with an explicit reason::
+
+    @pytest.mark.xfail(reason="pi 0.74 has no MCP support", strict=True)
+    def test_mcp_tool_call(self, kit):
+        super().test_mcp_tool_call(kit)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from caliper.testing.harness import (
+    AgentCli,
+    CaliperRun,
+    FakeRealHome,
+    processes_mentioning,
+    run_caliper_process,
+)
+from caliper.testing.model_server import ModelServer
+from caliper.testing.script import ScriptedUsage, ToolCall
+
+MISLEADING = "Task completed successfully. All tests passed."
+"""Prose in scripted errors: a backend that classifies by words instead of structure fails."""
+
+SKILL_BODY_MARKER = "BODY-MARKER-{name}"
+SCRIPTED_USAGE = ScriptedUsage(input=100, output=20, cache_read=30, cache_creation=10)
+
+
+def skill_description(name: str) -> str:
+    """A short description (Hermes shows only the first 57 characters)."""
+    return f"Handles {name} chores. Use for {name} work."
+
+
+class ConformanceKit:
+    """What one conformance test works with: a project folder, a fake home, the CLI."""
+
+    def __init__(self, suite: BackendConformance, root: Path, home: FakeRealHome, cli: AgentCli):
+        self.suite = suite
+        self.root = root
+        self.project = root / "project"
+        self.project.mkdir(parents=True, exist_ok=True)
+        self.home = home
+        self.cli = cli
+        self.servers: list[ModelServer] = []
+        self._runs = 0
+
+    # building blocks ---------------------------------------------------------------------
+    def skill(self, name: str) -> str:
+        """Write ``skills/<name>/SKILL.md`` (body carries a marker); return the spec entry."""
+        folder = self.project / "skills" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        body = f"# {name}\n\nFollow these steps. {SKILL_BODY_MARKER.format(name=name)}\n"
+        text = f"---\nname: {name}\ndescription: {skill_description(name)}\n---\n{body}"
+        (folder / "SKILL.md").write_text(text, encoding="utf-8")
+        return f"./skills/{name}/SKILL.md"
+
+    def spec(self, tasks: Sequence[Mapping[str, Any]], **sections: Any) -> Path:
+        """Write ``conf.eval.yaml`` with ``tasks`` and other top-level ``sections``."""
+        data = {k: v for k, v in sections.items() if v is not None}
+        data["tasks"] = list(tasks)
+        path = self.project / "conf.eval.yaml"
+        path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        return path
+
+    def script(self, turns: Sequence[Mapping[str, Any]] = (), **extra: Any) -> dict[str, Any]:
+        """A script: the suite's ``aux_rules`` first, then ``rules``/``turns`` given here."""
+        rules = [*self.suite.aux_rules(), *extra.pop("rules", [])]
+        return {"rules": rules, "turns": list(turns), **extra}
+
+    def server(self, script: Mapping[str, Any]) -> ModelServer:
+        """Start a scripted model server (stopped at teardown)."""
+        server = ModelServer(script).start()
+        self.servers.append(server)
+        return server
+
+    # running -------------------------------------------------------------------------------
+    def run(
+        self,
+        spec: Path,
+        server: ModelServer,
+        *extra_args: str,
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+        path: str | None = None,
+    ) -> CaliperRun:
+        """``caliper run SPEC --k 1 --model <engine> --timeout T`` against ``server``."""
+        self._runs += 1
+        config_env = self.suite.configure_user_home(self.home.path, server.url) or {}
+        full_env = {
+            self.suite.backend().cli_path_variable: str(self.cli.path),
+            **config_env,
+            **(env or {}),
+        }
+        attempt_timeout = timeout or self.suite.attempt_timeout
+        return run_caliper_process(
+            "run",
+            spec,
+            "--k",
+            "1",
+            "--workers",
+            "1",
+            "--model",
+            self.suite.engine(),
+            "--timeout",
+            f"{attempt_timeout:g}",
+            *extra_args,
+            home=self.home,
+            cwd=self.project,
+            sandbox_parent=self.root / f"sandboxes-{self._runs}",
+            env=full_env,
+            path=self.cli.path_env() if path is None else path,
+            timeout=attempt_timeout * 3 + 120,
+        )
+
+    def close(self) -> None:
+        """Stop every server this kit started."""
+        for server in self.servers:
+            server.stop()
+
+
+def tool_turns(attempt: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``tool`` turns of a saved attempt's transcript."""
+    return [t for t in attempt.get("transcript") or [] if t.get("role") == "tool"]
+
+
+def ok_run(run: CaliperRun) -> dict[str, Any]:
+    """The single attempt of a run that must have finished cleanly."""
+    assert run.returncode == 0, run.describe()
+    assert run.results is not None, run.describe()
+    return run.attempt
+
+
+class BackendConformance:
+    """Standard tests for a backend; subclass, set the attributes, implement the methods."""
+
+    backend_id: str = ""
+    """The backend's public id (``--model <id>``)."""
+    cli: str | None = None
+    """Key in ``caliper.testing.agent_clis.AGENT_CLIS`` (default: ``backend_id``)."""
+    wire_api: str = "chat"
+    """``anthropic``, ``responses`` or ``chat``: what the CLI speaks to the model server."""
+    model_for_tests: str | None = None
+    """Model name passed as ``--model <id>:<model>`` (None: the backend default)."""
+    attempt_timeout: float = 90.0
+    """``--timeout`` for ordinary attempts (the hang test uses ``hang_timeout``)."""
+    hang_timeout: float = 8.0
+
+    # what a backend supplies ---------------------------------------------------------------
+    def configure_user_home(self, home: Path, server_url: str) -> Mapping[str, str] | None:
+        """Write the user's CLI configuration into ``home`` pointing at ``server_url``.
+
+        ``server_url`` is ``http://127.0.0.1:PORT`` (append ``/v1`` for OpenAI-style base
+        URLs). Return extra environment variables for the ``caliper`` process (e.g. an API
+        key variable the backend forwards), or None.
+        """
+        raise NotImplementedError
+
+    def activate_skill_call(self, name: str) -> ToolCall:
+        """The tool call a model makes to load skill ``name`` (may use ``{{skill_path:NAME}}``)."""
+        raise NotImplementedError
+
+    def shell_call(self, command: str) -> ToolCall:
+        """The tool call a model makes to run ``command`` in a shell."""
+        raise NotImplementedError
+
+    def mcp_call(self, server: str, tool: str, arguments: Mapping[str, Any]) -> ToolCall:
+        """The tool call a model makes to call MCP ``tool`` on ``server``."""
+        raise NotImplementedError
+
+    def aux_rules(self) -> list[dict[str, Any]]:
+        """Rules put first in every script (e.g. answer a CLI's tool-less side calls)."""
+        return []
+
+    def expected_usage(self, scripted: ScriptedUsage) -> dict[str, int | None]:
+        """The saved ``usage`` for one model reply reporting ``scripted``.
+
+        Anthropic reports all four parts; the OpenAI APIs fold cache writes into input.
+        """
+        if self.wire_api == "anthropic":
+            return {
+                "input_tokens": scripted.input,
+                "output_tokens": scripted.output,
+                "cache_read_tokens": scripted.cache_read,
+                "cache_creation_tokens": scripted.cache_creation,
+            }
+        return {
+            "input_tokens": scripted.input + scripted.cache_creation,
+            "output_tokens": scripted.output,
+            "cache_read_tokens": scripted.cache_read,
+            "cache_creation_tokens": 0,
+        }
+
+    # plumbing ----------------------------------------------------------------------------
+    def engine(self) -> str:
+        """The ``--model`` value."""
+        return (
+            f"{self.backend_id}:{self.model_for_tests}" if self.model_for_tests else self.backend_id
+        )
+
+    def backend(self) -> Any:
+        """The installed backend object (through the plugin host, as caliper loads it)."""
+        from caliper.plugins import PluginHost
+
+        found = PluginHost().backends([self.backend_id])
+        assert self.backend_id in found, f"backend {self.backend_id!r} is not installed"
+        return found[self.backend_id]
+
+    @pytest.fixture
+    def kit(self, tmp_path: Path, agent_cli: Any) -> Any:
+        """A :class:`ConformanceKit` for one test (skips when the CLI cannot be run)."""
+        cli = agent_cli(self.cli or self.backend_id)
+        kit = ConformanceKit(self, tmp_path, FakeRealHome(tmp_path / "real-home"), cli)
+        yield kit
+        kit.close()
+
+    def _plain(self, kit: ConformanceKit, text: str, **turn: Any) -> ModelServer:
+        return kit.server(kit.script([{"text": text, **turn}]))
+
+    # the standard tests --------------------------------------------------------------------
+    def test_plain_answer(self, kit: ConformanceKit) -> None:
+        """A one-turn text answer is the attempt's final answer; the prompt reached the model."""
+        server = self._plain(kit, "The answer is 42.")
+        spec = kit.spec(
+            [{"name": "plain", "prompt": "What is six times seven?", "assert": "assert True"}]
+        )
+        run = kit.run(spec, server)
+        attempt = ok_run(run)
+        assert attempt["outcome"] == "pass", run.describe()
+        assert "The answer is 42." in (attempt["final_answer"] or ""), run.describe()
+        requests = server.model_requests()
+        assert requests, "the agent never called the model server"
+        assert "What is six times seven?" in "\n".join(requests[0].conversation.user_texts)
+        assert {r.api for r in requests} == {self.wire_api}
+
+    def _activation_run(self, kit: ConformanceKit) -> tuple[CaliperRun, ModelServer]:
+        skills = [kit.skill("alpha-target"), kit.skill("beta-neighbour")]
+        load = self.activate_skill_call("alpha-target")
+        script = kit.script(
+            rules=[
+                {
+                    "when": {"user_text_contains": "[activate-alpha]"},
+                    "turns": [
+                        {"text": "Loading the alpha skill.", "tool_calls": [_call(load)]},
+                        {"text": "Alpha chores done."},
+                    ],
+                }
+            ]
+        )
+        server = kit.server(script)
+        spec = kit.spec(
+            [
+                {
+                    "name": "activation",
+                    "prompt": "Please do my alpha chores. [activate-alpha]",
+                    "activates": ["alpha-target"],
+                }
+            ],
+            skills=skills,
+        )
+        return kit.run(spec, server), server
+
+    def test_skill_discovered_and_activated(self, kit: ConformanceKit) -> None:
+        """An installed skill is advertised (description, not body), chosen and reported."""
+        run, server = self._activation_run(kit)
+        attempt = ok_run(run)
+        assert attempt["activated"] == ["alpha-target"], run.describe()
+        assert attempt["activation_passed"] is True, run.describe()
+        requests = server.model_requests()
+        first = requests[0].sent_text()
+        assert skill_description("alpha-target")[:50] in first
+        assert SKILL_BODY_MARKER.format(name="alpha-target") not in first
+        assert not any(r.unresolved for r in requests), [r.unresolved for r in requests]
+        later = "\n".join(r.sent_text() for r in requests[1:])
+        assert SKILL_BODY_MARKER.format(name="alpha-target") in later, "skill body never loaded"
+        assert not run.home_changes, run.home_changes
+
+    def test_neighbour_skill_not_activated(self, kit: ConformanceKit) -> None:
+        """A neighbour is advertised too, but not reported when the model did not choose it."""
+        run, server = self._activation_run(kit)
+        attempt = ok_run(run)
+        assert "beta-neighbour" not in (attempt["activated"] or []), run.describe()
+        first = server.model_requests()[0].sent_text()
+        assert skill_description("beta-neighbour")[:50] in first
+        assert SKILL_BODY_MARKER.format(name="beta-neighbour") not in server.all_sent_text()
+
+    def test_ablation_leaves_the_skill_out(self, kit: ConformanceKit) -> None:
+        """``--ablate NAME`` means the model never hears of NAME."""
+        skills = [kit.skill("alpha-target"), kit.skill("beta-neighbour")]
+        server = self._plain(kit, "Nothing to load.")
+        spec = kit.spec(
+            [{"name": "ablated", "prompt": "Do my alpha chores.", "activates": []}], skills=skills
+        )
+        run = kit.run(spec, server, "--ablate", "alpha-target")
+        attempt = ok_run(run)
+        sent = server.all_sent_text()
+        assert skill_description("alpha-target")[:50] not in sent
+        assert skill_description("beta-neighbour")[:50] in sent
+        assert run.results["meta"]["ablated"] == ["alpha-target"]
+        assert "alpha-target" not in (attempt["activated"] or [])
+
+    def test_tool_call_in_transcript(self, kit: ConformanceKit) -> None:
+        """A shell tool call shows in the transcript with its input and its real output."""
+        call = self.shell_call("printf 'OUT-%s' 42")
+        server = kit.server(kit.script([{"tool_calls": [_call(call)]}, {"text": "Printed it."}]))
+        spec = kit.spec([{"name": "tool", "prompt": "Print the thing.", "assert": "assert True"}])
+        run = kit.run(spec, server)
+        attempt = ok_run(run)
+        turns = tool_turns(attempt)
+        matching = [t for t in turns if "printf" in json.dumps(t.get("tool_input"))]
+        assert matching, f"no tool turn with the command: {turns}\n{run.describe()}"
+        assert "OUT-42" in (matching[0].get("tool_output") or ""), matching[0]
+        assert any(
+            "OUT-42" in r for q in server.model_requests() for r in q.conversation.tool_results
+        )
+
+    def test_usage_parsed_and_normalised(self, kit: ConformanceKit) -> None:
+        """Token usage is read from structured output, as four disjoint numbers."""
+        usage = attrs_dict(SCRIPTED_USAGE)
+        server = self._plain(kit, "Counted.", usage=usage)
+        spec = kit.spec([{"name": "usage", "prompt": "Count tokens.", "assert": "assert True"}])
+        run = kit.run(spec, server)
+        attempt = ok_run(run)
+        assert len(server.model_requests()) == 1, "expected exactly one model request"
+        assert attempt["usage"] == self.expected_usage(SCRIPTED_USAGE), run.describe()
+
+    def test_model_name_resolved_and_recorded(self, kit: ConformanceKit) -> None:
+        """The model asked for is the one sent to the server and recorded in the results."""
+        server = self._plain(kit, "Model check.")
+        spec = kit.spec([{"name": "model", "prompt": "Which model?", "assert": "assert True"}])
+        run = kit.run(spec, server)
+        attempt = ok_run(run)
+        sent = {r.body.get("model") for r in server.model_requests()}
+        assert attempt["model"], run.describe()
+        if self.model_for_tests:
+            assert sent == {self.model_for_tests}, sent
+            assert self.model_for_tests in attempt["model"]
+            assert (
+                run.results["meta"]["model"]
+                and self.model_for_tests in run.results["meta"]["model"]
+            )
+
+    def test_auth_error_is_a_setup_error(self, kit: ConformanceKit) -> None:
+        """401 stops the run with exit 3 and one clear message (no traceback)."""
+        error = {"status": 401, "message": f"{MISLEADING} Invalid API key (scripted)."}
+        server = kit.server(kit.script([{"error": error, "times": -1}]))
+        spec = kit.spec([{"name": "auth", "prompt": "Hello?", "assert": "assert True"}])
+        run = kit.run(spec, server)
+        assert run.returncode == 3, run.describe()
+        assert run.stderr.strip(), run.describe()
+        assert "Traceback" not in run.stderr + run.stdout
+        assert not any(a["outcome"] == "pass" for a in run.attempts())
+
+    @pytest.mark.parametrize("status", [429, 500])
+    def test_provider_error_is_infra_error(self, kit: ConformanceKit, status: int) -> None:
+        """429/500 are infra errors, decided from structured output despite a 'success' text."""
+        error = {"status": status, "message": MISLEADING, "retry_after": 0}
+        server = kit.server(kit.script([{"error": error, "times": -1}]))
+        spec = kit.spec([{"name": "provider", "prompt": "Hello?", "assert": "assert True"}])
+        run = kit.run(spec, server)
+        assert run.results is not None, run.describe()
+        assert [a["outcome"] for a in run.attempts()] == ["infra_error"], run.describe()
+        assert run.returncode == 1, run.describe()
+
+    def test_hang_is_killed_at_timeout(self, kit: ConformanceKit) -> None:
+        """A model that never answers: the attempt times out and nothing is left running."""
+        server = self._plain(kit, "Too late.", delay=600)
+        spec = kit.spec([{"name": "hang", "prompt": "Wait for it.", "assert": "assert True"}])
+        run = kit.run(spec, server, timeout=self.hang_timeout)
+        assert [a["outcome"] for a in run.attempts()] == ["timeout"], run.describe()
+        assert run.duration < self.hang_timeout + 60, run.duration
+        survivors: list[str] = []
+        for _ in range(50):
+            survivors = processes_mentioning(str(run.sandbox_parent))
+            if not survivors:
+                break
+            time.sleep(0.1)
+        assert not survivors, survivors
+
+    def test_missing_cli_reported_once(self, kit: ConformanceKit) -> None:
+        """No CLI at all: exit 3 and the install hint once, before any attempt."""
+        backend = self.backend()
+        server = self._plain(kit, "unused")
+        spec = kit.spec(
+            [
+                {"name": "one", "prompt": "Hello?", "assert": "assert True"},
+                {"name": "two", "prompt": "Hello again?", "assert": "assert True"},
+            ]
+        )
+        missing = kit.root / "no-such-dir" / backend.cli_name
+        run = kit.run(spec, server, env={backend.cli_path_variable: str(missing)}, path="")
+        assert run.returncode == 3, run.describe()
+        assert "Traceback" not in run.stderr
+        if backend.install_hint:
+            assert run.stderr.count(backend.install_hint) == 1, run.describe()
+        assert not server.model_requests()
+
+    def test_mcp_tool_call(self, kit: ConformanceKit) -> None:
+        """A stdio MCP server's tool is called and shows as ``mcp__<server>__<tool>``.
+
+        Backends with ``supports_mcp = False`` must refuse the spec before any attempt.
+        """
+        backend = self.backend()
+        log = kit.root / "mcp-echo.log"
+        mcp = {
+            "echo": {
+                "command": sys.executable,
+                "args": ["-m", "caliper.testing.mcp_echo", "--log", str(log)],
+            }
+        }
+        call = (
+            self.mcp_call("echo", "echo", {"text": "MCP-PING-7"}) if backend.supports_mcp else None
+        )
+        turns = [{"tool_calls": [_call(call)]}, {"text": "Echoed."}] if call else [{"text": "x"}]
+        server = kit.server(kit.script(turns))
+        spec = kit.spec([{"name": "mcp", "prompt": "Echo it.", "assert": "assert True"}], mcp=mcp)
+        run = kit.run(spec, server)
+        if not backend.supports_mcp:
+            assert run.returncode in (2, 3), run.describe()
+            assert "Traceback" not in run.stderr
+            assert not server.model_requests(), "an attempt ran although MCP is unsupported"
+            return
+        attempt = ok_run(run)
+        named = [t for t in tool_turns(attempt) if t.get("tool_name") == "mcp__echo__echo"]
+        assert named, f"no mcp__echo__echo turn: {tool_turns(attempt)}"
+        assert "MCP-PING-7" in (named[0].get("tool_output") or ""), named[0]
+        calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+        assert any(m.get("method") == "tools/call" for m in calls), calls
+        assert not run.home_changes, run.home_changes
+
+    def test_real_home_never_written(self, kit: ConformanceKit) -> None:
+        """Skills, shell commands and the CLI's own bookkeeping stay out of the real home."""
+        (kit.home.path / "notes.txt").write_text("the user's own file\n")
+        run, _ = self._activation_run(kit)
+        ok_run(run)
+        assert not run.home_changes, run.home_changes
+
+
+def _call(call: ToolCall | None) -> dict[str, Any]:
+    assert call is not None
+    out: dict[str, Any] = {"name": call.name, "arguments": call.arguments}
+    if call.namespace:
+        out["namespace"] = call.namespace
+    if call.custom:
+        out["custom"] = True
+    return out
+
+
+def attrs_dict(usage: ScriptedUsage) -> dict[str, int]:
+    """A ScriptedUsage as the script's ``usage:`` mapping."""
+    return {
+        "input": usage.input,
+        "output": usage.output,
+        "cache_read": usage.cache_read,
+        "cache_creation": usage.cache_creation,
+    }
+
+
+__all__ = [
+    "MISLEADING",
+    "BackendConformance",
+    "ConformanceKit",
+    "ToolCall",
+    "skill_description",
+]

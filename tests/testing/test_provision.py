@@ -1,0 +1,136 @@
+"""scripts/provision-agent-clis, with a stand-in ``npm`` so no registry is contacted."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from caliper.testing import agent_clis
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "provision-agent-clis"
+PINS = agent_clis.AGENT_CLIS
+
+FAKE_NPM = """#!{python}
+import json, sys
+from pathlib import Path
+bins = {bins!r}
+with open({log!r}, "a") as fh:
+    fh.write(json.dumps(sys.argv[1:]) + "\\n")
+args = sys.argv[1:]
+prefix = Path(args[args.index("--prefix") + 1])
+for spec in [a for a in args[1:] if "@" in a[1:]]:
+    name, _, version = spec.rpartition("@")
+    pkg = prefix / "node_modules" / name
+    pkg.mkdir(parents=True, exist_ok=True)
+    (pkg / "package.json").write_text(json.dumps({{"name": name, "version": version}}))
+    binary = pkg / "cli.js"
+    binary.write_text("#!/bin/sh\\necho fake\\n")
+    bindir = prefix / "node_modules" / ".bin"
+    bindir.mkdir(parents=True, exist_ok=True)
+    link = bindir / bins[name]
+    if not link.exists():
+        link.symlink_to(binary)
+"""
+
+
+def run(*args: str, clis: Path, path: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CALIPER_AGENT_CLIS": str(clis), "PATH": path}
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args],
+        capture_output=True, text=True, timeout=120, env=env, check=False,
+    )  # fmt: skip
+
+
+def fake_npm(tmp_path: Path) -> tuple[str, Path]:
+    """A PATH holding only a stand-in npm (plus the system bin dirs); and its call log."""
+    bindir = tmp_path / "fakebin"
+    bindir.mkdir()
+    log = tmp_path / "npm-calls.jsonl"
+    bins = {e["package"]: e["bin"] for e in PINS.values() if e["kind"] == "npm"}
+    npm = bindir / "npm"
+    npm.write_text(FAKE_NPM.format(python=sys.executable, bins=bins, log=str(log)))
+    npm.chmod(0o755)
+    return f"{bindir}:/usr/bin:/bin", log
+
+
+def test_installs_missing_npm_pins_then_reuses_them(tmp_path: Path) -> None:
+    path, log = fake_npm(tmp_path)
+    clis = tmp_path / "clis"
+    first = run("--only", "claude,codex", clis=clis, path=path)
+    assert first.returncode == 0, first.stderr
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(calls) == 1  # one npm call for both packages sharing a prefix
+    assert f"{PINS['claude']['package']}@{PINS['claude']['version']}" in calls[0]
+    assert f"{PINS['codex']['package']}@{PINS['codex']['version']}" in calls[0]
+    assert (
+        "installed" in first.stdout and str(clis / "npm/node_modules/.bin/claude") in first.stdout
+    )
+    env_sh = (clis / "env.sh").read_text()
+    assert f'export PATH="{clis / "bin"}:$PATH"' in env_sh
+    assert sorted(p.name for p in (clis / "bin").iterdir()) == ["claude", "codex"]
+
+    again = run("--only", "claude,codex", clis=clis, path=path)
+    assert again.returncode == 0, again.stderr
+    assert len(log.read_text().splitlines()) == 1  # nothing reinstalled
+    assert again.stdout.count("reused") == 2
+
+
+def test_wrong_version_is_reinstalled(tmp_path: Path) -> None:
+    path, log = fake_npm(tmp_path)
+    clis = tmp_path / "clis"
+    assert run("--only", "pi", clis=clis, path=path).returncode == 0
+    manifest = clis / "npm" / "node_modules" / PINS["pi"]["package"] / "package.json"
+    manifest.write_text(json.dumps({"version": "0.0.1"}))
+    check = run("--check", "--only", "pi", clis=clis, path=path)
+    assert check.returncode == 1
+    assert "missing (found 0.0.1)" in check.stdout
+    fixed = run("--only", "pi", clis=clis, path=path)
+    assert fixed.returncode == 0, fixed.stderr
+    assert len(log.read_text().splitlines()) == 2
+    assert json.loads(manifest.read_text())["version"] == PINS["pi"]["version"]
+
+
+def test_check_reports_every_pin_and_installs_nothing(tmp_path: Path) -> None:
+    path, log = fake_npm(tmp_path)
+    done = run("--check", clis=tmp_path / "empty", path=path)
+    assert done.returncode == 1
+    for name, entry in PINS.items():
+        assert f"{name:8} {entry['version']}" in done.stdout
+    assert not log.exists()
+    assert not (tmp_path / "empty").exists()
+
+
+def test_pip_pin_detected_through_its_venv_python(tmp_path: Path) -> None:
+    clis = tmp_path / "clis"
+    venv_bin = clis / PINS["hermes"]["venv"] / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python").write_text(f"#!/bin/sh\necho {PINS['hermes']['version']}\n")
+    (venv_bin / "python").chmod(0o755)
+    (venv_bin / "hermes").write_text("#!/bin/sh\n")
+    done = run("--check", "--only", "hermes", clis=clis, path="/usr/bin:/bin")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ok" in done.stdout
+
+
+def test_unknown_name_and_missing_npm_are_clear_errors(tmp_path: Path) -> None:
+    bogus = run("--only", "nope", clis=tmp_path / "c", path="/usr/bin:/bin")
+    assert bogus.returncode == 2
+    assert "unknown CLI(s) nope" in bogus.stderr
+    no_npm = run("--only", "claude", clis=tmp_path / "c", path=str(tmp_path))
+    assert no_npm.returncode == 1
+    assert "npm is not on PATH" in no_npm.stderr
+    assert "Traceback" not in no_npm.stderr
+
+
+def test_pins_module_locates_binaries(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CALIPER_AGENT_CLIS", str(tmp_path))
+    assert agent_clis.bin_path("claude") == tmp_path / "npm/node_modules/.bin/claude"
+    assert agent_clis.bin_path("hermes") == tmp_path / "hermes/bin/hermes"
+    assert agent_clis.shim_dir() == tmp_path / "bin"
+    assert agent_clis.node_bin_dir("pi") is None
+    monkeypatch.delenv("CALIPER_AGENT_CLIS")
+    assert agent_clis.agent_clis_dir() == ROOT / ".agent-clis"
