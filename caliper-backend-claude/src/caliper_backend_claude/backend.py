@@ -1,0 +1,98 @@
+"""The ``claude-code`` backend: runs Claude Code headlessly in an attempt's sandbox."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from caliper.attempt import (
+    AgentStatus,
+    AttemptRequest,
+    AttemptResult,
+    PromptRequest,
+    PromptResult,
+)
+from caliper.backend import Backend
+from caliper.process import run_process
+from caliper_backend_claude import errors, invocation, isolation, stream, versions
+
+MODEL_ALIASES = frozenset({"opus", "sonnet", "haiku", "fable", "opusplan"})
+"""Claude Code's own model aliases (``claude --model opus``)."""
+_CLAUDE_MODEL = re.compile(r"^claude-", re.IGNORECASE)
+
+
+class ClaudeCodeBackend(Backend):
+    """Anthropic's Claude Code CLI (``claude -p --output-format stream-json``)."""
+
+    id = "claude-code"
+    aliases = ("claude",)
+    cli_name = "claude"
+    install_hint = "npm install -g @anthropic-ai/claude-code"
+    supports_mcp = True
+
+    def claims_model(self, model: str) -> bool:
+        """``claude-*`` model ids and Claude Code's own aliases (``opus``, ``sonnet``, …)."""
+        name = model.strip()
+        return bool(_CLAUDE_MODEL.match(name)) or name.lower() in MODEL_ALIASES
+
+    def cli_version(self, path: Path) -> str | None:
+        """``claude --version`` run with a throw-away HOME and a short timeout."""
+        return versions.installed_version(path)
+
+    def run_attempt(self, request: AttemptRequest) -> AttemptResult:
+        """One headless agent run in the sandbox; the prompt goes to stdin."""
+        cli = self.find_cli()
+        if cli is None:
+            return AttemptResult(status=AgentStatus.SETUP_ERROR, error=self.missing_cli_message())
+        settings_env = isolation.seed_home(request.sandbox)
+        env = isolation.build_env(request.sandbox, settings_env)
+        mcp_argv: tuple[str, ...] = ()
+        if request.mcp is not None:
+            mcp_argv = tuple(request.mcp.argv)
+            env.update(request.mcp.env)
+        argv = invocation.attempt_argv(cli, model=request.model, mcp_argv=mcp_argv)
+        process = run_process(
+            argv,
+            env=env,
+            cwd=request.sandbox.workdir,
+            timeout=request.timeout,
+            stdin_text=request.prompt,
+        )
+        parsed = stream.parse_stream(process.stdout)
+        outcome = errors.classify(process, parsed, timeout=request.timeout)
+        installed = [skill.name for skill in request.skills]
+        return AttemptResult(
+            status=outcome.status,
+            final_answer=parsed.final_answer,
+            transcript=tuple(parsed.turns),
+            activated=stream.activated_skills(parsed, installed),
+            usage=parsed.usage,
+            model=parsed.model or request.model,
+            error=outcome.error,
+            exit_code=process.returncode,
+            duration_seconds=process.duration_seconds,
+        )
+
+    def run_prompt(self, request: PromptRequest) -> PromptResult:
+        """One tool-less question for a judge, isolated like an attempt."""
+        cli = self.find_cli()
+        if cli is None:
+            return PromptResult(status=AgentStatus.SETUP_ERROR, error=self.missing_cli_message())
+        settings_env = isolation.seed_home(request.sandbox)
+        env = isolation.build_env(request.sandbox, settings_env)
+        process = run_process(
+            invocation.prompt_argv(cli, model=request.model),
+            env=env,
+            cwd=request.sandbox.workdir,
+            timeout=request.timeout,
+            stdin_text=request.prompt,
+        )
+        parsed = stream.parse_stream(process.stdout)
+        outcome = errors.classify(process, parsed, timeout=request.timeout)
+        return PromptResult(
+            status=outcome.status,
+            text=parsed.final_answer if outcome.status is AgentStatus.COMPLETED else None,
+            model=parsed.model or request.model,
+            usage=parsed.usage,
+            error=outcome.error,
+        )

@@ -1,0 +1,115 @@
+"""Deciding how a ``claude`` run ended, from its structured output only.
+
+The ``result`` line says whether the run failed (``is_error``), why (``subtype``,
+``terminal_reason``, ``api_error_status``) and the synthetic assistant line before it names the
+API error (``authentication_failed``, ``rate_limit``…). The agent's own words are never read.
+Note that API failures still carry ``subtype: "success"``: only ``is_error`` is trustworthy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from caliper.attempt import AgentStatus
+from caliper.process import ProcessResult
+from caliper_backend_claude.stream import ClaudeStream
+
+LOGIN_HINT = (
+    "Log in with `claude /login` (Claude subscription) or set ANTHROPIC_API_KEY in the "
+    "environment caliper runs in, then try again."
+)
+AUTH_ERRORS = {"authentication_failed", "billing_error", "oauth_org_not_allowed"}
+SETUP_STATUSES = {401, 403}
+INFRA_STATUSES = {408, 409, 429, 529}
+TASK_SUBTYPES = {"error_max_turns", "error_max_budget_usd", "error_max_structured_output_retries"}
+TASK_TERMINAL_REASONS = {"max_turns", "prompt_too_long"}
+
+
+@attrs.frozen
+class Outcome:
+    """A status and, for anything but ``COMPLETED``, the reason in one paragraph."""
+
+    status: AgentStatus
+    error: str | None = None
+
+
+def _result_text(result: Mapping[str, Any]) -> str:
+    errors = result.get("errors")
+    if isinstance(errors, list) and errors:
+        return "; ".join(str(e) for e in errors)
+    text = result.get("result")
+    return text.strip() if isinstance(text, str) and text.strip() else "no details given"
+
+
+def _not_logged_in(stream: ClaudeStream) -> bool:
+    """No credentials at all: the CLI answers without calling the API and says so."""
+    result = stream.result or {}
+    init = stream.init or {}
+    return (
+        result.get("api_error_status") is None
+        and "authentication_failed" in stream.assistant_errors
+    ) or (init.get("apiKeySource") == "none" and not stream.models and bool(result.get("is_error")))
+
+
+def _api_failure(stream: ClaudeStream, result: Mapping[str, Any]) -> Outcome:
+    status = result.get("api_error_status")
+    detail = _result_text(result)
+    codes = set(stream.assistant_errors)
+    if status in SETUP_STATUSES or codes & AUTH_ERRORS or _not_logged_in(stream):
+        return Outcome(
+            AgentStatus.SETUP_ERROR,
+            f"Claude Code could not authenticate ({detail}). {LOGIN_HINT}",
+        )
+    if status == 404:
+        return Outcome(
+            AgentStatus.SETUP_ERROR,
+            f"The model was not found ({detail}). Check the model name given with --model.",
+        )
+    if result.get("terminal_reason") in TASK_TERMINAL_REASONS:
+        return Outcome(AgentStatus.TASK_FAILED, f"Claude Code stopped: {detail}")
+    if isinstance(status, int) and (status in INFRA_STATUSES or status >= 500):
+        return Outcome(AgentStatus.INFRA_ERROR, f"The model API failed (HTTP {status}): {detail}")
+    if status is None:
+        return Outcome(AgentStatus.INFRA_ERROR, f"Claude Code could not reach the model: {detail}")
+    return Outcome(
+        AgentStatus.INFRA_ERROR, f"The model API refused the request (HTTP {status}): {detail}"
+    )
+
+
+def classify(process: ProcessResult, stream: ClaudeStream, *, timeout: float) -> Outcome:
+    """How the run ended: timeout, crash, API error, task failure or completion."""
+    if process.timed_out:
+        return Outcome(AgentStatus.TIMEOUT, f"Claude Code did not finish within {timeout:g}s.")
+    if process.interrupted:
+        return Outcome(AgentStatus.INFRA_ERROR, "The run was interrupted.")
+    result = stream.result
+    if result is None:
+        return _crash(process, stream)
+    subtype = result.get("subtype")
+    if subtype in TASK_SUBTYPES or result.get("terminal_reason") == "max_turns":
+        return Outcome(AgentStatus.TASK_FAILED, f"Claude Code stopped: {_result_text(result)}")
+    if result.get("is_error"):
+        return _api_failure(stream, result)
+    if isinstance(subtype, str) and subtype.startswith("error"):
+        return Outcome(
+            AgentStatus.INFRA_ERROR, f"Claude Code failed ({subtype}): {_result_text(result)}"
+        )
+    return Outcome(AgentStatus.COMPLETED)
+
+
+def _crash(process: ProcessResult, stream: ClaudeStream) -> Outcome:
+    """No ``result`` line: the CLI failed to start, crashed, or printed something else."""
+    tail = process.stderr_tail(15)
+    if not tail and stream.unparsed_lines:
+        tail = "\n".join(process.stdout.strip().splitlines()[-15:])
+    if process.returncode == 127 and not stream.events:
+        return Outcome(AgentStatus.SETUP_ERROR, f"Could not start Claude Code: {tail}")
+    what = "printed no result" if stream.events else "produced no stream-json output"
+    detail = f":\n{tail}" if tail else " (nothing on stderr)."
+    return Outcome(
+        AgentStatus.INFRA_ERROR,
+        f"Claude Code exited with status {process.returncode} and {what}{detail}",
+    )

@@ -1,0 +1,50 @@
+"""Caliper plugin module for Claude Code: registers the backend, skill installer and MCP translator.
+
+Imports of the implementation modules happen inside the hooks, so listing plugins stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import caliper
+
+if TYPE_CHECKING:
+    from caliper.backend import Backend, CliUpdate, McpTranslator, SkillInstaller
+
+BACKEND_ID = "claude-code"
+
+
+@caliper.hookimpl
+def register_backends(register: Callable[[Backend], None]) -> None:
+    """Register the ``claude-code`` backend (alias ``claude``)."""
+    from caliper_backend_claude.backend import ClaudeCodeBackend
+
+    register(ClaudeCodeBackend())
+
+
+@caliper.hookimpl
+def register_skill_installers(register: Callable[[SkillInstaller], None]) -> None:
+    """Register the installer that puts skills in ``<HOME>/.claude/skills``."""
+    from caliper_backend_claude.skills import ClaudeSkillInstaller
+
+    register(ClaudeSkillInstaller())
+
+
+@caliper.hookimpl
+def register_mcp_translators(register: Callable[[McpTranslator], None]) -> None:
+    """Register the translator that writes a ``--mcp-config`` file."""
+    from caliper_backend_claude.mcp import ClaudeMcpTranslator
+
+    register(ClaudeMcpTranslator())
+
+
+@caliper.hookimpl
+def cli_update_info(backend: Backend, check_latest: bool) -> CliUpdate | None:
+    """Installed and newest Claude Code versions (npm is asked only when ``check_latest``)."""
+    if backend.id != BACKEND_ID:
+        return None
+    from caliper_backend_claude.versions import update_info
+
+    return update_info(backend.cli_info().version, check_latest)

@@ -1,0 +1,239 @@
+"""Reading ``claude -p --output-format stream-json --verbose`` output.
+
+The CLI prints one JSON object per line: a ``system``/``init`` line, ``assistant`` lines (one
+per content block, so a reply with text and a tool call arrives as two lines sharing a message
+id), ``user`` lines carrying tool results, and a final ``result`` line holding the answer, the
+summed usage and the error fields. Parsing is lenient: unknown keys and event types are
+ignored, lines that are not JSON are counted, never fatal.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from caliper.attempt import Turn, Usage
+
+SKILL_TOOL = "Skill"
+SYNTHETIC_MODEL = "<synthetic>"
+_CONTEXT_SUFFIX = re.compile(r"\[[^\]]*\]$")
+
+
+@attrs.define
+class ClaudeStream:
+    """What one run printed, folded into the pieces caliper needs."""
+
+    init: Mapping[str, Any] | None = None
+    result: Mapping[str, Any] | None = None
+    turns: list[Turn] = attrs.field(factory=list)
+    skill_calls: list[str] = attrs.field(factory=list)
+    assistant_errors: list[str] = attrs.field(factory=list)
+    retries: list[Mapping[str, Any]] = attrs.field(factory=list)
+    models: list[str] = attrs.field(factory=list)
+    events: int = 0
+    unparsed_lines: int = 0
+
+    @property
+    def finished(self) -> bool:
+        """True when the CLI got as far as printing its ``result`` line."""
+        return self.result is not None
+
+    @property
+    def model(self) -> str | None:
+        """The concrete model: the last real assistant message's, else the init line's."""
+        if self.models:
+            return self.models[-1]
+        if self.init and isinstance(self.init.get("model"), str):
+            return _CONTEXT_SUFFIX.sub("", self.init["model"]) or None
+        return None
+
+    @property
+    def final_answer(self) -> str | None:
+        """The ``result`` text of a run that did not end in error."""
+        if not self.result or self.result.get("is_error"):
+            return None
+        text = self.result.get("result")
+        return text if isinstance(text, str) else None
+
+    @property
+    def usage(self) -> Usage | None:
+        """Token usage from the ``result`` line (assistant lines only carry partial counts)."""
+        if not self.result:
+            return None
+        return usage_from(self.result.get("usage"))
+
+
+def usage_from(data: Any) -> Usage | None:
+    """Anthropic usage (input excludes cache) mapped onto caliper's four disjoint parts."""
+    if not isinstance(data, Mapping):
+        return None
+
+    def count(key: str) -> int | None:
+        value = data.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    usage = Usage(
+        input_tokens=count("input_tokens"),
+        output_tokens=count("output_tokens"),
+        cache_read_tokens=count("cache_read_input_tokens"),
+        cache_creation_tokens=count("cache_creation_input_tokens"),
+    )
+    return None if usage.total_tokens is None else usage
+
+
+def _text_of(content: Any) -> str | None:
+    """Tool-result content (a string or a list of blocks) as plain text."""
+    if content is None:
+        return None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence):
+        parts = []
+        for block in content:
+            if isinstance(block, Mapping):
+                if block.get("type") == "text" and isinstance(block.get("text"), str):
+                    parts.append(block["text"])
+                elif block.get("type"):
+                    parts.append(f"[{block['type']}]")
+            elif isinstance(block, str):
+                parts.append(block)
+        return "\n".join(parts)
+    return json.dumps(content, ensure_ascii=False)
+
+
+class _Folder:
+    """Accumulates events into a :class:`ClaudeStream`, pairing tool calls with results."""
+
+    def __init__(self) -> None:
+        self.stream = ClaudeStream()
+        self._tool_index: dict[str, int] = {}
+
+    def feed(self, event: Mapping[str, Any]) -> None:
+        self.stream.events += 1
+        kind = event.get("type")
+        if kind == "system":
+            self._system(event)
+        elif kind == "assistant":
+            self._assistant(event)
+        elif kind == "user":
+            self._user(event)
+        elif kind == "result":
+            self.stream.result = event
+
+    def _system(self, event: Mapping[str, Any]) -> None:
+        subtype = event.get("subtype")
+        if subtype == "init" and self.stream.init is None:
+            self.stream.init = event
+        elif subtype == "api_retry":
+            self.stream.retries.append(event)
+
+    def _assistant(self, event: Mapping[str, Any]) -> None:
+        message = event.get("message")
+        if not isinstance(message, Mapping):
+            return
+        if isinstance(event.get("error"), str):
+            self.stream.assistant_errors.append(event["error"])
+        model = message.get("model")
+        if isinstance(model, str) and model and model != SYNTHETIC_MODEL:
+            self.stream.models.append(model)
+        content = message.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, Sequence):
+            return
+        synthetic = model == SYNTHETIC_MODEL
+        for block in content:
+            if isinstance(block, Mapping):
+                self._assistant_block(block, synthetic)
+
+    def _assistant_block(self, block: Mapping[str, Any], synthetic: bool) -> None:
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            if not synthetic:
+                self.stream.turns.append(Turn(role="assistant", content=block["text"]))
+        elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
+            name = str(block.get("name", ""))
+            tool_input = block.get("input")
+            if isinstance(block.get("id"), str):
+                self._tool_index[block["id"]] = len(self.stream.turns)
+            self.stream.turns.append(Turn(role="tool", tool_name=name, tool_input=tool_input))
+            if name == SKILL_TOOL and isinstance(tool_input, Mapping):
+                skill = tool_input.get("skill")
+                if isinstance(skill, str) and skill.strip():
+                    self.stream.skill_calls.append(skill.strip())
+
+    def _user(self, event: Mapping[str, Any]) -> None:
+        message = event.get("message")
+        if not isinstance(message, Mapping):
+            return
+        content = message.get("content")
+        if isinstance(content, str):
+            self.stream.turns.append(Turn(role="user", content=content))
+            return
+        if not isinstance(content, Sequence):
+            return
+        for block in content:
+            if not isinstance(block, Mapping):
+                continue
+            if block.get("type") == "tool_result":
+                self._tool_result(block)
+            elif block.get("type") == "text" and isinstance(block.get("text"), str):
+                self.stream.turns.append(Turn(role="user", content=block["text"]))
+
+    def _tool_result(self, block: Mapping[str, Any]) -> None:
+        output = _text_of(block.get("content"))
+        is_error = bool(block.get("is_error", False))
+        index = self._tool_index.pop(str(block.get("tool_use_id")), None)
+        if index is None:
+            self.stream.turns.append(Turn(role="tool", tool_output=output, is_error=is_error))
+            return
+        turn = self.stream.turns[index]
+        self.stream.turns[index] = attrs.evolve(turn, tool_output=output, is_error=is_error)
+
+
+def parse_lines(lines: Iterable[str]) -> ClaudeStream:
+    """Fold stream-json lines into a :class:`ClaudeStream` (blank lines are skipped)."""
+    folder = _Folder()
+    for line in lines:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            folder.stream.unparsed_lines += 1
+            continue
+        if isinstance(event, Mapping):
+            folder.feed(event)
+        else:
+            folder.stream.unparsed_lines += 1
+    return folder.stream
+
+
+def parse_stream(stdout: str) -> ClaudeStream:
+    """Parse the whole stdout of one ``claude`` run."""
+    return parse_lines(stdout.splitlines())
+
+
+def activated_skills(stream: ClaudeStream, installed: Sequence[str]) -> list[str] | None:
+    """Installed skills the model loaded through the Skill tool, in first-load order.
+
+    ``None`` when nothing could be observed: no skill was installed, or the run never reached
+    its ``result`` line (crash, timeout), so a missing call proves nothing. A plugin-qualified
+    name (``plugin:skill``) counts for ``skill`` when only that bare name is installed.
+    """
+    if not installed or not stream.finished:
+        return None
+    names = set(installed)
+    seen: list[str] = []
+    for call in stream.skill_calls:
+        name = call.lstrip("/")
+        if name not in names and ":" in name:
+            name = name.rsplit(":", 1)[1]
+        if name in names and name not in seen:
+            seen.append(name)
+    return seen
