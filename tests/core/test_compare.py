@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_results_support import INFRA, JUDGE, NC, TIMEOUT, F, P, run, snapshot, task
+
 from caliper.attempt import Usage
 from caliper.results.compare import compare_runs, comparison_data, same_run
-from test_results_support import INFRA, JUDGE, NC, TIMEOUT, F, P, run, snapshot, task
 
 
 def rows(comparison):

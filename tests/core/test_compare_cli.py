@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import os
 
-from caliper.results.store import save_run
 from test_results_support import INFRA, F, P, caliper, make_project, run, snapshot, task
+
+from caliper.results.store import save_run
 
 FIRST = ".caliper/results/demo/2026-11-30T18-01-33Z.json"
 SECOND = ".caliper/results/demo/2026-11-30T19-00-00Z.json"

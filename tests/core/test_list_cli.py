@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import os
 
-from caliper.results.store import save_run
 from test_results_support import P, caliper, make_project, run, snapshot, task
+
+from caliper.results.store import save_run
 
 
 def test_list_without_spec_counts_runs_per_spec(tmp_path):

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.console import Console
+from test_results_support import INFRA, NC, TIMEOUT, F, P, attempt, run, snapshot, task
+
 from caliper.attempt import Usage
 from caliper.report import fmt
 from caliper.report.compare_view import render_compare
 from caliper.report.run_view import render_run
 from caliper.results.compare import compare_runs
-from rich.console import Console
-from test_results_support import INFRA, NC, TIMEOUT, F, P, attempt, run, snapshot, task
 
 
 def rendered(draw, *args, **kwargs) -> str:

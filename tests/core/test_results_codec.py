@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_results_support import INFRA, F, P, run, snapshot, task
+
 from caliper.attempt import Turn, Usage
 from caliper.results import codec
 from caliper.results.models import Outcome
-from test_results_support import INFRA, F, P, run, snapshot, task
 
 
 def sample():

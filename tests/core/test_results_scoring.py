@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_results_support import INFRA, JUDGE, NC, TIMEOUT, C, F, P, attempt, run, snapshot, task
+
 from caliper.attempt import Usage
 from caliper.results.scoring import (
     TaskStatus,
@@ -16,7 +18,6 @@ from caliper.results.scoring import (
     usage_data,
     usage_totals,
 )
-from test_results_support import INFRA, JUDGE, NC, TIMEOUT, C, F, P, attempt, run, snapshot, task
 
 
 def test_one_in_three_gives_the_documented_views():

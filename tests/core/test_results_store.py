@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_results_support import F, P, run, task
+
 from caliper.results import codec
 from caliper.results.store import (
     ResultsError,
@@ -23,7 +25,6 @@ from caliper.results.store import (
     run_sort_key,
     save_run,
 )
-from test_results_support import F, P, run, task
 
 SUPPORT_DIR = Path(__file__).parent
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+
 from caliper.attempt import AttemptResult
 from caliper.backend import Backend
 from caliper.engine import Engine

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from caliper_fakeagent.harness import Workspace, pid_alive
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from caliper.attempt import AgentStatus, AttemptResult, Turn
 from caliper.errors import SetupError, SpecError
 from caliper.judge import Judge, JudgeContext, Verdict
@@ -202,9 +203,10 @@ def test_only_activation_is_not_checked():
 def _progress(terminal: bool):
     import io
 
+    from rich.console import Console
+
     from caliper.results.models import AttemptRecord
     from caliper.runner.progress import Progress
-    from rich.console import Console
 
     out = io.StringIO()
     console = Console(file=out, force_terminal=terminal, width=80)

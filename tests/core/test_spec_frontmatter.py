@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from caliper.spec.frontmatter import check_skill_file, name_problems
 
 

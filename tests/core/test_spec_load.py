@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from caliper.default_plugins.activation_judge import ActivationJudge
 from caliper.default_plugins.assert_judge import AssertJudge
 from caliper.errors import SpecError

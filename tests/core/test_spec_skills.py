@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from caliper.default_plugins.activation_judge import ActivationJudge
 from caliper.default_plugins.assert_judge import AssertJudge
 from caliper.errors import SpecError

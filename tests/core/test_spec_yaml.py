@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from caliper.spec.yamldoc import format_path, load_document, parse_yaml
 
 P = Path("s.yaml")

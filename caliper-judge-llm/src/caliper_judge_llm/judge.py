@@ -9,7 +9,6 @@ from typing import Any
 
 from caliper.attempt import AgentStatus, PromptRequest
 from caliper.judge import Judge, JudgeContext, ValueProblem, Verdict
-
 from caliper_judge_llm.prompt import PROMPT_VERSION, build_prompt
 from caliper_judge_llm.verdict import parse_verdict
 

@@ -6,7 +6,6 @@ from collections.abc import Callable
 
 import caliper
 from caliper.judge import Judge
-
 from caliper_judge_llm.judge import ExpectJudge
 
 
