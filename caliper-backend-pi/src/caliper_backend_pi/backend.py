@@ -1,0 +1,156 @@
+"""The pi backend: runs ``pi --print --mode json`` once per attempt in an isolated agent dir."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from caliper.attempt import (
+    AgentStatus,
+    AttemptRequest,
+    AttemptResult,
+    AttemptSandbox,
+    PromptRequest,
+    PromptResult,
+)
+from caliper.backend import Backend
+from caliper.errors import SetupError
+from caliper.process import ProcessResult, run_process
+from caliper_backend_pi import version
+from caliper_backend_pi.activation import activated_skills
+from caliper_backend_pi.agentdir import (
+    attempt_env,
+    check_no_foreign_skills,
+    has_default_model,
+    prepare_agent_dir,
+    user_agent_dir,
+)
+from caliper_backend_pi.events import PiRun, parse_output
+from caliper_backend_pi.outcome import classify_run
+from caliper_backend_pi.transcript import build_transcript, final_answer
+
+BASE_ARGS = ("--print", "--mode", "json", "--no-session", "--no-context-files")
+"""Headless JSON events, no session file, and no AGENTS.md/CLAUDE.md from outside the task."""
+
+JUDGE_ARGS = ("--no-tools", "--no-skills", "--no-extensions", "--no-prompt-templates")
+
+MCP_REFUSAL = (
+    "pi does not offer MCP in the version caliper supports. Give the agent the capability "
+    "another way: ship it as a command-line tool inside the skill folder and have SKILL.md "
+    "tell the agent to run it with bash, or run this spec on a backend with MCP support "
+    "(--model claude-code, codex or hermes)."
+)
+
+NO_DEFAULT_MODEL = (
+    "pi has no default model configured, and --model pi names none. Without one pi falls "
+    "back to its built-in default provider (google), which is rarely the one you are logged "
+    "in to."
+)
+NO_DEFAULT_MODEL_HINT = (
+    "Pass a model with --model pi:<provider>/<model> (for example pi:anthropic/claude-sonnet-4-5)"
+    ", or choose a default in pi (`/model`), which saves defaultProvider and defaultModel in "
+    "{settings}."
+)
+
+
+class PiBackend(Backend):
+    """Runs attempts and judge prompts through the pi coding agent CLI."""
+
+    id = "pi"
+    cli_name = "pi"
+    install_hint = f"npm install -g {version.PACKAGE}"
+    supports_mcp = False
+    mcp_refusal = MCP_REFUSAL
+
+    def cli_version(self, path: Path) -> str | None:
+        return version.installed_version(path)
+
+    # -- shared ---------------------------------------------------------------------------
+    def _cli(self) -> Path:
+        path = self.find_cli()
+        if path is None:
+            raise SetupError(self.missing_cli_message())
+        return path
+
+    def _prepare(self, sandbox: AttemptSandbox, model: str | None) -> dict[str, str]:
+        """Seed the agent dir, check a model will be chosen, return pi's environment."""
+        check_no_foreign_skills(sandbox)
+        settings = prepare_agent_dir(sandbox)
+        if not model and not has_default_model(settings):
+            where = user_agent_dir(sandbox.real_home, os.environ) / "settings.json"
+            raise SetupError(NO_DEFAULT_MODEL, hint=NO_DEFAULT_MODEL_HINT.format(settings=where))
+        return attempt_env(sandbox)
+
+    @staticmethod
+    def _argv(cli: Path, model: str | None, extra: tuple[str, ...] = ()) -> list[str]:
+        argv = [str(cli), *BASE_ARGS, *extra]
+        if model:
+            argv += ["--model", model]
+        return argv
+
+    def _run(
+        self,
+        cli: Path,
+        sandbox: AttemptSandbox,
+        model: str | None,
+        prompt: str,
+        timeout: float,
+        extra: tuple[str, ...] = (),
+    ) -> tuple[ProcessResult, PiRun]:
+        env = self._prepare(sandbox, model)
+        # The prompt goes through stdin (a file, closed at its end): pi reads piped stdin as
+        # the message, and argv would misread prompts starting with "-" or "@".
+        process = run_process(
+            self._argv(cli, model, extra),
+            env=env,
+            cwd=sandbox.workdir,
+            timeout=timeout,
+            stdin_text=prompt,
+        )
+        return process, parse_output(process.stdout)
+
+    # -- attempts -------------------------------------------------------------------------
+    def run_attempt(self, request: AttemptRequest) -> AttemptResult:
+        cli = self._cli()
+        sandbox = request.sandbox
+        process, run = self._run(cli, sandbox, request.model, request.prompt, request.timeout)
+        ending = classify_run(process, run, timeout=request.timeout)
+        activated = None
+        if run.event_count:
+            activated = activated_skills(
+                run.tool_calls(), request.skills, cwd=sandbox.workdir, home=sandbox.home
+            )
+        return AttemptResult(
+            status=ending.status,
+            final_answer=final_answer(run),
+            transcript=build_transcript(run),
+            activated=activated,
+            usage=run.usage,
+            model=run.model or request.model,
+            error=ending.error,
+            exit_code=process.returncode,
+            duration_seconds=round(process.duration_seconds, 3),
+        )
+
+    # -- judging --------------------------------------------------------------------------
+    def run_prompt(self, request: PromptRequest) -> PromptResult:
+        cli = self._cli()
+        process, run = self._run(
+            cli, request.sandbox, request.model, request.prompt, request.timeout, JUDGE_ARGS
+        )
+        ending = classify_run(process, run, timeout=request.timeout)
+        text = final_answer(run)
+        if ending.status is AgentStatus.COMPLETED and text is None:
+            return PromptResult(
+                status=AgentStatus.INFRA_ERROR,
+                model=run.model,
+                usage=run.usage,
+                error="pi's model returned an empty answer",
+            )
+        return PromptResult(
+            status=ending.status,
+            text=text if ending.status is AgentStatus.COMPLETED else None,
+            model=run.model or request.model,
+            usage=run.usage,
+            error=ending.error,
+        )

@@ -1,0 +1,140 @@
+"""Helpers shared by the pi backend tests (fixtures live in conftest.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from caliper.attempt import AttemptRequest, AttemptSandbox, InstalledSkill
+from caliper.skills import ResolvedSkill
+from caliper.testing import agent_clis, offline
+from caliper_backend_pi.installer import PiSkillInstaller
+
+PI_UNDER_TEST = os.environ.get("CALIPER_TEST_PI_CLI")
+"""Optional: another pi build to run the live tests against (e.g. a pi 1.x wrapper script)."""
+PINNED_PI = Path(PI_UNDER_TEST) if PI_UNDER_TEST else agent_clis.bin_path("pi")
+PINNED_VERSION = agent_clis.AGENT_CLIS["pi"]["version"]
+PROVIDER = "fake"
+MODEL_ID = "fake-model"
+MODEL = f"{PROVIDER}/{MODEL_ID}"
+USER_MARKER = "USER-PRIVATE-MARKER-7f3a"
+"""Text planted in the fake user's own pi resources; it must never reach the model."""
+
+
+def loopback_only() -> bool:
+    """True inside a network namespace whose only interface is ``lo``."""
+    return offline.loopback_only()[0]
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+def models_json(base_url: str, api_key: str = "sk-test") -> dict[str, Any]:
+    """A custom provider pointing pi at the scripted server's Chat Completions endpoint."""
+    return {
+        "providers": {
+            PROVIDER: {
+                "baseUrl": base_url,
+                "api": "openai-completions",
+                "apiKey": api_key,
+                "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+                "models": [{"id": MODEL_ID, "contextWindow": 128000, "maxTokens": 4096}],
+            }
+        }
+    }
+
+
+@attrs.define
+class FakeUser:
+    """A fake real home with a pi agent dir full of things that must not leak."""
+
+    home: Path
+
+    @property
+    def agent_dir(self) -> Path:
+        return self.home / ".pi" / "agent"
+
+    def configure(self, base_url: str, *, default: bool = True, **settings: Any) -> None:
+        write_json(self.agent_dir / "models.json", models_json(base_url))
+        base: dict[str, Any] = {"retry": {"enabled": True, "maxRetries": 5}}
+        if default:
+            base.update(defaultProvider=PROVIDER, defaultModel=MODEL_ID)
+        base.update(settings)
+        write_json(self.agent_dir / "settings.json", base)
+        write_json(self.agent_dir / "auth.json", {})
+
+    def plant_private_resources(self) -> None:
+        """User skills, an extension, a prompt template, system-prompt files and a session."""
+        skill = self.agent_dir / "skills" / "user-private-skill" / "SKILL.md"
+        skill.parent.mkdir(parents=True, exist_ok=True)
+        skill.write_text(
+            f"---\nname: user-private-skill\ndescription: {USER_MARKER} skill\n---\nbody\n",
+            encoding="utf-8",
+        )
+        agents_skill = self.home / ".agents" / "skills" / "agents-private" / "SKILL.md"
+        agents_skill.parent.mkdir(parents=True, exist_ok=True)
+        agents_skill.write_text(
+            f"---\nname: agents-private\ndescription: {USER_MARKER} agents skill\n---\nb\n",
+            encoding="utf-8",
+        )
+        extension = self.agent_dir / "extensions" / "leak.ts"
+        extension.parent.mkdir(parents=True, exist_ok=True)
+        extension.write_text(
+            "export default function (pi: any) {\n"
+            "  pi.on('before_agent_start', async (event: any) => ({\n"
+            f"    systemPrompt: event.systemPrompt + ' {USER_MARKER} extension'\n"
+            "  }));\n}\n",
+            encoding="utf-8",
+        )
+        prompt = self.agent_dir / "prompts" / "leak.md"
+        prompt.parent.mkdir(parents=True, exist_ok=True)
+        prompt.write_text(f"{USER_MARKER} prompt template\n", encoding="utf-8")
+        (self.agent_dir / "AGENTS.md").write_text(f"{USER_MARKER} context\n", encoding="utf-8")
+        (self.agent_dir / "APPEND_SYSTEM.md").write_text(f"{USER_MARKER} system\n")
+        session = self.agent_dir / "sessions" / "--x--" / "s.jsonl"
+        session.parent.mkdir(parents=True, exist_ok=True)
+        session.write_text(json.dumps({"type": "session", "marker": USER_MARKER}) + "\n")
+
+    def snapshot(self) -> dict[str, bytes]:
+        """Every file under the fake home, to prove an attempt changed nothing there."""
+        return {
+            str(p.relative_to(self.home)): p.read_bytes()
+            for p in sorted(self.home.rglob("*"))
+            if p.is_file()
+        }
+
+
+def make_skill(root: Path, name: str, description: str, extra: dict[str, str] | None = None):
+    """A skill folder on disk, as the spec loader would resolve it."""
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        f"---\nname: {name}\ndescription: {description}\n---\n# {name}\nSay {name.upper()}.\n",
+        encoding="utf-8",
+    )
+    for file_name, text in (extra or {}).items():
+        (folder / file_name).write_text(text, encoding="utf-8")
+    return ResolvedSkill(name=name, description=description, source_dir=folder)
+
+
+def install(sandbox: AttemptSandbox, skills: list[ResolvedSkill]) -> list[InstalledSkill]:
+    return PiSkillInstaller().install(skills, sandbox)
+
+
+def request(
+    sandbox: AttemptSandbox,
+    prompt: str = "Say hello to Ada.",
+    *,
+    model: str | None = MODEL,
+    skills: list[InstalledSkill] | None = None,
+    timeout: float = 60.0,
+) -> AttemptRequest:
+    return AttemptRequest(
+        prompt=prompt, model=model, sandbox=sandbox, timeout=timeout, skills=tuple(skills or ())
+    )
