@@ -126,7 +126,8 @@ def user_agent_dir(real_home: Path, environ: Mapping[str, str]) -> Path:
     return real_home / ".pi" / "agent"
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def read_json_config(path: Path) -> dict[str, Any]:
+    """A pi JSON config file as a dict (``{}`` when absent); a clear error when unreadable."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -175,7 +176,7 @@ def prepare_agent_dir(
         if original.is_file():
             shutil.copyfile(original, target / name)
             (target / name).chmod(0o600)
-    settings = attempt_settings(_read_json(source / "settings.json"))
+    settings = attempt_settings(read_json_config(source / "settings.json"))
     (target / "settings.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
     return settings
 
@@ -244,7 +245,8 @@ def attempt_env(
     """
     source = os.environ if environ is None else environ
     env = dict(sandbox.base_env)
-    wanted = set(PASSED_ENV) | _models_env_names(_read_json(agent_dir(sandbox) / "models.json"))
+    models = read_json_config(agent_dir(sandbox) / "models.json")
+    wanted = set(PASSED_ENV) | _models_env_names(models)
     for name in sorted(wanted):
         if name in source and name not in env:
             env[name] = source[name]

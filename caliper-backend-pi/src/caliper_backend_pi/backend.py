@@ -23,6 +23,7 @@ from caliper_backend_pi.agentdir import (
     check_no_foreign_skills,
     has_default_model,
     prepare_agent_dir,
+    read_json_config,
     user_agent_dir,
 )
 from caliper_backend_pi.events import PiRun, parse_output
@@ -64,6 +65,14 @@ class PiBackend(Backend):
 
     def cli_version(self, path: Path) -> str | None:
         return version.installed_version(path)
+
+    def check_ready(self, model: str | None, real_home: Path) -> None:
+        """Without ``pi:<model>``, the user's pi settings must name a default model."""
+        if model:
+            return
+        where = user_agent_dir(real_home, os.environ) / "settings.json"
+        if not has_default_model(read_json_config(where)):
+            raise SetupError(NO_DEFAULT_MODEL, hint=NO_DEFAULT_MODEL_HINT.format(settings=where))
 
     # -- shared ---------------------------------------------------------------------------
     def _cli(self) -> Path:

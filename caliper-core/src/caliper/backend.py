@@ -113,6 +113,15 @@ class Backend(abc.ABC):
             f"(or at ${self.cli_path_variable}).{hint}"
         )
 
+    def check_ready(self, model: str | None, real_home: Path) -> None:
+        """Raise :class:`caliper.errors.SetupError` when no attempt could possibly run.
+
+        Called once per run, before any attempt is scheduled and after the CLI was found, so a
+        missing default model or an unusable configuration is one message instead of k
+        identical unusable attempts. Read only; the default accepts everything.
+        """
+        return None
+
     def claims_model(self, model: str) -> bool:
         """Whether a bare ``--model NAME`` belongs to this backend (e.g. ``gpt-`` for codex)."""
         return False

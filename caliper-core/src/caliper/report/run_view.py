@@ -84,7 +84,7 @@ def _header(meta: RunMeta, console: Console) -> None:
             )
         )
     if meta.partial:
-        reason = f": {meta.stop_reason}" if meta.stop_reason else ""
+        reason = f": {meta.stop_reason.rstrip('. ')}" if meta.stop_reason else ""
         console.print(
             Text(f"  Partial run{reason}. Scores cover only what finished.", style="yellow")
         )

@@ -66,10 +66,16 @@ def check_ablation(ablate: Sequence[str], skills: Sequence[ResolvedSkill]) -> No
 
 
 def check_cli(engine: Engine) -> Path:
-    """The backend's CLI path, or one :class:`SetupError` with the install hint."""
+    """The backend's CLI path, or one :class:`SetupError` with the install hint.
+
+    Also asks the backend whether it can run at all (``Backend.check_ready``).
+    """
     path = engine.backend.find_cli()
     if path is None:
         raise SetupError(engine.backend.missing_cli_message())
+    from caliper.sandbox import real_home
+
+    engine.backend.check_ready(engine.model, real_home())
     return path
 
 
