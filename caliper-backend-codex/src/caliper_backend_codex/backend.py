@@ -1,0 +1,130 @@
+"""The ``codex`` backend: runs ``codex exec --json`` headlessly in an attempt's sandbox."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from caliper.attempt import (
+    AgentStatus,
+    AttemptRequest,
+    AttemptResult,
+    InstalledSkill,
+    PromptRequest,
+    PromptResult,
+)
+from caliper.backend import Backend
+from caliper.errors import SetupError
+from caliper.process import run_process
+from caliper_backend_codex import activation, errors, events, home, invocation, rollout, versions
+from caliper_backend_codex.locate import find_codex
+from caliper_backend_codex.mcp import tables_of
+
+_CODEX_MODEL = re.compile(r"^(gpt-|codex-|o[134](?:$|-))", re.IGNORECASE)
+
+
+def detect_activation(
+    run: events.CodexRun,
+    facts: rollout.Rollout,
+    skills: Sequence[InstalledSkill],
+    prepared: home.PreparedHome,
+    workdir: Path,
+) -> list[str] | None:
+    """Skills whose SKILL.md the agent read (``None`` when nothing is observable)."""
+    if not skills or not run.usable:
+        return None
+    paths = {"home": prepared.env.get("HOME"), "codex_home": str(prepared.codex_home)}
+    reads: list[str] = []
+    for command in run.commands:
+        reads += activation.read_files(command, cwd=str(workdir), **paths)
+    reads += run.read_paths
+    for command in facts.commands:
+        reads += activation.read_files(command.argv, cwd=command.cwd or str(workdir), **paths)
+    return activation.activated_skills(reads, skills)
+
+
+class CodexBackend(Backend):
+    """OpenAI's Codex CLI (``codex exec --json``)."""
+
+    id = "codex"
+    cli_name = "codex"
+    install_hint = "npm install -g @openai/codex"
+    supports_mcp = True
+    default_model = None
+
+    def find_cli(self) -> Path | None:
+        """``$CODEX_CLI_PATH``, else the Codex desktop app's binary, else PATH."""
+        return find_codex()
+
+    def claims_model(self, model: str) -> bool:
+        """OpenAI model ids: ``gpt-*``, the ``o1``/``o3``/``o4`` families, ``codex-*``."""
+        return bool(_CODEX_MODEL.match(model.strip()))
+
+    def cli_version(self, path: Path) -> str | None:
+        return versions.installed_version(path)
+
+    def run_attempt(self, request: AttemptRequest) -> AttemptResult:
+        cli = self.find_cli()
+        if cli is None:
+            return AttemptResult(status=AgentStatus.SETUP_ERROR, error=self.missing_cli_message())
+        try:
+            prepared = home.prepare(request.sandbox, mcp_servers=tables_of(request.mcp))
+        except SetupError as exc:
+            return AttemptResult(status=AgentStatus.SETUP_ERROR, error=exc.render())
+        env = dict(prepared.env)
+        if request.mcp is not None:
+            env.update(request.mcp.env)
+        process = run_process(
+            invocation.attempt_argv(cli, model=request.model),
+            env=env,
+            cwd=request.sandbox.workdir,
+            timeout=request.timeout,
+            stdin_text=request.prompt,
+        )
+        run = events.parse_events(process.stdout)
+        outcome = errors.classify(process, run, timeout=request.timeout)
+        facts = rollout.read_rollout(rollout.find_rollout(prepared.codex_home, run.thread_id))
+        return AttemptResult(
+            status=outcome.status,
+            final_answer=run.final_answer,
+            transcript=tuple(run.turns),
+            activated=detect_activation(
+                run, facts, request.skills, prepared, request.sandbox.workdir
+            ),
+            usage=run.usage,
+            model=facts.model or request.model or _configured_model(prepared),
+            error=outcome.error,
+            exit_code=process.returncode,
+            duration_seconds=process.duration_seconds,
+        )
+
+    def run_prompt(self, request: PromptRequest) -> PromptResult:
+        cli = self.find_cli()
+        if cli is None:
+            return PromptResult(status=AgentStatus.SETUP_ERROR, error=self.missing_cli_message())
+        try:
+            prepared = home.prepare(request.sandbox, skill_instructions=False)
+        except SetupError as exc:
+            return PromptResult(status=AgentStatus.SETUP_ERROR, error=exc.render())
+        process = run_process(
+            invocation.prompt_argv(cli, model=request.model),
+            env=prepared.env,
+            cwd=request.sandbox.workdir,
+            timeout=request.timeout,
+            stdin_text=request.prompt,
+        )
+        run = events.parse_events(process.stdout)
+        outcome = errors.classify(process, run, timeout=request.timeout)
+        return PromptResult(
+            status=outcome.status,
+            text=run.final_answer if outcome.status is AgentStatus.COMPLETED else None,
+            model=request.model or _configured_model(prepared),
+            usage=run.usage,
+            error=outcome.error,
+        )
+
+
+def _configured_model(prepared: home.PreparedHome) -> str | None:
+    model = prepared.config.get("model")
+    return model if isinstance(model, str) and model else None
