@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from caliper.testing.conformance import BackendConformance
 from caliper.testing.script import ToolCall
 
@@ -44,3 +46,19 @@ class TestClaudeThroughTheKit(BackendConformance):
 
     def mcp_call(self, server: str, tool: str, arguments: Mapping[str, Any]) -> ToolCall:
         return ToolCall(f"mcp__{server}__{tool}", dict(arguments))
+
+    def test_the_kit_notices_wrong_behaviour(self, kit: Any) -> None:
+        """The standard tests can fail: a wrong skill choice or wrong usage is caught."""
+
+        class WrongSkill(TestClaudeThroughTheKit):
+            def activate_skill_call(self, name: str) -> ToolCall:
+                return ToolCall("Skill", {"skill": "beta-neighbour"})
+
+        class WrongUsage(TestClaudeThroughTheKit):
+            def expected_usage(self, scripted: Any) -> dict[str, int | None]:
+                return {**super().expected_usage(scripted), "output_tokens": scripted.output + 1}
+
+        with pytest.raises(AssertionError, match="alpha-target"):
+            WrongSkill().test_skill_discovered_and_activated(kit)
+        with pytest.raises(AssertionError):
+            WrongUsage().test_usage_parsed_and_normalised(kit)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import http.client
 import json
 import subprocess
@@ -514,3 +515,28 @@ def test_command_line_bad_script_is_one_line_error(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: model-server script")
     assert "Traceback" not in proc.stderr
+
+
+def test_chunked_and_gzip_request_bodies_are_read() -> None:
+    body = json.dumps(user_body("chat", "squeezed", stream=False)).encode()
+    with ModelServer({"turns": [{"text": "unsqueezed", "times": 2}]}) as server:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+        conn.request(
+            "POST", "/v1/chat/completions", body=gzip.compress(body),
+            headers={"Content-Encoding": "gzip", "Content-Type": "application/json"},
+        )  # fmt: skip
+        assert (
+            json.loads(conn.getresponse().read())["choices"][0]["message"]["content"]
+            == "unsqueezed"
+        )
+        conn.request("POST", "/v1/chat/completions", body=iter([body[:10], body[10:]]),
+                     encode_chunked=True)  # fmt: skip
+        second = conn.getresponse()
+        assert second.status == 200 and second.read()
+        conn.request("POST", "/v1/chat/completions", body=b"\x28\xb5\x2f\xfd",
+                     headers={"Content-Encoding": "zstd"})  # fmt: skip
+        reply = conn.getresponse()
+        assert reply.status == 400 and "zstd" in json.loads(reply.read())["error"]["message"]
+        conn.close()
+        assert [r.outcome for r in server.requests] == ["answer", "answer", "other"]
+        assert "squeezed" in server.requests[1].sent_text()

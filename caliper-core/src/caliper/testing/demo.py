@@ -34,8 +34,11 @@ def main(argv: list[str] | None = None) -> int:
     example = _example_dir()
     claude = agent_clis.bin_path("claude")
     if not claude.exists():
-        print(f"The demo needs the pinned claude CLI at {claude}.\n"
-              f"Provision it first: {agent_clis.INSTALL_COMMAND}", file=sys.stderr)
+        print(
+            f"The demo needs the pinned claude CLI at {claude}.\n"
+            f"Provision it first: {agent_clis.INSTALL_COMMAND}",
+            file=sys.stderr,
+        )
         return 3
     from caliper.testing.model_server import ModelServer
 
@@ -51,12 +54,21 @@ def main(argv: list[str] | None = None) -> int:
             "PATH": f"{agent_clis.shim_dir()}{os.pathsep}{os.environ.get('PATH', '')}",
         }
         command = [
-            str(caliper_executable()), "run", str(example / "hello.eval.yaml"),
-            "--k", "2", "--model", "claude-code", "--judge-model", "claude-code", *extra,
+            str(caliper_executable()),
+            "run",
+            str(example / "hello.eval.yaml"),
+            "--k",
+            "2",
+            "--model",
+            "claude-code",
+            "--judge-model",
+            "claude-code",
+            *extra,
         ]
         print("$ " + " ".join(command[1:]), file=sys.stderr)
-        print(f"(claude → scripted model at {server.url}; {why or 'loopback only'})",
-              file=sys.stderr)
+        print(
+            f"(claude → scripted model at {server.url}; {why or 'loopback only'})", file=sys.stderr
+        )
         return subprocess.call(command, env=env, cwd=example)
 
 

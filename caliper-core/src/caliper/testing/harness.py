@@ -65,7 +65,11 @@ class FakeRealHome:
 
 @attrs.frozen
 class AgentCli:
-    """A provisioned agent CLI: its executable and a bin folder holding only it."""
+    """A provisioned agent CLI: its executable and a bin folder holding only it.
+
+    ``path`` is what to run (for a CLI pinned to a private Node, the wrapper that puts that
+    Node first on PATH); point the backend's ``<NAME>_CLI_PATH`` at it.
+    """
 
     name: str
     path: Path
@@ -201,13 +205,15 @@ def find_agent_cli(name: str, bin_root: Path) -> AgentCli | str:
     if not ok:
         return f"{SKIP_REASON} ({why})"
     path = agent_clis.bin_path(name)
+    if agent_clis.AGENT_CLIS[name].get("node"):
+        # needs its private Node on PATH: only the provisioning script's wrapper runs it
+        path = agent_clis.shim_dir() / agent_clis.shim_name(name)
     if not path.exists():
         return f"agent CLI {name} is not provisioned at {path}; run {agent_clis.INSTALL_COMMAND}"
     bin_root.mkdir(parents=True, exist_ok=True)
     link = bin_root / agent_clis.AGENT_CLIS[name]["bin"]
     if not link.exists():
-        shim = agent_clis.shim_dir() / link.name
-        link.symlink_to(shim if shim.exists() else path)
+        link.symlink_to(path)
     return AgentCli(name, path, bin_root)
 
 

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gzip
 import json
 import signal
 import socket
 import sys
 import threading
 import time
+import zlib
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -107,6 +109,12 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     owner: ModelServer
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (killed agent, dropped turn) is normal here: stay quiet."""
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -115,18 +123,33 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Keep test output quiet: requests are recorded, not printed."""
 
+    def _read_chunked(self) -> bytes:
+        chunks = []
+        while True:
+            size = int(self.rfile.readline().strip().split(b";")[0] or b"0", 16)
+            if size == 0:
+                while self.rfile.readline().strip():  # trailers, then the blank line
+                    pass
+                return b"".join(chunks)
+            chunks.append(self.rfile.read(size))
+            self.rfile.readline()
+
     def _read_body(self) -> bytes:
+        """The request body, de-chunked and decompressed (gzip/deflate)."""
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            chunks = []
-            while True:
-                size = int(self.rfile.readline().strip().split(b";")[0] or b"0", 16)
-                if size == 0:
-                    self.rfile.readline()
-                    return b"".join(chunks)
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length else b""
+            raw = self._read_chunked()
+        else:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+        encoding = self.headers.get("Content-Encoding", "").strip().lower()
+        try:
+            if encoding in ("gzip", "x-gzip"):
+                return gzip.decompress(raw)
+            if encoding == "deflate":
+                return zlib.decompress(raw)
+        except (OSError, zlib.error, EOFError):
+            return b""
+        return raw
 
     def _send(self, status: int, body: bytes, content_type: str, extra: dict[str, str]) -> None:
         self.send_response(status)
@@ -143,13 +166,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_HEAD(self) -> None:
         """Connection probes (Claude Code sends ``HEAD /``): always 200."""
-        self.server.owner._record(self, None, attrs_extra={})
+        self.server.owner._record(self, None)
         self._send(200, b"", "text/plain", {})
 
     def do_GET(self) -> None:
         """Model lists (``…/models``, ``…/models/<id>``); anything else is a 404."""
         owner = self.server.owner
-        owner._record(self, None, attrs_extra={})
+        owner._record(self, None)
         bare = self.path.split("?", 1)[0].rstrip("/")
         models = owner.script.models
         entries = [
@@ -183,8 +206,10 @@ class _Handler(BaseHTTPRequestHandler):
         except (json.JSONDecodeError, UnicodeDecodeError):
             body = None
         if api is None or not isinstance(body, dict):
-            owner._record(self, raw.decode("utf-8", "replace"), attrs_extra={"api": api})
+            owner._record(self, raw.decode("utf-8", "replace"), api=api)
             what = "unknown path" if api is None else "body is not a JSON object"
+            if api is not None and self.headers.get("Content-Encoding"):
+                what += f" (Content-Encoding {self.headers['Content-Encoding']!r})"
             self._json(404 if api is None else 400, {"error": {"message": what}})
             return
         wire = _WIRES[api]
@@ -359,7 +384,7 @@ class ModelServer:
         handler: _Handler,
         body: Any,
         *,
-        attrs_extra: dict[str, Any] | None = None,
+        api: str | None = None,
         conv: Conversation | None = None,
         choice: Choice | None = None,
         outcome: str = "other",
@@ -375,7 +400,7 @@ class ModelServer:
                 path=handler.path,
                 headers=headers,
                 body=body,
-                api=conv.api if conv else (attrs_extra or {}).get("api"),
+                api=conv.api if conv else api,
                 position=choice.position if choice else None,
                 answered_by=choice.label if choice else None,
                 outcome=outcome,
