@@ -44,9 +44,20 @@ def _unknown_backend(host: PluginHost, asked: str, flag: str, backend_name: str)
     backends = host.backends()
     names = sorted({*backends, *(a for b in backends.values() for a in b.aliases)})
     candidates = names + [n for n in KNOWN_DISTRIBUTIONS if n not in names]
-    close = difflib.get_close_matches(backend_name, candidates, n=1, cutoff=0.6)
-    lines = [f"{flag} {asked!r}: no installed backend is called {backend_name!r}."]
-    if close:
+    bare_model = asked != backend_name and ":" not in asked
+    if bare_model:
+        # A bare name that is neither a backend nor a model an installed backend claims was
+        # taken as a model of the default backend; say so instead of blaming the user.
+        close = difflib.get_close_matches(asked, candidates, n=1, cutoff=0.6)
+        lines = [
+            f"{flag} {asked!r}: no installed backend is called that or claims that model, so it "
+            f"was taken as a model of the default backend {backend_name!r}, which is not "
+            "installed. Use BACKEND or BACKEND:MODEL to pick an installed backend."
+        ]
+    else:
+        close = difflib.get_close_matches(backend_name, candidates, n=1, cutoff=0.6)
+        lines = [f"{flag} {asked!r}: no installed backend is called {backend_name!r}."]
+    if close and close[0] != backend_name:
         lines.append(f"Did you mean {close[0]!r}?")
     entries = {e.name: e for e in installed(BACKENDS)}
     if backends:
@@ -91,13 +102,18 @@ def resolve_engine(host: PluginHost, text: str | None, *, flag: str = "--model")
     return _by_backend_name(host, DEFAULT_BACKEND, text, text, flag)
 
 
+def find_backend(host: PluginHost, name: str, *, flag: str, asked: str | None = None) -> Backend:
+    """The installed backend whose id or alias is ``name``, else one clear PluginNotFound."""
+    backends = host.backends([name])
+    if name in backends:
+        return backends[name]
+    for backend in host.backends().values():
+        if name == backend.id or name in backend.aliases:
+            return backend
+    raise _unknown_backend(host, asked or name, flag, name)
+
+
 def _by_backend_name(
     host: PluginHost, name: str, model: str | None, asked: str | None, flag: str
 ) -> Engine:
-    backends = host.backends([name])
-    if name in backends:
-        return Engine(backends[name], model, asked)
-    for backend in host.backends().values():
-        if name == backend.id or name in backend.aliases:
-            return Engine(backend, model, asked)
-    raise _unknown_backend(host, asked or name, flag, name)
+    return Engine(find_backend(host, name, flag=flag, asked=asked), model, asked)

@@ -18,20 +18,12 @@ def gather_updates(
     host: PluginHost, backend_ids: list[str], *, check_latest: bool
 ) -> list[CliUpdate]:
     """Ask each backend, through the ``cli_update_info`` hook, about its CLI."""
-    backends = host.backends()
     if backend_ids:
-        unknown = [b for b in backend_ids if b not in backends]
-        if unknown:
-            from caliper.engine import resolve_engine
+        from caliper.engine import find_backend
 
-            for name in unknown:
-                resolved = resolve_engine(host, name, flag="update-cli")
-                backends.setdefault(resolved.backend_id, resolved.backend)
-            backend_ids = [
-                b if b in backends else resolve_engine(host, b).backend_id for b in backend_ids
-            ]
-        chosen = [backends[b] for b in backend_ids]
+        chosen = [find_backend(host, name, flag="update-cli") for name in backend_ids]
     else:
+        backends = host.backends()
         chosen = [backends[b] for b in sorted(backends)]
     updates = []
     for backend in chosen:
