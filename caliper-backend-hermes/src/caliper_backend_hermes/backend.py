@@ -1,0 +1,246 @@
+"""The ``hermes`` backend: runs Nous Research's Hermes Agent as a neutral, one-shot agent."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from caliper.attempt import (
+    AgentStatus,
+    AttemptRequest,
+    AttemptResult,
+    AttemptSandbox,
+    PromptRequest,
+    PromptResult,
+)
+from caliper.backend import Backend
+from caliper.errors import CaliperError
+from caliper.process import ProcessResult, run_process
+from caliper_backend_hermes.failure import (
+    Failure,
+    classify_api_failure,
+    classify_no_session,
+    session_error_lines,
+)
+from caliper_backend_hermes.home import prepare_home, user_hermes_home
+from caliper_backend_hermes.launch import chat_command, model_options
+from caliper_backend_hermes.probe import has_mcp_support, installed_version
+from caliper_backend_hermes.session import Session, activated_skills, parse_export, transcript
+from caliper_backend_hermes.skills import hermes_home
+
+QUIET_OPTIONS = ("--quiet", "--yolo", "--ignore-rules")
+"""Print only the answer; never wait for an approval; skip AGENTS.md, SOUL.md and memory."""
+JUDGE_TOOLSETS = "context_engine"
+"""A toolset with no tools of its own: the judge model answers from the prompt alone."""
+EXPORT_TIMEOUT = 60.0
+MCP_MISSING = (
+    "The spec declares mcp: servers, but the Hermes at {cli} was installed without MCP "
+    "support, so it would silently ignore them. Install it with "
+    "`pip install 'hermes-agent[mcp]'` (in Hermes' own environment) and run again."
+)
+
+
+@attrs.frozen
+class _Run:
+    """One Hermes process: how it exited, the session it recorded, and why it failed (if so)."""
+
+    process: ProcessResult | None
+    session: Session | None
+    failure: Failure | None
+
+
+_SESSION_LINE = re.compile(r"^session_id:\s*(\S+)\s*$", re.M)
+_PASSED_VARIABLES = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
+_CONFIG_REFERENCE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class HermesBackend(Backend):
+    """Hermes Agent (``hermes``), isolated per attempt in its own ``HERMES_HOME``."""
+
+    id = "hermes"
+    cli_name = "hermes"
+    install_hint = "pip install hermes-agent  (or Nous Research's install script)"
+    supports_mcp = True
+
+    def cli_version(self, path: Path) -> str | None:
+        """The ``hermes-agent`` package version, read from its metadata (no network).
+
+        ``hermes --version`` is avoided on purpose: it asks PyPI for the newest release.
+        """
+        return installed_version(path)
+
+    # attempts ------------------------------------------------------------------------------
+    def run_attempt(self, request: AttemptRequest) -> AttemptResult:
+        """Run ``hermes chat --query`` once, then read the session Hermes recorded."""
+        mcp_servers = (request.mcp.data or {}).get("mcp_servers") if request.mcp else None
+        run = self._run(
+            request.sandbox,
+            request.prompt,
+            request.model,
+            timeout=request.timeout,
+            mcp_servers=mcp_servers,
+            mcp_env=request.mcp.env if request.mcp else {},
+        )
+        if run.session is None:
+            failure = run.failure or Failure(AgentStatus.INFRA_ERROR, "Hermes recorded nothing.")
+            return AttemptResult(
+                status=failure.status,
+                error=failure.message,
+                exit_code=run.process.returncode if run.process else None,
+                duration_seconds=run.process.duration_seconds if run.process else None,
+            )
+        turns = transcript(run.session.messages)
+        usable = run.failure is None or run.failure.status is AgentStatus.SETUP_ERROR
+        return AttemptResult(
+            status=run.failure.status if run.failure else AgentStatus.COMPLETED,
+            final_answer=None if run.failure else run.session.final_answer,
+            transcript=turns,
+            activated=activated_skills(turns, request.skills) if usable else None,
+            usage=run.session.usage,
+            model=run.session.model,
+            error=run.failure.message if run.failure else None,
+            exit_code=run.process.returncode if run.process else None,
+            duration_seconds=run.process.duration_seconds if run.process else None,
+        )
+
+    def run_prompt(self, request: PromptRequest) -> PromptResult:
+        """Ask Hermes' model one question with no tools and no skills; return its answer."""
+        run = self._run(
+            request.sandbox,
+            request.prompt,
+            request.model,
+            timeout=request.timeout,
+            options=(f"--toolsets={JUDGE_TOOLSETS}",),
+        )
+        if run.failure is not None or run.session is None:
+            failure = run.failure or Failure(AgentStatus.INFRA_ERROR, "Hermes recorded nothing.")
+            return PromptResult(status=failure.status, error=failure.message)
+        return PromptResult(
+            status=AgentStatus.COMPLETED,
+            text=run.session.final_answer,
+            model=run.session.model,
+            usage=run.session.usage,
+        )
+
+    # steps ---------------------------------------------------------------------------------
+    def _run(
+        self,
+        sandbox: AttemptSandbox,
+        prompt: str,
+        model: str | None,
+        *,
+        timeout: float,
+        options: Sequence[str] = (),
+        mcp_servers: Mapping[str, Any] | None = None,
+        mcp_env: Mapping[str, str] | None = None,
+    ) -> _Run:
+        """Prepare the home, run Hermes once, export its session and judge how it ended."""
+        cli = self.find_cli()
+        if cli is None:
+            return _Run(None, None, Failure(AgentStatus.SETUP_ERROR, self.missing_cli_message()))
+        if mcp_servers and not has_mcp_support(cli):
+            return _Run(None, None, Failure(AgentStatus.SETUP_ERROR, MCP_MISSING.format(cli=cli)))
+        try:
+            home, env = self._prepare(cli, sandbox, mcp_servers)
+            env.update(mcp_env or {})
+            arguments = [*QUIET_OPTIONS, *options, *model_options(model)]
+            launch = chat_command(cli, prompt, arguments)
+        except CaliperError as exc:
+            return _Run(None, None, Failure(AgentStatus.SETUP_ERROR, exc.render()))
+        process = run_process(
+            launch.argv,
+            env=env,
+            cwd=sandbox.workdir,
+            timeout=timeout,
+            stdin_text=launch.stdin_text or "",
+        )
+        if process.timed_out:
+            message = f"Hermes did not finish within {timeout:g}s and was stopped."
+            return _Run(process, None, Failure(AgentStatus.TIMEOUT, message))
+        if process.interrupted:
+            return _Run(process, None, Failure(AgentStatus.INFRA_ERROR, "Hermes was interrupted."))
+        session = self._export(cli, env, sandbox, home, process)
+        return _Run(process, session, self._failure(process, session, home))
+
+    def _prepare(
+        self, cli: Path, sandbox: AttemptSandbox, mcp_servers: Mapping[str, Any] | None
+    ) -> tuple[Path, dict[str, str]]:
+        """Seed the attempt's ``HERMES_HOME`` and build the environment Hermes runs with."""
+        home = hermes_home(sandbox)
+        source = user_hermes_home(sandbox.real_home)
+        prepare_home(home, source, version=installed_version(cli), mcp_servers=mcp_servers)
+        env = dict(sandbox.base_env)
+        env.update(passed_variables(home / "config.yaml", os.environ))
+        env.update(
+            HOME=str(sandbox.home),
+            HERMES_HOME=str(home),
+            HERMES_DISABLE_LAZY_INSTALLS="1",
+            PYTHONDONTWRITEBYTECODE="1",
+            PYTHONUNBUFFERED="1",
+            NO_COLOR="1",
+            SUDO_PASSWORD="",
+        )
+        return home, env
+
+    def _export(
+        self,
+        cli: Path,
+        env: Mapping[str, str],
+        sandbox: AttemptSandbox,
+        home: Path,
+        run: ProcessResult,
+    ) -> Session | None:
+        """The session Hermes recorded for this run, via ``hermes sessions export``."""
+        if not (home / "state.db").exists():
+            return None
+        found = _SESSION_LINE.findall(run.stderr)
+        session_id = found[-1] if found else None
+        target = sandbox.private / "hermes-session.jsonl"
+        argv = [str(cli), "sessions", "export", str(target)]
+        if session_id:
+            argv += ["--session-id", session_id]
+        exported = run_process(argv, env=env, cwd=sandbox.workdir, timeout=EXPORT_TIMEOUT)
+        try:
+            text = target.read_text(encoding="utf-8") if exported.returncode == 0 else ""
+        except OSError:
+            text = ""
+        finally:
+            target.unlink(missing_ok=True)
+        return parse_export(text, session_id)
+
+    def _failure(self, run: ProcessResult, session: Session | None, home: Path) -> Failure | None:
+        """``None`` when the run succeeded, else why it failed (never from the answer text)."""
+        if session is None:
+            if run.returncode == 0:
+                return Failure(
+                    AgentStatus.INFRA_ERROR,
+                    "Hermes exited normally but recorded no session to read the result from.",
+                )
+            return classify_no_session(run.returncode, run.stdout, run.stderr)
+        if run.returncode == 0:
+            return None
+        lines = session_error_lines(home, session.id)
+        return classify_api_failure(lines, run.stderr_tail())
+
+
+def passed_variables(config_path: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """Provider keys Hermes may need from the user's environment.
+
+    Hermes reads ``*_API_KEY`` variables as well as its own ``.env``, and its config may refer
+    to variables as ``${NAME}``; those (and nothing else) are passed on.
+    """
+    try:
+        wanted = set(_CONFIG_REFERENCE.findall(config_path.read_text(encoding="utf-8")))
+    except OSError:
+        wanted = set()
+    return {
+        key: value
+        for key, value in environ.items()
+        if (key in wanted or _PASSED_VARIABLES.match(key))
+        and not key.startswith("CALIPER_MCP_SECRET_")
+    }

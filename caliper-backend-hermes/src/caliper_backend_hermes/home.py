@@ -1,0 +1,143 @@
+"""The isolated ``HERMES_HOME`` each attempt runs in, seeded only with the user's login.
+
+Hermes keeps everything (config, logins, persona, memory, skills, sessions) in one folder.
+Caliper gives every attempt a fresh one inside the sandbox home and copies in just three
+files from the user's own: ``.env`` (API keys), ``auth.json`` (OAuth logins) and
+``config.yaml`` (provider and model choice), the last one rewritten so Hermes behaves as a
+plain, non-interactive agent. ``SOUL.md``, memories, personal skills and sessions never come
+along.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from caliper.errors import SetupError
+
+SEED_FILES = (".env", "auth.json")
+CONFIG_FILE = "config.yaml"
+API_MAX_RETRIES = 2
+"""One retry per model call: enough for a blip, short enough not to stall on a dead provider."""
+
+
+def user_hermes_home(real_home: Path, environ: Mapping[str, str] | None = None) -> Path:
+    """Where the user's own Hermes keeps its files: ``$HERMES_HOME``, else ``~/.hermes``.
+
+    A sticky profile (``hermes profile use NAME``) is followed the way Hermes follows it.
+    """
+    environ = os.environ if environ is None else environ
+    configured = environ.get("HERMES_HOME", "").strip()
+    base = Path(configured).expanduser() if configured else real_home / ".hermes"
+    if configured and base.parent.name == "profiles":
+        return base
+    try:
+        active = (base / "active_profile").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return base
+    profile = base / "profiles" / active
+    return profile if active and active != "default" and profile.is_dir() else base
+
+
+def read_user_config(source: Path) -> dict[str, Any]:
+    """The user's ``config.yaml`` as a mapping (empty when absent)."""
+    path = source / CONFIG_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SetupError(
+            f"Cannot read your Hermes config {path}: {exc}",
+            hint="Fix or remove that file, then run `hermes model` to choose a model.",
+        ) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise SetupError(
+            f"Your Hermes config {path} is not valid YAML: {exc}",
+            hint="Fix it (or run `hermes setup`) and try again.",
+        ) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise SetupError(
+            f"Your Hermes config {path} is not a mapping of settings.",
+            hint="Fix it (or run `hermes setup`) and try again.",
+        )
+    return data
+
+
+def _section(config: dict[str, Any], name: str) -> dict[str, Any]:
+    value = config.get(name)
+    if not isinstance(value, dict):
+        value = {}
+        config[name] = value
+    return value
+
+
+def neutral_config(
+    user_config: Mapping[str, Any], mcp_servers: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The user's config with everything that would make Hermes non-neutral switched off.
+
+    Kept: provider, model, credentials, toolsets. Forced: no lazy ``pip install`` at run
+    time, few API retries, no memory or background self-review, no skills from outside the
+    attempt, no shell hooks, no personality, no worktrees, no waiting for answers to the
+    ``clarify`` tool, and exactly the spec's MCP servers.
+    """
+    config: dict[str, Any] = json.loads(json.dumps(dict(user_config), default=str))
+    security = _section(config, "security")
+    security["allow_lazy_installs"] = False
+    security["tirith_enabled"] = False
+    agent = _section(config, "agent")
+    agent["api_max_retries"] = API_MAX_RETRIES
+    memory = _section(config, "memory")
+    memory.update(memory_enabled=False, user_profile_enabled=False, provider="", nudge_interval=0)
+    skills = _section(config, "skills")
+    skills.update(external_dirs=[], creation_nudge_interval=0, inline_shell=False)
+    display = _section(config, "display")
+    display.update(personality="", interface="cli")
+    _section(config, "clarify")["timeout"] = 0
+    config["worktree"] = False
+    config["hooks"] = {}
+    config["hooks_auto_accept"] = False
+    config["mcp_servers"] = dict(mcp_servers or {})
+    return config
+
+
+def prepare_home(
+    hermes_home: Path,
+    source: Path,
+    *,
+    version: str | None,
+    mcp_servers: Mapping[str, Any] | None = None,
+) -> None:
+    """Fill ``hermes_home`` for one attempt (skills may already be installed there).
+
+    Also marks the home so Hermes neither copies its bundled skills in nor checks PyPI for a
+    newer version at start-up.
+    """
+    hermes_home.mkdir(parents=True, exist_ok=True)
+    for name in SEED_FILES:
+        origin = source / name
+        if origin.is_file():
+            target = hermes_home / name
+            shutil.copyfile(origin, target)
+            target.chmod(0o600)
+    config = neutral_config(read_user_config(source), mcp_servers)
+    config_path = hermes_home / CONFIG_FILE
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    config_path.chmod(0o600)
+    (hermes_home / ".no-bundled-skills").write_text("", encoding="utf-8")
+    if version:
+        stamp = {"ts": time.time(), "behind": 0, "rev": None, "ver": version}
+        (hermes_home / ".update_check").write_text(json.dumps(stamp), encoding="utf-8")
+    (hermes_home / "skills").mkdir(exist_ok=True)
