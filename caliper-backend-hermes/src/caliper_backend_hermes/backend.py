@@ -28,7 +28,7 @@ from caliper_backend_hermes.failure import (
     session_error_lines,
 )
 from caliper_backend_hermes.home import prepare_home, user_hermes_home
-from caliper_backend_hermes.launch import chat_command, model_options
+from caliper_backend_hermes.launch import chat_command, model_options, split_model
 from caliper_backend_hermes.probe import has_mcp_support, installed_version
 from caliper_backend_hermes.session import Session, activated_skills, parse_export, transcript
 from caliper_backend_hermes.skills import hermes_home
@@ -75,6 +75,10 @@ class HermesBackend(Backend):
         return installed_version(path)
 
     # attempts ------------------------------------------------------------------------------
+    def check_ready(self, model: str | None, real_home: Path) -> None:
+        """A malformed ``hermes:<provider>/<model>`` fails before any attempt (exit 2)."""
+        split_model(model)
+
     def run_attempt(self, request: AttemptRequest) -> AttemptResult:
         """Run ``hermes chat --query`` once, then read the session Hermes recorded."""
         mcp_servers = (request.mcp.data or {}).get("mcp_servers") if request.mcp else None

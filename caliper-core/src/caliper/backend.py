@@ -114,7 +114,10 @@ class Backend(abc.ABC):
         )
 
     def check_ready(self, model: str | None, real_home: Path) -> None:
-        """Raise :class:`caliper.errors.SetupError` when no attempt could possibly run.
+        """Raise a :class:`caliper.errors.CaliperError` when no attempt could possibly run.
+
+        ``SetupError`` for configuration the user must fix (exit 3), ``UsageError`` for a
+        malformed ``--model`` (exit 2).
 
         Called once per run, before any attempt is scheduled and after the CLI was found, so a
         missing default model or an unusable configuration is one message instead of k
