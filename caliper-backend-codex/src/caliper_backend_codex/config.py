@@ -32,7 +32,19 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 CONFIG_NAME = "config.toml"
 MAX_RETRIES = 2
-PERSONAL_KEYS = ("mcp_servers", "skills", "notify", "hooks", "projects", "plugins")
+PERSONAL_KEYS = (
+    "mcp_servers",
+    "skills",
+    "notify",
+    "hooks",
+    "projects",
+    "plugins",
+    # The user's own standing instructions would steer attempts and judges alike.
+    "instructions",
+    "developer_instructions",
+    "model_instructions_file",
+    "experimental_instructions_file",
+)
 RETRY_KEYS = ("request_max_retries", "stream_max_retries")
 OTEL_OFF = {"exporter": "none", "metrics_exporter": "none", "trace_exporter": "none"}
 

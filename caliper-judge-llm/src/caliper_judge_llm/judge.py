@@ -3,11 +3,14 @@ met a natural-language expectation."""
 
 from __future__ import annotations
 
+import math
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from caliper.attempt import AgentStatus, PromptRequest
+from caliper.errors import UsageError
 from caliper.judge import Judge, JudgeContext, ValueProblem, Verdict
 from caliper_judge_llm.prompt import PROMPT_VERSION, build_prompt
 from caliper_judge_llm.verdict import parse_verdict
@@ -21,6 +24,39 @@ attempts are graded. Override with ``--judge-model claude-code:<model>`` or the
 """
 
 JUDGE_TIMEOUT_SECONDS = 180.0
+TIMEOUT_VARIABLE = "CALIPER_JUDGE_TIMEOUT"
+
+
+def judge_timeout(environ: Mapping[str, str] | None = None) -> float:
+    """Seconds one judge call may take: ``CALIPER_JUDGE_TIMEOUT``, else the default.
+
+    Raises :class:`UsageError` for anything but a finite number of seconds above zero (``0``
+    or ``inf`` would otherwise quietly mean "wait for ever").
+    """
+    raw = (os.environ if environ is None else environ).get(TIMEOUT_VARIABLE, "").strip()
+    if not raw:
+        return JUDGE_TIMEOUT_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise UsageError(
+            f"{TIMEOUT_VARIABLE}={raw!r} is not a number of seconds greater than 0.",
+            hint=f"Set it to e.g. 300, or unset it to use the default "
+            f"({JUDGE_TIMEOUT_SECONDS:g} s).",
+        )
+    return value
+
+
+def _suggestion(details: Mapping[str, Any]) -> str:
+    """What to do when this judge engine cannot decide, naming the engine that failed."""
+    model = details.get("judge_model")
+    engine = f"{details['judge_backend']}{':' + model if model else ''}"
+    return (
+        "Pass --judge-model <backend[:model]> to grade with another engine "
+        f"(this one was {engine})."
+    )
 
 
 def default_model_for(backend_id: str) -> str | None:
@@ -53,28 +89,25 @@ class ExpectJudge(Judge):
             "judge_model": model,
             "prompt_version": PROMPT_VERSION,
         }
-        suggestion = (
-            "Pass --judge-model <backend[:model]> to grade with another engine "
-            f"(this one was {engine.backend_id}{':' + model if model else ''})."
-        )
         prompt = build_prompt(
             task_prompt=context.task_prompt,
             expectation=str(context.value),
             turns=list(context.attempt.transcript),
             final_answer=context.attempt.final_answer,
         )
-        timeout = float(os.environ.get("CALIPER_JUDGE_TIMEOUT", JUDGE_TIMEOUT_SECONDS))
+        timeout = judge_timeout()
         with context.make_sandbox() as sandbox:
             try:
                 result = engine.backend.run_prompt(
                     PromptRequest(prompt=prompt, model=model, sandbox=sandbox, timeout=timeout)
                 )
             except NotImplementedError as exc:
-                return Verdict(None, error=f"{exc} {suggestion}", details=details)
+                return Verdict(None, error=f"{exc} {_suggestion(details)}", details=details)
         if result.model:
             details["judge_model"] = result.model
+        suggestion = _suggestion(details)
         if result.status is not AgentStatus.COMPLETED:
-            what = {AgentStatus.TIMEOUT: f"timed out after {timeout:.0f}s"}.get(
+            what = {AgentStatus.TIMEOUT: f"timed out after {timeout:g}s"}.get(
                 result.status, result.error or result.status.value
             )
             if result.status is AgentStatus.TIMEOUT and result.error:
