@@ -8,15 +8,10 @@ prompt, while the point of an eval is whether the model chooses to load it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from caliper.attempt import AttemptSandbox, InstalledSkill
-from caliper.backend import SkillInstaller, copy_skill_tree
-
-if TYPE_CHECKING:
-    from caliper.skills import ResolvedSkill
+from caliper.attempt import AttemptSandbox
+from caliper.backend import FolderSkillInstaller
 
 CATEGORY = "workspace"
 """The one category every installed skill sits in (Hermes shows it as a heading in its index)."""
@@ -32,20 +27,10 @@ def skills_root(sandbox: AttemptSandbox) -> Path:
     return hermes_home(sandbox) / "skills" / CATEGORY
 
 
-class HermesSkillInstaller(SkillInstaller):
-    """Copies each declared skill folder into the attempt's Hermes skills category."""
+class HermesSkillInstaller(FolderSkillInstaller):
+    """Copies each declared skill to ``$HERMES_HOME/skills/<category>/<name>``."""
 
     id = "hermes"
 
-    def install(
-        self, skills: Sequence[ResolvedSkill], sandbox: AttemptSandbox
-    ) -> list[InstalledSkill]:
-        """Copy every skill to ``$HERMES_HOME/skills/<category>/<name>``."""
-        root = skills_root(sandbox)
-        root.mkdir(parents=True, exist_ok=True)
-        installed = []
-        for skill in skills:
-            destination = root / skill.name
-            copy_skill_tree(skill, destination)
-            installed.append(InstalledSkill(skill.name, skill.description, destination))
-        return installed
+    def skills_root(self, sandbox: AttemptSandbox) -> Path:
+        return skills_root(sandbox)

@@ -159,6 +159,45 @@ class SkillInstaller(abc.ABC):
         """Copy each skill folder into the agent's skills root; return where each landed."""
 
 
+class FolderSkillInstaller(SkillInstaller):
+    """An installer for agents that discover skills as ``<skills root>/<name>/SKILL.md``.
+
+    Most agents do; a subclass only says where the root is. Each skill folder is copied under
+    its frontmatter name (specs and results beside it left out, see ``copy_skill_tree``).
+    """
+
+    @abc.abstractmethod
+    def skills_root(self, sandbox: AttemptSandbox) -> Path:
+        """The folder this agent scans for skills inside the attempt's sandbox."""
+
+    def install(
+        self, skills: Sequence[ResolvedSkill], sandbox: AttemptSandbox
+    ) -> list[InstalledSkill]:
+        from caliper.attempt import InstalledSkill
+
+        root = self.skills_root(sandbox)
+        root.mkdir(parents=True, exist_ok=True)
+        installed = []
+        for skill in skills:
+            destination = root / skill_folder_name(skill)
+            copy_skill_tree(skill, destination)
+            installed.append(InstalledSkill(skill.name, skill.description, destination))
+        return installed
+
+
+def skill_folder_name(skill: ResolvedSkill) -> str:
+    """The skill's name, checked to be usable as one folder name (never a path)."""
+    name = skill.name
+    if not name or name in (".", "..") or "/" in name or "\\" in name or name.startswith("."):
+        from caliper.errors import CaliperError
+
+        raise CaliperError(
+            f"Skill {skill.source_dir} has the name {name!r}, which cannot be a folder name.",
+            hint="Give it a plain `name:` in its SKILL.md frontmatter.",
+        )
+    return name
+
+
 class McpTranslator(abc.ABC):
     """Turns the spec's ``mcp:`` servers into one agent's native configuration.
 
