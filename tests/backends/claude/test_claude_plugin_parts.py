@@ -10,6 +10,7 @@ import pytest
 from claude_support import claude_cli, make_skill, needs_claude
 
 from caliper.attempt import McpServerConfig
+from caliper.cli_versions import parse_version
 from caliper.errors import CaliperError
 from caliper.plugins import PluginHost
 from caliper.skills import ResolvedSkill
@@ -218,4 +219,4 @@ def test_cli_version_of_a_broken_cli_is_none(tmp_path):
     broken.write_text("#!/bin/sh\nexit 3\n")
     broken.chmod(0o755)
     assert ClaudeCodeBackend().cli_version(broken) is None
-    assert versions.parse_version("2.1.332 (Claude Code)") == "2.1.332"
+    assert parse_version("2.1.332 (Claude Code)") == "2.1.332"
