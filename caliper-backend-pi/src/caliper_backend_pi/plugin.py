@@ -1,13 +1,14 @@
-"""Entry-point module of the pi backend: registers the backend and its skill installer."""
+"""Entry-point module of the pi backend: the backend, its skill installer, its MCP translator."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 import caliper
-from caliper.backend import Backend, CliUpdate, SkillInstaller
+from caliper.backend import Backend, CliUpdate, McpTranslator, SkillInstaller
 from caliper_backend_pi.backend import PiBackend
 from caliper_backend_pi.installer import PiSkillInstaller
+from caliper_backend_pi.mcp import PiMcpTranslator
 
 
 @caliper.hookimpl
@@ -20,6 +21,12 @@ def register_backends(register: Callable[[Backend], None]) -> None:
 def register_skill_installers(register: Callable[[SkillInstaller], None]) -> None:
     """Register the installer that puts skills in pi's agent dir."""
     register(PiSkillInstaller())
+
+
+@caliper.hookimpl
+def register_mcp_translators(register: Callable[[McpTranslator], None]) -> None:
+    """Register the translator that writes a spec's MCP servers as pi's ``mcp.json``."""
+    register(PiMcpTranslator())
 
 
 @caliper.hookimpl

@@ -75,6 +75,25 @@ def installed_version(cli: Path) -> str | None:
     return match.group(1) if match else None
 
 
+_CACHE: dict[tuple[str, int], str | None] = {}
+
+
+def cached_version(cli: Path) -> str | None:
+    """:func:`installed_version`, remembered per executable (and its modification time).
+
+    One ``caliper run`` asks for the version more than once (MCP support, the refusal, the
+    run's metadata); a wrapper script without a readable ``package.json`` costs a process
+    each time otherwise.
+    """
+    try:
+        key = (os.path.realpath(cli), os.stat(cli).st_mtime_ns)
+    except OSError:
+        return installed_version(cli)
+    if key not in _CACHE:
+        _CACHE[key] = installed_version(cli)
+    return _CACHE[key]
+
+
 def _version_tuple(text: str) -> tuple[int, ...]:
     match = re.search(r"(\d+)\.(\d+)\.(\d+)", text)
     return tuple(int(p) for p in match.groups()) if match else ()

@@ -78,7 +78,11 @@ class Backend(abc.ABC):
     install_hint: str = ""
     supports_mcp: bool = False
     mcp_refusal: str | None = None
-    """Why this backend cannot honour ``mcp:`` and what to do instead (when unsupported)."""
+    """Why this backend cannot honour ``mcp:`` and what to do instead (when unsupported).
+
+    ``supports_mcp`` and ``mcp_refusal`` may be properties when the answer depends on the
+    installed CLI's version (the pi backend does this).
+    """
 
     @property
     def cli_path_variable(self) -> str:

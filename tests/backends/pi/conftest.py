@@ -1,7 +1,8 @@
 """Fixtures for the pi backend tests: the pinned pi, a fake user, and attempt sandboxes.
 
-Live tests drive the real pi CLI (provisioned under ``.agent-clis/npm``) against the scripted
-model server, and only inside a loopback-only network namespace:
+Live tests drive the real pi CLIs (both pinned release lines, provisioned under
+``.agent-clis/``) against the scripted model server, only inside a loopback-only network
+namespace:
 
     python -m caliper.testing.offline -- .venv/bin/pytest tests/backends/pi -q
     unshare -n sh -c 'ip link set lo up; .venv/bin/pytest tests/backends/pi -q'
@@ -15,9 +16,9 @@ from pathlib import Path
 import attrs
 import pytest
 from pi_support import (
-    PINNED_PI,
-    PINNED_VERSION,
+    PIS_UNDER_TEST,
     FakeUser,
+    PiUnderTest,
     loopback_only,
     make_skill,
 )
@@ -25,20 +26,30 @@ from pi_support import (
 from caliper.attempt import AttemptSandbox
 from caliper.sandbox import make_sandbox, remove_sandbox
 from caliper.skills import ResolvedSkill
-from caliper.testing import offline
+from caliper.testing import agent_clis, offline
 from caliper_backend_pi.backend import PiBackend
 
 
-@pytest.fixture
-def pi_cli(monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The pinned pi binary, exposed to the backend through ``PI_CLI_PATH``."""
-    if not PINNED_PI.exists():
-        pytest.skip(f"pi {PINNED_VERSION} is not provisioned; run scripts/provision-agent-clis")
+@pytest.fixture(params=PIS_UNDER_TEST, ids=lambda pi: f"{pi.key}-{pi.version or 'any'}")
+def pi(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> PiUnderTest:
+    """Each pi under test in turn, exposed to the backend through ``PI_CLI_PATH``."""
+    found: PiUnderTest = request.param
+    if not found.path.exists():
+        pytest.skip(
+            f"pi {found.version} ({found.key}) is not provisioned at {found.path}; run "
+            f"{agent_clis.INSTALL_COMMAND} --only {found.key}"
+        )
     if not loopback_only():
         pytest.skip(offline.SKIP_REASON)
-    monkeypatch.setenv("PI_CLI_PATH", str(PINNED_PI))
+    monkeypatch.setenv("PI_CLI_PATH", str(found.path))
     monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)
-    return PINNED_PI
+    return found
+
+
+@pytest.fixture
+def pi_cli(pi: PiUnderTest) -> Path:
+    """The executable of the pi under test (parametrized over both pinned versions)."""
+    return pi.path
 
 
 @pytest.fixture

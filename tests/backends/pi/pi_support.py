@@ -12,12 +12,43 @@ import attrs
 from caliper.attempt import AttemptRequest, AttemptSandbox, InstalledSkill
 from caliper.skills import ResolvedSkill
 from caliper.testing import agent_clis, offline
+from caliper_backend_pi import mcp
 from caliper_backend_pi.installer import PiSkillInstaller
 
 PI_UNDER_TEST = os.environ.get("CALIPER_TEST_PI_CLI")
-"""Optional: another pi build to run the live tests against (e.g. a pi 1.x wrapper script)."""
-PINNED_PI = Path(PI_UNDER_TEST) if PI_UNDER_TEST else agent_clis.bin_path("pi")
-PINNED_VERSION = agent_clis.AGENT_CLIS["pi"]["version"]
+"""Optional: one other pi build to run the live tests against instead of the pinned ones."""
+
+
+@attrs.frozen
+class PiUnderTest:
+    """One pi the live tests run against: where to exec it and which version it should be."""
+
+    key: str
+    """Its entry in ``caliper.testing.agent_clis.AGENT_CLIS`` (``"custom"`` for an override)."""
+    path: Path
+    version: str | None
+    """The pinned version (None for ``CALIPER_TEST_PI_CLI``, whose version is not known)."""
+
+    @property
+    def has_mcp(self) -> bool:
+        return mcp.has_mcp(self.version)
+
+
+def pinned_pi(key: str) -> PiUnderTest:
+    """A pinned pi; one with a private Node runs through its ``.agent-clis/bin`` wrapper."""
+    entry = agent_clis.AGENT_CLIS[key]
+    path = agent_clis.bin_path(key)
+    if entry.get("node"):
+        path = agent_clis.shim_dir() / agent_clis.shim_name(key)
+    return PiUnderTest(key, path, entry["version"])
+
+
+PIS_UNDER_TEST = (
+    [PiUnderTest("custom", Path(PI_UNDER_TEST), None)]
+    if PI_UNDER_TEST
+    else [pinned_pi("pi"), pinned_pi("pi-current")]
+)
+"""Both pinned release lines: 0.7x (system Node 20) and the current one (Node 24 from PyPI)."""
 PROVIDER = "fake"
 MODEL_ID = "fake-model"
 MODEL = f"{PROVIDER}/{MODEL_ID}"

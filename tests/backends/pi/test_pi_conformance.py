@@ -1,11 +1,13 @@
-"""The standard backend conformance suite, run through ``caliper run`` on the pinned pi.
+"""The standard backend conformance suite, run through ``caliper run`` on both pinned pis.
 
-pi has no MCP: the kit's MCP test checks that such a spec is refused before any attempt.
+pi 0.74.2 (the newest on Node 20) has no MCP: the kit's MCP test checks that such a spec is
+refused before any attempt. pi 1.6.0 (Node 24 from PyPI) runs the real MCP tool call.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ from typing import Any
 import pytest
 
 from caliper.judge import LLM_JUDGE_MARKER
+from caliper.testing import agent_clis
 from caliper.testing.conformance import BackendConformance, ToolCall, ok_run
 
 pytest_plugins = ["caliper.testing.fixtures"]
@@ -20,12 +23,18 @@ pytest_plugins = ["caliper.testing.fixtures"]
 pytestmark = pytest.mark.e2e
 
 
-class TestPiConformance(BackendConformance):
-    """pi 0.74.2 speaking Chat Completions to the scripted model server."""
+class PiConformance(BackendConformance):
+    """pi speaking Chat Completions to the scripted model server (subclassed per pin)."""
 
     backend_id = "pi"
+    cli = "pi"
     wire_api = "chat"
     model_for_tests = "fake-model"
+
+    @pytest.fixture(autouse=True)
+    def _backend_sees_the_cli_under_test(self, kit, monkeypatch: pytest.MonkeyPatch) -> None:
+        """MCP support depends on pi's version: the in-process backend must find this pi too."""
+        monkeypatch.setenv("PI_CLI_PATH", str(kit.cli.path))
 
     def configure_user_home(self, home: Path, server_url: str) -> Mapping[str, str] | None:
         agent = home / ".pi" / "agent"
@@ -53,7 +62,7 @@ class TestPiConformance(BackendConformance):
         return ToolCall(name="bash", arguments={"command": command})
 
     def mcp_call(self, server: str, tool: str, arguments: Mapping[str, Any]) -> ToolCall:
-        raise AssertionError("pi has no MCP; the kit must not ask for an MCP call")
+        return ToolCall(name=f"mcp__{server}__{tool}", arguments=dict(arguments))
 
     def test_pi_as_judge_engine(self, kit) -> None:
         """``--judge-model pi:<model>`` grades an ``expect:`` check through pi, tool-less."""
@@ -71,3 +80,29 @@ class TestPiConformance(BackendConformance):
         assert judged, "the judge never reached the model server"
         assert all(not r.body.get("tools") for r in judged)
         assert run.results["meta"]["judge_backend"] == "pi", run.describe()
+
+
+class TestPiConformance(PiConformance):
+    """pi 0.74.2: no MCP, so an ``mcp:`` spec is refused before any attempt."""
+
+    cli = "pi"
+
+    def test_mcp_refusal_names_the_version_and_the_way_out(self, kit) -> None:
+        """The refusal says which pi was found and how to get one with MCP."""
+        assert not self.backend().supports_mcp
+        server = kit.server(kit.script([{"text": "x"}]))
+        mcp = {"echo": {"command": sys.executable, "args": ["-m", "caliper.testing.mcp_echo"]}}
+        spec = kit.spec([{"name": "mcp", "prompt": "Echo it.", "assert": "assert True"}], mcp=mcp)
+        run = kit.run(spec, server)
+        assert run.returncode == 2, run.describe()
+        said = " ".join(run.stderr.split())
+        version = agent_clis.AGENT_CLIS[self.cli or "pi"]["version"]
+        assert f"pi {version} (at {kit.cli.path}) has no MCP support" in said, run.describe()
+        assert "Node 22.19" in said and "@latest" in said
+        assert not server.model_requests()
+
+
+class TestPiCurrentConformance(PiConformance):
+    """pi's current release line (1.6.0, Node 24): the same suite, plus a real MCP tool call."""
+
+    cli = "pi-current"

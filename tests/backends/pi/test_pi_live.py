@@ -12,7 +12,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from pi_support import MODEL, PI_UNDER_TEST, PINNED_VERSION, USER_MARKER, install, request
+from pi_support import MODEL, PI_UNDER_TEST, USER_MARKER, install, request
 
 from caliper.attempt import AgentStatus, PromptRequest, Usage
 from caliper.errors import SetupError
@@ -290,18 +290,18 @@ pinned_only = pytest.mark.skipif(
 
 
 @pinned_only
-def test_cli_version_is_the_pinned_one(pi_cli, backend):
+def test_cli_version_is_the_pinned_one(pi, backend):
     info = backend.cli_info()
-    assert info.found and info.version == PINNED_VERSION
+    assert info.found and info.version == pi.version
 
 
 @pinned_only
-def test_cli_version_falls_back_to_isolated_pi_version(pi_cli, backend, tmp_path):
+def test_cli_version_falls_back_to_isolated_pi_version(pi, backend, tmp_path):
     wrapper = tmp_path / "bin" / "pi"
     wrapper.parent.mkdir()
-    wrapper.write_text(f'#!/bin/sh\nexec "{Path(os.path.realpath(pi_cli))}" "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\nexec "{Path(os.path.realpath(pi.path))}" "$@"\n')
     wrapper.chmod(0o755)
-    assert backend.cli_version(wrapper) == PINNED_VERSION
+    assert backend.cli_version(wrapper) == pi.version
 
 
 def test_provider_without_a_key_is_setup_error(pi_cli, backend, fake_user, sandbox, monkeypatch):

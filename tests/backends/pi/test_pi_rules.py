@@ -206,13 +206,15 @@ def test_attempt_env_passes_provider_keys_and_offline_switches(sandbox, fake_use
     assert (env["PI_OFFLINE"], env["PI_TELEMETRY"], env["PI_SKIP_VERSION_CHECK"]) == ("1", "0", "1")
 
 
-def test_plugin_registers_backend_and_installer():
+def test_plugin_registers_backend_installer_and_translator(monkeypatch, tmp_path):
+    monkeypatch.setenv("PI_CLI_PATH", str(tmp_path / "missing"))
     host = PluginHost([plugin], use_entry_points=False)
     backend = host.backends()["pi"]
     assert backend.cli_name == "pi" and backend.cli_path_variable == "PI_CLI_PATH"
-    assert backend.supports_mcp is False
-    assert "bash" in backend.mcp_refusal and "claude-code" in backend.mcp_refusal
+    assert backend.supports_mcp is False  # no pi found: nothing to vouch for
+    assert "pi was not found" in backend.mcp_refusal
     assert host.skill_installer("pi") is not None
+    assert host.mcp_translator("pi") is not None
     assert backend.install_hint == "npm install -g @earendil-works/pi-coding-agent"
 
 

@@ -14,7 +14,7 @@ Entry fields:
   for a CLI that needs a newer Node than the system one: that Node is installed from PyPI into
   ``.agent-clis/<dir>`` and put first on PATH for ``npm install`` and for runs.
 * ``shim`` (optional) — the name of its link in ``.agent-clis/bin`` (default: ``bin``); give
-  a second version of a CLI its own ``prefix`` and ``shim`` (e.g. ``pi-1.6``).
+  a second version of a CLI its own ``prefix`` and ``shim`` (e.g. ``pi-current``).
 * ``check_import`` (pip only, optional) — modules that must import (proves the extras are in).
 """
 
@@ -45,6 +45,16 @@ AGENT_CLIS: dict[str, dict[str, Any]] = {
         "version": "0.74.2",
         "prefix": "npm",
         "bin": "pi",
+    },
+    # pi's current release line needs Node >= 22.19: Node 24 from PyPI, pi in its own prefix.
+    "pi-current": {
+        "kind": "npm",
+        "package": "@earendil-works/pi-coding-agent",
+        "version": "1.6.0",
+        "prefix": "npm-pi-current",
+        "bin": "pi",
+        "shim": "pi-current",
+        "node": {"wheel": "24.19.0", "venv": "node24"},
     },
     "hermes": {
         "kind": "pip",
