@@ -148,7 +148,14 @@ CALIPER = Path(sys.executable).parent / "caliper"
 def caliper(
     *args: str, cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:
-    """Run the installed ``caliper`` script in ``cwd`` and capture its output."""
+    """Run the installed ``caliper`` script in ``cwd`` and capture its output.
+
+    Without ``env``, the test's own environment minus ``COLUMNS`` (readline, once imported
+    under pytest, exports ``COLUMNS=80`` behind ``os.environ``'s back), so text output has
+    the width a pipe gets.
+    """
+    if env is None:
+        env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     return subprocess.run(
         [str(CALIPER), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
     )

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any
 
 import click
 
 from caliper import __version__
+
+EXIT_INTERNAL = 70  # an unexpected error: a bug (sysexits' EX_SOFTWARE)
 
 # name -> (module, short help shown by `caliper --help` without importing the module)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -67,8 +70,16 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     ctx.exit()
 
 
+EPILOG = """\b
+Run `caliper COMMAND --help` for its options, examples and exit codes.
+Every command exits 2 on bad usage, 130 on Ctrl-C, and 70 when caliper
+itself failed unexpectedly (a bug; CALIPER_DEBUG=1 shows the traceback).
+"""
+
+
 @click.group(
     cls=LazyGroup,
+    epilog=EPILOG,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 @click.option(
@@ -116,6 +127,19 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:  # Ctrl-C outside click's own handling
+        click.echo("Aborted.", err=True)
+        return 130
+    except Exception as exc:  # a bug: one line and a way to see more, not a traceback
+        if os.environ.get("CALIPER_DEBUG"):
+            raise
+        click.echo(
+            f"Error: caliper failed unexpectedly: {type(exc).__name__}: {exc}\n"
+            "This is a bug in caliper or a plugin. Run again with CALIPER_DEBUG=1 to see "
+            "the traceback, and please report it.",
+            err=True,
+        )
+        return EXIT_INTERNAL
     # With standalone_mode=False, click returns the code of a `ctx.exit(code)` in a command.
     return returned if isinstance(returned, int) else 0
 

@@ -116,4 +116,15 @@ def find_backend(host: PluginHost, name: str, *, flag: str, asked: str | None = 
 def _by_backend_name(
     host: PluginHost, name: str, model: str | None, asked: str | None, flag: str
 ) -> Engine:
-    return Engine(find_backend(host, name, flag=flag, asked=asked), model, asked)
+    try:
+        return Engine(find_backend(host, name, flag=flag, asked=asked), model, asked)
+    except PluginNotFound as exc:
+        if asked is not None:
+            raise
+        # The flag was not given: do not quote a name the user never typed.
+        lines = exc.message.split("\n")
+        lines[0] = (
+            f"No {flag} was given, so the default backend {name!r} was picked, and it is not "
+            f"installed. Pass {flag} BACKEND or BACKEND:MODEL to use an installed backend."
+        )
+        raise PluginNotFound("\n".join(lines), hint=exc.hint) from None

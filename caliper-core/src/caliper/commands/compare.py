@@ -38,6 +38,12 @@ def command(before: str, after: str, output_format: str) -> None:
     activation changes are shown but never count as a regression.
 
     \b
+    Examples:
+      caliper compare RUN-A.json RUN-B.json
+      caliper list my-skill          # find the ablated (control) run's file
+      caliper compare CONTROL.json my-skill --format json
+
+    \b
     Exit codes:
       0  no task regressed
       1  at least one task regressed

@@ -87,12 +87,17 @@ def command(spec: str | None, output_format: str) -> None:
     whether it was cut short.
 
     \b
+    Examples:
+      caliper list
+      caliper list my-skill.eval.yaml
+      caliper list my-skill --format json
+
+    \b
     Exit codes:
       0  the list was shown (an empty list included)
       2  SPEC has no saved runs
     """
     from caliper.errors import UsageError
-    from caliper.report.list_view import render_runs, render_specs
     from caliper.results.store import ResultsError, caliper_root, list_runs
 
     cwd = Path.cwd()
@@ -109,6 +114,8 @@ def command(spec: str | None, output_format: str) -> None:
         if output_format == "json":
             click.echo(json.dumps(rows, indent=2))
         else:
+            from caliper.report.list_view import render_specs  # rich: text output only
+
             render_specs(rows, root, _console())
         return
     name, spec_path = _spec_name(spec)
@@ -122,6 +129,8 @@ def command(spec: str | None, output_format: str) -> None:
     if output_format == "json":
         click.echo(json.dumps(rows, indent=2))
     else:
+        from caliper.report.list_view import render_runs
+
         render_runs(name, rows, _console())
 
 

@@ -71,31 +71,39 @@ def collect_plugins(host: PluginHost, *, check_clis: bool = True) -> dict:
 
 
 def _render(data: dict, verbose: bool) -> None:
-    from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    console = Console()
+    from caliper.report import make_console
+
+    console = make_console()
     table = Table(title="Installed plugins", title_justify="left")
     for column in ("distribution", "version", "provides"):
         table.add_column(column)
     for dist in data["distributions"]:
         provides = ", ".join(f"{p['kind'][:-1]} {p['id']}" for p in dist["provides"])
-        table.add_row(dist["distribution"] or "?", dist["version"] or "?", provides)
+        table.add_row(
+            escape(dist["distribution"] or "?"), escape(dist["version"] or "?"), escape(provides)
+        )
     console.print(table)
     backends = Table(title="Backends", title_justify="left")
     for column in ("id", "aliases", "MCP", "CLI"):
         backends.add_column(column)
     for row in data["backends"]:
         if row.get("cli_found"):
-            cli = f"[green]{row['cli_path']}[/] {row.get('cli_version') or ''}".rstrip()
+            version = escape(row.get("cli_version") or "")
+            cli = f"[green]{escape(row['cli_path'])}[/] {version}".rstrip()
         elif "cli_found" in row:
-            cli = f"[red]not found[/] ({row['cli']})"
+            cli = f"[red]not found[/] ({escape(row['cli'])})"
             if verbose and row.get("cli_error"):
-                cli += f"\n{row['cli_error']}"
+                cli += f"\n{escape(row['cli_error'])}"
         else:
-            cli = row["cli"]
+            cli = escape(row["cli"])
         backends.add_row(
-            row["id"], ", ".join(row["aliases"]) or "-", "yes" if row["supports_mcp"] else "no", cli
+            escape(row["id"]),
+            escape(", ".join(row["aliases"])) or "-",
+            "yes" if row["supports_mcp"] else "no",
+            cli,
         )
     console.print(backends)
     judges = Table(title="Judges (task keys)", title_justify="left")
@@ -105,27 +113,44 @@ def _render(data: dict, verbose: bool) -> None:
         kind = (
             "LLM" if row["uses_llm"] else ("scoreboard" if not row["scores_outcome"] else "local")
         )
-        judges.add_row(row["key"], kind, row["summary"])
+        judges.add_row(escape(row["key"]), kind, escape(row["summary"] or ""))
     console.print(judges)
     for failure in data["failures"]:
         console.print(
-            f"[red]Failed to load[/] {failure['kind'][:-1]} {failure['id']} "
-            f"({failure['distribution']}): {failure['error']}"
+            f"[red]Failed to load[/] {failure['kind'][:-1]} {escape(failure['id'])} "
+            f"({escape(str(failure['distribution']))}): {escape(failure['error'])}"
         )
 
 
 @click.command(name="plugins")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Same as the other commands' --format; json is the same as --json.",
+)
 @click.option("--no-cli-check", is_flag=True, help="Do not look for the agent CLIs.")
 @click.option("-v", "--verbose", is_flag=True, help="Explain why a CLI was not found.")
-def command(as_json: bool, no_cli_check: bool, verbose: bool) -> None:
+def command(as_json: bool, output_format: str, no_cli_check: bool, verbose: bool) -> None:
     """List installed plugins, what each provides, and whether each backend's CLI is found.
 
     A plugin that fails to import is listed with its error; it never hides the others.
     Set CALIPER_LOAD_PLUGINS=name1,name2 to load only some plugins.
+
+    \b
+    Examples:
+      caliper plugins
+      caliper plugins --no-cli-check --json
+
+    \b
+    Exit codes:
+      0  the list was shown (broken plugins are listed, not fatal)
     """
     data = collect_plugins(PluginHost(), check_clis=not no_cli_check)
-    if as_json:
+    if as_json or output_format == "json":
         click.echo(json.dumps(data, indent=2))
     else:
         _render(data, verbose)

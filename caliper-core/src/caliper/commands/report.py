@@ -40,6 +40,13 @@ def command(ref: str | None, output_format: str, verbose: bool) -> None:
     under the nearest .caliper/ folder). Without REF, the most recent run of any spec.
 
     \b
+    Examples:
+      caliper report                          # the most recent run
+      caliper report my-skill                 # my-skill's latest run
+      caliper report .caliper/results/my-skill/2026-11-30T18-01-33Z.json -v
+      caliper report my-skill --format json | jq .scores
+
+    \b
     Exit codes:
       0  the report was shown
       2  REF matches no saved run, or the file is not a readable results file

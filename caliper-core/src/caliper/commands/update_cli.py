@@ -43,19 +43,39 @@ def gather_updates(
 
 @click.command(name="update-cli")
 @click.argument("backends", nargs=-1)
-@click.option(
-    "--check", is_flag=True, help="Only report versions; change nothing."
-)
+@click.option("--check", is_flag=True, help="Only report versions; change nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Same as the other commands' --format; json is the same as --json.",
+)
 @click.option("--yes", is_flag=True, help="Run the update commands without asking.")
-def command(backends: tuple[str, ...], check: bool, as_json: bool, yes: bool) -> None:
+def command(
+    backends: tuple[str, ...], check: bool, as_json: bool, output_format: str, yes: bool
+) -> None:
     """Check (and with confirmation, update) the agent CLIs of installed backends.
 
     With no BACKENDS, every installed backend is asked. Finding the newest version may
     query the package registry; CLIs that update themselves are only reported.
+
+    \b
+    Examples:
+      caliper update-cli --check          # report only
+      caliper update-cli codex --yes      # update codex's CLI without asking
+
+    \b
+    Exit codes:
+      0  versions were reported (and any accepted update succeeded)
+      1  an update command failed
+      2  a named backend is not installed
     """
     host = PluginHost()
     updates = gather_updates(host, list(backends), check_latest=True)
+    as_json = as_json or output_format == "json"
     if as_json:
         click.echo(
             json.dumps([{**attrs.asdict(u), "outdated": u.outdated} for u in updates], indent=2)

@@ -79,7 +79,21 @@ def _render_json(results: list[tuple[Path, SpecCheck]], plugin_notes: list[str])
     click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
 
 
-@click.command("validate")
+EPILOG = """\b
+Examples:
+  caliper validate my-skill.eval.yaml
+  caliper validate evals/*.eval.yaml
+  caliper validate my-skill.eval.yaml --format json | jq .valid
+
+\b
+Exit codes:
+  0    every spec is valid (warnings do not count)
+  2    at least one spec has a problem, or bad usage
+  130  interrupted with Ctrl-C
+"""
+
+
+@click.command("validate", epilog=EPILOG)
 @click.argument("specs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--format",
@@ -94,7 +108,7 @@ def command(specs: tuple[Path, ...], output_format: str) -> None:
 
     Reports every problem in every file at once (file:line:column, the field, what was
     expected). Never uses the network: git skill sources are checked only when cached.
-    Exits 0 when every spec is valid, 2 otherwise.
+    Nothing is run: no agent, no setup command, no assertion.
     """
     from caliper.errors import SpecError
     from caliper.plugins import JUDGES, PluginHost

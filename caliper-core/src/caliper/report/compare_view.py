@@ -35,13 +35,14 @@ def _has_activation(comparison: RunComparison) -> bool:
 def comparison_table(comparison: RunComparison) -> Table:
     """One row per matched task."""
     table = Table()
-    table.add_column("Task", overflow="fold")
-    table.add_column("success", justify="right")
-    table.add_column("Δ", justify="right")
+    # Only the task name wraps: before → after figures and glyph strips are never cut.
+    table.add_column("Task", overflow="fold", min_width=12)
+    table.add_column("success", justify="right", no_wrap=True)
+    table.add_column("Δ", justify="right", no_wrap=True)
     activation = _has_activation(comparison)
     if activation:
-        table.add_column("activation", justify="right")
-    table.add_column("attempts")
+        table.add_column("activation", justify="right", no_wrap=True)
+    table.add_column("attempts", no_wrap=True)
     for task in comparison.tasks:
         row = [
             escape(task.name),

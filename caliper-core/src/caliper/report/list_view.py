@@ -33,10 +33,10 @@ def render_runs(spec_name: str, rows: list[dict], console: Console) -> None:
     table.add_column("Run id", no_wrap=True)
     table.add_column("Time", no_wrap=True)
     table.add_column("Engine", overflow="fold")
-    table.add_column("k", justify="right")
+    table.add_column("k", justify="right", no_wrap=True)
     table.add_column("Score", justify="right", no_wrap=True)
     table.add_column("Ablated", overflow="fold")
-    table.add_column("")
+    table.add_column("", no_wrap=True)
     problems = []
     for row in rows:
         if "error" in row:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import datetime
 from pathlib import Path
 
-from rich.console import Console, Group
+from rich import box
+from rich.console import Console, Group, RenderableType
 from rich.markup import escape
 from rich.panel import Panel
 from rich.rule import Rule
@@ -23,6 +24,9 @@ from caliper.results.models import (
     TaskResult,
 )
 from caliper.results.scoring import RunScore, TaskScore, TaskStatus, UsageTotals, score_run
+
+# Below this many columns the task table is laid out compactly (see ``task_table``).
+NARROW_WIDTH = 110
 
 STATUS_STYLE = {
     TaskStatus.PASS: ("✓ PASS", "green"),
@@ -118,27 +122,35 @@ def _k_cell(score: TaskScore) -> str:
     return cell
 
 
-def task_table(results: RunResults, run: RunScore, *, verbose: bool) -> Table:
-    """The per-task table of a run."""
+def task_table(results: RunResults, run: RunScore, *, verbose: bool, narrow: bool = False) -> Table:
+    """The per-task table of a run.
+
+    Only the task name wraps (on words): the numbers, glyphs and status labels keep their
+    width instead of being cut to "…". ``narrow`` (a terminal under ``NARROW_WIDTH``
+    columns) drops the vertical rules and the pass@k / pass^k columns (the ``--verbose``
+    panels show those) so that an 80-column terminal still fits the table.
+    """
     k = results.meta.k
-    table = Table(show_lines=False)
-    # Below ~100 columns rich shortens cells with "…" rather than breaking the table.
-    table.add_column("Task", overflow="fold")
-    table.add_column(f"k ({k})", justify="center")
-    table.add_column("success", justify="right")
-    if verbose:
-        table.add_column("pass@k", justify="right")
-        table.add_column("pass^k", justify="right")
+    if narrow:
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1, 0, 0))
+    else:
+        table = Table(show_lines=False)
+    table.add_column("Task", overflow="fold", min_width=12)
+    table.add_column(f"k ({k})", justify="center", no_wrap=True)
+    table.add_column("success", justify="right", no_wrap=True)
+    if verbose and not narrow:
+        table.add_column("pass@k", justify="right", no_wrap=True)
+        table.add_column("pass^k", justify="right", no_wrap=True)
     if run.asserts_activation:
-        table.add_column("activation", justify="center")
-    table.add_column("Tokens", justify="right")
-    table.add_column("Wall", justify="right")
-    table.add_column("attempts")
-    table.add_column("")
+        table.add_column("activation", justify="center", no_wrap=True)
+    table.add_column("Tokens", justify="right", no_wrap=True)
+    table.add_column("Wall", justify="right", no_wrap=True)
+    table.add_column("attempts", no_wrap=True)
+    table.add_column("", no_wrap=True)
     for task, score in zip(results.tasks, run.tasks, strict=True):
         label, style = STATUS_STYLE[score.status]
         row = [escape(task.name), _k_cell(score), fmt.pct(score.score)]
-        if verbose:
+        if verbose and not narrow:
             row += [fmt.pct(score.pass_at_k), fmt.pct(score.pass_hat_k)]
         if run.asserts_activation:
             row.append(_activation_cell(task, score))
@@ -225,16 +237,22 @@ def attempt_body(task: TaskResult, record: AttemptRecord, *, answer: bool = True
     if record.error and record.error != record.reason:
         error = fmt.tail(record.error, lines=20, chars=1500)
         parts.append(Text(f"error: {error}", style="red"))
+    activation_said = False
     for check in record.checks:
         if check.passed is True:
             continue
         verdict = "no verdict" if check.passed is None else "failed"
         detail = check.error or check.reason or ""
         if record.reason and detail and detail in record.reason:
-            detail = ""  # already said by the attempt's reason
+            continue  # the attempt's reason above already says it
+        activation_said = activation_said or (check.key == "activates" and bool(detail))
         detail = fmt.tail(detail, lines=20, chars=1500)
         parts.append(Text(f"{check.key}: {verdict}" + (f": {detail}" if detail else "")))
-    if task.activation_expected is not None and record.activation_passed is False:
+    if (
+        task.activation_expected is not None
+        and record.activation_passed is False
+        and not activation_said
+    ):
         loaded = "unknown" if record.activated is None else ", ".join(record.activated) or "none"
         expected = ", ".join(task.activation_expected) or "none"
         parts.append(Text(f"activation: expected [{expected}], loaded [{loaded}]"))
@@ -246,8 +264,20 @@ def attempt_body(task: TaskResult, record: AttemptRecord, *, answer: bool = True
     return Group(*parts) if parts else Group(Text("(no details recorded)", style="dim"))
 
 
-def failure_panels(results: RunResults) -> list[Panel]:
-    """One panel per attempt that did not pass (or whose activation check failed)."""
+def titled_panel(body: RenderableType, title: str, width: int | None) -> Panel:
+    """A panel titled ``title`` (markup); when the title would not fit in ``width`` columns
+    (rich cuts it with "…"), it becomes the panel's first line, which wraps instead."""
+    if width is not None and Text.from_markup(title).cell_len > width - 6:
+        return Panel(Group(Text.from_markup(title, style="bold"), body))
+    return Panel(body, title=title, title_align="left")
+
+
+def failure_panels(results: RunResults, width: int | None = None) -> list[Panel]:
+    """One panel per attempt that did not pass (or whose activation check failed).
+
+    A title too long for ``width`` columns (rich would cut it with "…", often through the
+    verdict) becomes the panel's first, wrapping line instead.
+    """
     panels = []
     for task in results.tasks:
         for record in task.attempts:
@@ -261,11 +291,11 @@ def failure_panels(results: RunResults) -> list[Panel]:
                 f"{escape(task.name)} — attempt {record.attempt} — "
                 f"[{style}]{symbol} {label}[/{style}]"
             )
-            panels.append(Panel(attempt_body(task, record), title=title, title_align="left"))
+            panels.append(titled_panel(attempt_body(task, record), title, width))
     return panels
 
 
-def task_panel(task: TaskResult, score: TaskScore) -> Panel:
+def task_panel(task: TaskResult, score: TaskScore, width: int | None = None) -> Panel:
     """Every attempt of one task with its numbers (``--verbose``)."""
     table = Table(box=None, show_header=True, pad_edge=False)
     for column in ("#", "outcome", "wall", "tokens", "loaded", "why"):
@@ -287,7 +317,7 @@ def task_panel(task: TaskResult, score: TaskScore) -> Panel:
         f"{escape(task.name)} — {score.successes}/{score.usable} usable, "
         f"pass@k {fmt.pct(score.pass_at_k)}, pass^k {fmt.pct(score.pass_hat_k)}"
     )
-    return Panel(table, title=title, title_align="left")
+    return titled_panel(table, title, width)
 
 
 def render_run(
@@ -298,12 +328,13 @@ def render_run(
     _header(results.meta, console)
     console.print()
     if results.tasks:
-        console.print(task_table(results, run, verbose=verbose))
+        narrow = console.width < NARROW_WIDTH
+        console.print(task_table(results, run, verbose=verbose, narrow=narrow))
     else:
         console.print(Text("  No task was run.", style="yellow"))
     if verbose:
         for task, score in zip(results.tasks, run.tasks, strict=True):
-            console.print(task_panel(task, score))
+            console.print(task_panel(task, score, console.width))
     console.print()
     _score_lines(run, console)
     if run.asserts_activation:
@@ -312,7 +343,7 @@ def render_run(
     console.print()
     for line in usage_lines(run.usage):
         console.print(line)
-    panels = failure_panels(results)
+    panels = failure_panels(results, console.width)
     if panels:
         console.print()
         console.print(Rule("Attempts that did not pass", style="dim"))

@@ -246,6 +246,10 @@ def score_task(task: TaskResult) -> TaskScore:
     )
 
 
+# Outcomes whose transcript may be cut short: what they loaded says nothing about activation.
+_UNOBSERVED = (Outcome.INFRA_ERROR, Outcome.TIMEOUT)
+
+
 def activation_scoreboard(results: RunResults) -> list[SkillActivation]:
     """Recall and precision per declared skill (see :class:`SkillActivation`)."""
     ablated = set(results.meta.ablated)
@@ -265,7 +269,7 @@ def activation_scoreboard(results: RunResults) -> list[SkillActivation]:
                 continue
             wanted = name in task.activation_expected
             for record in task.attempts:
-                if record.activated is None:
+                if record.activated is None or record.outcome in _UNOBSERVED:
                     continue
                 loaded = name in record.activated
                 expected += wanted

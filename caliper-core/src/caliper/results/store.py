@@ -23,7 +23,6 @@ from pathlib import Path
 import attrs
 
 from caliper.errors import CaliperError
-from caliper.results import codec
 from caliper.results.models import RunResults
 from caliper.spec.model import spec_name_for
 
@@ -180,7 +179,9 @@ def save_run(results: RunResults, *, spec_path: Path, output: Path | None = None
     """Save ``results`` in the store (and also at ``output`` when given); return the store path.
 
     The run id is fixed here (``results.meta.run_id`` is updated to the one used), so it is
-    always a UTC timestamp and never collides with a run saved earlier.
+    always a UTC timestamp and never collides with a run saved earlier. When the store cannot
+    be written (disk full, read-only folder), the results are rescued to ``output`` or to a
+    file in the system temp folder, and the :class:`ResultsWriteError` raised says where.
     """
     root = caliper_root(Path.cwd(), spec_path)
     folder = root / RESULTS_DIR / results.meta.spec_name
@@ -188,12 +189,18 @@ def save_run(results: RunResults, *, spec_path: Path, output: Path | None = None
         folder.mkdir(parents=True, exist_ok=True)
         path, run_id = _claim(folder, _base_run_id(results))
     except OSError as exc:
-        raise _write_error(folder, exc) from exc
+        results.meta.run_id = _base_run_id(results)
+        raise _rescue(results, _write_error(folder, exc), output) from exc
     results.meta.run_id = run_id
+    from caliper.results import codec  # cattrs: imported only when a run is written or read
+
     try:
         text = codec.dumps(results)
         write_atomic(path, text)
-    except BaseException:  # a failed write or Ctrl-C: give the reserved name back
+    except ResultsWriteError as exc:
+        path.unlink(missing_ok=True)
+        raise _rescue(results, exc, output) from exc
+    except BaseException:  # Ctrl-C (or a bug): give the reserved name back
         path.unlink(missing_ok=True)
         raise
     if output is not None:
@@ -205,6 +212,38 @@ def save_run(results: RunResults, *, spec_path: Path, output: Path | None = None
                 hint=exc.hint,
             ) from exc
     return path
+
+
+def rescue_path(results: RunResults) -> Path:
+    """Where a run that could not be saved in the store is written instead."""
+    name = f"caliper-{results.meta.spec_name}-{results.meta.run_id}.json"
+    return Path(tempfile.gettempdir()) / name
+
+
+def _rescue(
+    results: RunResults, failure: ResultsWriteError, output: Path | None
+) -> ResultsWriteError:
+    """Write the run to ``output`` or the temp folder; the error to raise says where it went."""
+    from caliper.results import codec
+
+    try:
+        text = codec.dumps(results)
+    except Exception:  # the run cannot be serialised: nothing more to try
+        return failure
+    for place in [p for p in (output, rescue_path(results)) if p is not None]:
+        try:
+            write_atomic(place, text)
+        except ResultsWriteError:
+            continue
+        return ResultsWriteError(
+            f"{failure.message} The results were saved to {place} instead.",
+            hint=f"Show them with `caliper report {place}`; move the file into "
+            f".caliper/results/{results.meta.spec_name}/ once there is room.",
+        )
+    return ResultsWriteError(
+        f"{failure.message} Saving them anywhere else failed too, so this run's results are lost.",
+        hint=failure.hint,
+    )
 
 
 def load_run(path: Path) -> RunResults:
@@ -221,6 +260,8 @@ def load_run(path: Path) -> RunResults:
         raise ResultsError(
             f"Results file {path} is empty (a run may still be saving, or it was interrupted)."
         )
+    from caliper.results import codec
+
     try:
         return codec.loads(text)
     except codec.ResultsDecodeError as exc:

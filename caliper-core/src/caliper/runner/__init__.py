@@ -34,9 +34,11 @@ class RunReport:
     """A finished (or stopped) run: its results, where they were saved and how to exit."""
 
     results: RunResults
-    saved_to: Path
+    saved_to: Path | None
     fatal: CaliperError | None = None
     interrupted: bool = False
+    save_error: CaliperError | None = None
+    """Set when the store could not be written (its message says where the run went)."""
 
     @property
     def exit_code(self) -> int:
@@ -73,7 +75,7 @@ def run_spec(
     from caliper import process
     from caliper.engine import resolve_engine
     from caliper.plugins import PluginHost
-    from caliper.results.store import save_run
+    from caliper.results.store import ResultsWriteError, save_run
     from caliper.runner.control import RunController
     from caliper.runner.execute import execute
     from caliper.runner.judging import LazyEngine
@@ -125,10 +127,19 @@ def run_spec(
             for task in prepared.spec.tasks
         ]
         results = RunResults(meta=meta, tasks=tasks)
-        saved_to = save_run(results, spec_path=prepared.spec.path, output=options.output)
+        saved_to: Path | None = None
+        save_error: CaliperError | None = None
+        try:
+            saved_to = save_run(results, spec_path=prepared.spec.path, output=options.output)
+        except ResultsWriteError as exc:  # shown after the report, which is still printed
+            save_error = exc
     finally:
         controller.restore_sigint()
         process.reset_stop()
     return RunReport(
-        results=results, saved_to=saved_to, fatal=execution.fatal, interrupted=execution.interrupted
+        results=results,
+        saved_to=saved_to,
+        fatal=execution.fatal,
+        interrupted=execution.interrupted,
+        save_error=save_error,
     )

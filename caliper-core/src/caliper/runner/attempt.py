@@ -150,12 +150,23 @@ def _observed(
         usage=result.usage,
         final_answer=result.final_answer,
         transcript=list(result.transcript),
-        activated=list(result.activated)
-        if result.activated is not None and installed_names
-        else None,
+        activated=_observed_activation(result, installed_names),
         model=result.model,
         error=result.error,
     )
+
+
+def _observed_activation(
+    result: AttemptResult, installed_names: tuple[str, ...]
+) -> list[str] | None:
+    """The skills the agent loaded, or ``None`` when that was not observable: nothing was
+    installed, or the run did not end normally (an infra error or timeout may cut the
+    transcript short, so an empty list there would be a made-up "nothing fired")."""
+    if result.activated is None or not installed_names:
+        return None
+    if result.status in (AgentStatus.INFRA_ERROR, AgentStatus.TIMEOUT, AgentStatus.SETUP_ERROR):
+        return None
+    return list(result.activated)
 
 
 def _agent_steps(
