@@ -89,3 +89,12 @@ def test_known_but_missing_backend_gives_install_command():
     with pytest.raises(PluginNotFound) as info:
         resolve_engine(host, "codex:gpt-5.5")
     assert "caliper-eval[codex]" in info.value.render()
+
+
+@pytest.mark.parametrize("typo", ["codx", "hermez", "claud"])
+def test_a_bare_name_one_typo_from_a_backend_is_not_taken_as_a_model(host, typo):
+    """Regression: `--model codx` ran claude-code with model 'codx'."""
+    with pytest.raises(PluginNotFound) as info:
+        resolve_engine(host, typo)
+    assert "Did you mean" in info.value.message
+    assert f"claude-code:{typo}" in info.value.hint

@@ -109,11 +109,16 @@ def test_compare_of_a_run_with_itself_is_refused(space):
 def test_a_bare_unknown_model_is_explained_not_blamed_on_the_default(space):
     """`--model nosuch` once said "no backend is called 'claude-code'. Did you mean
     'claude-code'?": it must say the name was taken as a model of the default backend."""
+    out = _caliper(space, "run", "demo.eval.yaml", "--model", "nosuchmodel")
+    assert out.returncode == 2
+    assert "'nosuchmodel'" in out.stderr
+    assert "taken as a model of the default backend 'claude-code'" in out.stderr
+    assert "Did you mean 'claude-code'" not in out.stderr
+    # A name one typo away from a backend is reported as that typo, with the way to force
+    # the model reading.
     out = _caliper(space, "run", "demo.eval.yaml", "--model", "fak")
     assert out.returncode == 2
-    assert "'fak'" in out.stderr
-    assert "taken as a model of the default backend 'claude-code'" in out.stderr
-    assert "Did you mean 'fake'?" in out.stderr
+    assert "Did you mean 'fake'?" in out.stderr and "claude-code:fak" in out.stderr
     assert "Did you mean 'claude-code'" not in out.stderr
 
 

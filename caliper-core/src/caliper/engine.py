@@ -4,7 +4,8 @@ One grammar for both flags:
 
 * ``backend:model``: split on the first ``:`` (``codex:gpt-5.5``, ``hermes:openrouter/x``);
 * a bare backend id or alias: ``codex``, ``claude`` (alias of ``claude-code``);
-* a bare model name: the installed backend that claims it, else the default backend.
+* a bare model name: the installed backend that claims it, else the default backend
+  (a name one typo away from a backend id is refused as a typo, with a did-you-mean).
 """
 
 from __future__ import annotations
@@ -99,7 +100,22 @@ def resolve_engine(host: PluginHost, text: str | None, *, flag: str = "--model")
     for backend in backends.values():
         if backend.claims_model(text):
             return Engine(backend, text, text)
+    _refuse_backend_typo(backends, text, flag)
     return _by_backend_name(host, DEFAULT_BACKEND, text, text, flag)
+
+
+def _refuse_backend_typo(backends: dict[str, Backend], text: str, flag: str) -> None:
+    """A bare name one typo away from a backend is far likelier a typo than a model name."""
+    names = sorted(
+        {*backends, *(a for b in backends.values() for a in b.aliases), *KNOWN_DISTRIBUTIONS}
+    )
+    close = difflib.get_close_matches(text, names, n=1, cutoff=0.75)
+    if close:
+        raise PluginNotFound(
+            f"{flag} {text!r}: no backend is called {text!r}. Did you mean {close[0]!r}?",
+            hint=f"To use {text!r} as a model of the default backend, write "
+            f"{flag} {DEFAULT_BACKEND}:{text}.",
+        )
 
 
 def find_backend(host: PluginHost, name: str, *, flag: str, asked: str | None = None) -> Backend:
