@@ -171,3 +171,31 @@ def test_json_blocks_are_plain_data():
     assert scores["activation_per_skill"][0]["recall"] == 0.5
     usage = json.loads(json.dumps(usage_data(scored)))
     assert usage["total_tokens"] == usage["tokens_in"] + usage["tokens_out"]
+
+
+def test_judge_tokens_are_summed_apart_from_the_attempts_tokens():
+    from caliper.attempt import Usage
+    from caliper.results.models import AttemptRecord, CheckRecord, Outcome
+    from caliper.results.scoring import usage_totals
+
+    judged = CheckRecord(
+        "expect",
+        True,
+        details={
+            "judge_usage": {
+                "input_tokens": 300,
+                "output_tokens": 20,
+                "cache_read_tokens": None,
+                "cache_creation_tokens": 0,
+            }
+        },
+    )
+    records = [
+        AttemptRecord("t", 1, Outcome.PASS, usage=Usage(100, 10), checks=[judged]),
+        AttemptRecord("t", 2, Outcome.JUDGE_ERROR, usage=Usage(50, 5), checks=[judged]),
+        AttemptRecord("t", 3, Outcome.PASS, usage=Usage(100, 10)),
+    ]
+    totals = usage_totals(records)
+    assert totals.judge_tokens == 640
+    assert (totals.tokens_in, totals.tokens_out) == (200, 20)
+    assert totals.unusable_tokens == 55

@@ -241,3 +241,19 @@ def test_judge_prompt_goes_through_stdin_not_argv(graded: Graded) -> None:
         assert LLM_JUDGE_MARKER not in joined and "verdict=" not in joined, start.argv
         assert len(joined) < 2_000, f"{len(joined)} bytes of arguments"
         assert start.stdin in ("pipe", "file"), start
+
+
+def test_judge_tokens_are_recorded_and_kept_apart_from_the_skill_totals(graded: Graded) -> None:
+    """The judge CLI's own usage is saved per check and summed apart from the skill's tokens."""
+    from caliper.results.codec import loads
+    from caliper.results.scoring import judge_tokens, usage_totals
+
+    details = check(graded.attempt("judged pass"), "expect")["details"]
+    usage = details["judge_usage"]
+    # The scripted judge answers report 100 input and 20 output tokens per request.
+    assert usage["input_tokens"] + (usage["cache_read_tokens"] or 0) >= 100, usage
+    assert usage["output_tokens"] == 20, usage
+    run = loads(graded.run.results_path.read_text())
+    attempts = [a for task in run.tasks for a in task.attempts]
+    totals = usage_totals(attempts)
+    assert totals.judge_tokens == sum(judge_tokens(a) or 0 for a in attempts) > 0

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from caliper.attempt import AgentStatus, PromptRequest
 from caliper.errors import UsageError
 from caliper.judge import Judge, JudgeContext, ValueProblem, Verdict
@@ -105,6 +107,8 @@ class ExpectJudge(Judge):
                 return Verdict(None, error=f"{exc} {_suggestion(details)}", details=details)
         if result.model:
             details["judge_model"] = result.model
+        if result.usage is not None:
+            details["judge_usage"] = attrs.asdict(result.usage)
         suggestion = _suggestion(details)
         if result.status is not AgentStatus.COMPLETED:
             what = {AgentStatus.TIMEOUT: f"timed out after {timeout:g}s"}.get(

@@ -210,6 +210,10 @@ def usage_lines(usage: UsageTotals) -> list[Text]:
             f"{fmt.seconds(usage.wall_per_attempt)} per attempt"
         ),
     ]
+    if usage.judge_tokens:
+        lines.append(
+            Text(f" Judge    {fmt.tokens(usage.judge_tokens)} tokens spent grading (not above)")
+        )
     if usage.unusable_attempts:
         plural = "s" if usage.unusable_attempts != 1 else ""
         lines.append(

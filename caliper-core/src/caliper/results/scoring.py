@@ -42,6 +42,8 @@ class UsageTotals:
     ``tokens_in`` counts input, cache reads and cache writes; ``tokens_out`` the output. The
     main figures cover usable and not-checked attempts; ``unusable_*`` covers attempts that
     ended in ``infra_error``, ``timeout`` or ``judge_error`` (spend that bought no verdict).
+    ``judge_tokens`` is what LLM judges spent grading (every attempt), kept out of the rest:
+    the main figures measure the skill, not the grading.
     Token figures are ``None`` when no counted attempt reported usage.
     """
 
@@ -53,6 +55,7 @@ class UsageTotals:
     unusable_attempts: int = 0
     unusable_tokens: int | None = None
     unusable_wall_seconds: float | None = None
+    judge_tokens: int | None = None
 
     @property
     def total_tokens(self) -> int | None:
@@ -176,7 +179,9 @@ def usage_totals(attempts: Iterable[AttemptRecord]) -> UsageTotals:
     counted = timed = unusable = 0
     tokens_in = tokens_out = wall = None
     bad_tokens = bad_wall = None
+    judge = None
     for record in attempts:
+        judge = _add(judge, judge_tokens(record))
         if record.outcome.unusable:
             unusable += 1
             total = record.usage.total_tokens if record.usage else None
@@ -198,7 +203,20 @@ def usage_totals(attempts: Iterable[AttemptRecord]) -> UsageTotals:
         unusable_attempts=unusable,
         unusable_tokens=bad_tokens,
         unusable_wall_seconds=bad_wall,
+        judge_tokens=judge,
     )
+
+
+def judge_tokens(record: AttemptRecord) -> int | None:
+    """Tokens LLM judges reported spending on this attempt (``details.judge_usage``)."""
+    total = None
+    for check in record.checks:
+        usage = check.details.get("judge_usage") if isinstance(check.details, dict) else None
+        if isinstance(usage, dict):
+            parts = [v for v in usage.values() if isinstance(v, int)]
+            if parts:
+                total = _add(total, sum(parts))
+    return total
 
 
 def _status(task: TaskResult, usable: int, successes: int, not_checked: int) -> TaskStatus:
