@@ -14,7 +14,7 @@ from caliper.attempt import (
 )
 from caliper.backend import Backend
 from caliper.process import run_process
-from caliper_backend_claude import errors, invocation, isolation, stream, versions
+from caliper_backend_claude import errors, invocation, isolation, mcp, stream, versions
 
 MODEL_ALIASES = frozenset({"opus", "sonnet", "haiku", "fable", "opusplan"})
 """Claude Code's own model aliases (``claude --model opus``)."""
@@ -60,6 +60,9 @@ class ClaudeCodeBackend(Backend):
         )
         parsed = stream.parse_stream(process.stdout)
         outcome = errors.classify(process, parsed, timeout=request.timeout)
+        unavailable = mcp.unavailable_servers(parsed.init) if request.mcp is not None else []
+        if unavailable and outcome.status in (AgentStatus.COMPLETED, AgentStatus.TASK_FAILED):
+            outcome = errors.Outcome(AgentStatus.SETUP_ERROR, mcp.unavailable_message(unavailable))
         installed = [skill.name for skill in request.skills]
         return AttemptResult(
             status=outcome.status,

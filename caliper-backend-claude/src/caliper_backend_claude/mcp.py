@@ -2,19 +2,26 @@
 
 The file holds resolved secrets, so it is written 0600 into the sandbox's private folder.
 Tools then reach the model as ``mcp__<server>__<tool>``.
+
+Claude Code does not stop when a server cannot be reached or refuses its headers: it runs
+without that server's tools and only says so in the ``init`` line (``mcp_servers`` with
+``status: failed``). :func:`unavailable_servers` reads that, so the backend can stop the run
+instead of scoring attempts that never had the tools.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from caliper.attempt import AttemptSandbox, McpServerConfig, NativeMcpConfig
 from caliper.backend import McpTranslator
 
 CONFIG_NAME = "claude-mcp.json"
+UNAVAILABLE_STATUSES = frozenset({"failed", "needs-auth"})
+"""``init`` statuses meaning the server's tools are not there (``pending`` may still connect)."""
 
 
 def server_entry(server: McpServerConfig) -> dict[str, Any]:
@@ -49,3 +56,28 @@ class ClaudeMcpTranslator(McpTranslator):
             json.dump(config, handle, indent=2)
         path.chmod(0o600)
         return NativeMcpConfig(argv=("--mcp-config", str(path)), data=path)
+
+
+def unavailable_servers(init: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """``(name, status)`` of each server the ``init`` line reports as failed or needing auth.
+
+    With ``--strict-mcp-config`` the only servers loaded are the spec's.
+    """
+    entries = (init or {}).get("mcp_servers")
+    if not isinstance(entries, list):
+        return []
+    return [
+        (str(entry.get("name")), str(entry.get("status")))
+        for entry in entries
+        if isinstance(entry, Mapping) and entry.get("status") in UNAVAILABLE_STATUSES
+    ]
+
+
+def unavailable_message(servers: Sequence[tuple[str, str]]) -> str:
+    """Why the run stops: which servers, and what to check."""
+    listed = ", ".join(f"{name!r} ({status})" for name, status in servers)
+    return (
+        f"Claude Code could not use the spec's MCP server(s) {listed}, so the attempt would run "
+        "without their tools. Check the server's url and headers (and the variables they "
+        "refer to) or its command, and that the server is up and accepts them."
+    )
