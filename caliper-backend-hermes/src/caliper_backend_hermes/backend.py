@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,11 @@ from caliper_backend_hermes.failure import (
 )
 from caliper_backend_hermes.home import prepare_home, user_hermes_home
 from caliper_backend_hermes.launch import chat_command, model_options, split_model
+from caliper_backend_hermes.mcp_status import (
+    read_agent_log,
+    unusable_message,
+    unusable_servers,
+)
 from caliper_backend_hermes.probe import has_mcp_support, installed_version
 from caliper_backend_hermes.session import Session, activated_skills, parse_export, transcript
 from caliper_backend_hermes.skills import hermes_home
@@ -169,7 +174,10 @@ class HermesBackend(Backend):
         if process.interrupted:
             return _Run(process, None, Failure(AgentStatus.INFRA_ERROR, "Hermes was interrupted."))
         session = self._export(cli, env, sandbox, home, process)
-        return _Run(process, session, self._failure(process, session, home))
+        failure = None
+        if mcp_servers and session is not None:
+            failure = mcp_failure(home, mcp_servers, secrets=(mcp_env or {}).values())
+        return _Run(process, session, failure or self._failure(process, session, home))
 
     def _prepare(
         self, cli: Path, sandbox: AttemptSandbox, mcp_servers: Mapping[str, Any] | None
@@ -230,6 +238,22 @@ class HermesBackend(Backend):
             return None
         lines = session_error_lines(home, session.id)
         return classify_api_failure(lines, run.stderr_tail())
+
+
+def mcp_failure(
+    hermes_home: Path, mcp_servers: Mapping[str, Any], *, secrets: Iterable[str] = ()
+) -> Failure | None:
+    """A setup error naming every spec MCP server Hermes' log does not show connected.
+
+    Resolved secret values (URLs, header values) are masked in what Hermes said.
+    """
+    unusable = unusable_servers(read_agent_log(hermes_home), mcp_servers)
+    if not unusable:
+        return None
+    message = unusable_message(unusable)
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        message = message.replace(secret, "***")
+    return Failure(AgentStatus.SETUP_ERROR, message)
 
 
 def passed_variables(config_path: Path, environ: Mapping[str, str]) -> dict[str, str]:

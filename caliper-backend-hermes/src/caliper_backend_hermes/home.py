@@ -26,6 +26,13 @@ SEED_FILES = (".env", "auth.json")
 CONFIG_FILE = "config.yaml"
 API_MAX_RETRIES = 2
 """One retry per model call: enough for a blip, short enough not to stall on a dead provider."""
+MCP_DISCOVERY_WAIT = 150
+"""Seconds Hermes may wait for its MCP servers before the first model call.
+
+Hermes' own default (1.5 s) lets the agent start without a server that is slow or retrying;
+this bound outlasts Hermes' whole discovery (60 s per server connect, 120 s in all), so the
+tool list the model sees, and the log caliper checks, hold every server's final state.
+"""
 
 
 def user_hermes_home(real_home: Path, environ: Mapping[str, str] | None = None) -> Path:
@@ -91,7 +98,8 @@ def neutral_config(
     Kept: provider, model, credentials, toolsets. Forced: no lazy ``pip install`` at run
     time, few API retries, no memory or background self-review, no skills from outside the
     attempt, no shell hooks, no personality, no worktrees, no waiting for answers to the
-    ``clarify`` tool, and exactly the spec's MCP servers.
+    ``clarify`` tool, and exactly the spec's MCP servers, all connected (or given up on)
+    before the first model call.
     """
     config: dict[str, Any] = json.loads(json.dumps(dict(user_config), default=str))
     security = _section(config, "security")
@@ -110,6 +118,8 @@ def neutral_config(
     config["hooks"] = {}
     config["hooks_auto_accept"] = False
     config["mcp_servers"] = dict(mcp_servers or {})
+    if mcp_servers:
+        config["mcp_discovery_timeout"] = MCP_DISCOVERY_WAIT
     return config
 
 

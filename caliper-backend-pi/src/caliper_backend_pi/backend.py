@@ -17,7 +17,7 @@ from caliper.attempt import (
 from caliper.backend import Backend
 from caliper.errors import SetupError
 from caliper.process import ProcessResult, run_process
-from caliper_backend_pi import mcp, version
+from caliper_backend_pi import mcp, mcp_check, version
 from caliper_backend_pi.activation import activated_skills
 from caliper_backend_pi.agentdir import (
     attempt_env,
@@ -28,7 +28,7 @@ from caliper_backend_pi.agentdir import (
     user_agent_dir,
 )
 from caliper_backend_pi.events import PiRun, parse_output
-from caliper_backend_pi.outcome import classify_run
+from caliper_backend_pi.outcome import Ending, classify_run
 from caliper_backend_pi.transcript import build_transcript, final_answer
 
 BASE_ARGS = ("--print", "--mode", "json", "--no-session", "--no-context-files")
@@ -148,6 +148,10 @@ class PiBackend(Backend):
             cli, sandbox, request.model, request.prompt, request.timeout, native_mcp=request.mcp
         )
         ending = classify_run(process, run, timeout=request.timeout)
+        if request.mcp is not None and not (process.timed_out or process.interrupted):
+            missing = mcp_check.servers_without_tools(run, mcp_check.server_names(request.mcp.data))
+            if missing:
+                ending = Ending(AgentStatus.SETUP_ERROR, mcp_check.unusable_message(missing))
         activated = None
         if run.event_count:
             activated = activated_skills(

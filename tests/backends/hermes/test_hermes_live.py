@@ -428,7 +428,11 @@ def test_remote_mcp_server_gets_the_resolved_header(
     finally:
         httpd.shutdown()
         httpd.server_close()
-    assert result.status is AgentStatus.COMPLETED, result.error
+    # The recorder is no MCP server (it answers 404), so Hermes cannot use it: a setup
+    # error naming it, with the resolved URL and header kept out of the message.
+    assert result.status is AgentStatus.SETUP_ERROR, result.error
+    assert "'remote'" in (result.error or "")
+    assert "remote-secret-7" not in (result.error or "") and url not in (result.error or "")
     assert any(auth == "Bearer remote-secret-7" for _, _, auth in _Recorder.seen), _Recorder.seen
     assert all(path.startswith("/mcp") for _, path, _ in _Recorder.seen)
     config = (sandbox.home / ".hermes" / "config.yaml").read_text()

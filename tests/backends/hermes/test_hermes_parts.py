@@ -29,6 +29,7 @@ from caliper_backend_hermes.failure import (
     session_error_lines,
 )
 from caliper_backend_hermes.home import (
+    MCP_DISCOVERY_WAIT,
     neutral_config,
     prepare_home,
     read_user_config,
@@ -144,6 +145,8 @@ def test_neutral_config_keeps_the_model_and_switches_off_the_rest() -> None:
     assert config["display"]["personality"] == ""
     assert config["mcp_servers"] == {"demo": {"command": "y"}}
     assert user["mcp_servers"] == {"personal": {"command": "x"}}  # the input is not modified
+    assert config["mcp_discovery_timeout"] == MCP_DISCOVERY_WAIT
+    assert "mcp_discovery_timeout" not in neutral_config(user)
 
 
 def test_prepare_home_copies_only_login_and_config(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ The spec's ``type: http`` server has ``Authorization: Bearer ${VAR}``; caliper w
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from test_hermes_conformance import TestHermesConformance as _Conformance
 from caliper.testing.conformance import ConformanceKit
 from caliper.testing.harness import AgentCli, FakeRealHome
 from caliper.testing.remote_mcp import (
+    call_dict,
     check_remote_mcp_tool_call,
     check_unusable_server_stops_run,
 )
@@ -46,15 +48,20 @@ def test_remote_mcp_tool_call_with_header_secret(kit: ConformanceKit, answer: st
     check_remote_mcp_tool_call(kit, sse=answer == "sse")
 
 
-@pytest.mark.xfail(
-    reason=(
-        "Hermes 0.19 goes on without a remote MCP server it cannot reach or that "
-        "refuses the token (the tool is then missing), and its output does not say "
-        "so; caliper cannot tell yet"
-    ),
-    strict=True,
-)
 @pytest.mark.parametrize("why", ["refused", "down"])
 def test_unusable_remote_server_stops_the_run(kit: ConformanceKit, why: str) -> None:
     """A server refusing the token, or not listening, stops the run before scoring."""
     check_unusable_server_stops_run(kit, why)
+
+
+def test_stdio_server_that_cannot_start_stops_the_run(kit: ConformanceKit) -> None:
+    """A stdio server whose command exits at once stops the run (exit 3), naming it."""
+    mcp = {"broken": {"command": sys.executable, "args": ["-c", "raise SystemExit(4)"]}}
+    task = {"name": "broken-mcp", "prompt": "Echo it.", "assert": "assert True"}
+    call = call_dict(kit.suite.mcp_call("broken", "echo", {"text": "x"}))
+    server = kit.server(kit.script([{"tool_calls": [call]}, {"text": "Echoed."}]))
+    run = kit.run(kit.spec([task], mcp=mcp), server)
+    assert run.returncode == 3, run.describe()
+    assert "'broken'" in run.stderr, run.describe()
+    assert "Traceback" not in run.stderr + run.stdout
+    assert not any(a["outcome"] == "pass" for a in run.attempts()), run.describe()
