@@ -50,6 +50,9 @@ MISLEADING = "Task completed successfully. All tests passed."
 """Prose in scripted errors: a backend that classifies by words instead of structure fails."""
 
 SKILL_BODY_MARKER = "BODY-MARKER-{name}"
+_NOWHERE = "http://127.0.0.1:9/mcp"
+"""A URL nothing listens on (for specs that must be refused before any attempt)."""
+
 SCRIPTED_USAGE = ScriptedUsage(input=100, output=20, cache_read=30, cache_creation=10)
 
 
@@ -426,7 +429,6 @@ class BackendConformance:
 
         Backends with ``supports_mcp = False`` must refuse the spec before any attempt.
         """
-        backend = self.backend()
         log = kit.root / "mcp-echo.log"
         mcp = {
             "echo": {
@@ -434,18 +436,13 @@ class BackendConformance:
                 "args": ["-m", "caliper.testing.mcp_echo", "--log", str(log)],
             }
         }
-        call = (
-            self.mcp_call("echo", "echo", {"text": "MCP-PING-7"}) if backend.supports_mcp else None
-        )
-        turns = [{"tool_calls": [_call(call)]}, {"text": "Echoed."}] if call else [{"text": "x"}]
-        server = kit.server(kit.script(turns))
+        if not self.backend().supports_mcp:
+            self._assert_mcp_refused(kit, mcp)
+            return
+        call = self.mcp_call("echo", "echo", {"text": "MCP-PING-7"})
+        server = kit.server(kit.script([{"tool_calls": [_call(call)]}, {"text": "Echoed."}]))
         spec = kit.spec([{"name": "mcp", "prompt": "Echo it.", "assert": "assert True"}], mcp=mcp)
         run = kit.run(spec, server)
-        if not backend.supports_mcp:
-            assert run.returncode in (2, 3), run.describe()
-            assert "Traceback" not in run.stderr
-            assert not server.model_requests(), "an attempt ran although MCP is unsupported"
-            return
         attempt = ok_run(run)
         named = [t for t in tool_turns(attempt) if t.get("tool_name") == "mcp__echo__echo"]
         assert named, f"no mcp__echo__echo turn: {tool_turns(attempt)}"
@@ -453,6 +450,45 @@ class BackendConformance:
         calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
         assert any(m.get("method") == "tools/call" for m in calls), calls
         assert not run.home_changes, run.home_changes
+
+    @pytest.mark.parametrize("answer", ["json", "sse"])
+    def test_remote_mcp_tool_call(self, kit: ConformanceKit, answer: str) -> None:
+        """A remote (Streamable HTTP) server whose header holds ``${VAR}``: the tool is called
+        with the resolved secret, and the secret is written nowhere. See
+        :mod:`caliper.testing.remote_mcp`. Refused before any attempt without MCP support.
+        """
+        from caliper.testing.remote_mcp import check_remote_mcp_tool_call
+
+        if not self.backend().supports_mcp:
+            self._assert_mcp_refused(kit, {"remote": {"type": "http", "url": _NOWHERE}})
+            return
+        check_remote_mcp_tool_call(kit, sse=answer == "sse")
+
+    @pytest.mark.parametrize("why", ["refused", "down", "stdio-exits"])
+    def test_unusable_mcp_server_stops_the_run(self, kit: ConformanceKit, why: str) -> None:
+        """A server that refuses the token, is not listening, or (stdio) exits at once stops
+        the run with exit 3 naming it, instead of attempts scored without its tools."""
+        from caliper.testing.remote_mcp import (
+            check_broken_stdio_server_stops_run,
+            check_unusable_server_stops_run,
+        )
+
+        if not self.backend().supports_mcp:
+            self._assert_mcp_refused(kit, {"remote": {"type": "http", "url": _NOWHERE}})
+            return
+        if why == "stdio-exits":
+            check_broken_stdio_server_stops_run(kit)
+        else:
+            check_unusable_server_stops_run(kit, why)
+
+    def _assert_mcp_refused(self, kit: ConformanceKit, mcp: dict[str, Any]) -> None:
+        """A backend without MCP refuses an ``mcp:`` spec before any attempt reaches a model."""
+        server = kit.server(kit.script([{"text": "x"}]))
+        spec = kit.spec([{"name": "mcp", "prompt": "Echo it.", "assert": "assert True"}], mcp=mcp)
+        run = kit.run(spec, server)
+        assert run.returncode in (2, 3), run.describe()
+        assert "Traceback" not in run.stderr
+        assert not server.model_requests(), "an attempt ran although MCP is unsupported"
 
     def test_real_home_never_written(self, kit: ConformanceKit) -> None:
         """Skills, shell commands and the CLI's own bookkeeping stay out of the real home."""

@@ -187,10 +187,29 @@ def check_unusable_server_stops_run(
     assert_no_leak(kit, run, server, secret, since=since, echo_log=log)
 
 
+def check_broken_stdio_server_stops_run(
+    kit: ConformanceKit, *, server_name: str = "broken"
+) -> None:
+    """A stdio server whose command exits at once stops the run (exit 3, naming the server)
+    instead of letting attempts be scored without its tools."""
+    import sys
+
+    mcp = {server_name: {"command": sys.executable, "args": ["-c", "raise SystemExit(4)"]}}
+    task = {"name": "broken-mcp", "prompt": "Echo it.", "assert": "assert True"}
+    call = call_dict(kit.suite.mcp_call(server_name, "echo", {"text": "x"}))
+    server = kit.server(kit.script([{"tool_calls": [call]}, {"text": "Echoed."}]))
+    run = kit.run(kit.spec([task], mcp=mcp), server)
+    assert run.returncode == 3, run.describe()
+    assert server_name in run.stderr, run.describe()  # named, in the CLI's words or ours
+    assert "Traceback" not in run.stderr + run.stdout
+    assert not any(a["outcome"] == "pass" for a in run.attempts()), run.describe()
+
+
 __all__ = [
     "PING",
     "SECRET_VARIABLE",
     "assert_no_leak",
+    "check_broken_stdio_server_stops_run",
     "check_remote_mcp_tool_call",
     "check_unusable_server_stops_run",
     "files_containing",
