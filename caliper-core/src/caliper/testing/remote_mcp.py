@@ -188,7 +188,7 @@ def check_unusable_server_stops_run(
 
 
 def check_broken_stdio_server_stops_run(
-    kit: ConformanceKit, *, server_name: str = "broken"
+    kit: ConformanceKit, *, server_name: str = "dead-7"
 ) -> None:
     """A stdio server whose command exits at once stops the run (exit 3, naming the server)
     instead of letting attempts be scored without its tools."""
