@@ -77,6 +77,37 @@ class Conversation:
         return "\n".join(parts)
 
 
+@attrs.define
+class ConversationParts:
+    """What a ``wire_*`` parser collects while walking a request; ``build`` freezes it."""
+
+    system: list[str] = attrs.field(factory=list)
+    users: list[str] = attrs.field(factory=list)
+    assistants: list[str] = attrs.field(factory=list)
+    results: list[str] = attrs.field(factory=list)
+    calls: list[str] = attrs.field(factory=list)
+    ids: list[str] = attrs.field(factory=list)
+    assistant_count: int = 0
+
+    def build(self, api: str, body: dict[str, Any]) -> Conversation:
+        """The :class:`Conversation` of ``body`` (model, stream flag and tools read from it)."""
+        names, tools_text = tools_summary(body.get("tools") or ())
+        return Conversation(
+            api=api,
+            model=body.get("model"),
+            stream=bool(body.get("stream")),
+            system_texts=tuple(self.system),
+            user_texts=tuple(self.users),
+            assistant_texts=tuple(self.assistants),
+            tool_results=tuple(self.results),
+            tool_call_texts=tuple(self.calls),
+            tool_names=names,
+            tools_text=tools_text,
+            assistant_count=self.assistant_count,
+            call_ids=tuple(self.ids),
+        )
+
+
 def text_of(content: Any) -> str:
     """Flatten a message ``content`` (string, list of parts, or nested blocks) to text."""
     if content is None:

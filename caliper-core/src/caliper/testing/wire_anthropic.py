@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from caliper.testing.conversation import Conversation, as_json_text, text_of, tools_summary
+from caliper.testing.conversation import Conversation, ConversationParts, as_json_text, text_of
 from caliper.testing.reply import Reply
 from caliper.testing.script import ScriptedError
 from caliper.testing.sse import event
@@ -27,13 +27,9 @@ _ERROR_TYPES = {
 
 def parse(body: dict[str, Any]) -> Conversation:
     """The conversation in a Messages request (``role: system`` entries in ``messages`` too)."""
-    system = [text_of(body.get("system"))] if body.get("system") else []
-    users: list[str] = []
-    assistants: list[str] = []
-    results: list[str] = []
-    calls: list[str] = []
-    ids: list[str] = []
-    count = 0
+    parts = ConversationParts(system=[text_of(body.get("system"))] if body.get("system") else [])
+    system, users, assistants = parts.system, parts.users, parts.assistants
+    results, calls, ids = parts.results, parts.calls, parts.ids
     for msg in body.get("messages") or ():
         if not isinstance(msg, dict):
             continue
@@ -41,7 +37,7 @@ def parse(body: dict[str, Any]) -> Conversation:
         content = msg.get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
         if role == "assistant":
-            count += 1
+            parts.assistant_count += 1
         for block in blocks:
             if not isinstance(block, dict):
                 continue
@@ -55,21 +51,7 @@ def parse(body: dict[str, Any]) -> Conversation:
             elif kind in ("text", None):
                 text = text_of(block.get("text"))
                 {"system": system, "assistant": assistants}.get(role, users).append(text)
-    names, tools_text = tools_summary(body.get("tools") or ())
-    return Conversation(
-        api=API,
-        model=body.get("model"),
-        stream=bool(body.get("stream")),
-        system_texts=tuple(system),
-        user_texts=tuple(users),
-        assistant_texts=tuple(assistants),
-        tool_results=tuple(results),
-        tool_call_texts=tuple(calls),
-        tool_names=names,
-        tools_text=tools_text,
-        assistant_count=count,
-        call_ids=tuple(ids),
-    )
+    return parts.build(API, body)
 
 
 def _usage(reply: Reply, output: int) -> dict[str, int]:

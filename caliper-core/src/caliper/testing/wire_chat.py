@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from caliper.testing.conversation import Conversation, text_of, tools_summary
+from caliper.testing.conversation import Conversation, ConversationParts, text_of
 from caliper.testing.reply import Reply
 from caliper.testing.sse import event
 from caliper.testing.wire_responses import error_body
@@ -18,13 +18,9 @@ __all__ = ["API", "CALL_ID_PREFIX", "error_body", "parse", "reply_json", "reply_
 
 def parse(body: dict[str, Any]) -> Conversation:
     """The conversation in a Chat Completions request (``tool`` messages are tool results)."""
-    system: list[str] = []
-    users: list[str] = []
-    assistants: list[str] = []
-    results: list[str] = []
-    calls: list[str] = []
-    ids: list[str] = []
-    count = 0
+    parts = ConversationParts()
+    system, users, assistants = parts.system, parts.users, parts.assistants
+    results, calls, ids = parts.results, parts.calls, parts.ids
     for msg in body.get("messages") or ():
         if not isinstance(msg, dict):
             continue
@@ -33,7 +29,7 @@ def parse(body: dict[str, Any]) -> Conversation:
         if role in ("system", "developer"):
             system.append(text)
         elif role == "assistant":
-            count += 1
+            parts.assistant_count += 1
             if text:
                 assistants.append(text)
             for call in msg.get("tool_calls") or ():
@@ -45,21 +41,7 @@ def parse(body: dict[str, Any]) -> Conversation:
             ids.append(str(msg.get("tool_call_id", "")))
         else:
             users.append(text)
-    names, tools_text = tools_summary(body.get("tools") or ())
-    return Conversation(
-        api=API,
-        model=body.get("model"),
-        stream=bool(body.get("stream")),
-        system_texts=tuple(system),
-        user_texts=tuple(users),
-        assistant_texts=tuple(assistants),
-        tool_results=tuple(results),
-        tool_call_texts=tuple(calls),
-        tool_names=names,
-        tools_text=tools_text,
-        assistant_count=count,
-        call_ids=tuple(ids),
-    )
+    return parts.build(API, body)
 
 
 def _usage(reply: Reply) -> dict[str, Any]:

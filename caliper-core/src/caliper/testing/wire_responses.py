@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from caliper.testing.conversation import Conversation, as_json_text, text_of, tools_summary
+from caliper.testing.conversation import Conversation, ConversationParts, as_json_text, text_of
 from caliper.testing.reply import Reply
 from caliper.testing.script import ScriptedError
 from caliper.testing.sse import event
@@ -24,13 +24,11 @@ _ERROR_CODES = {
 
 def parse(body: dict[str, Any]) -> Conversation:
     """The conversation in a Responses request (developer/system messages count as system)."""
-    system = [body["instructions"]] if isinstance(body.get("instructions"), str) else []
-    users: list[str] = []
-    assistants: list[str] = []
-    results: list[str] = []
-    calls: list[str] = []
-    ids: list[str] = []
-    count = 0
+    parts = ConversationParts(
+        system=[body["instructions"]] if isinstance(body.get("instructions"), str) else []
+    )
+    system, users, assistants = parts.system, parts.users, parts.assistants
+    results, calls, ids = parts.results, parts.calls, parts.ids
     items = body.get("input")
     if isinstance(items, str):
         items = [{"type": "message", "role": "user", "content": items}]
@@ -42,7 +40,7 @@ def parse(body: dict[str, Any]) -> Conversation:
             role = item.get("role")
             text = text_of(item.get("content"))
             if role == "assistant":
-                count += 1
+                parts.assistant_count += 1
                 assistants.append(text)
             elif role in ("system", "developer"):
                 system.append(text)
@@ -57,21 +55,7 @@ def parse(body: dict[str, Any]) -> Conversation:
         elif kind.endswith("_output"):
             results.append(text_of(item.get("output")))
             ids.append(str(item.get("call_id", "")))
-    names, tools_text = tools_summary(body.get("tools") or ())
-    return Conversation(
-        api=API,
-        model=body.get("model"),
-        stream=bool(body.get("stream")),
-        system_texts=tuple(system),
-        user_texts=tuple(users),
-        assistant_texts=tuple(assistants),
-        tool_results=tuple(results),
-        tool_call_texts=tuple(calls),
-        tool_names=names,
-        tools_text=tools_text,
-        assistant_count=count,
-        call_ids=tuple(ids),
-    )
+    return parts.build(API, body)
 
 
 def _items(reply: Reply) -> list[dict[str, Any]]:
