@@ -37,11 +37,13 @@ import sys
 import threading
 import uuid
 from collections.abc import Iterator, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import attrs
+
+from caliper.testing.background_http import BackgroundHttpServer, QuietServer
 
 SERVER_INFO = {"name": "caliper-mcp-echo", "version": "0.1.0"}
 DEFAULT_PROTOCOL = "2025-06-18"
@@ -138,16 +140,8 @@ class HttpRequest:
         return attrs.asdict(self)
 
 
-class _HttpServer(ThreadingHTTPServer):
-    daemon_threads = True
-    owner: HttpEchoServer
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Clients hanging up mid-request are normal; say nothing."""
-
-
 class _EchoHandler(BaseHTTPRequestHandler):
-    server: _HttpServer
+    server: QuietServer
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -229,7 +223,7 @@ def _error_body(message_id: Any, code: int, text: str) -> bytes:
     return json.dumps(error).encode()
 
 
-class HttpEchoServer:
+class HttpEchoServer(BackgroundHttpServer):
     """The echo tool over Streamable HTTP, on 127.0.0.1, in a background thread.
 
     ``path`` is the MCP endpoint (``url`` ends with it). With ``require_session`` (default), a
@@ -239,6 +233,8 @@ class HttpEchoServer:
     must be on every POST, else 401, as a server checking a token would answer. Every request
     is kept in :attr:`requests` and, when ``log`` is given, appended to it as a JSON line.
     """
+
+    handler_class = _EchoHandler
 
     def __init__(
         self,
@@ -250,51 +246,15 @@ class HttpEchoServer:
         prefer_sse: bool = False,
         required_headers: Mapping[str, str] | None = None,
     ):
+        super().__init__(port=port)
         self.required_headers = {k.lower(): v for k, v in (required_headers or {}).items()}
         self.path = path if path.startswith("/") else f"/{path}"
         self.log = log
         self.require_session = require_session
         self.prefer_sse = prefer_sse
-        self._port = port
         self._lock = threading.Lock()
         self._requests: list[HttpRequest] = []
         self._sessions: set[str] = set()
-        self._httpd: _HttpServer | None = None
-        self._bound_port: int | None = None
-        self._thread: threading.Thread | None = None
-
-    # lifecycle ---------------------------------------------------------------------------
-    def start(self) -> HttpEchoServer:
-        """Bind and serve in a daemon thread; returns self."""
-        httpd = _HttpServer(("127.0.0.1", self._port), _EchoHandler)
-        httpd.owner = self
-        self._httpd = httpd
-        self._bound_port = int(httpd.server_address[1])
-        self._thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> HttpEchoServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        """The bound port (after :meth:`start`; kept after :meth:`stop`)."""
-        assert self._bound_port is not None, "server not started"
-        return self._bound_port
 
     @property
     def url(self) -> str:

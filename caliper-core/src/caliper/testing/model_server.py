@@ -24,7 +24,7 @@ import threading
 import time
 import zlib
 from collections.abc import Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -33,6 +33,7 @@ import attrs
 
 from caliper.errors import CaliperError
 from caliper.testing import wire_anthropic, wire_chat, wire_responses
+from caliper.testing.background_http import BackgroundHttpServer, QuietServer
 from caliper.testing.conversation import Conversation, as_json_text, new_call_id
 from caliper.testing.placeholders import fill
 from caliper.testing.reply import Reply, ReplyCall
@@ -104,21 +105,9 @@ class RecordedRequest:
         return data
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    owner: ModelServer
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hung up (killed agent, dropped turn) is normal here: stay quiet."""
-        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
-            return
-        super().handle_error(request, client_address)
-
-
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: _Server
+    server: QuietServer
 
     def log_message(self, format: str, *args: Any) -> None:
         """Keep test output quiet: requests are recorded, not printed."""
@@ -253,8 +242,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(error.status, wire.error_body(error), extra)
 
 
-class ModelServer:
+class ModelServer(BackgroundHttpServer):
     """A scripted model on 127.0.0.1; use as a context manager or call start()/stop()."""
+
+    handler_class = _Handler
 
     def __init__(
         self,
@@ -264,62 +255,26 @@ class ModelServer:
         port: int = 0,
         log_path: str | Path | None = None,
     ):
+        super().__init__(host=host, port=port)
         self.script = as_script(script)
         self.selector = Selector(self.script)
-        self.host = host
-        self._port = port
         self.log_path = Path(log_path) if log_path else None
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._httpd: _Server | None = None
-        self._thread: threading.Thread | None = None
 
     # lifecycle -----------------------------------------------------------------------------
     def start(self) -> ModelServer:
         """Bind and serve in a background thread; returns self."""
-        if self._httpd is not None:
-            return self
-        try:
-            httpd = _Server((self.host, self._port), _Handler)
-        except OSError as exc:
-            raise CaliperError(
-                f"scripted model server cannot listen on {self.host}:{self._port}: {exc.strerror}",
-                hint="Use port 0 to let the system pick a free port.",
-            ) from None
-        httpd.owner = self
-        self._httpd = httpd
-        self._port = httpd.server_address[1]
         self._stopping.clear()
-        self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-        return self
+        return super().start()
 
     def stop(self) -> None:
         """Stop serving (ends pending ``delay`` waits) and close the socket."""
         self._stopping.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> ModelServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        super().stop()
 
     # addresses -----------------------------------------------------------------------------
-    @property
-    def port(self) -> int:
-        """The bound port (after start())."""
-        return self._port
-
     @property
     def url(self) -> str:
         """``http://127.0.0.1:PORT`` (Anthropic-style base URL; clients append ``/v1/...``)."""
