@@ -12,6 +12,7 @@ from typing import Any
 
 from caliper.attempt import AttemptSandbox, McpServerConfig, NativeMcpConfig
 from caliper.backend import McpTranslator
+from caliper.mcp import EnvReferences
 
 
 class HermesMcpTranslator(McpTranslator):
@@ -23,12 +24,7 @@ class HermesMcpTranslator(McpTranslator):
         self, servers: Sequence[McpServerConfig], sandbox: AttemptSandbox
     ) -> NativeMcpConfig:
         """The ``mcp_servers`` mapping (in ``data``) and the secret values (in ``env``)."""
-        env: dict[str, str] = {}
-
-        def secret(value: str) -> str:
-            name = f"CALIPER_MCP_SECRET_{len(env)}"
-            env[name] = value
-            return "${" + name + "}"
+        secret = EnvReferences()
 
         block: dict[str, Any] = {}
         for server in servers:
@@ -45,4 +41,4 @@ class HermesMcpTranslator(McpTranslator):
                     entry["transport"] = "sse"
             entry["enabled"] = True
             block[server.name] = entry
-        return NativeMcpConfig(env=env, data={"mcp_servers": block})
+        return NativeMcpConfig(env=secret.env, data={"mcp_servers": block})

@@ -23,6 +23,7 @@ from typing import Any
 
 from caliper.attempt import AttemptSandbox, McpServerConfig, NativeMcpConfig
 from caliper.backend import McpTranslator
+from caliper.mcp import EnvReferences
 from caliper_backend_pi.agentdir import agent_dir
 
 MCP_MIN_VERSION = (1, 0, 0)
@@ -30,7 +31,6 @@ MCP_MIN_VERSION = (1, 0, 0)
 
 CONFIG_NAME = "mcp.json"
 PRIVATE_NAME = "pi-mcp.json"
-SECRET_PREFIX = "CALIPER_MCP_SECRET_"
 
 ALTERNATIVES = (
     "Or give the agent the capability another way: ship it as a command-line tool inside "
@@ -79,14 +79,8 @@ class PiMcpTranslator(McpTranslator):
         self, servers: Sequence[McpServerConfig], sandbox: AttemptSandbox
     ) -> NativeMcpConfig:
         """``data``: ``{"mcpServers": …, "unsupported": [names]}``; ``env``: the secrets."""
-        env: dict[str, str] = {}
-
-        def secret(value: str) -> str:
-            if value == "":
-                return ""  # pi treats an empty variable as unset; an empty literal is the same
-            name = f"{SECRET_PREFIX}{len(env)}"
-            env[name] = value
-            return "${" + name + "}"
+        # pi treats an empty variable as unset; an empty literal means the same.
+        secret = EnvReferences(empty_as_literal=True)
 
         block: dict[str, Any] = {}
         unsupported: list[str] = []
@@ -104,7 +98,9 @@ class PiMcpTranslator(McpTranslator):
                     entry["headers"] = {key: secret(v) for key, v in server.headers.items()}
             entry["exposure"] = "direct"
             block[server.name] = entry
-        return NativeMcpConfig(env=env, data={"mcpServers": block, "unsupported": unsupported})
+        return NativeMcpConfig(
+            env=secret.env, data={"mcpServers": block, "unsupported": unsupported}
+        )
 
 
 def unsupported_servers(native: NativeMcpConfig | None) -> list[str]:

@@ -131,3 +131,26 @@ def resolve_servers(servers: Sequence[McpServer], environ: Mapping[str, str]) ->
             )
         )
     return ResolvedMcp(servers=tuple(resolved), secrets=SecretSet(frozenset(found)))
+
+
+class EnvReferences:
+    """Keeps resolved secrets out of an agent's config file, for agents that expand ``${NAME}``.
+
+    Calling it with a secret returns a ``${CALIPER_MCP_SECRET_n}`` reference to write into the
+    config and records the value in :attr:`env`, which the backend passes in the agent's
+    process environment (``NativeMcpConfig.env``). With ``empty_as_literal``, an empty value is
+    written as ``""`` rather than referenced (for agents that treat an empty variable as unset).
+    """
+
+    PREFIX = "CALIPER_MCP_SECRET_"
+
+    def __init__(self, *, empty_as_literal: bool = False):
+        self.env: dict[str, str] = {}
+        self.empty_as_literal = empty_as_literal
+
+    def __call__(self, value: str) -> str:
+        if value == "" and self.empty_as_literal:
+            return ""
+        name = f"{self.PREFIX}{len(self.env)}"
+        self.env[name] = value
+        return "${" + name + "}"
