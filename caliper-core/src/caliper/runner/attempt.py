@@ -111,6 +111,23 @@ def _judge_context_factory(
     return make
 
 
+def restore_workdir(sandbox: AttemptSandbox) -> bool:
+    """Recreate the attempt's working directory (empty) when it is gone; true if it was.
+
+    An agent may delete its own working directory (``rm -rf "$PWD"``); the checks and the
+    task's ``cleanup:`` run in it, so it is put back before they start.
+    """
+    workdir = sandbox.workdir
+    if workdir.is_dir():
+        return False
+    with contextlib.suppress(OSError):
+        if workdir.is_symlink() or workdir.exists():
+            workdir.unlink()  # something that is not a folder took its place
+    with contextlib.suppress(OSError):
+        workdir.mkdir(parents=True, exist_ok=True)
+    return True
+
+
 def _failed_record(task: Task, number: int, reason: str, *, setup: bool = False) -> AttemptRecord:
     return AttemptRecord(
         task_name=task.name,
@@ -223,11 +240,13 @@ def _agent_steps(
         record.reason = _status_reason(result)
         return record, None
     forbidden = find_forbidden_reads(result.transcript, patterns)
+    workdir_removed = restore_workdir(sandbox)
     judgement = judge_attempt(
         task,
         prepared.judges,
         _judge_context_factory(prepared, task, result, sandbox, installed_names, judge_engine),
         llm_allowed=not forbidden,
+        workdir_removed=workdir_removed and not forbidden,
     )
     controller.check()  # a judge cut short by Ctrl-C decided nothing
     record.checks = judgement.checks
@@ -287,6 +306,7 @@ def run_one_attempt(
         finally:
             if task.cleanup:
                 controller.wait_for_cleanup_turn()
+                restore_workdir(sandbox)  # the agent or a check may have removed it
                 shell = run_shell(task.cleanup, sandbox, timeout=prepared.options.setup_timeout)
                 failure = describe_shell_failure("cleanup", shell, prepared.options.setup_timeout)
                 if failure and report.record is not None:

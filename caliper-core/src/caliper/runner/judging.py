@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 ACTIVATION_KEY = "activates"
 NOT_RUN_REASON = "not run: a local check already failed"
 NOT_RUN_CHEAT = "not run: the attempt read a forbidden file"
+NOT_RUN_NO_WORKDIR = "not run: the agent removed its working directory"
+WORKDIR_REMOVED_REASON = (
+    "the agent removed its own working directory, so the checks could not find its work"
+)
 
 
 class FatalJudgeError(Exception):
@@ -101,15 +105,20 @@ def judge_attempt(
     make_context: Callable[[str], JudgeContext],
     *,
     llm_allowed: bool = True,
+    workdir_removed: bool = False,
 ) -> Judgement:
     """Run the task's judges on a completed attempt and decide its outcome.
 
     With ``llm_allowed`` false (a cheat: the outcome is already decided) LLM judges are
-    recorded as not run.
+    recorded as not run. With ``workdir_removed`` (the agent deleted its own working
+    directory) no outcome judge runs: there is no work left to check, so the attempt is a
+    task failure saying so; scoreboard judges (``activates:``) still run on the transcript.
     """
     records: dict[str, CheckRecord] = {}
     outcome_keys = [k for k in task.checks if k in judges and judges[k].scores_outcome]
     other_keys = [k for k in task.checks if k in judges and not judges[k].scores_outcome]
+    if workdir_removed:
+        return _without_workdir(task, judges, make_context, outcome_keys, other_keys)
     local = [k for k in outcome_keys if not judges[k].uses_llm]
     llm = [k for k in outcome_keys if judges[k].uses_llm]
     for key in local:
@@ -138,6 +147,12 @@ def judge_attempt(
         outcome = Outcome.TASK_FAIL
         reason = "; ".join(f"{r.key}: {r.reason or 'failed'}" for r in ran if r.passed is False)
 
+    return _judgement(task, records, outcome, reason)
+
+
+def _judgement(
+    task: Task, records: Mapping[str, CheckRecord], outcome: Outcome, reason: str | None
+) -> Judgement:
     activation = records.get(ACTIVATION_KEY)
     return Judgement(
         outcome=outcome,
@@ -145,3 +160,27 @@ def judge_attempt(
         checks=[records[k] for k in task.checks if k in records],
         activation_passed=activation.passed if activation is not None else None,
     )
+
+
+def _without_workdir(
+    task: Task,
+    judges: Mapping[str, Judge],
+    make_context: Callable[[str], JudgeContext],
+    outcome_keys: list[str],
+    other_keys: list[str],
+) -> Judgement:
+    """The judgement of an attempt whose agent deleted its working directory."""
+    records = {
+        key: CheckRecord(
+            key=key,
+            passed=None,
+            reason=NOT_RUN_NO_WORKDIR,
+            details={"not_run": True, "workdir_removed": True},
+        )
+        for key in outcome_keys
+    }
+    for key in other_keys:
+        records[key] = _check(judges[key], make_context(key))
+    if not outcome_keys:
+        return _judgement(task, records, Outcome.NOT_CHECKED, None)
+    return _judgement(task, records, Outcome.TASK_FAIL, WORKDIR_REMOVED_REASON)
