@@ -1,31 +1,61 @@
-"""The one place Caliper starts agent processes.
+"""The one place Caliper starts agent processes, and makes sure none outlives its attempt.
 
-Every process runs in its own session (process group). On timeout, on Ctrl-C, and after every
-normal exit, the whole group is killed, so grandchildren an agent left behind never outlive the
-attempt. Output goes to temporary files (no pipe can fill up and deadlock) and is read back
-bounded.
+Every process runs in its own session (process group). Output goes to temporary files (no pipe
+can fill up and deadlock) and is read back bounded.
+
+**Ending every descendant.** Killing the process group is not enough: a process the agent (or
+an ``assert:``, a ``setup:``) starts with ``setsid`` or ``daemon()`` is in another session and
+escapes the group kill. So, on Linux:
+
+* every process gets a unique marker in its environment (``CALIPER_PROCESS_TAG``), which its
+  descendants inherit, daemonised or not;
+* the caliper process makes itself a *child subreaper* (``prctl(PR_SET_CHILD_SUBREAPER)``,
+  :func:`adopt_orphans`), so a descendant whose parent exits is re-parented to caliper instead
+  of to init, and stays findable even if it dropped the marker (``env -i``);
+* when the process ends (normal exit, timeout, stop), its group is killed and then every live
+  process that carries its marker, or descends from it or from one that does, is killed too,
+  round after round until none is left (:func:`end_descendants`); adopted orphans that carry no
+  marker are ended once no other process is running, and at the end of the run
+  (:func:`sweep_orphans`), and adopted zombies are reaped.
+
+Where ``/proc`` is not available (macOS, BSD) only the process-group kill applies: a process
+that starts its own session there can outlive its attempt.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import itertools
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
 
 DEFAULT_OUTPUT_LIMIT = 64 * 1024 * 1024
 KILL_GRACE_SECONDS = 2.0
+TAG_VARIABLE = "CALIPER_PROCESS_TAG"
+"""Environment marker of one started process, inherited by all its descendants."""
+KILL_ROUNDS = 20
+PR_SET_CHILD_SUBREAPER = 36
+PROC = Path("/proc")
 
-_live_groups: set[int] = set()
-_live_lock = threading.Lock()
+_live: dict[int, bool] = {}
+"""pid (= process group) of each running process -> whether it survives a first stop."""
+_live_lock = threading.RLock()  # re-entrant: stop_all runs from signal handlers
+_spawned: set[int] = set()
+"""pids started here and not yet reaped by their Popen (never reaped by the orphan sweep)."""
+_spawn_lock = threading.Lock()
 _stopping = threading.Event()
+_forced = threading.Event()
+_tags = itertools.count(1)
 
 
 @attrs.frozen
@@ -45,21 +75,169 @@ class ProcessResult:
         return "\n".join(self.stderr.strip().splitlines()[-lines:])
 
 
+# -- finding descendants ----------------------------------------------------------------------
+@attrs.frozen
+class _Proc:
+    pid: int
+    ppid: int
+    state: str
+    started: int
+    tag: str | None
+
+
+def _read_proc(pid: int) -> _Proc | None:
+    try:
+        stat = (PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[-1].split()
+    try:
+        ppid, started = int(fields[1]), int(fields[19])
+    except (IndexError, ValueError):
+        return None
+    tag = None
+    if fields[0] != "Z":
+        try:
+            environ = (PROC / str(pid) / "environ").read_bytes()
+        except OSError:
+            environ = b""
+        marker = TAG_VARIABLE.encode() + b"="
+        for entry in environ.split(b"\0"):
+            if entry.startswith(marker):
+                tag = entry[len(marker) :].decode(errors="replace")
+                break
+    return _Proc(pid, ppid, fields[0], started, tag)
+
+
+def _process_table() -> dict[int, _Proc]:
+    """Every process visible in ``/proc`` (empty where there is no ``/proc``)."""
+    table: dict[int, _Proc] = {}
+    try:
+        names = os.listdir(PROC)
+    except OSError:
+        return table
+    for name in names:
+        if name.isdigit():
+            found = _read_proc(int(name))
+            if found is not None:
+                table[found.pid] = found
+    return table
+
+
+def _with_descendants(roots: Iterable[int], table: Mapping[int, _Proc]) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for proc in table.values():
+        children.setdefault(proc.ppid, []).append(proc.pid)
+    found: set[int] = set()
+    stack = [pid for pid in roots if pid in table]
+    while stack:
+        pid = stack.pop()
+        if pid in found:
+            continue
+        found.add(pid)
+        stack.extend(children.get(pid, ()))
+    return found
+
+
+def _tree(root: int, tag: str, table: Mapping[int, _Proc]) -> set[int]:
+    """Live processes of one started process: its marker's carriers, its and their descendants."""
+    roots = [root, *(p.pid for p in table.values() if p.tag == tag)]
+    mine = os.getpid()
+    return {
+        pid for pid in _with_descendants(roots, table) if pid != mine and table[pid].state != "Z"
+    }
+
+
+def _signal_each(pids: Iterable[int], sig: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+def end_descendants(root: int, tag: str, *, known: Mapping[int, int] | None = None) -> None:
+    """Kill (SIGKILL) every live process of the process ``root`` started with marker ``tag``.
+
+    ``known`` maps pids found earlier (before their parents died) to their start times, so
+    they are killed too unless the pid was reused since. Repeats until a scan finds none.
+    """
+    known = dict(known or {})
+    for _ in range(KILL_ROUNDS):
+        table = _process_table()
+        doomed = _tree(root, tag, table)
+        doomed |= _with_descendants(
+            [
+                pid
+                for pid, started in known.items()
+                if pid in table and table[pid].started == started
+            ],
+            table,
+        )
+        doomed = {pid for pid in doomed if table[pid].state != "Z" and pid != os.getpid()}
+        if not doomed:
+            break
+        _signal_each(doomed, signal.SIGKILL)
+        time.sleep(0.02)
+    reap_adopted()
+
+
+def _snapshot(root: int, tag: str) -> dict[int, int]:
+    table = _process_table()
+    return {pid: table[pid].started for pid in _tree(root, tag, table)}
+
+
+# -- orphans adopted by caliper ---------------------------------------------------------------
+def adopt_orphans() -> bool:
+    """Make this process a child subreaper (Linux), so orphaned descendants of the processes
+    it starts are re-parented to it instead of init; true when that worked."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def reap_adopted() -> None:
+    """Collect the exit status of adopted orphans that have died (never of our own children)."""
+    mine = os.getpid()
+    with _spawn_lock:
+        for proc in _process_table().values():
+            if proc.ppid == mine and proc.state == "Z" and proc.pid not in _spawned:
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(proc.pid, os.WNOHANG)
+
+
+def sweep_orphans() -> None:
+    """Kill every adopted orphan (and its descendants) when no started process is running.
+
+    Orphans that kept their marker were already ended with their process; this catches those
+    that dropped it. Called after each process and at the end of a run.
+    """
+    with _live_lock:
+        if _live:
+            return
+    mine = os.getpid()
+    for _ in range(KILL_ROUNDS):
+        table = _process_table()
+        with _spawn_lock:
+            adopted = [
+                p.pid
+                for p in table.values()
+                if p.ppid == mine and p.pid not in _spawned and p.state != "Z"
+            ]
+        doomed = {pid for pid in _with_descendants(adopted, table) if table[pid].state != "Z"}
+        if not doomed:
+            break
+        _signal_each(doomed, signal.SIGKILL)
+        time.sleep(0.02)
+    reap_adopted()
+
+
+# -- one process ------------------------------------------------------------------------------
 def _kill_group(pgid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-
-
-def _terminate_group(pgid: int, process: subprocess.Popen[bytes]) -> None:
-    _kill_group(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + KILL_GRACE_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None and not _group_alive(pgid):
-            return
-        time.sleep(0.05)
-    _kill_group(pgid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=KILL_GRACE_SECONDS)
 
 
 def _group_alive(pgid: int) -> bool:
@@ -68,6 +246,26 @@ def _group_alive(pgid: int) -> bool:
     except (ProcessLookupError, PermissionError):
         return False
     return True
+
+
+def _terminate(process: subprocess.Popen[bytes], tag: str) -> None:
+    """End the process, its group and every descendant (see the module docstring)."""
+    pgid = process.pid
+    known = _snapshot(pgid, tag)
+    _kill_group(pgid, signal.SIGTERM)
+    _signal_each(known, signal.SIGTERM)
+    deadline = time.monotonic() + KILL_GRACE_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None and not _group_alive(pgid):
+            break
+        time.sleep(0.05)
+    _kill_group(pgid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=KILL_GRACE_SECONDS)
+    with _spawn_lock:
+        if process.returncode is not None:
+            _spawned.discard(process.pid)
+    end_descendants(pgid, tag, known=known)
 
 
 def _read_bounded(handle: tempfile._TemporaryFileWrapper[bytes], limit: int) -> str:  # type: ignore[name-defined]
@@ -82,6 +280,10 @@ def _read_bounded(handle: tempfile._TemporaryFileWrapper[bytes], limit: int) -> 
     return prefix + handle.read().decode("utf-8", errors="replace")
 
 
+def _should_stop(keep_on_stop: bool) -> bool:
+    return _forced.is_set() or (_stopping.is_set() and not keep_on_stop)
+
+
 def run_process(
     argv: Sequence[str],
     *,
@@ -90,13 +292,17 @@ def run_process(
     timeout: float | None,
     stdin_text: str | None = None,
     output_limit: int = DEFAULT_OUTPUT_LIMIT,
+    keep_on_stop: bool = False,
 ) -> ProcessResult:
-    """Run ``argv`` to completion or until ``timeout`` seconds, then kill its process group.
+    """Run ``argv`` to completion or until ``timeout`` seconds, then end all it started.
 
     ``stdin_text`` is written to the process's stdin (which is closed either way, so no CLI
-    waits for input). ``env`` is the complete environment: nothing is inherited.
+    waits for input). ``env`` is the complete environment: nothing is inherited (the
+    ``CALIPER_PROCESS_TAG`` marker is added). With ``keep_on_stop`` (a task's cleanup) the
+    process survives a first :func:`stop_all` and ends only on a forced one.
     """
     started = time.monotonic()
+    tag = f"{os.getpid()}-{next(_tags)}-{time.time_ns() % 1_000_000_007}"
     with (
         tempfile.TemporaryFile() as out,
         tempfile.TemporaryFile() as err,
@@ -106,15 +312,17 @@ def run_process(
             inp.write(stdin_text.encode("utf-8"))
             inp.seek(0)
         try:
-            process = subprocess.Popen(
-                list(argv),
-                stdin=inp,
-                stdout=out,
-                stderr=err,
-                cwd=str(cwd),
-                env=dict(env),
-                start_new_session=True,
-            )
+            with _spawn_lock:
+                process = subprocess.Popen(
+                    list(argv),
+                    stdin=inp,
+                    stdout=out,
+                    stderr=err,
+                    cwd=str(cwd),
+                    env={**env, TAG_VARIABLE: tag},
+                    start_new_session=True,
+                )
+                _spawned.add(process.pid)
         except OSError as exc:
             return ProcessResult(
                 tuple(argv),
@@ -127,7 +335,7 @@ def run_process(
             )
         pgid = process.pid
         with _live_lock:
-            _live_groups.add(pgid)
+            _live[pgid] = keep_on_stop
         timed_out = interrupted = False
         try:
             deadline = None if timeout is None else started + timeout
@@ -136,7 +344,7 @@ def run_process(
                     process.wait(timeout=0.1)
                     break
                 except subprocess.TimeoutExpired:
-                    if _stopping.is_set():
+                    if _should_stop(keep_on_stop):
                         interrupted = True
                         break
                     if deadline is not None and time.monotonic() >= deadline:
@@ -146,9 +354,10 @@ def run_process(
             interrupted = True
             raise
         finally:
-            _terminate_group(pgid, process)
+            _terminate(process, tag)
             with _live_lock:
-                _live_groups.discard(pgid)
+                _live.pop(pgid, None)
+            sweep_orphans()
         duration = time.monotonic() - started
         returncode = None if (timed_out or interrupted) else process.returncode
         return ProcessResult(
@@ -162,11 +371,17 @@ def run_process(
         )
 
 
-def stop_all() -> None:
-    """End every running agent process group (Ctrl-C) and make new waits return at once."""
+def stop_all(*, force: bool = False) -> None:
+    """End every running process group and make new waits return at once.
+
+    A first stop spares processes started with ``keep_on_stop`` (cleanups); ``force`` (the
+    second Ctrl-C) ends those too.
+    """
     _stopping.set()
+    if force:
+        _forced.set()
     with _live_lock:
-        groups = list(_live_groups)
+        groups = [pgid for pgid, keep in _live.items() if force or not keep]
     for pgid in groups:
         _kill_group(pgid, signal.SIGTERM)
 
@@ -174,3 +389,4 @@ def stop_all() -> None:
 def reset_stop() -> None:
     """Allow processes to run again after ``stop_all`` (used between runs in one process)."""
     _stopping.clear()
+    _forced.clear()

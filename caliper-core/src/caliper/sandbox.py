@@ -112,10 +112,19 @@ def remove_sandbox(sandbox: AttemptSandbox) -> None:
         shutil.rmtree(sandbox.root, ignore_errors=True)
 
 
-def run_shell(command: str, sandbox: AttemptSandbox, *, timeout: float) -> ProcessResult:
-    """Run a task's ``setup``/``cleanup`` command with ``/bin/sh -c`` inside the sandbox."""
+def run_shell(
+    command: str, sandbox: AttemptSandbox, *, timeout: float, keep_on_stop: bool = False
+) -> ProcessResult:
+    """Run a task's ``setup``/``cleanup`` command with ``/bin/sh -c`` inside the sandbox.
+
+    ``keep_on_stop`` (cleanups) lets it finish after a first Ctrl-C; a second one ends it.
+    """
     return run_process(
-        ["/bin/sh", "-c", command], env=sandbox.base_env, cwd=sandbox.workdir, timeout=timeout
+        ["/bin/sh", "-c", command],
+        env=sandbox.base_env,
+        cwd=sandbox.workdir,
+        timeout=timeout,
+        keep_on_stop=keep_on_stop,
     )
 
 

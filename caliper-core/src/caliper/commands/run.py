@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from pathlib import Path
@@ -41,7 +42,15 @@ Exit codes:
        --judge-model that cannot be resolved (what finished is saved)
   3    setup error: the agent CLI is missing or cannot log in, or an MCP
        ${VAR} is unset (partial results are saved when attempts already ran)
+  129  stopped by SIGHUP (the terminal closed); what finished is saved as a
+       partial run
   130  interrupted with Ctrl-C (what finished is saved as a partial run)
+  143  stopped by SIGTERM (what finished is saved as a partial run)
+
+\b
+Stopping: Ctrl-C, SIGTERM or SIGHUP ends the running agents and everything they
+started, runs each started attempt's cleanup (up to --setup-timeout; the same
+signal again cuts it short) and saves the finished attempts as a partial run.
 """
 
 
@@ -155,7 +164,7 @@ def command(
     here. Progress is shown on stderr when it is a terminal.
     """
     from caliper.errors import CaliperError
-    from caliper.runner import EXIT_ALL_UNUSABLE, EXIT_INTERRUPTED, RunOptions, run_spec
+    from caliper.runner import EXIT_ALL_UNUSABLE, RunOptions, run_spec
 
     options = RunOptions(
         spec_path=spec,
@@ -172,22 +181,37 @@ def command(
     )
     check_save_targets(spec, output)
     report = run_spec(options)
-    _show(report, verbose, output)
+    try:
+        _show(report, verbose, output)
+    except CaliperError as exc:
+        # after SIGHUP the terminal is gone: the run is saved, exit with the signal's code
+        if not (report.interrupted and isinstance(exc.__cause__, OSError)):
+            raise
     if report.save_error is not None:
         raise report.save_error
     if report.fatal is not None:
         raise report.fatal
     if report.interrupted:
-        raise CaliperError(
-            "Interrupted: the attempts that finished were saved as a partial run.",
-            exit_code=EXIT_INTERRUPTED,
-        )
+        _say_interrupted(report)
+        raise click.exceptions.Exit(report.exit_code)
     if report.exit_code == EXIT_ALL_UNUSABLE:
         raise CaliperError(
             "Every attempt was unusable (infra_error, timeout or judge_error), so no success "
             "rate could be measured.",
             hint="The reasons are in the report above (add --verbose for each attempt).",
             exit_code=EXIT_ALL_UNUSABLE,
+        )
+
+
+def _say_interrupted(report: RunReport) -> None:
+    """The last line of a run stopped by a signal (a closed terminal is not an error)."""
+    from caliper.runner.control import signal_label
+
+    label = signal_label(report.stop_signal) if report.stop_signal else "Ctrl-C"
+    first = "Interrupted" if label == "Ctrl-C" else f"Stopped by {label}"
+    with contextlib.suppress(OSError):
+        click.echo(
+            f"Error: {first}: the attempts that finished were saved as a partial run.", err=True
         )
 
 

@@ -21,10 +21,12 @@ if TYPE_CHECKING:
 
     from caliper.plugins import PluginHost
     from caliper.runner.prepare import PreparedRun
+    from caliper.runner.progress import Progress
 
 EXIT_OK = 0
 EXIT_ALL_UNUSABLE = 1
 EXIT_INTERRUPTED = 130
+"""Ctrl-C; a run stopped by another signal exits 128 + its number (SIGTERM 143, SIGHUP 129)."""
 
 __all__ = ["RunOptions", "RunReport", "run_spec"]
 
@@ -39,12 +41,15 @@ class RunReport:
     interrupted: bool = False
     save_error: CaliperError | None = None
     """Set when the store could not be written (its message says where the run went)."""
+    stop_signal: int | None = None
+    """The signal that stopped the run (``SIGINT``, ``SIGTERM``, ``SIGHUP``), if one did."""
 
     @property
     def exit_code(self) -> int:
-        """0 usable results; 1 every scored attempt unusable; 130 Ctrl-C; fatal's own code."""
+        """0 usable results; 1 every scored attempt unusable; 128 + the signal number when a
+        signal stopped it (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP); else fatal's own code."""
         if self.interrupted:
-            return EXIT_INTERRUPTED
+            return 128 + self.stop_signal if self.stop_signal else EXIT_INTERRUPTED
         if self.fatal is not None:
             return self.fatal.exit_code
         records = [a for task in self.results.tasks for a in task.attempts]
@@ -90,18 +95,20 @@ def run_spec(
     judge_engine = LazyEngine(
         lambda: resolve_engine(host, options.judge_model, flag="--judge-model")
     )
-    controller = RunController()
+    progress = Progress(
+        prepared.spec.tasks,
+        options.k,
+        console=progress_console,
+        title=f"caliper run {prepared.spec.name} ({prepared.engine.label})",
+    )
+    controller = RunController(notify=lambda text: _notify(progress, text))
     process.reset_stop()
-    controller.install_sigint()
+    process.adopt_orphans()
+    controller.install_signals()
     try:
-        progress = Progress(
-            prepared.spec.tasks,
-            options.k,
-            console=progress_console,
-            title=f"caliper run {prepared.spec.name} ({prepared.engine.label})",
-        )
         with progress:
             execution = execute(prepared, controller, progress, judge_engine)
+        process.sweep_orphans()
         all_records = [r for rs in execution.records.values() for r in rs]
         meta = build_meta(
             prepared,
@@ -134,7 +141,7 @@ def run_spec(
         except ResultsWriteError as exc:  # shown after the report, which is still printed
             save_error = exc
     finally:
-        controller.restore_sigint()
+        controller.restore_signals()
         process.reset_stop()
     return RunReport(
         results=results,
@@ -142,4 +149,10 @@ def run_spec(
         fatal=execution.fatal,
         interrupted=execution.interrupted,
         save_error=save_error,
+        stop_signal=execution.stop_signal,
     )
+
+
+def _notify(progress: Progress, text: str) -> None:
+    """One line for the user on stderr, above the live progress when it is shown."""
+    progress.console.print(text, markup=False, highlight=False, soft_wrap=True)

@@ -307,7 +307,9 @@ def run_one_attempt(
             if task.cleanup:
                 controller.wait_for_cleanup_turn()
                 restore_workdir(sandbox)  # the agent or a check may have removed it
-                shell = run_shell(task.cleanup, sandbox, timeout=prepared.options.setup_timeout)
+                budget = prepared.options.setup_timeout
+                with controller.cleaning(task.name, budget):
+                    shell = run_shell(task.cleanup, sandbox, timeout=budget, keep_on_stop=True)
                 failure = describe_shell_failure("cleanup", shell, prepared.options.setup_timeout)
                 if failure and report.record is not None:
                     report.record.error = "; ".join(filter(None, [report.record.error, failure]))

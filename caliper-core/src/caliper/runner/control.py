@@ -1,9 +1,14 @@
-"""Stopping a run cleanly on Ctrl-C.
+"""Stopping a run cleanly on Ctrl-C (``SIGINT``), ``SIGTERM`` and ``SIGHUP``.
 
-On SIGINT the run stops scheduling, every agent process group is killed
-(``caliper.process.stop_all``), and attempts still in flight skip straight to their cleanup.
-Cleanup commands are held back until no attempt is still starting or running a process, then
-process spawning is re-enabled so each cleanup runs to completion.
+On any of the three the run stops scheduling, every agent process is ended
+(``caliper.process.stop_all``, which spares running cleanups), and attempts still in flight
+skip straight to their cleanup. Cleanup commands are held back until no attempt is still
+starting or running a process, then each runs to completion (up to ``--setup-timeout``); the
+run says on stderr, at once, what it is waiting for. The same signal a second time ends the
+cleanups too. The finished attempts are saved as a partial run and the exit code is
+128 + the signal number (130, 143, 129).
+
+A signal that was ignored when caliper started (``nohup`` ignores ``SIGHUP``) stays ignored.
 """
 
 from __future__ import annotations
@@ -12,37 +17,53 @@ import contextlib
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 
 from caliper import process
 
 DRAIN_SECONDS = 15.0
+HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+SIGNAL_NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
 
 
 class Stopped(Exception):
     """Raised inside an attempt when the run was asked to stop before a step began."""
 
 
-class RunController:
-    """Shared stop state of one run (thread-safe)."""
+def signal_label(signum: int) -> str:
+    """How a stop signal is named to the user (``Ctrl-C`` for ``SIGINT``)."""
+    return SIGNAL_NAMES.get(signum, signal.Signals(signum).name)
 
-    def __init__(self) -> None:
-        self._lock = threading.RLock()  # re-entrant: the SIGINT handler runs on the main thread
+
+class RunController:
+    """Shared stop state of one run (thread-safe).
+
+    ``notify`` receives one-line messages for the user (printed on stderr by the runner).
+    """
+
+    def __init__(self, notify: Callable[[str], None] | None = None) -> None:
+        self._lock = threading.RLock()  # re-entrant: signal handlers run on the main thread
         self._busy = 0
         self.stop_requested = threading.Event()
         self.cleanup_allowed = threading.Event()
         self.cleanup_allowed.set()
         self.stop_reason: str | None = None
+        self.stop_signal: int | None = None
         self.killed = False
-        self._previous_handler: object = None
+        self.forced = False
+        self._notify = notify
+        self._cleanups: dict[int, tuple[str, float]] = {}
+        self._cleanup_ids = iter(range(1, 1 << 62))
+        self._previous: dict[int, object] = {}
 
     def request_stop(self, reason: str, *, kill: bool = True) -> None:
         """Stop scheduling; with ``kill``, end running agent processes at once."""
         with self._lock:
-            if self.stop_requested.is_set():
+            if self.killed or (self.stop_requested.is_set() and not kill):
                 return
-            self.stop_reason = reason
+            if not self.stop_requested.is_set():
+                self.stop_reason = reason
             self.stop_requested.set()
             if kill:
                 self.killed = True
@@ -75,8 +96,23 @@ class RunController:
         """Block a cleanup until process spawning is allowed again (bounded)."""
         self.cleanup_allowed.wait(timeout=DRAIN_SECONDS * 2)
 
+    @contextlib.contextmanager
+    def cleaning(self, task_name: str, timeout: float) -> Iterator[None]:
+        """Mark a running ``cleanup:`` so a stop can say what it waits for."""
+        with self._lock:
+            key = next(self._cleanup_ids)
+            self._cleanups[key] = (task_name, timeout)
+            stopping = self.killed and not self.forced
+        if stopping:
+            self._say(self._waiting_message(task_name, timeout))
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._cleanups.pop(key, None)
+
     def drain(self) -> None:
-        """After a kill: wait until no attempt is busy, then re-enable processes for cleanups."""
+        """After a kill: wait until no attempt is busy, then let the cleanups run."""
         if self.cleanup_allowed.is_set():
             return
         deadline = time.monotonic() + DRAIN_SECONDS
@@ -85,25 +121,60 @@ class RunController:
                 if self._busy == 0:
                     break
             time.sleep(0.05)
-        process.reset_stop()
         self.cleanup_allowed.set()
 
-    # -- SIGINT -------------------------------------------------------------------------------
-    def _on_sigint(self, _signum: int, _frame: FrameType | None) -> None:
-        if self.killed:
-            # a second Ctrl-C: the user will not wait, so cut cleanups short too
-            process.stop_all()
-            return
-        self.request_stop("interrupted (Ctrl-C)")
+    # -- messages ------------------------------------------------------------------------------
+    def _again(self) -> str:
+        if self.stop_signal in (None, signal.SIGINT):
+            return "press Ctrl-C again"
+        return f"send {signal_label(self.stop_signal)} again"
 
-    def install_sigint(self) -> None:
-        """Route Ctrl-C to :meth:`request_stop` (main thread only; a no-op elsewhere)."""
+    def _waiting_message(self, task_name: str, timeout: float) -> str:
+        return (
+            f"Stopping: waiting for cleanup of task {task_name!r} (up to {timeout:g} s); "
+            f"{self._again()} to cut it short."
+        )
+
+    def _say(self, text: str) -> None:
+        if self._notify is None:
+            return
+        with contextlib.suppress(Exception):  # a closed terminal (SIGHUP) must not break a stop
+            self._notify(text)
+
+    # -- signals -------------------------------------------------------------------------------
+    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        if self.killed:
+            # the same request again: the user will not wait, so cut cleanups short too
+            self.forced = True
+            process.stop_all(force=True)
+            self._say("Stopping now: the cleanups still running are being ended.")
+            return
+        label = signal_label(signum)
+        self.stop_signal = signum
+        self.request_stop(f"interrupted ({label})")
+        with self._lock:
+            running = list(self._cleanups.values())
+        self._say(
+            f"Stopping ({label}): ending the running attempts; the finished ones will be "
+            "saved as a partial run."
+        )
+        for task_name, timeout in running:
+            self._say(self._waiting_message(task_name, timeout))
+
+    def install_signals(self) -> None:
+        """Route SIGINT, SIGTERM and SIGHUP to a stop (main thread only; a no-op elsewhere).
+
+        A signal ignored by whoever started caliper stays ignored.
+        """
         if threading.current_thread() is not threading.main_thread():
             return
-        self._previous_handler = signal.signal(signal.SIGINT, self._on_sigint)
+        for signum in HANDLED_SIGNALS:
+            if signal.getsignal(signum) is signal.SIG_IGN:
+                continue
+            self._previous[signum] = signal.signal(signum, self._on_signal)
 
-    def restore_sigint(self) -> None:
-        """Put back the handler that was there before :meth:`install_sigint`."""
-        if self._previous_handler is not None:
-            signal.signal(signal.SIGINT, self._previous_handler)  # type: ignore[arg-type]
-            self._previous_handler = None
+    def restore_signals(self) -> None:
+        """Put back the handlers that were there before :meth:`install_signals`."""
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)  # type: ignore[arg-type]
+        self._previous.clear()

@@ -2,7 +2,8 @@
 
 Jobs are queued task by task, so ``--fail-fast`` can stop a task's remaining attempts after
 N consecutive unusable ones. A fatal error (the CLI cannot work at all, the judge engine is
-unusable) or Ctrl-C stops scheduling; whatever finished is kept.
+unusable) or a stop signal (Ctrl-C, SIGTERM, SIGHUP) stops scheduling; whatever finished
+is kept.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class Execution:
     fatal: CaliperError | None = None
     interrupted: bool = False
     stop_reason: str | None = None
+    stop_signal: int | None = None
 
 
 class _FailFast:
@@ -122,6 +124,7 @@ def execute(
     execution.aborted = skipped
     execution.interrupted = controller.killed
     execution.stop_reason = controller.stop_reason
+    execution.stop_signal = controller.stop_signal
     return execution
 
 
