@@ -1,9 +1,10 @@
 """The ``assert`` judge: Python code, inline or in a file, run after each attempt.
 
 The value is either inline code (``assert: |`` block) or, when it is a single line ending in
-``.py``, a file relative to the spec. The code runs with the interpreter caliper runs on, in
-the attempt's working directory, with ``CALIPER_WORKDIR`` and ``CALIPER_SPEC_DIR`` set. Exit
-without an exception passes; a failed ``assert`` fails with its message as the reason.
+``.py``, a file relative to the spec (read once, when the spec is loaded at the start of a
+run). The code runs with the interpreter caliper runs on, in the attempt's working directory,
+with ``CALIPER_WORKDIR`` and ``CALIPER_SPEC_DIR`` set. Exit without an exception passes; a
+failed ``assert`` fails with its message as the reason.
 """
 
 from __future__ import annotations
@@ -53,6 +54,11 @@ class AssertJudge(Judge):
     scores_outcome = True
     uses_llm = False
 
+    def __init__(self) -> None:
+        self._sources: dict[Path, str] = {}
+        """Assert files as read when the spec was validated (the start of a run), so the
+        run checks every attempt with the same code even if the file changes or goes away."""
+
     def validate(
         self, value: Any, *, spec_dir: Path, declared_skills: tuple[str, ...]
     ) -> list[ValueProblem]:
@@ -80,6 +86,7 @@ class AssertJudge(Judge):
             problem = _compile_problem(source, str(path))
             if problem:
                 return [ValueProblem(f"assert file {value.strip()} does not compile: {problem}")]
+            self._sources[path.resolve()] = source
             return []
         problem = _compile_problem(value, "<assert>")
         if problem:
@@ -92,10 +99,12 @@ class AssertJudge(Judge):
         value = str(context.value)
         if is_file_reference(value):
             script = context.spec_dir / value.strip()
-            try:
-                source = script.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                return Verdict(passed=None, error=f"cannot read assert file {script}: {exc}")
+            source = self._sources.get(script.resolve())
+            if source is None:
+                try:
+                    source = script.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError) as exc:
+                    return Verdict(passed=None, error=f"cannot read assert file {script}: {exc}")
             display, import_dir = str(script), str(script.parent)
         else:
             source, display, import_dir = value, "<assert>", str(context.spec_dir)

@@ -175,15 +175,21 @@ def write_atomic(path: Path, text: str) -> None:
             Path(tmp).unlink(missing_ok=True)
 
 
-def save_run(results: RunResults, *, spec_path: Path, output: Path | None = None) -> Path:
+def save_run(
+    results: RunResults, *, spec_path: Path, output: Path | None = None, root: Path | None = None
+) -> Path:
     """Save ``results`` in the store (and also at ``output`` when given); return the store path.
+
+    ``root`` is the ``.caliper/`` folder to save in (default: found from the current folder
+    and ``spec_path``); ``caliper run`` resolves it when the run starts.
 
     The run id is fixed here (``results.meta.run_id`` is updated to the one used), so it is
     always a UTC timestamp and never collides with a run saved earlier. When the store cannot
     be written (disk full, read-only folder), the results are rescued to ``output`` or to a
     file in the system temp folder, and the :class:`ResultsWriteError` raised says where.
     """
-    root = caliper_root(Path.cwd(), spec_path)
+    if root is None:
+        root = caliper_root(Path.cwd(), spec_path)
     folder = root / RESULTS_DIR / results.meta.spec_name
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -90,6 +90,7 @@ def run_spec(
 
     host = host or PluginHost()
     prepared = prepare_run(options, host)
+    output = options.output.absolute() if options.output is not None else None
     run_id, started_at = new_run_id(), now_iso()
     cli_version = _cli_version(prepared)
     judge_engine = LazyEngine(
@@ -137,7 +138,12 @@ def run_spec(
         saved_to: Path | None = None
         save_error: CaliperError | None = None
         try:
-            saved_to = save_run(results, spec_path=prepared.spec.path, output=options.output)
+            saved_to = save_run(
+                results,
+                spec_path=prepared.spec.path,
+                output=output,
+                root=prepared.results_root,
+            )
         except ResultsWriteError as exc:  # shown after the report, which is still printed
             save_error = exc
     finally:

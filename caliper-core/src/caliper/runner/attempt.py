@@ -59,7 +59,7 @@ def _new_sandbox(prepared: PreparedRun, parent: AttemptSandbox | None = None) ->
     return make_sandbox(
         spec_dir=prepared.spec.directory,
         extra_path=prepared.spec.sandbox.extra_path,
-        parent=parent.root if parent else None,
+        parent=parent.root if parent else prepared.sandbox_parent,
         prefix="judge-" if parent else "caliper-attempt-",
     )
 

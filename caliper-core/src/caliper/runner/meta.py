@@ -29,7 +29,9 @@ def new_run_id() -> str:
 
 
 def spec_hash(prepared: PreparedRun) -> str:
-    """SHA-256 of the spec file's bytes."""
+    """SHA-256 of the spec file's bytes as read when the run started."""
+    if prepared.spec_sha256:
+        return prepared.spec_sha256
     return hashlib.sha256(prepared.spec.path.read_bytes()).hexdigest()
 
 

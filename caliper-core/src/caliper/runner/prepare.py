@@ -1,7 +1,10 @@
 """Everything checked before the first attempt: spec, engine, CLI, MCP, skills, ablation.
 
 Each check fails with one clear message, so a run never starts k×tasks attempts that were
-doomed from the start (a missing CLI, an unset secret, a misspelt ``--ablate``).
+doomed from the start (a missing CLI, an unset secret, a misspelt ``--ablate``). Everything
+the run needs from the file system around it (the spec's hash, the results folder, where
+sandboxes go) is read or resolved here, once, so deleting or editing the spec or the current
+folder mid-run changes nothing.
 """
 
 from __future__ import annotations
@@ -44,6 +47,13 @@ class PreparedRun:
     installer: SkillInstaller | None
     translator: McpTranslator | None
     forbidden: tuple[re.Pattern[str], ...] = ()
+    spec_sha256: str = ""
+    """SHA-256 of the spec file as it was read at the start (an edit mid-run changes nothing)."""
+    sandbox_parent: Path | None = None
+    """Where attempt roots are created, resolved once (``None``: the system temp folder)."""
+    results_root: Path | None = None
+    """The ``.caliper/`` folder the run is saved in, resolved once at the start (the current
+    folder or the spec may be deleted while the run goes on)."""
 
     @property
     def secrets(self) -> SecretSet:
@@ -100,11 +110,16 @@ def _note(text: str) -> None:
 def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
     """Run the pre-flight checks in order and gather what the attempts need."""
     from caliper.engine import resolve_engine
+    from caliper.results.store import caliper_root
+    from caliper.sandbox import sandbox_parent
     from caliper.spec.load import load_spec
     from caliper.spec.skills import resolve_skills
 
     judges = host.judges()
     spec = load_spec(options.spec_path, judges)
+    spec_sha256 = _file_sha256(spec.path)
+    results_root = caliper_root(Path.cwd(), spec.path).absolute()
+    attempt_parent = sandbox_parent()
     forbidden = forbidden_patterns(
         spec.sandbox.forbidden_files,
         spec_file_name=spec.path.name,
@@ -142,4 +157,14 @@ def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
         installer=installer,
         translator=translator,
         forbidden=tuple(forbidden),
+        spec_sha256=spec_sha256,
+        sandbox_parent=attempt_parent.absolute() if attempt_parent is not None else None,
+        results_root=results_root,
     )
+
+
+def _file_sha256(path: Path) -> str:
+    """SHA-256 of ``path``'s bytes, read right after the spec was loaded from it."""
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
