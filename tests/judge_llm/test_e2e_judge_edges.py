@@ -113,3 +113,30 @@ def test_codex_judge_gets_none_of_the_users_instructions(lab_for: Callable[..., 
     assert run.attempt["outcome"] == "pass", run.describe()
     (request,) = lab.judge_requests()
     assert PERSONAL not in request.sent_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "seconds"),
+    [(("--timeout", "5"), 5), (("--timeout", "60", "--judge-timeout", "4"), 4)],
+    ids=["from --timeout", "--judge-timeout"],
+)
+def test_claude_judge_obeys_the_run_timeouts(
+    lab_for: Callable[..., JudgeLab], args: tuple[str, ...], seconds: int
+) -> None:
+    """Regression: a hanging judge took 180 s under ``--timeout 5`` (issue 11, item 14)."""
+    lab = lab_for(
+        "claude-code",
+        {"rules": [{"when": {"judge": True}, "delay": SLOW, "text": verdict(True, "late")}]},
+    )
+    spec = lab.spec(
+        'tasks:\n  - name: slow judge\n    prompt: "fake: say hi"\n'
+        '    expect: "Says hi (verdict=slow)."\n'
+    )
+    started = time.monotonic()
+    run = lab.run(spec, "--judge-model", "claude-code", *args)
+    took = time.monotonic() - started
+    assert run.returncode == 1, run.describe()
+    error = check(run.attempt, "expect")["error"]
+    assert f"timed out after {seconds}s" in error, error
+    assert took < seconds + 12, f"the run waited {took:.1f}s for a {seconds}s judge budget"
+    assert processes_mentioning(str(run.sandbox_parent)) == [], "the judge CLI survived"

@@ -53,7 +53,8 @@ class JudgeContext:
     returns a context manager yielding a fresh ``AttemptSandbox`` (its own isolated home,
     deleted on exit) for judges that run an agent CLI; ``agent_env`` is the environment the
     agent ran with (its isolated HOME, PATH with the spec's ``extra_path``), for judges that
-    run local code against what the agent left behind.
+    run local code against what the agent left behind; ``timeout`` the seconds one check may
+    take (``--judge-timeout``, default the attempt's ``--timeout``).
     """
 
     task_name: str

@@ -3,7 +3,6 @@ met a natural-language expectation."""
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -12,7 +11,6 @@ from typing import Any
 import attrs
 
 from caliper.attempt import AgentStatus, PromptRequest
-from caliper.errors import UsageError
 from caliper.judge import Judge, JudgeContext, ValueProblem, Verdict
 from caliper_judge_llm.prompt import PROMPT_VERSION, build_prompt
 from caliper_judge_llm.verdict import parse_verdict
@@ -24,31 +22,6 @@ Pinned at execution time so a stale default in the user's Claude CLI does not de
 attempts are graded. Override with ``--judge-model claude-code:<model>`` or the
 ``CALIPER_JUDGE_MODEL`` environment variable.
 """
-
-JUDGE_TIMEOUT_SECONDS = 180.0
-TIMEOUT_VARIABLE = "CALIPER_JUDGE_TIMEOUT"
-
-
-def judge_timeout(environ: Mapping[str, str] | None = None) -> float:
-    """Seconds one judge call may take: ``CALIPER_JUDGE_TIMEOUT``, else the default.
-
-    Raises :class:`UsageError` for anything but a finite number of seconds above zero (``0``
-    or ``inf`` would otherwise quietly mean "wait for ever").
-    """
-    raw = (os.environ if environ is None else environ).get(TIMEOUT_VARIABLE, "").strip()
-    if not raw:
-        return JUDGE_TIMEOUT_SECONDS
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value <= 0:
-        raise UsageError(
-            f"{TIMEOUT_VARIABLE}={raw!r} is not a number of seconds greater than 0.",
-            hint=f"Set it to e.g. 300, or unset it to use the default "
-            f"({JUDGE_TIMEOUT_SECONDS:g} s).",
-        )
-    return value
 
 
 def _suggestion(details: Mapping[str, Any]) -> str:
@@ -97,7 +70,7 @@ class ExpectJudge(Judge):
             turns=list(context.attempt.transcript),
             final_answer=context.attempt.final_answer,
         )
-        timeout = judge_timeout()
+        timeout = context.timeout  # --judge-timeout, default the attempt's --timeout
         with context.make_sandbox() as sandbox:
             try:
                 result = engine.backend.run_prompt(

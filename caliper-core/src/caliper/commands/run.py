@@ -105,6 +105,15 @@ class Seconds(click.FloatRange):
     help="Time budget of a task's setup and of its cleanup command.",
 )
 @click.option(
+    "--judge-timeout",
+    type=Seconds(),
+    default=None,
+    metavar="SECONDS",
+    help="Time budget of one judge call (an assert: script, an expect: LLM judge); a judge "
+    "that runs out is a judge_error. Default: CALIPER_JUDGE_TIMEOUT when set, else the "
+    "--timeout value.",
+)
+@click.option(
     "--ablate",
     multiple=True,
     metavar="NAME",
@@ -150,6 +159,7 @@ def command(
     workers: int,
     timeout: float,
     setup_timeout: float,
+    judge_timeout: float | None,
     ablate: tuple[str, ...],
     fail_fast: int,
     model: str | None,
@@ -165,7 +175,10 @@ def command(
     """
     from caliper.errors import CaliperError
     from caliper.runner import EXIT_ALL_UNUSABLE, RunOptions, run_spec
+    from caliper.runner.options import judge_timeout_from_env
 
+    if judge_timeout is None:
+        judge_timeout = judge_timeout_from_env()
     options = RunOptions(
         spec_path=spec,
         k=k,
@@ -178,6 +191,7 @@ def command(
         judge_model=judge_model,
         output=output,
         verbose=verbose,
+        judge_timeout=judge_timeout,
     )
     check_save_targets(spec, output)
     report = run_spec(options)

@@ -102,7 +102,7 @@ def _judge_context_factory(
             spec_dir=prepared.spec.directory,
             declared_skills=tuple(s.name for s in prepared.skills),
             installed_skills=installed_names,
-            timeout=prepared.options.timeout,
+            timeout=prepared.options.judge_seconds,
             judge_engine=judge_engine,
             make_sandbox=lambda: _judge_sandbox(prepared, sandbox),
             agent_env=dict(sandbox.base_env),

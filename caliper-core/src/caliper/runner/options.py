@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import attrs
@@ -27,3 +30,37 @@ class RunOptions:
     judge_model: str | None = None
     output: Path | None = None
     verbose: bool = False
+    judge_timeout: float | None = None
+    """``--judge-timeout`` (or ``CALIPER_JUDGE_TIMEOUT``); ``None``: the attempt's ``timeout``."""
+
+    @property
+    def judge_seconds(self) -> float:
+        """Seconds one judge call (``assert:``, ``expect:``, …) may take."""
+        return self.judge_timeout if self.judge_timeout is not None else self.timeout
+
+
+JUDGE_TIMEOUT_VARIABLE = "CALIPER_JUDGE_TIMEOUT"
+
+
+def judge_timeout_from_env(environ: Mapping[str, str] | None = None) -> float | None:
+    """``CALIPER_JUDGE_TIMEOUT`` as seconds, ``None`` when unset or blank.
+
+    Raises :class:`~caliper.errors.UsageError` (exit 2) for anything but a finite number of
+    seconds above zero (``0`` or ``inf`` would otherwise quietly mean "wait for ever").
+    """
+    from caliper.errors import UsageError
+
+    raw = (os.environ if environ is None else environ).get(JUDGE_TIMEOUT_VARIABLE, "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise UsageError(
+            f"{JUDGE_TIMEOUT_VARIABLE}={raw!r} is not a number of seconds greater than 0.",
+            hint="Set it to e.g. 300, or unset it to give judges the --timeout budget "
+            "(or pass --judge-timeout).",
+        )
+    return value
