@@ -85,32 +85,48 @@ class _Proc:
     tag: str | None
 
 
-def _read_proc(pid: int) -> _Proc | None:
+def _read(path: str) -> bytes | None:
     try:
-        stat = (PROC / str(pid) / "stat").read_text()
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return None
-    fields = stat.rsplit(")", 1)[-1].split()
     try:
-        ppid, started = int(fields[1]), int(fields[19])
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+_MARKER = TAG_VARIABLE.encode() + b"="
+
+
+def _read_proc(pid: int, newer_than: int) -> _Proc | None:
+    stat = _read(f"{PROC}/{pid}/stat")
+    if stat is None:
+        return None
+    fields = stat.rsplit(b")", 1)[-1].split()
+    try:
+        state, ppid, started = fields[0].decode(), int(fields[1]), int(fields[19])
     except (IndexError, ValueError):
         return None
     tag = None
-    if fields[0] != "Z":
-        try:
-            environ = (PROC / str(pid) / "environ").read_bytes()
-        except OSError:
-            environ = b""
-        marker = TAG_VARIABLE.encode() + b"="
-        for entry in environ.split(b"\0"):
-            if entry.startswith(marker):
-                tag = entry[len(marker) :].decode(errors="replace")
-                break
-    return _Proc(pid, ppid, fields[0], started, tag)
+    # only a process started after ours can carry its marker: read no other environment
+    if state != "Z" and started >= newer_than:
+        environ = _read(f"{PROC}/{pid}/environ") or b""
+        at = environ.find(_MARKER)
+        if at == 0 or (at > 0 and environ[at - 1 : at] == b"\0"):
+            value = environ[at + len(_MARKER) :].split(b"\0", 1)[0]
+            tag = value.decode(errors="replace")
+    return _Proc(pid, ppid, state, started, tag)
 
 
-def _process_table() -> dict[int, _Proc]:
-    """Every process visible in ``/proc`` (empty where there is no ``/proc``)."""
+def _process_table(newer_than: int = 0) -> dict[int, _Proc]:
+    """Every process visible in ``/proc`` (empty where there is no ``/proc``); markers are
+    read only for processes started at or after ``newer_than`` (clock ticks since boot)."""
     table: dict[int, _Proc] = {}
     try:
         names = os.listdir(PROC)
@@ -118,10 +134,16 @@ def _process_table() -> dict[int, _Proc]:
         return table
     for name in names:
         if name.isdigit():
-            found = _read_proc(int(name))
+            found = _read_proc(int(name), newer_than)
             if found is not None:
                 table[found.pid] = found
     return table
+
+
+def _start_time(pid: int) -> int:
+    """When ``pid`` started (clock ticks since boot), 0 when unknown."""
+    found = _read_proc(pid, newer_than=1 << 62)
+    return found.started if found is not None else 0
 
 
 def _with_descendants(roots: Iterable[int], table: Mapping[int, _Proc]) -> set[int]:
@@ -154,15 +176,19 @@ def _signal_each(pids: Iterable[int], sig: int) -> None:
             os.kill(pid, sig)
 
 
-def end_descendants(root: int, tag: str, *, known: Mapping[int, int] | None = None) -> None:
+def end_descendants(
+    root: int, tag: str, *, since: int = 0, known: Mapping[int, int] | None = None
+) -> dict[int, _Proc]:
     """Kill (SIGKILL) every live process of the process ``root`` started with marker ``tag``.
 
-    ``known`` maps pids found earlier (before their parents died) to their start times, so
-    they are killed too unless the pid was reused since. Repeats until a scan finds none.
+    ``since`` is when ``root`` started; ``known`` maps pids found earlier (before their
+    parents died) to their start times, so they are killed too unless the pid was reused
+    since. Repeats until a scan finds none; returns that last scan.
     """
     known = dict(known or {})
+    table: dict[int, _Proc] = {}
     for _ in range(KILL_ROUNDS):
-        table = _process_table()
+        table = _process_table(since)
         doomed = _tree(root, tag, table)
         doomed |= _with_descendants(
             [
@@ -177,11 +203,11 @@ def end_descendants(root: int, tag: str, *, known: Mapping[int, int] | None = No
             break
         _signal_each(doomed, signal.SIGKILL)
         time.sleep(0.02)
-    reap_adopted()
+    return table
 
 
-def _snapshot(root: int, tag: str) -> dict[int, int]:
-    table = _process_table()
+def _snapshot(root: int, tag: str, since: int) -> dict[int, int]:
+    table = _process_table(since)
     return {pid: table[pid].started for pid in _tree(root, tag, table)}
 
 
@@ -198,40 +224,48 @@ def adopt_orphans() -> bool:
         return False
 
 
-def reap_adopted() -> None:
-    """Collect the exit status of adopted orphans that have died (never of our own children)."""
+def reap_adopted(table: Mapping[int, _Proc] | None = None) -> None:
+    """Collect the exit status of adopted orphans that have died (never of our own children).
+
+    ``table`` is a recent process scan to use instead of a new one.
+    """
     mine = os.getpid()
+    scan = _process_table(1 << 62) if table is None else table
     with _spawn_lock:
-        for proc in _process_table().values():
+        for proc in scan.values():
             if proc.ppid == mine and proc.state == "Z" and proc.pid not in _spawned:
                 with contextlib.suppress(ChildProcessError, OSError):
                     os.waitpid(proc.pid, os.WNOHANG)
 
 
-def sweep_orphans() -> None:
-    """Kill every adopted orphan (and its descendants) when no started process is running.
+def sweep_orphans(table: Mapping[int, _Proc] | None = None) -> None:
+    """Kill every adopted orphan (and its descendants) when no started process is running,
+    then reap the dead ones.
 
     Orphans that kept their marker were already ended with their process; this catches those
-    that dropped it. Called after each process and at the end of a run.
+    that dropped it. Called after each process and at the end of a run; ``table`` is a recent
+    process scan to start from.
     """
     with _live_lock:
         if _live:
+            reap_adopted(table)
             return
     mine = os.getpid()
+    scan = _process_table(1 << 62) if table is None else table
     for _ in range(KILL_ROUNDS):
-        table = _process_table()
         with _spawn_lock:
             adopted = [
                 p.pid
-                for p in table.values()
+                for p in scan.values()
                 if p.ppid == mine and p.pid not in _spawned and p.state != "Z"
             ]
-        doomed = {pid for pid in _with_descendants(adopted, table) if table[pid].state != "Z"}
+        doomed = {pid for pid in _with_descendants(adopted, scan) if scan[pid].state != "Z"}
         if not doomed:
             break
         _signal_each(doomed, signal.SIGKILL)
         time.sleep(0.02)
-    reap_adopted()
+        scan = _process_table(1 << 62)
+    reap_adopted(scan)
 
 
 # -- one process ------------------------------------------------------------------------------
@@ -248,10 +282,11 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-def _terminate(process: subprocess.Popen[bytes], tag: str) -> None:
-    """End the process, its group and every descendant (see the module docstring)."""
+def _terminate(process: subprocess.Popen[bytes], tag: str, since: int) -> dict[int, _Proc]:
+    """End the process, its group and every descendant (see the module docstring); returns
+    the last process scan."""
     pgid = process.pid
-    known = _snapshot(pgid, tag)
+    known = _snapshot(pgid, tag, since)
     _kill_group(pgid, signal.SIGTERM)
     _signal_each(known, signal.SIGTERM)
     deadline = time.monotonic() + KILL_GRACE_SECONDS
@@ -265,7 +300,7 @@ def _terminate(process: subprocess.Popen[bytes], tag: str) -> None:
     with _spawn_lock:
         if process.returncode is not None:
             _spawned.discard(process.pid)
-    end_descendants(pgid, tag, known=known)
+    return end_descendants(pgid, tag, since=since, known=known)
 
 
 def _read_bounded(handle: tempfile._TemporaryFileWrapper[bytes], limit: int) -> str:  # type: ignore[name-defined]
@@ -323,6 +358,7 @@ def run_process(
                     start_new_session=True,
                 )
                 _spawned.add(process.pid)
+            since = _start_time(process.pid)
         except OSError as exc:
             return ProcessResult(
                 tuple(argv),
@@ -354,10 +390,10 @@ def run_process(
             interrupted = True
             raise
         finally:
-            _terminate(process, tag)
+            last_scan = _terminate(process, tag, since)
             with _live_lock:
                 _live.pop(pgid, None)
-            sweep_orphans()
+            sweep_orphans(last_scan)
         duration = time.monotonic() - started
         returncode = None if (timed_out or interrupted) else process.returncode
         return ProcessResult(
