@@ -14,6 +14,7 @@ A signal that was ignored when caliper started (``nohup`` ignores ``SIGHUP``) st
 from __future__ import annotations
 
 import contextlib
+import math
 import signal
 import threading
 import time
@@ -54,6 +55,7 @@ class RunController:
         self.forced = False
         self._notify = notify
         self._cleanups: dict[int, tuple[str, float]] = {}
+        """Running cleanups: task name and the monotonic time their budget runs out."""
         self._cleanup_ids = iter(range(1, 1 << 62))
         self._previous: dict[int, object] = {}
 
@@ -101,7 +103,7 @@ class RunController:
         """Mark a running ``cleanup:`` so a stop can say what it waits for."""
         with self._lock:
             key = next(self._cleanup_ids)
-            self._cleanups[key] = (task_name, timeout)
+            self._cleanups[key] = (task_name, time.monotonic() + timeout)
             stopping = self.killed and not self.forced
         if stopping:
             self._say(self._waiting_message(task_name, timeout))
@@ -129,10 +131,10 @@ class RunController:
             return "press Ctrl-C again"
         return f"send {signal_label(self.stop_signal)} again"
 
-    def _waiting_message(self, task_name: str, timeout: float) -> str:
+    def _waiting_message(self, task_name: str, seconds: float) -> str:
         return (
-            f"Stopping: waiting for cleanup of task {task_name!r} (up to {timeout:g} s); "
-            f"{self._again()} to cut it short."
+            f"Stopping: waiting for cleanup of task {task_name!r} (up to "
+            f"{math.ceil(max(seconds, 0)):d} s); {self._again()} to cut it short."
         )
 
     def _say(self, text: str) -> None:
@@ -158,8 +160,9 @@ class RunController:
             f"Stopping ({label}): ending the running attempts; the finished ones will be "
             "saved as a partial run."
         )
-        for task_name, timeout in running:
-            self._say(self._waiting_message(task_name, timeout))
+        now = time.monotonic()
+        for task_name, deadline in running:
+            self._say(self._waiting_message(task_name, deadline - now))
 
     def install_signals(self) -> None:
         """Route SIGINT, SIGTERM and SIGHUP to a stop (main thread only; a no-op elsewhere).
