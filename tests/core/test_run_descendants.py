@@ -90,3 +90,23 @@ def test_daemon_of_one_attempt_is_ended_when_that_attempt_ends(tmp_path, no_left
     assert run.returncode == 0, run.stderr
     assert flag.read_text().strip() == "0", "the quick attempt's daemon was still running"
     assert sleepers("3111") == []
+
+
+def test_run_process_leaves_its_callers_other_children_alone(tmp_path):
+    """Used as a library (no subreaper), ending a process's descendants never touches the
+    caller's own children, nor steals their exit status."""
+    import subprocess
+
+    from caliper.process import run_process
+
+    own = subprocess.Popen(["sleep", "30"])
+    quick = subprocess.Popen(["sh", "-c", "exit 7"])
+    try:
+        time.sleep(0.2)  # `quick` is a zombie now, waiting for its parent to collect it
+        done = run_process(["/bin/true"], env={"PATH": os.defpath}, cwd=tmp_path, timeout=10)
+        assert done.returncode == 0
+        assert own.poll() is None, "the caller's own child was killed"
+        assert quick.wait(timeout=5) == 7, "the caller's child's exit status was taken"
+    finally:
+        own.kill()
+        own.wait()

@@ -16,7 +16,8 @@ escapes the group kill. So, on Linux:
   process that carries its marker, or descends from it or from one that does, is killed too,
   round after round until none is left (:func:`end_descendants`); adopted orphans that carry no
   marker are ended once no other process is running, and at the end of the run
-  (:func:`sweep_orphans`), and adopted zombies are reaped.
+  (:func:`sweep_orphans`), and adopted zombies are reaped. ``caliper run`` turns this on at the
+  start of a run; a program that only calls :func:`run_process` keeps its other children.
 
 Where ``/proc`` is not available (macOS, BSD) only the process-group kill applies: a process
 that starts its own session there can outlive its attempt.
@@ -56,6 +57,9 @@ _spawn_lock = threading.Lock()
 _stopping = threading.Event()
 _forced = threading.Event()
 _tags = itertools.count(1)
+_adopting = threading.Event()
+"""Set once this process is a child subreaper (:func:`adopt_orphans`): only then are its
+children that ``run_process`` did not start its to end and reap."""
 
 
 @attrs.frozen
@@ -219,16 +223,23 @@ def adopt_orphans() -> bool:
         return False
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        adopted = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
+    if adopted:
+        _adopting.set()
+    return adopted
 
 
 def reap_adopted(table: Mapping[int, _Proc] | None = None) -> None:
     """Collect the exit status of adopted orphans that have died (never of our own children).
 
-    ``table`` is a recent process scan to use instead of a new one.
+    ``table`` is a recent process scan to use instead of a new one. Does nothing unless
+    :func:`adopt_orphans` made this process a subreaper (so a library caller's own children
+    are never touched).
     """
+    if not _adopting.is_set():
+        return
     mine = os.getpid()
     scan = _process_table(1 << 62) if table is None else table
     with _spawn_lock:
@@ -244,8 +255,11 @@ def sweep_orphans(table: Mapping[int, _Proc] | None = None) -> None:
 
     Orphans that kept their marker were already ended with their process; this catches those
     that dropped it. Called after each process and at the end of a run; ``table`` is a recent
-    process scan to start from.
+    process scan to start from. Does nothing unless :func:`adopt_orphans` made this process a
+    subreaper.
     """
+    if not _adopting.is_set():
+        return
     with _live_lock:
         if _live:
             reap_adopted(table)
