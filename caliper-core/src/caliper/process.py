@@ -58,8 +58,8 @@ _stopping = threading.Event()
 _forced = threading.Event()
 _tags = itertools.count(1)
 _adopting = threading.Event()
-"""Set once this process is a child subreaper (:func:`adopt_orphans`): only then are its
-children that ``run_process`` did not start its to end and reap."""
+"""Set once this process is a child subreaper (:func:`adopt_orphans`): only then does it end
+and reap children that ``run_process`` did not start (they are adopted orphans)."""
 
 
 @attrs.frozen
@@ -165,9 +165,14 @@ def _with_descendants(roots: Iterable[int], table: Mapping[int, _Proc]) -> set[i
     return found
 
 
-def _tree(root: int, tag: str, table: Mapping[int, _Proc]) -> set[int]:
-    """Live processes of one started process: its marker's carriers, its and their descendants."""
-    roots = [root, *(p.pid for p in table.values() if p.tag == tag)]
+def _tree(root: int, tag: str, table: Mapping[int, _Proc], since: int) -> set[int]:
+    """Live processes of one started process: its marker's carriers, its and their descendants.
+
+    ``root`` counts only while its start time is still ``since`` (its pid was not reused).
+    """
+    carriers = [p.pid for p in table.values() if p.tag == tag]
+    same_root = root in table and (since == 0 or table[root].started == since)
+    roots = [root, *carriers] if same_root else carriers
     mine = os.getpid()
     return {
         pid for pid in _with_descendants(roots, table) if pid != mine and table[pid].state != "Z"
@@ -193,7 +198,7 @@ def end_descendants(
     table: dict[int, _Proc] = {}
     for _ in range(KILL_ROUNDS):
         table = _process_table(since)
-        doomed = _tree(root, tag, table)
+        doomed = _tree(root, tag, table, since)
         doomed |= _with_descendants(
             [
                 pid
@@ -212,7 +217,7 @@ def end_descendants(
 
 def _snapshot(root: int, tag: str, since: int) -> dict[int, int]:
     table = _process_table(since)
-    return {pid: table[pid].started for pid in _tree(root, tag, table)}
+    return {pid: table[pid].started for pid in _tree(root, tag, table, since)}
 
 
 # -- orphans adopted by caliper ---------------------------------------------------------------
