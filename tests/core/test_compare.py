@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from test_results_support import INFRA, JUDGE, NC, TIMEOUT, F, P, run, snapshot, task
@@ -65,6 +66,10 @@ def test_activation_regression_is_kept_apart():
     comparison = compare_runs(a, b)
     x = comparison.tasks[0]
     assert x.activation_delta == -1.0 and x.activation_regression
+    # 0/10 vs 10/10: Newcombe Table II (h), mirrored: [-1.0000, -0.6075]
+    assert x.activation_delta_interval.low == pytest.approx(-1.0)
+    assert x.activation_delta_interval.high == pytest.approx(-0.6075, abs=1e-4)
+    assert x.activation_p_value == pytest.approx(2 / math.comb(20, 10))  # Fisher, extreme table
     assert comparison.has_activation_regression
     assert not comparison.has_regression
 

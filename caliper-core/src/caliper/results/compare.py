@@ -243,8 +243,6 @@ def _compare_task(
 ) -> TaskComparison:
     delta = _delta(a.score, b.score)
     act_delta = _delta(a.activation_score, b.activation_score)
-    measured = a.usable > 0 and b.usable > 0
-    act_measured = a.activation_usable > 0 and b.activation_usable > 0
     return TaskComparison(
         name=a.name,
         a_status=a.status.value,
@@ -272,23 +270,12 @@ def _compare_task(
         delta_interval=newcombe_difference_interval(
             a.successes, a.usable, b.successes, b.usable, confidence
         ),
-        p_value=fisher_exact(a.successes, a.usable, b.successes, b.usable) if measured else None,
         activation_delta_interval=newcombe_difference_interval(
             a.activation_successes,
             a.activation_usable,
             b.activation_successes,
             b.activation_usable,
             confidence,
-        ),
-        activation_p_value=(
-            fisher_exact(
-                a.activation_successes,
-                a.activation_usable,
-                b.activation_successes,
-                b.activation_usable,
-            )
-            if act_measured
-            else None
         ),
     )
 
@@ -309,6 +296,7 @@ def verdict_for(delta: float | None, p_adjusted: float | None, alpha: float) -> 
 class _Family:
     """One family of tests (success or activation) after Holm's correction."""
 
+    task_p: dict[str, float]
     task_adjusted: dict[str, float]
     overall_p: float | None
     overall_adjusted: float | None
@@ -332,7 +320,14 @@ def _family(pairs: dict[str, tuple[int, int, int, int]], confidence: float) -> _
     adjusted = holm_adjust(family)
     task_adjusted = dict(zip(names, adjusted[: len(names)], strict=True))
     overall_adjusted = adjusted[-1] if adjusted else None
-    return _Family(task_adjusted, overall_p, overall_adjusted, overall_interval, len(family))
+    return _Family(
+        dict(zip(names, p_values, strict=True)),
+        task_adjusted,
+        overall_p,
+        overall_adjusted,
+        overall_interval,
+        len(family),
+    )
 
 
 def _usage_delta(a: UsageTotals, b: UsageTotals) -> UsageDelta:
@@ -553,9 +548,11 @@ def compare_runs(
         judged.append(
             attrs.evolve(
                 r,
+                p_value=score_family.task_p.get(r.name),
                 p_adjusted=p_adj,
                 verdict=verdict,
                 regression=verdict == REGRESSED,
+                activation_p_value=act_family.task_p.get(r.name),
                 activation_p_adjusted=act_adj,
                 activation_verdict=act_verdict,
                 activation_regression=act_verdict == REGRESSED,
