@@ -254,6 +254,11 @@ def test_ablation_pair_names_what_the_skill_adds():
     headline = ablation_headline(comparison)
     assert headline.startswith("my-skill adds +60 pts [+")
     assert "p<0.001" in headline and "not significant" not in headline
+    reverse = compare_runs(b, a)
+    assert reverse.ablation is None and reverse.ablation_removed == "my-skill"
+    assert ablation_headline(reverse).startswith("without my-skill: −60 pts [")
+    plain = compare_runs(b, run([task("t0", [P] * 3)], run_id="c"))
+    assert ablation_headline(plain) is None
 
 
 def test_sensitivity_says_what_the_pair_could_detect():

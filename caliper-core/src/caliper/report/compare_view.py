@@ -260,12 +260,19 @@ def overall_line(comparison: RunComparison) -> Text:
 
 def ablation_headline(comparison: RunComparison) -> str | None:
     """For an ablation pair (``--ablate X`` run → full run): ``X adds +40 pts [+18, +62],
-    p=0.003`` (or says the difference is not significant)."""
-    if comparison.ablation is None or comparison.delta is None:
+    p=0.003``; the other way round ``without X: −40 pts [−62, −18], p=0.003``; either says
+    when the difference is not significant."""
+    if comparison.delta is None:
         return None
     interval = fmt.signed_interval(comparison.delta_interval)
     p = fmt.p_value(comparison.p_adjusted)
-    sentence = f"{comparison.ablation} adds {fmt.signed_points(comparison.delta)} {interval}, {p}"
+    change = fmt.signed_points(comparison.delta)
+    if comparison.ablation is not None:
+        sentence = f"{comparison.ablation} adds {change} {interval}, {p}"
+    elif comparison.ablation_removed is not None:
+        sentence = f"without {comparison.ablation_removed}: {change} {interval}, {p}"
+    else:
+        return None
     if comparison.overall_verdict not in (REGRESSED, IMPROVED):
         sentence += f" (not significant at {_level(comparison)})"
     return sentence

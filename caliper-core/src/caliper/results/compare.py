@@ -180,7 +180,9 @@ class RunComparison:
     their intervals; ``delta_interval`` is the paired interval of ``delta`` and ``p_value``
     the stratified test's two-sided p (``p_adjusted`` after Holm, together with the tasks).
     ``overall_regression`` is a supported drop of the whole; ``has_regression`` is it or any
-    task's. ``a_side``/``b_side`` say whether each side is complete; ``comparable`` is both.
+    task's. ``ablation`` names the skills only ``a`` left out (the pair measures what they
+    add); ``ablation_removed`` those only ``b`` left out (what removing them costs).
+    ``a_side``/``b_side`` say whether each side is complete; ``comparable`` is both.
     """
 
     spec_name: str
@@ -227,6 +229,7 @@ class RunComparison:
     b_side: SideState = SideState(COMPLETE, None, 0)
     comparable: bool = True
     ablation: str | None = None
+    ablation_removed: str | None = None
     sensitivity: Sensitivity | None = None
 
 
@@ -458,7 +461,7 @@ def _ablation_sentence(a: RunMeta, b: RunMeta) -> str | None:
     a_out, b_out = ablated_names(a), ablated_names(b)
     if a.spec_name != b.spec_name or a_out == b_out:
         return None
-    if not b_out or set(b_out) < set(a_out):
+    if set(b_out) < set(a_out):
         return ", ".join(n for n in a_out if n not in b_out)
     return None
 
@@ -620,6 +623,7 @@ def compare_runs(
         b_side=b_side,
         comparable=a_side.complete and b_side.complete,
         ablation=_ablation_sentence(a.meta, b.meta),
+        ablation_removed=_ablation_sentence(b.meta, a.meta),
         sensitivity=_sensitivity(rows, score_family.tests, alpha, confidence),
     )
 
