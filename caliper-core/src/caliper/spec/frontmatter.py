@@ -138,7 +138,8 @@ def check_skill_file(path: Path) -> FrontmatterCheck:
     else:
         for message in name_problems(name):
             found.append(problem(*at("name"), "frontmatter.name", f"{name!r} {message}"))
-        folder = path.parent.name
+        # Resolved first: ``SKILL.md`` given relative to its own folder has parent ``.``.
+        folder = path.resolve().parent.name
         if not found and folder != name:
             warnings.append(
                 problem(

@@ -1,0 +1,75 @@
+"""`caliper validate` on skills that look fine but misbehave once installed.
+
+Each test runs the real ``caliper`` console script on a spec written into a temp folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+CALIPER = Path(sys.executable).parent / "caliper"
+
+
+def validate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``caliper validate ARGS`` in ``cwd`` (JSON output when asked)."""
+    return subprocess.run(
+        [str(CALIPER), "validate", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=dict(os.environ),
+        timeout=60,
+        check=False,
+    )
+
+
+def write_skill(folder: Path, name: str, extra: str = "", body: str = "Steps.\n") -> Path:
+    """``folder/SKILL.md`` with ``name``, a description and ``extra`` frontmatter lines."""
+    folder.mkdir(parents=True, exist_ok=True)
+    text = f"---\nname: {name}\ndescription: Does {name} things.\n{extra}---\n{body}"
+    (folder / "SKILL.md").write_text(text, encoding="utf-8")
+    return folder / "SKILL.md"
+
+
+def write_spec(path: Path, skills: list[str], activates: list[str] | None = None) -> Path:
+    """A one-task spec declaring ``skills`` (paths as written)."""
+    lines = ["skills:"] + [f"  - {s}" for s in skills]
+    lines += ["tasks:", "  - name: one", "    prompt: Do it.", "    assert: assert True"]
+    if activates is not None:
+        lines.append(f"    activates: [{', '.join(activates)}]")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def warnings_of(done: subprocess.CompletedProcess[str]) -> list[dict]:
+    """The warnings of the single spec in a ``--format json`` answer."""
+    payload = json.loads(done.stdout)
+    return payload["specs"][0]["warnings"]
+
+
+def test_validate_from_the_skills_own_folder_compares_the_real_folder_name(
+    tmp_path: Path,
+) -> None:
+    """Issue 11 item 20: run inside the skill folder, the folder name is not ''."""
+    skill = tmp_path / "greeter"
+    write_skill(skill, "greeter")
+    write_spec(skill / "greeter.eval.yaml", ["./SKILL.md"])
+    done = validate("greeter.eval.yaml", "--format", "json", cwd=skill)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert warnings_of(done) == [], done.stdout
+    text = validate("greeter.eval.yaml", cwd=skill)
+    assert "differs from the folder name" not in text.stdout, text.stdout
+
+
+def test_a_real_name_mismatch_is_still_reported_from_inside_the_folder(tmp_path: Path) -> None:
+    """The fix must not silence a genuine mismatch."""
+    skill = tmp_path / "greeter"
+    write_skill(skill, "hello-there")
+    write_spec(skill / "greeter.eval.yaml", ["./SKILL.md"])
+    done = validate("greeter.eval.yaml", "--format", "json", cwd=skill)
+    messages = [w["message"] for w in warnings_of(done)]
+    assert any("differs from the folder name 'greeter'" in m for m in messages), messages
