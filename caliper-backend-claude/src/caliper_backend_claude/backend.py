@@ -69,6 +69,7 @@ class ClaudeCodeBackend(Backend):
             final_answer=parsed.final_answer,
             transcript=tuple(parsed.turns),
             activated=stream.activated_skills(parsed, installed),
+            undeclared=stream.undeclared_skills(parsed, installed),
             usage=parsed.usage,
             model=parsed.model or request.model,
             error=outcome.error,

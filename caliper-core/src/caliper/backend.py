@@ -167,7 +167,8 @@ class FolderSkillInstaller(SkillInstaller):
     """An installer for agents that discover skills as ``<skills root>/<name>/SKILL.md``.
 
     Most agents do; a subclass only says where the root is. Each skill folder is copied under
-    its frontmatter name (specs and results beside it left out, see ``copy_skill_tree``).
+    its frontmatter name with :func:`copy_skill_tree` (specs and results beside it left out,
+    links kept inside the folder, size capped).
     """
 
     @abc.abstractmethod
@@ -218,21 +219,19 @@ class McpTranslator(abc.ABC):
         """Produce the native config for ``servers`` (already ``${VAR}``-resolved)."""
 
 
-SKILL_COPY_IGNORES = (".git", ".caliper", "*.eval.yaml", "*.eval.yml", "__pycache__")
-
-
 def copy_skill_tree(skill: ResolvedSkill, destination: Path) -> None:
-    """Copy a resolved skill folder to ``destination`` (shared by installers).
+    """Copy a resolved skill folder to ``destination`` (shared by every installer).
 
     Skills declared as a bare ``SKILL.md`` are copied with their sibling files, since a skill's
-    scripts and references live beside it. Version-control folders, caliper's own results and
-    eval specs are left out: a skill sitting beside its spec must not carry the spec (or past
-    results) into the agent's reach.
+    scripts and references live beside it. The rules are :mod:`caliper.skill_tree`'s: links
+    followed only inside the folder, loops, dangling links and special files left out, the
+    total size capped; version-control folders, caliper's results and eval specs left out.
+    Raises :class:`caliper.errors.CaliperError` when the folder is over the size cap.
     """
-    shutil.copytree(
-        skill.source_dir,
-        destination,
-        dirs_exist_ok=True,
-        symlinks=False,
-        ignore=shutil.ignore_patterns(*SKILL_COPY_IGNORES),
-    )
+    from caliper.errors import CaliperError
+    from caliper.skill_tree import SkillTooLarge, copy_tree
+
+    try:
+        copy_tree(skill.source_dir, destination)
+    except SkillTooLarge as exc:
+        raise CaliperError(str(exc)) from None

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
-import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import attrs
 
 from caliper.errors import SpecError
+from caliper.skill_tree import SkillTree, content_hash, max_skill_bytes, scan, tree_hash
 from caliper.skills import ResolvedSkill
 from caliper.spec.frontmatter import check_skill_file
 from caliper.spec.gitcache import GitCache, GitSourceError, NotCached, clone_url
@@ -17,8 +16,7 @@ from caliper.spec.model import SkillSource, Spec
 from caliper.spec.problems import Problem, SpecInvalid
 
 SKILL_FILE = "SKILL.md"
-HASH_SKIPPED_DIRS = frozenset({".git", ".caliper", "__pycache__"})
-HASH_SKIPPED_SUFFIXES = (".eval.yaml", ".eval.yml")
+__all__ = ["content_hash", "resolve_skills", "resolve_source"]
 
 
 @attrs.frozen
@@ -31,29 +29,6 @@ class SourceOutcome:
     problems: tuple[Problem, ...] = ()
     warnings: tuple[Problem, ...] = ()
     note: str | None = None
-
-
-def content_hash(folder: Path) -> str:
-    """sha256 over every file of ``folder``: relative paths sorted, each path then its bytes.
-
-    ``.git``, ``.caliper`` (saved results) and ``__pycache__`` folders and spec files
-    (``*.eval.yaml``) are left out, so the hash changes when the skill changes, not when a run
-    is saved or the spec edited next to it.
-    """
-    digest = hashlib.sha256()
-    files: list[tuple[str, Path]] = []
-    for current, dirs, names in os.walk(folder, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if d not in HASH_SKIPPED_DIRS)
-        for name in names:
-            full = Path(current) / name
-            if full.is_file() and not name.endswith(HASH_SKIPPED_SUFFIXES):
-                files.append((full.relative_to(folder).as_posix(), full))
-    for relative, full in sorted(files):
-        data = full.read_bytes()
-        digest.update(relative.encode("utf-8") + b"\0")
-        digest.update(len(data).to_bytes(8, "big"))
-        digest.update(data)
-    return digest.hexdigest()
 
 
 def _skill_file_for(target: Path) -> tuple[Path | None, str | None]:
@@ -150,9 +125,17 @@ def resolve_source(
         )
     folder = skill_file.parent
     try:
-        digest = content_hash(folder)
+        tree = scan(folder, max_bytes=max_skill_bytes())
+        digest = tree_hash(tree) if tree.fatal is None else None
+    except ValueError as exc:  # an unreadable CALIPER_SKILL_MAX_BYTES
+        problem = _spec_problem(spec_path, source, index, str(exc), column)
+        return SourceOutcome(source, index, problems=(problem,), note=note)
     except OSError as exc:
         message = f"cannot read the skill folder {folder}: {exc}"
+        problem = _spec_problem(spec_path, source, index, message, column)
+        return SourceOutcome(source, index, problems=(problem,), note=note)
+    if tree.fatal is not None:
+        message = f"the skill folder {folder} {tree.fatal.message}"
         problem = _spec_problem(spec_path, source, index, message, column)
         return SourceOutcome(source, index, problems=(problem,), note=note)
     skill = ResolvedSkill(
@@ -168,7 +151,26 @@ def resolve_source(
     )
     # At a repository's root the folder is named after the commit: no name to compare.
     warnings = tuple(checked.warnings) if folder != repo_root else ()
+    warnings += tree_warnings(tree)
     return SourceOutcome(source, index, skill=skill, warnings=warnings, note=note)
+
+
+def tree_warnings(tree: SkillTree) -> tuple[Problem, ...]:
+    """Entries a copy leaves out, and nested ``SKILL.md`` files, as warnings at their path."""
+    found = [Problem(issue.path, None, None, "", issue.message) for issue in tree.issues]
+    for relative in tree.nested_skill_files:
+        found.append(
+            Problem(
+                tree.root / relative,
+                None,
+                None,
+                "",
+                "a SKILL.md inside another skill's folder is not a separate skill: caliper "
+                "installs it as one of that skill's files and hides it from the agent's skill "
+                "list; declare it in `skills:` if the agent should choose it on its own",
+            )
+        )
+    return tuple(found)
 
 
 def duplicate_names(outcomes: Iterable[SourceOutcome]) -> list[tuple[int, str]]:

@@ -1,0 +1,65 @@
+"""Which Skill calls count as activations, through ``caliper run`` and the real ``claude``.
+
+Claude Code refuses to load a skill whose frontmatter says ``disable-model-invocation: true``
+(the Skill tool answers with an error). Such a refused call is not an activation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import test_claude_conformance as conformance
+
+from caliper.testing.conformance import ConformanceKit, ok_run, tool_turns
+from caliper.testing.harness import FakeRealHome
+
+pytest_plugins = ["caliper.testing.fixtures"]
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def kit(tmp_path: Path, agent_cli: Any) -> Any:
+    """A conformance kit for the pinned claude (skips when it cannot run)."""
+    suite = conformance.TestClaudeCodeConformance()
+    kit = ConformanceKit(suite, tmp_path, FakeRealHome(tmp_path / "real-home"), agent_cli("claude"))
+    yield kit
+    kit.close()
+
+
+def locked_skill(kit: ConformanceKit, name: str) -> str:
+    """A skill the model may not invoke (``disable-model-invocation: true``)."""
+    folder = kit.project / "skills" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_text(
+        f"---\nname: {name}\ndescription: Handles {name} chores.\n"
+        "disable-model-invocation: true\n---\nLOCKED-BODY\n",
+        encoding="utf-8",
+    )
+    return f"./skills/{name}/SKILL.md"
+
+
+def test_a_refused_skill_call_is_not_an_activation(kit: ConformanceKit) -> None:
+    """Issue 11 item 1: the Skill tool refuses the locked skill; only the open one counts."""
+    skills = [locked_skill(kit, "locked-skill"), kit.skill("open-skill")]
+    script = kit.script(
+        [
+            {"tool_calls": [{"name": "Skill", "arguments": {"skill": "locked-skill"}}]},
+            {"tool_calls": [{"name": "Skill", "arguments": {"skill": "open-skill"}}]},
+            {"text": "Done."},
+        ]
+    )
+    server = kit.server(script)
+    spec = kit.spec(
+        [{"name": "refused", "prompt": "Do it.", "assert": "assert True"}], skills=skills
+    )
+    run = kit.run(spec, server)
+    attempt = ok_run(run)
+    calls = [t for t in tool_turns(attempt) if t.get("tool_name") == "Skill"]
+    assert len(calls) == 2, calls
+    assert calls[0]["is_error"] is True, calls[0]
+    assert "disable-model-invocation" in (calls[0].get("tool_output") or ""), calls[0]
+    assert attempt["activated"] == ["open-skill"], run.describe()
+    assert "LOCKED-BODY" not in server.all_sent_text()
