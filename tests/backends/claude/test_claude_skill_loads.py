@@ -63,3 +63,39 @@ def test_a_refused_skill_call_is_not_an_activation(kit: ConformanceKit) -> None:
     assert "disable-model-invocation" in (calls[0].get("tool_output") or ""), calls[0]
     assert attempt["activated"] == ["open-skill"], run.describe()
     assert "LOCKED-BODY" not in server.all_sent_text()
+
+
+def test_links_in_a_skill_folder_neither_break_nor_leak(kit: ConformanceKit) -> None:
+    """Issue 11 item 16: a dangling link used to make every attempt infra_error; a link out of
+    the folder must not carry its target to the agent; a link inside is followed."""
+    import os
+
+    kit.skill("linky")
+    folder = kit.project / "skills" / "linky"
+    (folder / "references").mkdir()
+    (folder / "references" / "ref.txt").write_text("INNER-MARKER\n")
+    outside = kit.root / "outside-secret.txt"
+    outside.write_text("OUTSIDE-MARKER\n")
+    os.symlink("missing.txt", folder / "dangling")
+    os.symlink(outside, folder / "secret")
+    os.symlink(".", folder / "loop")
+    os.symlink("references", folder / "inner")
+    listing = 'cd "$HOME/.claude/skills/linky" && find . | sort && cat inner/ref.txt; cat secret'
+    script = kit.script(
+        [
+            {"tool_calls": [{"name": "Bash", "arguments": {"command": listing}}]},
+            {"text": "Listed."},
+        ]
+    )
+    server = kit.server(script)
+    spec = kit.spec(
+        [{"name": "links", "prompt": "List it.", "assert": "assert True"}],
+        skills=["./skills/linky/SKILL.md"],
+    )
+    run = kit.run(spec, server)
+    attempt = ok_run(run)
+    assert attempt["outcome"] == "pass", run.describe()
+    output = "\n".join(t.get("tool_output") or "" for t in tool_turns(attempt))
+    assert "./inner/ref.txt" in output and "INNER-MARKER" in output, output
+    assert "./dangling" not in output and "./loop" not in output, output
+    assert "OUTSIDE-MARKER" not in server.all_sent_text()
