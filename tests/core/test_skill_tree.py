@@ -76,7 +76,9 @@ def test_the_size_cap_refuses_with_a_clear_message(tmp_path: Path) -> None:
         max_skill_bytes({"CALIPER_SKILL_MAX_BYTES": "lots"})
 
 
-def test_installer_reports_an_oversized_skill_as_a_caliper_error(tmp_path: Path, monkeypatch) -> None:
+def test_installer_reports_an_oversized_skill_as_a_caliper_error(
+    tmp_path: Path, monkeypatch
+) -> None:
     folder = make_skill(tmp_path)
     (folder / "big.bin").write_bytes(b"x" * 5000)
     monkeypatch.setenv("CALIPER_SKILL_MAX_BYTES", "4000")

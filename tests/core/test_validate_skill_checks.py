@@ -73,3 +73,42 @@ def test_a_real_name_mismatch_is_still_reported_from_inside_the_folder(tmp_path:
     done = validate("greeter.eval.yaml", "--format", "json", cwd=skill)
     messages = [w["message"] for w in warnings_of(done)]
     assert any("differs from the folder name 'greeter'" in m for m in messages), messages
+
+
+def test_a_model_hidden_skill_is_warned_about_with_its_file(tmp_path: Path) -> None:
+    """Issue 11 item 3: ``disable-model-invocation: true`` hides the skill from the model."""
+    skill_file = write_skill(tmp_path / "locked", "locked", "disable-model-invocation: true\n")
+    write_spec(tmp_path / "s.eval.yaml", ["./locked"])
+    done = validate("s.eval.yaml", "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout
+    (warning,) = warnings_of(done)
+    assert (tmp_path / warning["file"]).resolve() == skill_file.resolve()
+    assert (warning["line"], warning["column"]) == (4, 1)
+    assert "'locked' is hidden from the model" in warning["message"]
+    text = validate("s.eval.yaml", cwd=tmp_path).stdout
+    assert "locked/SKILL.md:4:1: frontmatter.disable-model-invocation:" in text, text
+
+
+def test_activates_naming_a_model_hidden_skill_is_an_error_with_the_reason(tmp_path: Path) -> None:
+    write_skill(tmp_path / "locked", "locked", "disable-model-invocation: true\n")
+    write_skill(tmp_path / "open", "open")
+    spec = write_spec(
+        tmp_path / "s.eval.yaml", ["./locked", "./open"], activates=["open", "locked"]
+    )
+    done = validate("s.eval.yaml", "--format", "json", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout
+    (problem,) = json.loads(done.stdout)["specs"][0]["problems"]
+    assert (tmp_path / problem["file"]).resolve() == spec.resolve()
+    assert problem["field"] == "tasks[0].activates[1]"
+    assert (problem["line"], problem["column"]) == (8, 23)
+    assert "disable-model-invocation" in problem["message"]
+    assert "could never pass" in problem["message"]
+    text = validate("s.eval.yaml", cwd=tmp_path).stdout
+    assert "s.eval.yaml:8:23: tasks[0].activates[1]: 'locked' cannot be activated" in text, text
+
+
+def test_false_or_absent_disable_model_invocation_is_fine(tmp_path: Path) -> None:
+    write_skill(tmp_path / "free", "free", "disable-model-invocation: false\n")
+    write_spec(tmp_path / "s.eval.yaml", ["./free"], activates=["free"])
+    done = validate("s.eval.yaml", "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0 and warnings_of(done) == [], done.stdout

@@ -99,3 +99,17 @@ def test_links_in_a_skill_folder_neither_break_nor_leak(kit: ConformanceKit) -> 
     assert "./inner/ref.txt" in output and "INNER-MARKER" in output, output
     assert "./dangling" not in output and "./loop" not in output, output
     assert "OUTSIDE-MARKER" not in server.all_sent_text()
+
+
+def test_run_refuses_activates_naming_a_model_hidden_skill(kit: ConformanceKit) -> None:
+    """Issue 11 item 3: such a check could never pass; refused before any attempt."""
+    skills = [locked_skill(kit, "locked-skill")]
+    server = kit.server(kit.script([{"text": "unused"}]))
+    spec = kit.spec(
+        [{"name": "never", "prompt": "Do it.", "activates": ["locked-skill"]}], skills=skills
+    )
+    run = kit.run(spec, server)
+    assert run.returncode == 2, run.describe()
+    assert "tasks[0].activates[0]" in run.stderr and "disable-model-invocation" in run.stderr
+    assert "Traceback" not in run.stderr
+    assert not server.model_requests()

@@ -148,6 +148,7 @@ def resolve_source(
         git_ref=git_ref,
         git_sha=git_sha,
         content_hash=digest,
+        model_invocable=checked.frontmatter.model_invocable,
     )
     # At a repository's root the folder is named after the commit: no name to compare.
     warnings = tuple(checked.warnings) if folder != repo_root else ()
@@ -231,6 +232,7 @@ def resolve_skills(
     skills = [outcome.skill for outcome in outcomes if outcome.skill is not None]
     if not problems:
         problems += activation_name_problems(spec, {s.name for s in skills})
+        problems += hidden_activation_problems(spec, skills)
     if problems:
         raise SpecInvalid(problems)
     return skills
@@ -250,6 +252,59 @@ def activation_name_problems(spec: Spec, names: set[str]) -> list[Problem]:
                         None,
                         f"tasks[{task.index}].activates[{position}]",
                         f"{name!r} is not the name of a declared skill (declared: {declared})",
+                    )
+                )
+    return problems
+
+
+HIDDEN_REASON = (
+    "{name!r} cannot be activated: its SKILL.md ({file}) says `disable-model-invocation: "
+    "true`, which hides it from the model, so this check could never pass; remove that line "
+    "from the skill or the name from `activates:`"
+)
+
+
+def hidden_skill_message(skill: ResolvedSkill) -> str:
+    """Why an ``activates:`` entry naming a model-hidden skill is refused."""
+    return HIDDEN_REASON.format(name=skill.name, file=skill.source_dir / SKILL_FILE)
+
+
+def hidden_activation_entries(
+    tasks: object, skills: Iterable[ResolvedSkill]
+) -> list[tuple[tuple[object, ...], str]]:
+    """``(field path, message)`` for every ``activates:`` entry naming a model-hidden skill.
+
+    ``tasks`` is the raw ``tasks:`` value of the spec (a list of mappings when valid).
+    """
+    hidden = {skill.name: skill for skill in skills if not skill.model_invocable}
+    found: list[tuple[tuple[object, ...], str]] = []
+    if not hidden or not isinstance(tasks, list):
+        return found
+    for index, task in enumerate(tasks):
+        names = task.get("activates") if isinstance(task, dict) else None
+        if not isinstance(names, list):
+            continue
+        for position, name in enumerate(names):
+            if isinstance(name, str) and name in hidden:
+                path = ("tasks", index, "activates", position)
+                found.append((path, hidden_skill_message(hidden[name])))
+    return found
+
+
+def hidden_activation_problems(spec: Spec, skills: Iterable[ResolvedSkill]) -> list[Problem]:
+    """The same check on a loaded spec (run time, once git sources are resolved)."""
+    hidden = {skill.name: skill for skill in skills if not skill.model_invocable}
+    problems = []
+    for task in spec.tasks:
+        for position, name in enumerate(task.activates or ()):
+            if name in hidden:
+                problems.append(
+                    Problem(
+                        spec.path,
+                        task.line,
+                        None,
+                        f"tasks[{task.index}].activates[{position}]",
+                        hidden_skill_message(hidden[name]),
                     )
                 )
     return problems
