@@ -112,3 +112,16 @@ def test_false_or_absent_disable_model_invocation_is_fine(tmp_path: Path) -> Non
     write_spec(tmp_path / "s.eval.yaml", ["./free"], activates=["free"])
     done = validate("s.eval.yaml", "--format", "json", cwd=tmp_path)
     assert done.returncode == 0 and warnings_of(done) == [], done.stdout
+
+
+def test_nested_skill_md_files_are_warned_about_with_their_path(tmp_path: Path) -> None:
+    """Issue 11 item 2: each nested SKILL.md is named, with what caliper does with it."""
+    write_skill(tmp_path / "parent", "parent")
+    nested = write_skill(tmp_path / "parent" / "tools" / "child", "child")
+    write_spec(tmp_path / "s.eval.yaml", ["./parent"])
+    done = validate("s.eval.yaml", "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout
+    (warning,) = warnings_of(done)
+    assert (tmp_path / warning["file"]).resolve() == nested.resolve()
+    assert "not a separate skill" in warning["message"]
+    assert "declare it in `skills:`" in warning["message"]

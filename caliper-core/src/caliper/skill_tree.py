@@ -294,6 +294,24 @@ def tree_hash(tree: SkillTree) -> str:
     return digest.hexdigest()
 
 
+def nested_skill_files(skills_root: Path) -> list[Path]:
+    """``SKILL.md`` files below the top one of each skill folder installed in ``skills_root``.
+
+    Agents that scan recursively (Codex, Hermes) would list each as a separate skill; their
+    backends hide them so the neighbourhood is exactly what the spec declares. Installed
+    copies hold no links, so none are followed.
+    """
+    found: list[Path] = []
+    if not skills_root.is_dir():
+        return found
+    for skill_dir in sorted(p for p in skills_root.iterdir() if p.is_dir()):
+        for current, dirs, names in os.walk(skill_dir, followlinks=False):
+            dirs.sort()
+            if SKILL_FILE in names and Path(current) != skill_dir:
+                found.append(Path(current) / SKILL_FILE)
+    return found
+
+
 _NAME_LINE = re.compile(r"^name:\s*['\"]?([^'\"\n#]+?)['\"]?\s*(?:#.*)?$", re.MULTILINE)
 
 

@@ -113,3 +113,16 @@ def test_run_refuses_activates_naming_a_model_hidden_skill(kit: ConformanceKit) 
     assert "tasks[0].activates[0]" in run.stderr and "disable-model-invocation" in run.stderr
     assert "Traceback" not in run.stderr
     assert not server.model_requests()
+
+
+def test_nested_skill_files_are_not_listed(kit: ConformanceKit) -> None:
+    """Issue 11 item 2 on claude: only the declared skill reaches the model's list."""
+    from caliper.testing.nested_skills import assert_only_declared_listed, write_nested_skill
+
+    entry = write_nested_skill(kit)
+    server = kit.server(kit.script([{"text": "Nothing to do."}]))
+    spec = kit.spec(
+        [{"name": "nested", "prompt": "Do it.", "assert": "assert True"}], skills=[entry]
+    )
+    ok_run(kit.run(spec, server))
+    assert_only_declared_listed(server.model_requests()[0].sent_text())
