@@ -125,3 +125,50 @@ def test_nested_skill_md_files_are_warned_about_with_their_path(tmp_path: Path) 
     assert (tmp_path / warning["file"]).resolve() == nested.resolve()
     assert "not a separate skill" in warning["message"]
     assert "declare it in `skills:`" in warning["message"]
+
+
+def _many_skills(root: Path, count: int) -> list[str]:
+    entries = []
+    for index in range(count):
+        name = f"many-{index:04d}"
+        folder = root / name
+        folder.mkdir(parents=True)
+        description = (f"Case {index:04d} " + "x" * 250)[:250]
+        (folder / "SKILL.md").write_text(
+            f"---\nname: {name}\ndescription: {description}\n---\nBody.\n", encoding="utf-8"
+        )
+        entries.append(f"./{name}")
+    return entries
+
+
+def test_a_neighbourhood_past_a_backends_listing_budget_is_warned_about(tmp_path: Path) -> None:
+    """Issue 11 item 4: per backend, with its figure (claude 8,000; codex about 21,700)."""
+    write_spec(tmp_path / "s.eval.yaml", _many_skills(tmp_path, 40))
+    done = validate("s.eval.yaml", "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout
+    messages = [w["message"] for w in warnings_of(done) if w["field"] == "skills"]
+    assert len(messages) == 1, messages
+    assert "claude-code shows about 8,000" in messages[0]
+    assert "listed by name only" in messages[0]
+    write_spec(
+        tmp_path / "s.eval.yaml", [f"./more/{e[2:]}" for e in _many_skills(tmp_path / "more", 90)]
+    )
+    messages = [
+        w["message"] for w in warnings_of(validate("s.eval.yaml", "--format", "json", cwd=tmp_path))
+    ]
+    assert any("codex shows about 21,700" in m for m in messages), messages
+    assert not any(m.startswith("the 90 skills' listing") and "pi shows" in m for m in messages)
+
+
+def test_a_small_neighbourhood_loads_no_backend_and_gets_no_listing_warning(tmp_path: Path) -> None:
+    write_spec(tmp_path / "s.eval.yaml", _many_skills(tmp_path, 5))
+    code = (
+        "import sys\nfrom caliper.cli import main\n"
+        "rc = main(['validate', 's.eval.yaml'])\n"
+        "print('BACKENDS', sorted(m for m in sys.modules if m.startswith('caliper_backend')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=60
+    )
+    assert "BACKENDS []" in done.stdout, done.stdout + done.stderr
+    assert "shows about" not in done.stdout

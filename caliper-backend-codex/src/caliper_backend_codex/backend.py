@@ -74,6 +74,15 @@ class CodexBackend(Backend):
     install_hint = "npm install -g @openai/codex"
     supports_mcp = True
     default_model = None
+    skill_listing_budget = 21_700
+    """Codex 0.171.0 with gpt-5.5 (measured with the scripted server): 70 skills of 250-
+    character descriptions listed whole, 76 and more got every description shortened alike
+    (to 242 characters at 76, 66 at 200)."""
+    skill_listing_overflow = "every description is shortened to fit"
+
+    def skill_listing_chars(self, skills: Sequence[tuple[str, str]]) -> int:
+        """One ``- name: description (file: r0/name/SKILL.md)`` line per skill."""
+        return sum(2 * len(name) + len(description) + 25 for name, description in skills)
 
     def find_cli(self) -> Path | None:
         """``$CODEX_CLI_PATH``, else the Codex desktop app's binary, else PATH."""

@@ -83,6 +83,19 @@ class Backend(abc.ABC):
     ``supports_mcp`` and ``mcp_refusal`` may be properties when the answer depends on the
     installed CLI's version (the pi backend does this).
     """
+    skill_listing_budget: int | None = None
+    """How many characters of skill listing the agent shows the model in full, or ``None``.
+
+    Agents list every installed skill (name and description) in the system prompt, some
+    within a character budget: past it, Claude Code lists the remaining skills by name only
+    and Codex shortens every description. ``None`` means the agent shows every description
+    whole, however many skills there are. The figure is measured against the pinned CLI
+    (see the backend's docs page); :meth:`skill_listing_chars` says how the agent counts.
+    ``caliper validate`` only consults backends for listings over
+    :data:`LISTING_CHECK_FLOOR` characters, so a budget below that is checked at run time only.
+    """
+    skill_listing_overflow: str = "some skills are shown to the model without their description"
+    """What the agent does past its budget, in a few words (for the warning)."""
 
     @property
     def cli_path_variable(self) -> str:
@@ -129,6 +142,28 @@ class Backend(abc.ABC):
         """
         return None
 
+    def skill_listing_chars(self, skills: Sequence[tuple[str, str]]) -> int:
+        """Characters the listing of ``skills`` (``(name, description)`` pairs) takes, counted
+        the way this agent counts them against :attr:`skill_listing_budget`.
+
+        The default counts one ``- name: description`` line per skill.
+        """
+        return sum(len(name) + len(description) + 4 for name, description in skills)
+
+    def skill_listing_warning(self, skills: Sequence[tuple[str, str]]) -> str | None:
+        """One sentence when ``skills`` overflow what this agent shows in full, else ``None``."""
+        budget = self.skill_listing_budget
+        if budget is None or not skills:
+            return None
+        size = self.skill_listing_chars(skills)
+        if size <= budget:
+            return None
+        return (
+            f"the {len(skills)} skills' listing takes about {size:,} characters but {self.id} "
+            f"shows about {budget:,} in full, so {self.skill_listing_overflow}: activation then "
+            "measures names rather than descriptions (see docs/backends)"
+        )
+
     def claims_model(self, model: str) -> bool:
         """Whether a bare ``--model NAME`` belongs to this backend (e.g. ``gpt-`` for codex)."""
         return False
@@ -145,6 +180,15 @@ class Backend(abc.ABC):
     def run_prompt(self, request: PromptRequest) -> PromptResult:
         """Ask the model one question with as few tools as possible (used by LLM judges)."""
         raise NotImplementedError(f"The {self.id} backend cannot be used as a judge engine.")
+
+
+LISTING_CHECK_FLOOR = 4000
+"""Below this many characters of skill listing, ``caliper validate`` loads no backend."""
+
+
+def listing_chars(skills: Sequence[tuple[str, str]]) -> int:
+    """A backend-neutral size of a listing: one ``- name: description`` line per skill."""
+    return sum(len(name) + len(description) + 4 for name, description in skills)
 
 
 class SkillInstaller(abc.ABC):

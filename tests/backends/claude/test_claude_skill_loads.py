@@ -126,3 +126,13 @@ def test_nested_skill_files_are_not_listed(kit: ConformanceKit) -> None:
     )
     ok_run(kit.run(spec, server))
     assert_only_declared_listed(server.model_requests()[0].sent_text())
+
+
+@pytest.mark.parametrize(("count", "over"), [(29, False), (31, True)])
+def test_skill_listing_budget_matches_the_pinned_cli(
+    kit: ConformanceKit, count: int, over: bool
+) -> None:
+    """Issue 11 item 4: 8,000 characters; the run header warns exactly when it is passed."""
+    from caliper.testing.listing import check_listing_budget
+
+    check_listing_budget(kit, count, over=over)

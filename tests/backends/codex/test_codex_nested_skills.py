@@ -59,3 +59,13 @@ def test_nested_skill_files_are_hidden_and_a_read_is_undeclared(kit: Conformance
     assert attempt["activated"] == [PARENT], run.describe()
     assert attempt["undeclared"] == ["nested-one"], run.describe()
     assert "loaded skills the spec does not declare: nested-one" in run.stdout, run.describe()
+
+
+@pytest.mark.parametrize(("count", "over"), [(70, False), (76, True)])
+def test_skill_listing_budget_matches_the_pinned_cli(
+    kit: ConformanceKit, count: int, over: bool
+) -> None:
+    """Issue 11 item 4: about 21,700 characters of listing lines on codex 0.171 / gpt-5.5."""
+    from caliper.testing.listing import check_listing_budget
+
+    check_listing_budget(kit, count, over=over)

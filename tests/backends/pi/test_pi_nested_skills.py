@@ -38,3 +38,18 @@ def test_nested_skill_files_are_not_listed(kit: ConformanceKit) -> None:
     assert_only_declared_listed(server.model_requests()[0].sent_text())
     assert attempt["activated"] == [PARENT]
     assert attempt["undeclared"] == []
+
+
+def test_pi_lists_every_description_whole(kit: ConformanceKit) -> None:
+    """Issue 11 item 4: pi has no listing budget (``skill_listing_budget is None``):
+    120 descriptions of 250 characters, past claude's and codex's budgets, all arrive whole."""
+    from caliper.testing.listing import skills_for, whole_descriptions
+
+    assert kit.suite.backend().skill_listing_budget is None
+    entries = skills_for(kit, 120)
+    server = kit.server(kit.script([{"text": "Nothing to load."}]))
+    spec = kit.spec([{"name": "many", "prompt": "Hello.", "assert": "assert True"}], skills=entries)
+    run = kit.run(spec, server)
+    ok_run(run)
+    assert whole_descriptions(server.model_requests()[0].sent_text()) == 120
+    assert "Warning: " not in run.stderr
