@@ -153,7 +153,27 @@ def resolve_source(
     # At a repository's root the folder is named after the commit: no name to compare.
     warnings = tuple(checked.warnings) if folder != repo_root else ()
     warnings += tree_warnings(tree)
+    if repo_root is not None:
+        warnings += _left_out_warnings(spec_path, source, index, column, repo_root, folder)
     return SourceOutcome(source, index, skill=skill, warnings=warnings, note=note)
+
+
+def _left_out_warnings(
+    spec_path: Path, source: SkillSource, index: int, column: int | None, root: Path, folder: Path
+) -> tuple[Problem, ...]:
+    """Links of the skill's repository folder that were not unpacked (they leave the repo)."""
+    inside = folder.relative_to(root).as_posix() if folder != root else ""
+    found = []
+    for link in GitCache.left_out_links(root):
+        path = str(link.get("path", "")).lstrip("./")
+        if inside and not path.startswith(inside + "/"):
+            continue
+        message = (
+            f"{path} in {source.repo} is a link to {link.get('target')}, outside the "
+            "repository; it was left out (commit the file itself instead of a link)"
+        )
+        found.append(_spec_problem(spec_path, source, index, message, column))
+    return tuple(found)
 
 
 def tree_warnings(tree: SkillTree) -> tuple[Problem, ...]:
