@@ -43,3 +43,29 @@ def test_a_nested_skill_md_read_is_undeclared(tmp_path: Path) -> None:
     assert activated_skills(calls, skills, cwd=cwd, home=home) == ["alpha"]
     found = undeclared_skills(calls, skills, cwd=cwd, home=home, skills_root=root)
     assert found == ["alpha-sub"]
+
+
+def test_pi_installs_with_the_shared_copy_rules(tmp_path: Path) -> None:
+    """Issue 11 item 16: pi's installer is a FolderSkillInstaller (links stay inside)."""
+    import os
+
+    from caliper.backend import FolderSkillInstaller
+    from caliper.sandbox import make_sandbox, remove_sandbox
+    from caliper.skills import ResolvedSkill
+    from caliper_backend_pi.installer import PiSkillInstaller
+
+    assert issubclass(PiSkillInstaller, FolderSkillInstaller)
+    source = tmp_path / "src" / "linky"
+    source.mkdir(parents=True)
+    (source / "SKILL.md").write_text("---\nname: linky\ndescription: d\n---\n")
+    (tmp_path / "secret.txt").write_text("SECRET")
+    os.symlink(tmp_path / "secret.txt", source / "secret")
+    os.symlink("missing", source / "dangling")
+    os.symlink(".", source / "loop")
+    box = make_sandbox(spec_dir=tmp_path, parent=tmp_path)
+    try:
+        (installed,) = PiSkillInstaller().install([ResolvedSkill("linky", "d", source)], box)
+        assert sorted(p.name for p in installed.skill_dir.iterdir()) == ["SKILL.md"]
+        assert installed.skill_dir == box.home / ".pi" / "agent" / "skills" / "linky"
+    finally:
+        remove_sandbox(box)
