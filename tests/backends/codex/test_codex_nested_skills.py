@@ -69,3 +69,21 @@ def test_skill_listing_budget_matches_the_pinned_cli(
     from caliper.testing.listing import check_listing_budget
 
     check_listing_budget(kit, count, over=over)
+
+
+def test_a_failed_read_of_skill_md_is_not_an_activation(kit: ConformanceKit) -> None:
+    """Issue 11 item 1 on the real codex: the read fails (bad flag), nothing was loaded."""
+    entry = kit.skill("alpha-target")
+    bad_read = {
+        "name": "exec_command",
+        "arguments": {"cmd": "cat --bogus-flag {{skill_path:alpha-target}}"},
+    }
+    server = kit.server(kit.script([{"tool_calls": [bad_read]}, {"text": "Could not read it."}]))
+    spec = kit.spec(
+        [{"name": "failed", "prompt": "Do it.", "assert": "assert True"}], skills=[entry]
+    )
+    run = kit.run(spec, server)
+    attempt = ok_run(run)
+    reads = [t for t in tool_turns(attempt) if "--bogus-flag" in str(t.get("tool_input"))]
+    assert reads and reads[0]["is_error"] is True, tool_turns(attempt)
+    assert attempt["activated"] == [], run.describe()
