@@ -99,6 +99,7 @@ def test_links_in_a_skill_folder_neither_break_nor_leak(kit: ConformanceKit) -> 
     assert "./inner/ref.txt" in output and "INNER-MARKER" in output, output
     assert "./dangling" not in output and "./loop" not in output, output
     assert "OUTSIDE-MARKER" not in server.all_sent_text()
+    assert "dangling: is a link to missing.txt, which does not exist" in run.stderr, run.stderr
 
 
 def test_run_refuses_activates_naming_a_model_hidden_skill(kit: ConformanceKit) -> None:

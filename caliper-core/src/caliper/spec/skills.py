@@ -29,6 +29,8 @@ class SourceOutcome:
     problems: tuple[Problem, ...] = ()
     warnings: tuple[Problem, ...] = ()
     note: str | None = None
+    copy_notes: tuple[str, ...] = ()
+    """What installing the skill leaves out (links, special files), rendered for the run."""
 
 
 def _skill_file_for(target: Path) -> tuple[Path | None, str | None]:
@@ -152,10 +154,17 @@ def resolve_source(
     )
     # At a repository's root the folder is named after the commit: no name to compare.
     warnings = tuple(checked.warnings) if folder != repo_root else ()
-    warnings += tree_warnings(tree)
+    left_out = tuple(Problem(i.path, None, None, "", i.message) for i in tree.issues)
     if repo_root is not None:
-        warnings += _left_out_warnings(spec_path, source, index, column, repo_root, folder)
-    return SourceOutcome(source, index, skill=skill, warnings=warnings, note=note)
+        left_out += _left_out_warnings(spec_path, source, index, column, repo_root, folder)
+    return SourceOutcome(
+        source,
+        index,
+        skill=skill,
+        warnings=warnings + left_out + nested_skill_warnings(tree),
+        note=note,
+        copy_notes=tuple(p.render() for p in left_out),
+    )
 
 
 def _left_out_warnings(
@@ -165,7 +174,7 @@ def _left_out_warnings(
     inside = folder.relative_to(root).as_posix() if folder != root else ""
     found = []
     for link in GitCache.left_out_links(root):
-        path = str(link.get("path", "")).lstrip("./")
+        path = str(link.get("path", "")).removeprefix("./")
         if inside and not path.startswith(inside + "/"):
             continue
         message = (
@@ -176,9 +185,9 @@ def _left_out_warnings(
     return tuple(found)
 
 
-def tree_warnings(tree: SkillTree) -> tuple[Problem, ...]:
-    """Entries a copy leaves out, and nested ``SKILL.md`` files, as warnings at their path."""
-    found = [Problem(issue.path, None, None, "", issue.message) for issue in tree.issues]
+def nested_skill_warnings(tree: SkillTree) -> tuple[Problem, ...]:
+    """One warning per ``SKILL.md`` nested inside the skill folder, at its path."""
+    found = []
     for relative in tree.nested_skill_files:
         found.append(
             Problem(
@@ -228,9 +237,10 @@ def resolve_skills(
 
     Git sources are fetched into the cache (``cache_dir``, default :func:`cache_root`); with
     ``offline`` only the cache is used. ``on_note`` receives remarks such as "remote
-    unreachable, used the cached commit". Raises :class:`SpecInvalid` (a ``SpecError``) with
-    file and line for a missing path, a bad ``SKILL.md``, two skills with one name, or an
-    ``activates:`` entry naming no resolved skill; :class:`GitSourceError` for fetch failures.
+    unreachable, used the cached commit" and the links or special files a copy leaves out.
+    Raises :class:`SpecInvalid` (a ``SpecError``) with file and line for a missing path, a bad
+    ``SKILL.md``, two skills with one name, or an ``activates:`` entry naming no resolved
+    skill (or a model-hidden one); :class:`GitSourceError` for fetch failures.
     """
     cache = GitCache(cache_dir)
     outcomes = []
@@ -238,6 +248,8 @@ def resolve_skills(
         outcome = resolve_source(source, index, spec.path, cache=cache, offline=offline)
         if outcome.note and on_note is not None:
             on_note(outcome.note)
+        for copy_note in outcome.copy_notes if on_note is not None else ():
+            on_note(copy_note)
         if outcome.skill is None and not outcome.problems:
             raise SpecError(
                 f"{spec.path}: skills[{index}]: {outcome.note}",
