@@ -347,13 +347,30 @@ def test_unwritable_cache_is_explained(tmp_path: Path, origin: dict[str, str]) -
     assert "CALIPER_CACHE_DIR" in caught.value.render()
 
 
-def test_links_out_of_the_repository_are_refused(tmp_path: Path) -> None:
+def test_links_out_of_the_repository_are_left_out_not_fatal(tmp_path: Path) -> None:
+    """Issue 11 item 16: an absolute link anywhere made the whole repository unusable.
+
+    Such links are not unpacked (their target never reaches the checkout) and validate names
+    each one; the skill is usable."""
     repo = tmp_path / "evil"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     (repo / "SKILL.md").write_text(skill_md("evil", "d"))
     (repo / "escape").symlink_to("/etc/passwd")
+    (repo / "docs").mkdir()
+    (repo / "docs" / "up").symlink_to("../../outside.txt")
+    (repo / "docs" / "ok").symlink_to("../SKILL.md")
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "one")
-    with pytest.raises(GitSourceError, match="could not unpack"):
-        GitCache(tmp_path / "cache").resolve(str(repo), None)
+    checkout = GitCache(tmp_path / "cache").resolve(str(repo), None)
+    assert not (checkout.directory / "escape").exists()
+    assert not (checkout.directory / "escape").is_symlink()
+    assert not (checkout.directory / "docs" / "up").is_symlink()
+    assert (checkout.directory / "docs" / "ok").read_text() == skill_md("evil", "d")
+    left = {d["path"]: d["target"] for d in GitCache.left_out_links(checkout.directory)}
+    assert left == {"escape": "/etc/passwd", "docs/up": "../../outside.txt"}
+    spec = write_spec(tmp_path, f"  - repo: {repo}\n")
+    check = check_spec(spec, JUDGES, cache_dir=tmp_path / "cache")
+    assert check.valid, check.problems
+    messages = [w.message for w in check.warnings]
+    assert any("escape in" in m and "/etc/passwd" in m and "left out" in m for m in messages)

@@ -29,6 +29,12 @@ class ClaudeCodeBackend(Backend):
     cli_name = "claude"
     install_hint = "npm install -g @anthropic-ai/claude-code"
     supports_mcp = True
+    skill_listing_budget = 8000
+    """Claude Code 2.1.332 lists skills within 1% of the model's context window at 4
+    characters a token: 8,000 characters for 200k-token models (measured with the scripted
+    server: 30 skills of 264-character lines listed whole, the 31st by name only). A 1M-token
+    model gets 40,000; ``SLASH_COMMAND_TOOL_CHAR_BUDGET`` overrides it."""
+    skill_listing_overflow = "the skills past it are listed by name only"
 
     def claims_model(self, model: str) -> bool:
         """``claude-*`` model ids and Claude Code's own aliases (``opus``, ``sonnet``, …)."""
@@ -69,6 +75,7 @@ class ClaudeCodeBackend(Backend):
             final_answer=parsed.final_answer,
             transcript=tuple(parsed.turns),
             activated=stream.activated_skills(parsed, installed),
+            undeclared=stream.undeclared_skills(parsed, installed),
             usage=parsed.usage,
             model=parsed.model or request.model,
             error=outcome.error,

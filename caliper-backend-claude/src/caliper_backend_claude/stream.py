@@ -24,13 +24,27 @@ _CONTEXT_SUFFIX = re.compile(r"\[[^\]]*\]$")
 
 
 @attrs.define
+class SkillCall:
+    """One ``Skill`` tool call: the skill it named and whether Claude Code loaded it.
+
+    ``succeeded`` is ``None`` until the call's tool result arrives, then ``not is_error``: a
+    refused load (an unknown skill, or one with ``disable-model-invocation: true``) is
+    ``False``.
+    """
+
+    skill: str
+    tool_use_id: str | None = None
+    succeeded: bool | None = None
+
+
+@attrs.define
 class ClaudeStream:
     """What one run printed, folded into the pieces caliper needs."""
 
     init: Mapping[str, Any] | None = None
     result: Mapping[str, Any] | None = None
     turns: list[Turn] = attrs.field(factory=list)
-    skill_calls: list[str] = attrs.field(factory=list)
+    skill_calls: list[SkillCall] = attrs.field(factory=list)
     assistant_errors: list[str] = attrs.field(factory=list)
     retries: list[Mapping[str, Any]] = attrs.field(factory=list)
     models: list[str] = attrs.field(factory=list)
@@ -111,6 +125,7 @@ class _Folder:
     def __init__(self) -> None:
         self.stream = ClaudeStream()
         self._tool_index: dict[str, int] = {}
+        self._skill_index: dict[str, int] = {}
 
     def feed(self, event: Mapping[str, Any]) -> None:
         self.stream.events += 1
@@ -164,7 +179,10 @@ class _Folder:
             if name == SKILL_TOOL and isinstance(tool_input, Mapping):
                 skill = tool_input.get("skill")
                 if isinstance(skill, str) and skill.strip():
-                    self.stream.skill_calls.append(skill.strip())
+                    tool_id = block.get("id") if isinstance(block.get("id"), str) else None
+                    if tool_id is not None:
+                        self._skill_index[tool_id] = len(self.stream.skill_calls)
+                    self.stream.skill_calls.append(SkillCall(skill.strip(), tool_id))
 
     def _user(self, event: Mapping[str, Any]) -> None:
         message = event.get("message")
@@ -187,6 +205,9 @@ class _Folder:
     def _tool_result(self, block: Mapping[str, Any]) -> None:
         output = _text_of(block.get("content"))
         is_error = bool(block.get("is_error", False))
+        skill_index = self._skill_index.pop(str(block.get("tool_use_id")), None)
+        if skill_index is not None:
+            self.stream.skill_calls[skill_index].succeeded = not is_error
         index = self._tool_index.pop(str(block.get("tool_use_id")), None)
         if index is None:
             self.stream.turns.append(Turn(role="tool", tool_output=output, is_error=is_error))
@@ -219,21 +240,55 @@ def parse_stream(stdout: str) -> ClaudeStream:
     return parse_lines(stdout.splitlines())
 
 
-def activated_skills(stream: ClaudeStream, installed: Sequence[str]) -> list[str] | None:
-    """Installed skills the model loaded through the Skill tool, in first-load order.
+def _bare_name(call: str, names: set[str]) -> str:
+    """A Skill call's name as installed: ``/x`` is ``x``; ``plugin:x`` is ``x`` if only that is."""
+    name = call.lstrip("/")
+    if name not in names and ":" in name:
+        bare = name.rsplit(":", 1)[1]
+        if bare in names:
+            return bare
+    return name
 
-    ``None`` when nothing could be observed: no skill was installed, or the run never reached
-    its ``result`` line (crash, timeout), so a missing call proves nothing. A plugin-qualified
-    name (``plugin:skill``) counts for ``skill`` when only that bare name is installed.
-    """
+
+def _loaded(stream: ClaudeStream, installed: Sequence[str]) -> list[str] | None:
+    """Every skill a Skill call loaded successfully, first load first (``None``: unknown)."""
     if not installed or not stream.finished:
         return None
     names = set(installed)
     seen: list[str] = []
     for call in stream.skill_calls:
-        name = call.lstrip("/")
-        if name not in names and ":" in name:
-            name = name.rsplit(":", 1)[1]
-        if name in names and name not in seen:
+        if call.succeeded is not True:
+            continue  # refused, or no result at all: nothing was loaded
+        name = _bare_name(call.skill, names)
+        if name not in seen:
             seen.append(name)
     return seen
+
+
+def activated_skills(stream: ClaudeStream, installed: Sequence[str]) -> list[str] | None:
+    """Installed skills the model loaded through the Skill tool, in first-load order.
+
+    Only a call whose tool result is not an error counts: Claude Code refuses unknown skills
+    and skills marked ``disable-model-invocation: true``, and a refused call loaded nothing.
+    ``None`` when nothing could be observed: no skill was installed, or the run never reached
+    its ``result`` line (crash, timeout), so a missing call proves nothing. A plugin-qualified
+    name (``plugin:skill``) counts for ``skill`` when only that bare name is installed.
+    """
+    loaded = _loaded(stream, installed)
+    if loaded is None:
+        return None
+    names = set(installed)
+    return [name for name in loaded if name in names]
+
+
+def undeclared_skills(stream: ClaudeStream, installed: Sequence[str]) -> list[str] | None:
+    """Skills the Skill tool loaded although the spec did not declare them (``None``: unknown).
+
+    Bundled skills are switched off for attempts, so any other successful load came from
+    outside the neighbourhood (e.g. a plugin or a user skill that leaked in).
+    """
+    loaded = _loaded(stream, installed)
+    if loaded is None:
+        return None
+    names = set(installed)
+    return [name for name in loaded if name not in names]

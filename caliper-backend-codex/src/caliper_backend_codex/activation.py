@@ -181,3 +181,29 @@ def activated_skills(reads: Iterable[str], skills: Sequence[InstalledSkill]) -> 
         if name and name not in order:
             order.append(name)
     return order
+
+
+def undeclared_skills(
+    reads: Iterable[str], skills: Sequence[InstalledSkill], skills_root: str
+) -> list[str]:
+    """``SKILL.md`` files under ``skills_root`` that were read but belong to no declared skill.
+
+    A nested ``SKILL.md`` inside a declared skill's folder is hidden from Codex's list, but
+    the model can still read it; such a read is reported by the file's frontmatter name (its
+    folder name when it has none), never silently dropped.
+    """
+    from caliper.skill_tree import skill_file_name
+
+    declared = {os.path.realpath(skill.skill_file) for skill in skills}
+    root = os.path.realpath(skills_root)
+    found: list[str] = []
+    for path in reads:
+        real = os.path.realpath(path)
+        if os.path.basename(real) != "SKILL.md" or real in declared:
+            continue
+        if not real.startswith(root + os.sep) or not os.path.isfile(real):
+            continue
+        name = skill_file_name(real)
+        if name not in found:
+            found.append(name)
+    return found

@@ -21,7 +21,28 @@ from caliper_backend_codex import activation, errors, events, home, invocation, 
 from caliper_backend_codex.locate import find_codex
 from caliper_backend_codex.mcp import tables_of
 
+
+def skills_root_of(prepared: home.PreparedHome) -> Path:
+    """The user-scope skills folder inside the attempt's CODEX_HOME."""
+    return prepared.codex_home / "skills"
+
+
 _CODEX_MODEL = re.compile(r"^(gpt-|codex-|o[134](?:$|-))", re.IGNORECASE)
+
+
+def successful_reads(
+    run: events.CodexRun, facts: rollout.Rollout, prepared: home.PreparedHome, workdir: Path
+) -> list[str]:
+    """Absolute paths of files read by commands that succeeded (a failed read loaded nothing)."""
+    paths = {"home": prepared.env.get("HOME"), "codex_home": str(prepared.codex_home)}
+    reads: list[str] = []
+    for command in run.succeeded_commands:
+        reads += activation.read_files(command, cwd=str(workdir), **paths)
+    reads += run.read_paths
+    for command in facts.commands:
+        if not command.failed:
+            reads += activation.read_files(command.argv, cwd=command.cwd or str(workdir), **paths)
+    return reads
 
 
 def detect_activation(
@@ -30,18 +51,19 @@ def detect_activation(
     skills: Sequence[InstalledSkill],
     prepared: home.PreparedHome,
     workdir: Path,
-) -> list[str] | None:
-    """Skills whose SKILL.md the agent read (``None`` when nothing is observable)."""
+) -> tuple[list[str] | None, list[str] | None]:
+    """Skills whose SKILL.md the agent read successfully, and undeclared SKILL.md files read.
+
+    Both are ``None`` when nothing is observable.
+    """
     if not skills or not run.usable:
-        return None
-    paths = {"home": prepared.env.get("HOME"), "codex_home": str(prepared.codex_home)}
-    reads: list[str] = []
-    for command in run.commands:
-        reads += activation.read_files(command, cwd=str(workdir), **paths)
-    reads += run.read_paths
-    for command in facts.commands:
-        reads += activation.read_files(command.argv, cwd=command.cwd or str(workdir), **paths)
-    return activation.activated_skills(reads, skills)
+        return None, None
+    reads = successful_reads(run, facts, prepared, workdir)
+    root = str(skills_root_of(prepared))
+    return (
+        activation.activated_skills(reads, skills),
+        activation.undeclared_skills(reads, skills, root),
+    )
 
 
 class CodexBackend(Backend):
@@ -52,6 +74,15 @@ class CodexBackend(Backend):
     install_hint = "npm install -g @openai/codex"
     supports_mcp = True
     default_model = None
+    skill_listing_budget = 21_700
+    """Codex 0.171.0 with gpt-5.5 (measured with the scripted server): 70 skills of 250-
+    character descriptions listed whole, 76 and more got every description shortened alike
+    (to 242 characters at 76, 66 at 200)."""
+    skill_listing_overflow = "every description is shortened to fit"
+
+    def skill_listing_chars(self, skills: Sequence[tuple[str, str]]) -> int:
+        """One ``- name: description (file: r0/name/SKILL.md)`` line per skill."""
+        return sum(2 * len(name) + len(description) + 25 for name, description in skills)
 
     def find_cli(self) -> Path | None:
         """``$CODEX_CLI_PATH``, else the Codex desktop app's binary, else PATH."""
@@ -85,13 +116,15 @@ class CodexBackend(Backend):
         run = events.parse_events(process.stdout)
         outcome = errors.classify(process, run, timeout=request.timeout)
         facts = rollout.read_rollout(rollout.find_rollout(prepared.codex_home, run.thread_id))
+        activated, undeclared = detect_activation(
+            run, facts, request.skills, prepared, request.sandbox.workdir
+        )
         return AttemptResult(
             status=outcome.status,
             final_answer=run.final_answer,
             transcript=tuple(run.turns),
-            activated=detect_activation(
-                run, facts, request.skills, prepared, request.sandbox.workdir
-            ),
+            activated=activated,
+            undeclared=undeclared,
             usage=run.usage,
             model=facts.model or request.model or _configured_model(prepared),
             error=outcome.error,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -110,8 +110,13 @@ def attempt_config(
     *,
     mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
     skill_instructions: bool = True,
+    hidden_skills: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The config an attempt (or a judge call, ``skill_instructions=False``) runs with."""
+    """The config an attempt (or a judge call, ``skill_instructions=False``) runs with.
+
+    ``hidden_skills`` are ``skills.config`` entries (``path``, ``enabled = false``) for
+    ``SKILL.md`` files that must not be listed as skills (nested inside a declared one).
+    """
     config = copy.deepcopy(dict(user))
     _strip_personal(config)
     _table(config, "analytics")["enabled"] = False
@@ -122,6 +127,8 @@ def attempt_config(
     skills: dict[str, Any] = {"bundled": {"enabled": False}}
     if not skill_instructions:
         skills["include_instructions"] = False
+    if hidden_skills:
+        skills["config"] = [dict(entry) for entry in hidden_skills]
     config["skills"] = skills
     providers = config.get("model_providers")
     if isinstance(providers, dict):

@@ -26,7 +26,9 @@ READ_ITEMS = frozenset({"file_read", "read_file", "read"})
 class CodexRun:
     """What one ``codex exec --json`` stream said.
 
-    ``commands`` keeps every shell command (in order) for activation detection; ``errors``
+    ``commands`` keeps every shell command (in order) and ``failed_commands`` those that
+    failed (non-zero exit or status ``failed``), so activation counts only reads that
+    succeeded; ``errors``
     the messages of top-level ``error`` events; ``failure`` the ``turn.failed`` message;
     ``notices`` the text of ``error`` items (warnings Codex reports without failing).
     """
@@ -36,6 +38,7 @@ class CodexRun:
     final_answer: str | None = None
     usage: Usage | None = None
     commands: list[str] = attrs.field(factory=list)
+    failed_commands: list[str] = attrs.field(factory=list)
     read_paths: list[str] = attrs.field(factory=list)
     errors: list[str] = attrs.field(factory=list)
     failure: str | None = None
@@ -43,6 +46,18 @@ class CodexRun:
     notices: list[str] = attrs.field(factory=list)
     events: int = 0
     bad_lines: int = 0
+
+    @property
+    def succeeded_commands(self) -> list[str]:
+        """The shell commands that completed with exit code 0, in order."""
+        failed = list(self.failed_commands)
+        kept = []
+        for command in self.commands:
+            if command in failed:
+                failed.remove(command)
+            else:
+                kept.append(command)
+        return kept
 
     @property
     def usable(self) -> bool:
@@ -156,7 +171,13 @@ def _collect(run: CodexRun, items: list[Mapping[str, Any]]) -> None:
         kind = item.get("type")
         if kind == "command_execution" and isinstance(item.get("command"), str):
             run.commands.append(item["command"])
-        elif kind in READ_ITEMS and isinstance(item.get("path"), str):
+            if turn is not None and turn.is_error is not False:
+                run.failed_commands.append(item["command"])
+        elif (
+            kind in READ_ITEMS
+            and isinstance(item.get("path"), str)
+            and item.get("status") != "failed"
+        ):
             run.read_paths.append(item["path"])
         elif kind == "agent_message" and isinstance(item.get("text"), str):
             run.final_answer = item["text"]

@@ -24,7 +24,7 @@ import attrs
 
 from caliper.attempt import AttemptSandbox
 from caliper_backend_codex import config as codex_config
-from caliper_backend_codex.skills import codex_home
+from caliper_backend_codex.skills import codex_home, hidden_skill_entries
 
 AUTH_FILE = "auth.json"
 FORWARDED_NAMES = frozenset(
@@ -101,7 +101,10 @@ def prepare(
     home = codex_home(sandbox)
     home.mkdir(parents=True, exist_ok=True)
     written = codex_config.attempt_config(
-        user, mcp_servers=mcp_servers, skill_instructions=skill_instructions
+        user,
+        mcp_servers=mcp_servers,
+        skill_instructions=skill_instructions,
+        hidden_skills=hidden_skill_entries(home),
     )
     codex_config.write_config(written, home)
     if codex_config.needs_openai_login(written):

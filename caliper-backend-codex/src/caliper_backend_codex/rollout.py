@@ -24,10 +24,15 @@ MAX_BYTES = 64 * 1024 * 1024
 
 @attrs.frozen
 class RolloutCommand:
-    """A shell command Codex ran, as argv, with its working directory."""
+    """A shell command Codex ran, as argv, with its working directory and whether it failed.
+
+    ``failed`` is true for status ``failed`` or a non-zero exit code: what such a command
+    read is not counted as a skill load.
+    """
 
     argv: tuple[str, ...]
     cwd: str | None
+    failed: bool = False
 
 
 @attrs.define
@@ -68,7 +73,9 @@ def _command(payload: Mapping[str, Any]) -> RolloutCommand | None:
         argv = [argv]
     if not isinstance(argv, Sequence) or not all(isinstance(a, str) for a in argv):
         return None
-    return RolloutCommand(tuple(argv), _cwd(item.get("cwd")))
+    code = item.get("exit_code")
+    failed = item.get("status") == "failed" or (isinstance(code, int) and code != 0)
+    return RolloutCommand(tuple(argv), _cwd(item.get("cwd")), failed)
 
 
 def read_rollout(path: Path | None) -> Rollout:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from caliper.attempt import AttemptSandbox
 from caliper.backend import FolderSkillInstaller
+from caliper.skill_tree import nested_skill_files
 
 
 def codex_home(sandbox: AttemptSandbox) -> Path:
@@ -29,3 +30,11 @@ class CodexSkillInstaller(FolderSkillInstaller):
 
     def skills_root(self, sandbox: AttemptSandbox) -> Path:
         return skills_root(sandbox)
+
+
+def hidden_skill_entries(codex_home_dir: Path) -> list[dict[str, object]]:
+    """``skills.config`` entries turning off every nested ``SKILL.md`` of the installed skills."""
+    return [
+        {"path": str(path), "enabled": False}
+        for path in nested_skill_files(codex_home_dir / "skills")
+    ]

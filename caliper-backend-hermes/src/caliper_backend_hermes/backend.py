@@ -35,7 +35,13 @@ from caliper_backend_hermes.mcp_status import (
     unusable_servers,
 )
 from caliper_backend_hermes.probe import has_mcp_support, installed_version
-from caliper_backend_hermes.session import Session, activated_skills, parse_export, transcript
+from caliper_backend_hermes.session import (
+    Session,
+    activated_skills,
+    parse_export,
+    transcript,
+    undeclared_skills,
+)
 from caliper_backend_hermes.skills import hermes_home
 
 QUIET_OPTIONS = ("--quiet", "--yolo", "--ignore-rules")
@@ -110,6 +116,7 @@ class HermesBackend(Backend):
             final_answer=None if run.failure else run.session.final_answer,
             transcript=turns,
             activated=activated_skills(turns, request.skills) if usable else None,
+            undeclared=undeclared_skills(turns, request.skills) if usable else None,
             usage=run.session.usage,
             model=run.session.model,
             error=run.failure.message if run.failure else None,

@@ -14,13 +14,14 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from caliper.errors import SetupError
+from caliper_backend_hermes.skills import hidden_skill_names
 
 SEED_FILES = (".env", "auth.json")
 CONFIG_FILE = "config.yaml"
@@ -91,7 +92,9 @@ def _section(config: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def neutral_config(
-    user_config: Mapping[str, Any], mcp_servers: Mapping[str, Any] | None = None
+    user_config: Mapping[str, Any],
+    mcp_servers: Mapping[str, Any] | None = None,
+    hidden_skills: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The user's config with everything that would make Hermes non-neutral switched off.
 
@@ -99,7 +102,8 @@ def neutral_config(
     time, few API retries, no memory or background self-review, no skills from outside the
     attempt, no shell hooks, no personality, no worktrees, no waiting for answers to the
     ``clarify`` tool, and exactly the spec's MCP servers, all connected (or given up on)
-    before the first model call.
+    before the first model call. ``hidden_skills`` (skills nested inside declared ones) are
+    switched off by name.
     """
     config: dict[str, Any] = json.loads(json.dumps(dict(user_config), default=str))
     security = _section(config, "security")
@@ -111,6 +115,7 @@ def neutral_config(
     memory.update(memory_enabled=False, user_profile_enabled=False, provider="", nudge_interval=0)
     skills = _section(config, "skills")
     skills.update(external_dirs=[], creation_nudge_interval=0, inline_shell=False)
+    skills["disabled"] = list(hidden_skills)
     display = _section(config, "display")
     display.update(personality="", interface="cli")
     _section(config, "clarify")["timeout"] = 0
@@ -142,7 +147,7 @@ def prepare_home(
             target = hermes_home / name
             shutil.copyfile(origin, target)
             target.chmod(0o600)
-    config = neutral_config(read_user_config(source), mcp_servers)
+    config = neutral_config(read_user_config(source), mcp_servers, hidden_skill_names(hermes_home))
     config_path = hermes_home / CONFIG_FILE
     config_path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     config_path.chmod(0o600)

@@ -170,11 +170,13 @@ def _reads_skill_file(call_input: Any, skill: InstalledSkill) -> bool:
 def activated_skills(turns: Sequence[Turn], skills: Sequence[InstalledSkill]) -> list[str]:
     """Installed skills the model loaded, first load first.
 
-    A load is a ``skill_view`` call naming the skill, or a ``read_file`` of its ``SKILL.md``.
+    A load is a ``skill_view`` call naming the skill, or a ``read_file`` of its ``SKILL.md``,
+    whose result is not an error: a refused ``skill_view`` (unknown or disabled skill) or a
+    failed read loaded nothing.
     """
     found: list[str] = []
     for turn in turns:
-        if turn.role != "tool":
+        if turn.role != "tool" or turn.is_error is not False:
             continue
         for skill in skills:
             if skill.name in found:
@@ -183,4 +185,27 @@ def activated_skills(turns: Sequence[Turn], skills: Sequence[InstalledSkill]) ->
                 turn.tool_name in FILE_READERS and _reads_skill_file(turn.tool_input, skill)
             ):
                 found.append(skill.name)
+    return found
+
+
+def _viewed_file(call_input: Any) -> bool:
+    """Whether a ``skill_view`` call asks for one of the skill's files, not the skill."""
+    return isinstance(call_input, dict) and bool(call_input.get("file_path"))
+
+
+def undeclared_skills(turns: Sequence[Turn], skills: Sequence[InstalledSkill]) -> list[str]:
+    """Skills ``skill_view`` loaded successfully that the spec did not declare, by name."""
+    declared = {skill.name for skill in skills} | {skill.skill_dir.name for skill in skills}
+    found: list[str] = []
+    for turn in turns:
+        if turn.role != "tool" or turn.tool_name != SKILL_VIEW or turn.is_error is not False:
+            continue
+        call_input = turn.tool_input
+        if not isinstance(call_input, dict) or _viewed_file(call_input):
+            continue
+        name = call_input.get("name")
+        if isinstance(name, str) and name.strip():
+            bare = name.strip().rsplit("/", 1)[-1]
+            if bare not in declared and bare not in found:
+                found.append(bare)
     return found

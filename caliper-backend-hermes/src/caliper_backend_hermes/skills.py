@@ -4,6 +4,14 @@ Hermes indexes every ``SKILL.md`` below its skills folder and names the folder a
 its category, so caliper installs each skill as ``skills/<CATEGORY>/<name>/SKILL.md``. Skills
 are never passed with Hermes' ``--skills`` flag: that preloads the whole file into the system
 prompt, while the point of an eval is whether the model chooses to load it.
+
+Hermes 0.19 walks its skills folder to any depth and follows links, so a ``SKILL.md`` nested
+inside a declared skill's folder would be listed as a skill of its own (only ``references/``,
+``templates/``, ``assets/`` and ``scripts/`` right under a skill are skipped). No layout hides
+such a file while keeping it at its path, so caliper switches those skills off by name
+(``skills.disabled`` in the attempt's config): the files stay readable as the declared
+skill's own, but are not listed and ``skill_view`` refuses them. A nested skill sharing its
+name with a declared one cannot be switched off this way; it stays listed.
 """
 
 from __future__ import annotations
@@ -12,6 +20,7 @@ from pathlib import Path
 
 from caliper.attempt import AttemptSandbox
 from caliper.backend import FolderSkillInstaller
+from caliper.skill_tree import nested_skill_files, skill_file_name
 
 CATEGORY = "workspace"
 """The one category every installed skill sits in (Hermes shows it as a heading in its index)."""
@@ -34,3 +43,19 @@ class HermesSkillInstaller(FolderSkillInstaller):
 
     def skills_root(self, sandbox: AttemptSandbox) -> Path:
         return skills_root(sandbox)
+
+
+def hidden_skill_names(home: Path) -> list[str]:
+    """Names to put in ``skills.disabled``: each nested ``SKILL.md``'s frontmatter and folder
+    names, except names a declared (installed) skill uses."""
+    root = home / "skills" / CATEGORY
+    if not root.is_dir():
+        return []
+    declared = set()
+    for folder in root.iterdir():
+        if (folder / "SKILL.md").is_file():
+            declared |= {folder.name, skill_file_name(folder / "SKILL.md")}
+    hidden: set[str] = set()
+    for path in nested_skill_files(root):
+        hidden |= {skill_file_name(path), path.parent.name}
+    return sorted(hidden - declared)

@@ -7,7 +7,7 @@ command that prints it (``cat``, ``head``, ``sed``…). Reading another file of 
 skills folder, or another skill's file is not activation of this one. Paths are resolved the
 way pi resolves them: a leading ``@`` is dropped, ``~`` (and, in shell commands, ``$HOME`` or
 ``$PI_CODING_AGENT_DIR``) is expanded, and relative paths start at the working directory. A
-call that failed does not count.
+call that failed, or that never got a result, does not count.
 """
 
 from __future__ import annotations
@@ -108,6 +108,13 @@ def _read_paths(call: ToolCall, *, cwd: Path, home: Path) -> list[str]:
     return []
 
 
+def succeeded(call: ToolCall) -> bool:
+    """Whether pi's tool answered the call without an error (no answer: not a success)."""
+    if call.is_error is None:
+        return call.output is not None
+    return not call.is_error
+
+
 def activated_skills(
     calls: Sequence[ToolCall], skills: Sequence[InstalledSkill], *, cwd: Path, home: Path
 ) -> list[str]:
@@ -115,10 +122,41 @@ def activated_skills(
     files = _skill_files(skills)
     found: list[str] = []
     for call in calls:
-        if call.is_error:
+        if not succeeded(call):
             continue
         for path in _read_paths(call, cwd=cwd, home=home):
             name = files.get(path) or files.get(_normal(os.path.realpath(path)))
             if name is not None and name not in found:
                 found.append(name)
+    return found
+
+
+def undeclared_skills(
+    calls: Sequence[ToolCall],
+    skills: Sequence[InstalledSkill],
+    *,
+    cwd: Path,
+    home: Path,
+    skills_root: Path,
+) -> list[str]:
+    """``SKILL.md`` files under ``skills_root`` read successfully that no declared skill owns.
+
+    Reported by the file's frontmatter name (its folder name when it has none).
+    """
+    from caliper.skill_tree import skill_file_name
+
+    declared = set(_skill_files(skills))
+    root = _normal(os.path.realpath(skills_root))
+    found: list[str] = []
+    for call in calls:
+        if not succeeded(call):
+            continue
+        for path in _read_paths(call, cwd=cwd, home=home):
+            real = _normal(os.path.realpath(path))
+            if path in declared or real in declared or os.path.basename(real) != "SKILL.md":
+                continue
+            if real.startswith(root + os.sep) and os.path.isfile(real):
+                name = skill_file_name(real)
+                if name not in found:
+                    found.append(name)
     return found

@@ -18,13 +18,14 @@ from caliper.backend import Backend
 from caliper.errors import SetupError
 from caliper.process import ProcessResult, run_process
 from caliper_backend_pi import mcp, mcp_check, version
-from caliper_backend_pi.activation import activated_skills
+from caliper_backend_pi.activation import activated_skills, undeclared_skills
 from caliper_backend_pi.agentdir import (
     attempt_env,
     check_no_foreign_skills,
     has_default_model,
     prepare_agent_dir,
     read_json_config,
+    skills_root,
     user_agent_dir,
 )
 from caliper_backend_pi.events import PiRun, parse_output
@@ -152,16 +153,24 @@ class PiBackend(Backend):
             missing = mcp_check.servers_without_tools(run, mcp_check.server_names(request.mcp.data))
             if missing:
                 ending = Ending(AgentStatus.SETUP_ERROR, mcp_check.unusable_message(missing))
-        activated = None
+        activated = undeclared = None
         if run.event_count:
             activated = activated_skills(
                 run.tool_calls(), request.skills, cwd=sandbox.workdir, home=sandbox.home
+            )
+            undeclared = undeclared_skills(
+                run.tool_calls(),
+                request.skills,
+                cwd=sandbox.workdir,
+                home=sandbox.home,
+                skills_root=skills_root(sandbox),
             )
         return AttemptResult(
             status=ending.status,
             final_answer=final_answer(run),
             transcript=build_transcript(run),
             activated=activated,
+            undeclared=undeclared,
             usage=run.usage,
             model=run.model or request.model,
             error=ending.error,

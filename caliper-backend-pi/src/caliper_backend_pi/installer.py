@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from pathlib import Path
 
-from caliper.attempt import AttemptSandbox, InstalledSkill
-from caliper.backend import SkillInstaller, copy_skill_tree
-from caliper.skills import ResolvedSkill
+from caliper.attempt import AttemptSandbox
+from caliper.backend import FolderSkillInstaller
 from caliper_backend_pi.agentdir import skills_root
 
 
-class PiSkillInstaller(SkillInstaller):
-    """Copies each skill to ``<agent dir>/skills/<name>/``.
+class PiSkillInstaller(FolderSkillInstaller):
+    """Copies each skill to ``<agent dir>/skills/<name>/`` with the shared copy rules.
 
     pi lists every skill found there in its system prompt (name, description and the path of
     SKILL.md) and leaves loading to the model. That folder is global to the agent dir, so it
@@ -21,18 +20,5 @@ class PiSkillInstaller(SkillInstaller):
 
     id = "pi"
 
-    def install(
-        self, skills: Sequence[ResolvedSkill], sandbox: AttemptSandbox
-    ) -> list[InstalledSkill]:
-        root = skills_root(sandbox)
-        root.mkdir(parents=True, exist_ok=True)
-        installed = []
-        for skill in skills:
-            destination = root / skill.name
-            copy_skill_tree(skill, destination)
-            installed.append(
-                InstalledSkill(
-                    name=skill.name, description=skill.description, skill_dir=destination
-                )
-            )
-        return installed
+    def skills_root(self, sandbox: AttemptSandbox) -> Path:
+        return skills_root(sandbox)

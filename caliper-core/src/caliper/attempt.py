@@ -167,13 +167,17 @@ class AttemptResult:
     ``activated`` lists the installed skills the model chose to load, in order, or is ``None``
     when nothing was observable (never a made-up empty list). ``model`` is the concrete model
     the CLI reported. ``error`` explains any status other than ``COMPLETED``; for crashes it
-    carries the tail of stderr.
+    carries the tail of stderr. Only a load that succeeded counts (a refused or failed read of
+    a skill is not an activation). ``undeclared`` lists skills the model loaded successfully
+    although the spec did not declare them (e.g. a ``SKILL.md`` nested inside a declared
+    skill's folder), by name; ``None`` when not observed.
     """
 
     status: AgentStatus
     final_answer: str | None = None
     transcript: Sequence[Turn] = ()
     activated: Sequence[str] | None = None
+    undeclared: Sequence[str] | None = None
     usage: Usage | None = None
     model: str | None = None
     error: str | None = None

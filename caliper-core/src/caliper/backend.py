@@ -83,6 +83,19 @@ class Backend(abc.ABC):
     ``supports_mcp`` and ``mcp_refusal`` may be properties when the answer depends on the
     installed CLI's version (the pi backend does this).
     """
+    skill_listing_budget: int | None = None
+    """How many characters of skill listing the agent shows the model in full, or ``None``.
+
+    Agents list every installed skill (name and description) in the system prompt, some
+    within a character budget: past it, Claude Code lists the remaining skills by name only
+    and Codex shortens every description. ``None`` means the agent shows every description
+    whole, however many skills there are. The figure is measured against the pinned CLI
+    (see the backend's docs page); :meth:`skill_listing_chars` says how the agent counts.
+    ``caliper validate`` only consults backends for listings over
+    :data:`LISTING_CHECK_FLOOR` characters, so a budget below that is checked at run time only.
+    """
+    skill_listing_overflow: str = "some skills are shown to the model without their description"
+    """What the agent does past its budget, in a few words (for the warning)."""
 
     @property
     def cli_path_variable(self) -> str:
@@ -129,6 +142,28 @@ class Backend(abc.ABC):
         """
         return None
 
+    def skill_listing_chars(self, skills: Sequence[tuple[str, str]]) -> int:
+        """Characters the listing of ``skills`` (``(name, description)`` pairs) takes, counted
+        the way this agent counts them against :attr:`skill_listing_budget`.
+
+        The default counts one ``- name: description`` line per skill.
+        """
+        return sum(len(name) + len(description) + 4 for name, description in skills)
+
+    def skill_listing_warning(self, skills: Sequence[tuple[str, str]]) -> str | None:
+        """One sentence when ``skills`` overflow what this agent shows in full, else ``None``."""
+        budget = self.skill_listing_budget
+        if budget is None or not skills:
+            return None
+        size = self.skill_listing_chars(skills)
+        if size <= budget:
+            return None
+        return (
+            f"the {len(skills)} skills' listing takes about {size:,} characters but {self.id} "
+            f"shows about {budget:,} in full, so {self.skill_listing_overflow}: activation then "
+            "measures names rather than descriptions (see docs/backends)"
+        )
+
     def claims_model(self, model: str) -> bool:
         """Whether a bare ``--model NAME`` belongs to this backend (e.g. ``gpt-`` for codex)."""
         return False
@@ -145,6 +180,15 @@ class Backend(abc.ABC):
     def run_prompt(self, request: PromptRequest) -> PromptResult:
         """Ask the model one question with as few tools as possible (used by LLM judges)."""
         raise NotImplementedError(f"The {self.id} backend cannot be used as a judge engine.")
+
+
+LISTING_CHECK_FLOOR = 4000
+"""Below this many characters of skill listing, ``caliper validate`` loads no backend."""
+
+
+def listing_chars(skills: Sequence[tuple[str, str]]) -> int:
+    """A backend-neutral size of a listing: one ``- name: description`` line per skill."""
+    return sum(len(name) + len(description) + 4 for name, description in skills)
 
 
 class SkillInstaller(abc.ABC):
@@ -167,7 +211,8 @@ class FolderSkillInstaller(SkillInstaller):
     """An installer for agents that discover skills as ``<skills root>/<name>/SKILL.md``.
 
     Most agents do; a subclass only says where the root is. Each skill folder is copied under
-    its frontmatter name (specs and results beside it left out, see ``copy_skill_tree``).
+    its frontmatter name with :func:`copy_skill_tree` (specs and results beside it left out,
+    links kept inside the folder, size capped).
     """
 
     @abc.abstractmethod
@@ -218,21 +263,19 @@ class McpTranslator(abc.ABC):
         """Produce the native config for ``servers`` (already ``${VAR}``-resolved)."""
 
 
-SKILL_COPY_IGNORES = (".git", ".caliper", "*.eval.yaml", "*.eval.yml", "__pycache__")
-
-
 def copy_skill_tree(skill: ResolvedSkill, destination: Path) -> None:
-    """Copy a resolved skill folder to ``destination`` (shared by installers).
+    """Copy a resolved skill folder to ``destination`` (shared by every installer).
 
     Skills declared as a bare ``SKILL.md`` are copied with their sibling files, since a skill's
-    scripts and references live beside it. Version-control folders, caliper's own results and
-    eval specs are left out: a skill sitting beside its spec must not carry the spec (or past
-    results) into the agent's reach.
+    scripts and references live beside it. The rules are :mod:`caliper.skill_tree`'s: links
+    followed only inside the folder, loops, dangling links and special files left out, the
+    total size capped; version-control folders, caliper's results and eval specs left out.
+    Raises :class:`caliper.errors.CaliperError` when the folder is over the size cap.
     """
-    shutil.copytree(
-        skill.source_dir,
-        destination,
-        dirs_exist_ok=True,
-        symlinks=False,
-        ignore=shutil.ignore_patterns(*SKILL_COPY_IGNORES),
-    )
+    from caliper.errors import CaliperError
+    from caliper.skill_tree import SkillTooLarge, copy_tree
+
+    try:
+        copy_tree(skill.source_dir, destination)
+    except SkillTooLarge as exc:
+        raise CaliperError(str(exc)) from None

@@ -13,7 +13,8 @@ class ResolvedSkill:
 
     ``source_kind`` is ``"path"`` or ``"git"``; for git sources ``git_repo`` and ``git_sha``
     name the exact commit. ``content_hash`` digests every file of the folder, so saved runs can
-    tell whether the skill changed between two runs.
+    tell whether the skill changed between two runs. ``model_invocable`` is false for a skill
+    whose frontmatter says ``disable-model-invocation: true`` (the model can never load it).
     """
 
     name: str
@@ -25,3 +26,4 @@ class ResolvedSkill:
     git_ref: str | None = None
     git_sha: str | None = None
     content_hash: str | None = None
+    model_invocable: bool = True

@@ -17,7 +17,7 @@ from claude_support import attempt
 from caliper.attempt import AgentStatus, PromptRequest
 from caliper.process import ProcessResult
 from caliper_backend_claude import errors
-from caliper_backend_claude.stream import activated_skills, parse_stream
+from caliper_backend_claude.stream import activated_skills, parse_stream, undeclared_skills
 
 INIT = {"type": "system", "subtype": "init", "model": "claude-opus-5-5[1m]", "apiKeySource": "x"}
 
@@ -122,14 +122,44 @@ def test_model_prefers_the_assistant_message_then_init_without_context_suffix():
     assert parse_stream(_lines(INIT, real, _result())).model == "claude-sonnet-4-5-20250929"
 
 
+def _skill_result(tool_id: str, *, error: bool = False, text: str = "Launching skill") -> dict:
+    block = {"type": "tool_result", "tool_use_id": tool_id, "content": text, "is_error": error}
+    return {"type": "user", "message": {"role": "user", "content": [block]}}
+
+
 def test_activation_handles_plugin_qualified_names_and_ignores_uninstalled():
-    calls = [
-        _assistant("m", {"type": "tool_use", "id": f"t{i}", "name": "Skill", "input": {"skill": s}})
-        for i, s in enumerate(["tools:pdf", "no-such", "hello", "/hello", "other"])
-    ]
-    stream = parse_stream(_lines(INIT, *calls, _result()))
+    names = ["tools:pdf", "no-such", "hello", "/hello", "other"]
+    events = []
+    for i, s in enumerate(names):
+        call = {"type": "tool_use", "id": f"t{i}", "name": "Skill", "input": {"skill": s}}
+        events += [_assistant("m", call), _skill_result(f"t{i}")]
+    stream = parse_stream(_lines(INIT, *events, _result()))
     assert activated_skills(stream, ["hello", "pdf", "unused"]) == ["pdf", "hello"]
+    assert undeclared_skills(stream, ["hello", "pdf", "unused"]) == ["no-such", "other"]
     assert activated_skills(stream, []) is None
+
+
+def _skill_call(tool_id: str, skill: str) -> dict:
+    block = {"type": "tool_use", "id": tool_id, "name": "Skill", "input": {"skill": skill}}
+    return _assistant("m", block)
+
+
+def test_a_refused_or_unanswered_skill_call_is_not_an_activation():
+    """Issue 11 item 1: the tool result decides; an error result loaded nothing."""
+    refused = "<tool_use_error>Skill locked cannot be used with Skill tool due to "
+    refused += "disable-model-invocation</tool_use_error>"
+    events = [
+        _skill_call("a", "locked"),
+        _skill_result("a", error=True, text=refused),
+        _skill_call("b", "gone"),
+        _skill_result("b", error=True, text="<tool_use_error>Unknown skill: gone</tool_use_error>"),
+        _skill_call("c", "open"),
+        _skill_result("c"),
+        _skill_call("d", "late"),
+    ]
+    stream = parse_stream(_lines(INIT, *events, _result()))
+    assert activated_skills(stream, ["locked", "open", "late"]) == ["open"]
+    assert undeclared_skills(stream, ["locked", "open", "late"]) == []
 
 
 def test_activation_is_unknown_when_the_stream_is_truncated():

@@ -79,6 +79,32 @@ def _render_json(results: list[tuple[Path, SpecCheck]], plugin_notes: list[str])
     click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
 
 
+def _add_listing_warnings(host: Any, results: list[tuple[Path, SpecCheck]]) -> None:
+    """Warn where a neighbourhood is listed to the model only in part by some backend.
+
+    Backends are loaded only for listings over ``LISTING_CHECK_FLOOR`` characters, so
+    ordinary specs still validate without importing any backend.
+    """
+    from caliper.backend import LISTING_CHECK_FLOOR, listing_chars
+    from caliper.spec.problems import Problem
+
+    backends = None
+    for path, check in results:
+        pairs = [(s.name, s.description) for s in check.skills]
+        if check.spec is None or listing_chars(pairs) <= LISTING_CHECK_FLOOR:
+            continue
+        if backends is None:
+            backends = host.backends()
+        line = check.spec.skills[0].line if check.spec.skills else None
+        for backend in backends.values():
+            try:
+                message = backend.skill_listing_warning(pairs)
+            except Exception:  # a plugin's bug must not break validate
+                continue
+            if message:
+                check.warnings.append(Problem(path, line, None, "skills", message))
+
+
 EPILOG = """\b
 Examples:
   caliper validate my-skill.eval.yaml
@@ -121,6 +147,7 @@ def command(specs: tuple[Path, ...], output_format: str) -> None:
         f"judge plugin {name!r} failed to load: {why}" for name, why in failures.items()
     ]
     results = [(path, check_spec(path, judges, judge_failures=failures)) for path in specs]
+    _add_listing_warnings(host, results)
     if output_format == "json":
         _render_json(results, plugin_notes)
     else:

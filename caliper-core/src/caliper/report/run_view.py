@@ -297,7 +297,7 @@ def usage_lines(usage: UsageTotals) -> list[Text]:
 
 
 def _needs_panel(record: AttemptRecord) -> bool:
-    if record.activation_passed is False:
+    if record.activation_passed is False or record.undeclared:
         return True
     return record.outcome not in (Outcome.PASS, Outcome.NOT_CHECKED)
 
@@ -329,6 +329,9 @@ def attempt_body(task: TaskResult, record: AttemptRecord, *, answer: bool = True
         loaded = "unknown" if record.activated is None else ", ".join(record.activated) or "none"
         expected = ", ".join(task.activation_expected) or "none"
         parts.append(Text(f"activation: expected [{expected}], loaded [{loaded}]"))
+    if record.undeclared:
+        names = ", ".join(record.undeclared)
+        parts.append(Text(f"loaded skills the spec does not declare: {names}", style="yellow"))
     if record.forbidden_reads:
         parts.append(Text("forbidden reads: " + ", ".join(record.forbidden_reads), style="red"))
     if answer and record.final_answer:
@@ -358,7 +361,7 @@ def failure_panels(results: RunResults, width: int | None = None) -> list[Panel]
                 continue
             symbol, style = fmt.STRIP_SYMBOLS[record.outcome]
             label = OUTCOME_LABEL[record.outcome]
-            if record.outcome is Outcome.NOT_CHECKED:
+            if record.outcome is Outcome.NOT_CHECKED and record.activation_passed is False:
                 symbol, style, label = "✗", "red", "activation check failed"
             title = (
                 f"{escape(task.name)} — attempt {record.attempt} — "

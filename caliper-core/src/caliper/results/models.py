@@ -55,6 +55,8 @@ class AttemptRecord:
     """One attempt of one task, as observed.
 
     ``activated`` is ``None`` when nothing was observable (never a made-up ``[]``).
+    ``undeclared`` names skills the agent loaded that the spec did not declare (empty when
+    none was seen; files saved before it existed load with ``[]``).
     ``activation_passed`` is ``None`` when the task asserted no ``activates:``.
     """
 
@@ -73,6 +75,7 @@ class AttemptRecord:
     error: str | None = None
     setup_failed: bool = False
     forbidden_reads: list[str] = attrs.field(factory=list)
+    undeclared: list[str] = attrs.field(factory=list)
 
     @property
     def passed(self) -> bool:

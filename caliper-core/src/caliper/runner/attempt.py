@@ -168,6 +168,7 @@ def _observed(
         final_answer=result.final_answer,
         transcript=list(result.transcript),
         activated=_observed_activation(result, installed_names),
+        undeclared=list(result.undeclared or ()),
         model=result.model,
         error=result.error,
     )

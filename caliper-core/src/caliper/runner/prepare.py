@@ -107,6 +107,12 @@ def _note(text: str) -> None:
     click.echo(f"Note: {text}", err=True)
 
 
+def _warn(text: str) -> None:
+    import click
+
+    click.echo(click.style("Warning: ", fg="yellow") + text, err=True)
+
+
 def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
     """Run the pre-flight checks in order and gather what the attempts need."""
     from caliper.engine import resolve_engine
@@ -132,6 +138,9 @@ def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
     skills = tuple(resolve_skills(spec, offline=False, on_note=_note))
     check_ablation(options.ablate, skills)
     installed = tuple(s for s in skills if s.name not in set(options.ablate))
+    listing = engine.backend.skill_listing_warning([(s.name, s.description) for s in installed])
+    if listing:
+        _warn(listing)
     installer = host.skill_installer(engine.backend_id) if installed else None
     if installed and installer is None:
         raise CaliperError(

@@ -4,7 +4,8 @@ The rules: the file opens with YAML frontmatter between two ``---`` lines; ``nam
 characters of lowercase letters, digits and single hyphens (not at either end) and should
 equal the skill's folder name; ``description`` is a non-empty string of at most 1024
 characters. Agents discover a skill by exactly these two fields, so a skill without them
-cannot be measured.
+cannot be measured. ``disable-model-invocation: true`` (a Claude Code and pi field) hides
+the skill from the model, which then can never choose it: allowed, but warned about.
 """
 
 from __future__ import annotations
@@ -21,15 +22,20 @@ NAME_MAX = 64
 DESCRIPTION_MAX = 1024
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 FENCE = "---"
+NO_MODEL_INVOCATION = "disable-model-invocation"
 
 
 @attrs.frozen
 class SkillFrontmatter:
-    """The discovery fields of a valid ``SKILL.md``."""
+    """The discovery fields of a valid ``SKILL.md``.
+
+    ``model_invocable`` is false when the frontmatter says ``disable-model-invocation: true``.
+    """
 
     name: str
     description: str
     path: Path
+    model_invocable: bool = True
 
 
 @attrs.frozen
@@ -138,7 +144,8 @@ def check_skill_file(path: Path) -> FrontmatterCheck:
     else:
         for message in name_problems(name):
             found.append(problem(*at("name"), "frontmatter.name", f"{name!r} {message}"))
-        folder = path.parent.name
+        # Resolved first: ``SKILL.md`` given relative to its own folder has parent ``.``.
+        folder = path.resolve().parent.name
         if not found and folder != name:
             warnings.append(
                 problem(
@@ -171,7 +178,19 @@ def check_skill_file(path: Path) -> FrontmatterCheck:
                 f"is {len(description)} characters long; the limit is {DESCRIPTION_MAX}",
             )
         )
+    hidden = data.get(NO_MODEL_INVOCATION) is True
+    if hidden and isinstance(name, str):
+        warnings.append(
+            problem(
+                *at(NO_MODEL_INVOCATION, key_position=True),
+                f"frontmatter.{NO_MODEL_INVOCATION}",
+                f"{name!r} is hidden from the model (Claude Code and pi leave it out of the "
+                "skill list and refuse to load it), so the agent can never choose it and an "
+                "`activates:` naming it can never pass; remove the line to measure the skill",
+            )
+        )
     if found:
         return FrontmatterCheck(None, found, warnings)
     assert isinstance(name, str) and isinstance(description, str)
-    return FrontmatterCheck(SkillFrontmatter(name, description.strip(), path), [], warnings)
+    frontmatter = SkillFrontmatter(name, description.strip(), path, model_invocable=not hidden)
+    return FrontmatterCheck(frontmatter, [], warnings)

@@ -4,6 +4,8 @@ Layout under ``<cache root>/skills/``:
 
 * ``repos/<key>.git`` — a bare clone per repository, fetched into as needed;
 * ``checkouts/<key>/<sha>/`` — the files of one commit (no ``.git``), immutable once made;
+* ``checkouts/<key>/<sha>.left-out.json`` — links of that commit that point outside the
+  repository (absolute or through ``..``), which are not unpacked; see :meth:`left_out_links`;
 * ``locks/<key>.lock`` — an ``fcntl`` lock held while a repository or its checkouts change.
 
 Checkouts are written to a temporary folder beside their final place and renamed into it, so a
@@ -16,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -35,6 +38,38 @@ GITHUB_SHORTHAND = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")
 HEX_REF = re.compile(r"^[0-9a-fA-F]{4,40}$")
 SAFE_REF = re.compile(r"^[A-Za-z0-9._/+@{}^~-]+$")
 DEFAULT_REF = "refs/caliper/default"
+
+
+def _left_out_file(checkout: Path) -> Path:
+    return checkout.parent / f"{checkout.name}.left-out.json"
+
+
+def _leaves_repository(name: str, target: str, *, symbolic: bool) -> bool:
+    if not target or os.path.isabs(target):
+        return True
+    base = os.path.dirname(name) if symbolic else ""
+    resolved = os.path.normpath(os.path.join(base, target))
+    return resolved == ".." or resolved.startswith("../") or os.path.isabs(resolved)
+
+
+def split_links_out(
+    members: Sequence[tarfile.TarInfo],
+) -> tuple[list[tarfile.TarInfo], list[dict[str, str]]]:
+    """Members to unpack, and the links left out because they point outside the repository.
+
+    A repository holding such a link stays usable: the link is simply not unpacked (a skill
+    copy would leave it out anyway), instead of the whole checkout being refused.
+    """
+    kept: list[tarfile.TarInfo] = []
+    left_out: list[dict[str, str]] = []
+    for member in members:
+        if (member.issym() or member.islnk()) and _leaves_repository(
+            member.name, member.linkname, symbolic=member.issym()
+        ):
+            left_out.append({"path": member.name, "target": member.linkname})
+        else:
+            kept.append(member)
+    return kept, left_out
 
 
 class GitSourceError(CaliperError):
@@ -296,6 +331,16 @@ class GitCache:
                 return done.stdout.splitlines()[0].strip()
         return None
 
+    @staticmethod
+    def left_out_links(checkout: Path) -> list[dict[str, str]]:
+        """``{"path", "target"}`` of each link of ``checkout`` that was not unpacked because it
+        points outside the repository (empty when none, or for checkouts made before)."""
+        try:
+            data = json.loads(_left_out_file(checkout).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        return [d for d in data if isinstance(d, dict)] if isinstance(data, list) else []
+
     def _export(self, url: str, mirror: Path, sha: str) -> Path:
         final = self.checkout_of(url, sha)
         if final.is_dir():
@@ -312,16 +357,20 @@ class GitCache:
             tree = temp / "tree"
             try:
                 with tarfile.open(archive) as tar:
+                    kept, left_out = split_links_out(tar.getmembers())
                     if hasattr(tarfile, "data_filter"):
-                        tar.extractall(tree, filter="data")
+                        tar.extractall(tree, members=kept, filter="data")
                     else:  # pragma: no cover - Python without extraction filters
-                        tar.extractall(tree)
+                        tar.extractall(tree, members=kept)
             except tarfile.TarError as exc:
                 raise GitSourceError(
                     f"could not unpack {url} at {sha[:12]}: {exc} (links that point outside "
                     "the repository are refused)"
                 ) from exc
             tree.mkdir(exist_ok=True)
+            sidecar = temp / "left-out.json"
+            sidecar.write_text(json.dumps(left_out), encoding="utf-8")
+            os.replace(sidecar, _left_out_file(final))
             try:
                 os.rename(tree, final)
             except OSError:

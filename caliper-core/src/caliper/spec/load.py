@@ -20,7 +20,7 @@ from caliper.spec.mcpspec import check_mcp
 from caliper.spec.model import SkillSource, Spec, spec_name_for
 from caliper.spec.problems import Problem, SpecInvalid, sort_key
 from caliper.spec.sections import check_sandbox, check_skills, check_top
-from caliper.spec.skills import duplicate_names, resolve_source
+from caliper.spec.skills import duplicate_names, hidden_activation_entries, resolve_source
 from caliper.spec.tasks import Neighbourhood, TaskChecker
 from caliper.spec.yamldoc import Document, load_document
 
@@ -125,6 +125,8 @@ class _SpecChecker:
         )
         tasks = checker.check(data.get("tasks"))
         notes.extend(checker.notes)
+        for field, message in hidden_activation_entries(data.get("tasks"), skills):
+            report.error(field, message)
 
         problems = sorted(report.problems, key=sort_key)
         warnings = sorted(report.warnings, key=sort_key)

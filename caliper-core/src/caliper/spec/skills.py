@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
-import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import attrs
 
 from caliper.errors import SpecError
+from caliper.skill_tree import SkillTree, content_hash, max_skill_bytes, scan, tree_hash
 from caliper.skills import ResolvedSkill
 from caliper.spec.frontmatter import check_skill_file
 from caliper.spec.gitcache import GitCache, GitSourceError, NotCached, clone_url
@@ -17,8 +16,7 @@ from caliper.spec.model import SkillSource, Spec
 from caliper.spec.problems import Problem, SpecInvalid
 
 SKILL_FILE = "SKILL.md"
-HASH_SKIPPED_DIRS = frozenset({".git", ".caliper", "__pycache__"})
-HASH_SKIPPED_SUFFIXES = (".eval.yaml", ".eval.yml")
+__all__ = ["content_hash", "resolve_skills", "resolve_source"]
 
 
 @attrs.frozen
@@ -31,29 +29,8 @@ class SourceOutcome:
     problems: tuple[Problem, ...] = ()
     warnings: tuple[Problem, ...] = ()
     note: str | None = None
-
-
-def content_hash(folder: Path) -> str:
-    """sha256 over every file of ``folder``: relative paths sorted, each path then its bytes.
-
-    ``.git``, ``.caliper`` (saved results) and ``__pycache__`` folders and spec files
-    (``*.eval.yaml``) are left out, so the hash changes when the skill changes, not when a run
-    is saved or the spec edited next to it.
-    """
-    digest = hashlib.sha256()
-    files: list[tuple[str, Path]] = []
-    for current, dirs, names in os.walk(folder, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if d not in HASH_SKIPPED_DIRS)
-        for name in names:
-            full = Path(current) / name
-            if full.is_file() and not name.endswith(HASH_SKIPPED_SUFFIXES):
-                files.append((full.relative_to(folder).as_posix(), full))
-    for relative, full in sorted(files):
-        data = full.read_bytes()
-        digest.update(relative.encode("utf-8") + b"\0")
-        digest.update(len(data).to_bytes(8, "big"))
-        digest.update(data)
-    return digest.hexdigest()
+    copy_notes: tuple[str, ...] = ()
+    """What installing the skill leaves out (links, special files), rendered for the run."""
 
 
 def _skill_file_for(target: Path) -> tuple[Path | None, str | None]:
@@ -150,9 +127,17 @@ def resolve_source(
         )
     folder = skill_file.parent
     try:
-        digest = content_hash(folder)
+        tree = scan(folder, max_bytes=max_skill_bytes())
+        digest = tree_hash(tree) if tree.fatal is None else None
+    except ValueError as exc:  # an unreadable CALIPER_SKILL_MAX_BYTES
+        problem = _spec_problem(spec_path, source, index, str(exc), column)
+        return SourceOutcome(source, index, problems=(problem,), note=note)
     except OSError as exc:
         message = f"cannot read the skill folder {folder}: {exc}"
+        problem = _spec_problem(spec_path, source, index, message, column)
+        return SourceOutcome(source, index, problems=(problem,), note=note)
+    if tree.fatal is not None:
+        message = f"the skill folder {folder} {tree.fatal.message}"
         problem = _spec_problem(spec_path, source, index, message, column)
         return SourceOutcome(source, index, problems=(problem,), note=note)
     skill = ResolvedSkill(
@@ -165,10 +150,57 @@ def resolve_source(
         git_ref=git_ref,
         git_sha=git_sha,
         content_hash=digest,
+        model_invocable=checked.frontmatter.model_invocable,
     )
     # At a repository's root the folder is named after the commit: no name to compare.
     warnings = tuple(checked.warnings) if folder != repo_root else ()
-    return SourceOutcome(source, index, skill=skill, warnings=warnings, note=note)
+    left_out = tuple(Problem(i.path, None, None, "", i.message) for i in tree.issues)
+    if repo_root is not None:
+        left_out += _left_out_warnings(spec_path, source, index, column, repo_root, folder)
+    return SourceOutcome(
+        source,
+        index,
+        skill=skill,
+        warnings=warnings + left_out + nested_skill_warnings(tree),
+        note=note,
+        copy_notes=tuple(p.render() for p in left_out),
+    )
+
+
+def _left_out_warnings(
+    spec_path: Path, source: SkillSource, index: int, column: int | None, root: Path, folder: Path
+) -> tuple[Problem, ...]:
+    """Links of the skill's repository folder that were not unpacked (they leave the repo)."""
+    inside = folder.relative_to(root).as_posix() if folder != root else ""
+    found = []
+    for link in GitCache.left_out_links(root):
+        path = str(link.get("path", "")).removeprefix("./")
+        if inside and not path.startswith(inside + "/"):
+            continue
+        message = (
+            f"{path} in {source.repo} is a link to {link.get('target')}, outside the "
+            "repository; it was left out (commit the file itself instead of a link)"
+        )
+        found.append(_spec_problem(spec_path, source, index, message, column))
+    return tuple(found)
+
+
+def nested_skill_warnings(tree: SkillTree) -> tuple[Problem, ...]:
+    """One warning per ``SKILL.md`` nested inside the skill folder, at its path."""
+    found = []
+    for relative in tree.nested_skill_files:
+        found.append(
+            Problem(
+                tree.root / relative,
+                None,
+                None,
+                "",
+                "a SKILL.md inside another skill's folder is not a separate skill: caliper "
+                "installs it as one of that skill's files and hides it from the agent's skill "
+                "list; declare it in `skills:` if the agent should choose it on its own",
+            )
+        )
+    return tuple(found)
 
 
 def duplicate_names(outcomes: Iterable[SourceOutcome]) -> list[tuple[int, str]]:
@@ -205,9 +237,10 @@ def resolve_skills(
 
     Git sources are fetched into the cache (``cache_dir``, default :func:`cache_root`); with
     ``offline`` only the cache is used. ``on_note`` receives remarks such as "remote
-    unreachable, used the cached commit". Raises :class:`SpecInvalid` (a ``SpecError``) with
-    file and line for a missing path, a bad ``SKILL.md``, two skills with one name, or an
-    ``activates:`` entry naming no resolved skill; :class:`GitSourceError` for fetch failures.
+    unreachable, used the cached commit" and the links or special files a copy leaves out.
+    Raises :class:`SpecInvalid` (a ``SpecError``) with file and line for a missing path, a bad
+    ``SKILL.md``, two skills with one name, or an ``activates:`` entry naming no resolved
+    skill (or a model-hidden one); :class:`GitSourceError` for fetch failures.
     """
     cache = GitCache(cache_dir)
     outcomes = []
@@ -215,6 +248,8 @@ def resolve_skills(
         outcome = resolve_source(source, index, spec.path, cache=cache, offline=offline)
         if outcome.note and on_note is not None:
             on_note(outcome.note)
+        for copy_note in outcome.copy_notes if on_note is not None else ():
+            on_note(copy_note)
         if outcome.skill is None and not outcome.problems:
             raise SpecError(
                 f"{spec.path}: skills[{index}]: {outcome.note}",
@@ -229,6 +264,7 @@ def resolve_skills(
     skills = [outcome.skill for outcome in outcomes if outcome.skill is not None]
     if not problems:
         problems += activation_name_problems(spec, {s.name for s in skills})
+        problems += hidden_activation_problems(spec, skills)
     if problems:
         raise SpecInvalid(problems)
     return skills
@@ -248,6 +284,59 @@ def activation_name_problems(spec: Spec, names: set[str]) -> list[Problem]:
                         None,
                         f"tasks[{task.index}].activates[{position}]",
                         f"{name!r} is not the name of a declared skill (declared: {declared})",
+                    )
+                )
+    return problems
+
+
+HIDDEN_REASON = (
+    "{name!r} cannot be activated: its SKILL.md ({file}) says `disable-model-invocation: "
+    "true`, which hides it from the model, so this check could never pass; remove that line "
+    "from the skill or the name from `activates:`"
+)
+
+
+def hidden_skill_message(skill: ResolvedSkill) -> str:
+    """Why an ``activates:`` entry naming a model-hidden skill is refused."""
+    return HIDDEN_REASON.format(name=skill.name, file=skill.source_dir / SKILL_FILE)
+
+
+def hidden_activation_entries(
+    tasks: object, skills: Iterable[ResolvedSkill]
+) -> list[tuple[tuple[object, ...], str]]:
+    """``(field path, message)`` for every ``activates:`` entry naming a model-hidden skill.
+
+    ``tasks`` is the raw ``tasks:`` value of the spec (a list of mappings when valid).
+    """
+    hidden = {skill.name: skill for skill in skills if not skill.model_invocable}
+    found: list[tuple[tuple[object, ...], str]] = []
+    if not hidden or not isinstance(tasks, list):
+        return found
+    for index, task in enumerate(tasks):
+        names = task.get("activates") if isinstance(task, dict) else None
+        if not isinstance(names, list):
+            continue
+        for position, name in enumerate(names):
+            if isinstance(name, str) and name in hidden:
+                path = ("tasks", index, "activates", position)
+                found.append((path, hidden_skill_message(hidden[name])))
+    return found
+
+
+def hidden_activation_problems(spec: Spec, skills: Iterable[ResolvedSkill]) -> list[Problem]:
+    """The same check on a loaded spec (run time, once git sources are resolved)."""
+    hidden = {skill.name: skill for skill in skills if not skill.model_invocable}
+    problems = []
+    for task in spec.tasks:
+        for position, name in enumerate(task.activates or ()):
+            if name in hidden:
+                problems.append(
+                    Problem(
+                        spec.path,
+                        task.line,
+                        None,
+                        f"tasks[{task.index}].activates[{position}]",
+                        hidden_skill_message(hidden[name]),
                     )
                 )
     return problems
