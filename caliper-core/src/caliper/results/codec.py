@@ -17,6 +17,7 @@ import cattrs
 from cattrs.preconf.json import make_converter
 
 from caliper.results.models import SCHEMA_VERSION, RunResults, SkillSnapshot
+from caliper.textsafe import well_formed
 
 
 class ResultsDecodeError(ValueError):
@@ -68,9 +69,11 @@ def dumps(results: RunResults) -> str:
     """``results`` as the text of a results file (indented, UTF-8 safe, newline at the end).
 
     A value JSON cannot hold (say, a set or an object inside a tool call's input) is written
-    as a list or as its string form rather than failing the save.
+    as a list or as its string form rather than failing the save. A lone surrogate in any
+    text (agent output can carry one) becomes U+FFFD, so the file is always valid UTF-8.
     """
-    return json.dumps(to_data(results), indent=2, ensure_ascii=False, default=_json_fallback) + "\n"
+    text = json.dumps(to_data(results), indent=2, ensure_ascii=False, default=_json_fallback)
+    return well_formed(text) + "\n"
 
 
 def _json_fallback(value: Any) -> Any:

@@ -16,6 +16,7 @@ import attrs
 import yaml
 
 from caliper.spec.problems import Problem
+from caliper.textsafe import well_formed
 
 PathKey = tuple[Any, ...]
 """A value's path from the document root: mapping keys and sequence indexes."""
@@ -203,7 +204,7 @@ class _Builder:
         if isinstance(node, yaml.SequenceNode):
             self._plain_tag(node, "seq")
             return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
-        return self.loader.construct_object(node, deep=True)
+        return _clean(self.loader.construct_object(node, deep=True))
 
     def _plain_tag(self, node: yaml.Node, kind: str) -> None:
         if node.tag != f"tag:yaml.org,2002:{kind}":
@@ -217,7 +218,7 @@ class _Builder:
         result: dict[Any, Any] = {}
         first_seen: dict[Any, tuple[Position, bool]] = {}
         for key_node, value_node in node.value:
-            key = self.loader.construct_object(key_node, deep=True)
+            key = _clean(self.loader.construct_object(key_node, deep=True))
             where = _position(key_node.start_mark)
             if not isinstance(key, Hashable) or isinstance(key, (list, dict)):
                 self.problems.append(
@@ -248,6 +249,12 @@ class _Builder:
             self.values.pop((*path, key), None)
             result[key] = self.build(value_node, (*path, key))
         return result
+
+
+def _clean(value: Any) -> Any:
+    """A scalar as stored: a string's lone surrogates (a ``"\\ud800"`` escape) become U+FFFD,
+    so a task name or prompt can always be sent to an agent and saved as UTF-8."""
+    return well_formed(value) if isinstance(value, str) else value
 
 
 def load_document(path: Path, *, what: str = "spec") -> tuple[Document | None, list[Problem]]:

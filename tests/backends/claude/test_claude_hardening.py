@@ -1,0 +1,82 @@
+"""``caliper run --model claude-code`` through the real ``claude`` CLI against the scripted model
+server: text the model sends that could break the results file or leak a secret."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from claude_support import claude_cli, needs_claude
+
+from caliper.testing.harness import CaliperRun, FakeRealHome, run_caliper_process
+from caliper.testing.model_server import ModelServer
+
+pytestmark = [pytest.mark.e2e, needs_claude]
+
+
+@pytest.fixture
+def model_server():
+    """Factory: a started scripted model server (stopped at teardown)."""
+    started: list[ModelServer] = []
+
+    def start(script: dict) -> ModelServer:
+        server = ModelServer(script).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def _run(tmp_path: Path, server: ModelServer, spec_text: str, *args: str, **env: str) -> CaliperRun:
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    spec = project / "s.eval.yaml"
+    spec.write_text(spec_text, encoding="utf-8")
+    return run_caliper_process(
+        "run",
+        spec,
+        "--model",
+        "claude-code",
+        "--k",
+        "1",
+        *args,
+        home=FakeRealHome(tmp_path / "real-home"),
+        cwd=project,
+        sandbox_parent=tmp_path / "boxes",
+        env={
+            "CLAUDE_CLI_PATH": str(claude_cli()),
+            "ANTHROPIC_BASE_URL": server.url,
+            "ANTHROPIC_API_KEY": "sk-test",
+            "CLAUDE_CODE_MAX_RETRIES": "0",
+            **env,
+        },
+        timeout=180,
+    )
+
+
+def test_a_lone_surrogate_in_the_model_answer_is_saved_as_replacement(tmp_path, model_server):
+    server = model_server({"turns": [{"text": "half a pair: \ud800 end"}]})
+    done = _run(tmp_path, server, "tasks:\n  - name: t\n    prompt: hi\n    assert: assert True\n")
+    assert done.returncode == 0, done.stderr
+    raw = done.results_path.read_bytes()
+    raw.decode("utf-8")  # strict: valid UTF-8
+    (attempt,) = done.results["tasks"][0]["attempts"]
+    assert attempt["outcome"] == "pass"
+    assert "half a pair: \ufffd end" in attempt["final_answer"]
+    assert "\\ud800" not in raw.decode("utf-8")
+
+
+def test_a_lone_surrogate_in_a_task_name_and_prompt_reaches_claude_replaced(tmp_path, model_server):
+    server = model_server({"turns": [{"text": "ok"}]})
+    spec = (
+        'tasks:\n  - name: "name \\ud800 x"\n    prompt: "prompt \\udfff y"\n'
+        "    assert: assert True\n"
+    )
+    done = _run(tmp_path, server, spec)
+    assert done.returncode == 0, done.stderr
+    (task,) = done.results["tasks"]
+    assert task["name"] == "name \ufffd x"
+    assert task["attempts"][0]["outcome"] == "pass"
+    assert any("prompt \ufffd y" in r.sent_text() for r in server.requests)
