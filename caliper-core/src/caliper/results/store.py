@@ -9,6 +9,11 @@ Run ids are UTC timestamps (``2026-11-30T18-01-33Z``); a second run in the same 
 ``-2``, ``-3``… The name is claimed with an exclusive create, then the content is written to a
 temporary file in the same directory, flushed to disk and renamed over it, so a reader never
 sees half a file and a failed write leaves nothing behind.
+
+The ``--output`` copy goes through :func:`write_export`: a symlink is followed (the link
+stays, its target file is written atomically), a character device or FIFO (``/dev/null``,
+``/dev/stdout``, a named pipe) is written directly and never replaced, anything else that is
+not a regular file is refused.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import datetime
 import errno
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 
@@ -175,6 +181,70 @@ def write_atomic(path: Path, text: str) -> None:
             Path(tmp).unlink(missing_ok=True)
 
 
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _write_stream(path: Path, text: str) -> None:
+    """Write ``text`` straight into a character device or FIFO (no temp file, no rename).
+
+    A FIFO is opened without blocking, so one that nobody reads fails at once instead of
+    hanging the end of a run.
+    """
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise ResultsWriteError(
+                f"Could not save results to {path}: it is a named pipe (FIFO) that no program "
+                "is reading.",
+                hint="Start the reader first (e.g. `cat FIFO > run.json &`), or name a file.",
+            ) from exc
+        raise _write_error(path, exc) from exc
+    try:
+        os.set_blocking(fd, True)
+        data = text.encode("utf-8")
+        while data:
+            written = os.write(fd, data)
+            data = data[written:]
+    except OSError as exc:
+        raise _write_error(path, exc) from exc
+    finally:
+        os.close(fd)
+
+
+def write_export(path: Path, text: str) -> None:
+    """Write a copy of a run to a user-named ``path`` (``--output``, a rescue place).
+
+    A regular file (or a new one) is written atomically, through any symlink: the link is
+    kept and its target replaced. A character device or FIFO is written directly, never
+    renamed over. A folder, block device or socket is refused with
+    :class:`ResultsWriteError`.
+    """
+    target = Path(os.path.realpath(path))
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise _write_error(path, exc) from exc
+    if mode is None or stat.S_ISREG(mode):
+        write_atomic(target, text)
+    elif stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        _write_stream(target, text)
+    else:
+        raise ResultsWriteError(
+            f"Could not save results to {path}: it is {_kind(mode)}, not a file.",
+            hint="Name a file such as run.json.",
+        )
+
+
 def save_run(results: RunResults, *, spec_path: Path, output: Path | None = None) -> Path:
     """Save ``results`` in the store (and also at ``output`` when given); return the store path.
 
@@ -205,7 +275,7 @@ def save_run(results: RunResults, *, spec_path: Path, output: Path | None = None
         raise
     if output is not None:
         try:
-            write_atomic(output, text)
+            write_export(output, text)
         except ResultsWriteError as exc:
             raise ResultsWriteError(
                 f"Results were saved to {path}, but the --output copy failed. {exc.message}",
@@ -230,9 +300,10 @@ def _rescue(
         text = codec.dumps(results)
     except Exception:  # the run cannot be serialised: nothing more to try
         return failure
-    for place in [p for p in (output, rescue_path(results)) if p is not None]:
+    places = [p for p in (output, rescue_path(results)) if p is not None and _keeps_a_copy(p)]
+    for place in places:
         try:
-            write_atomic(place, text)
+            write_export(place, text)
         except ResultsWriteError:
             continue
         return ResultsWriteError(
@@ -244,6 +315,17 @@ def _rescue(
         f"{failure.message} Saving them anywhere else failed too, so this run's results are lost.",
         hint=failure.hint,
     )
+
+
+def _keeps_a_copy(path: Path) -> bool:
+    """True when ``path`` is (or would be) a regular file, so a run written there is kept
+    (``/dev/null`` or a pipe is no place to rescue a run to)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
 
 
 def load_run(path: Path) -> RunResults:
