@@ -28,6 +28,7 @@ from pathlib import Path
 import attrs
 
 from caliper.errors import CaliperError
+from caliper.spec import safetar
 
 NETWORK_TIMEOUT = 600.0
 LOCAL_TIMEOUT = 120.0
@@ -311,11 +312,7 @@ class GitCache:
                 )
             tree = temp / "tree"
             try:
-                with tarfile.open(archive) as tar:
-                    if hasattr(tarfile, "data_filter"):
-                        tar.extractall(tree, filter="data")
-                    else:  # pragma: no cover - Python without extraction filters
-                        tar.extractall(tree)
+                safetar.extract(archive, tree)
             except tarfile.TarError as exc:
                 raise GitSourceError(
                     f"could not unpack {url} at {sha[:12]}: {exc} (links that point outside "
