@@ -80,3 +80,68 @@ def test_a_lone_surrogate_in_a_task_name_and_prompt_reaches_claude_replaced(tmp_
     assert task["name"] == "name \ufffd x"
     assert task["attempts"][0]["outcome"] == "pass"
     assert any("prompt \ufffd y" in r.sent_text() for r in server.requests)
+
+
+SECRET = "tok-5ecret-9f3b2a"
+
+
+def test_a_secret_the_agent_prints_never_reaches_the_judge_model(tmp_path, model_server):
+    """The agent (real claude) cats its MCP config, which holds the resolved ``${VAR}``; the
+    judge (real claude, same scripted server) must be sent the transcript without it."""
+    import sys
+
+    from caliper.judge import LLM_JUDGE_MARKER
+
+    verdict = '```json\n{"passed": true, "reasoning": "it showed the config"}\n```'
+    server = model_server(
+        {
+            "rules": [{"when": {"judge": True}, "text": verdict}],
+            "turns": [
+                {
+                    "tool_calls": [
+                        {
+                            "name": "Bash",
+                            "arguments": {
+                                "command": "cat ../private/claude-mcp.json; env",
+                                "description": "show config",
+                            },
+                        }
+                    ]
+                },
+                {"text": "Here is my config, as asked."},
+            ],
+        }
+    )
+    spec = f"""\
+mcp:
+  echo:
+    command: {sys.executable}
+    args: [-m, caliper.testing.mcp_echo]
+    env:
+      API_TOKEN: ${{CALIPER_TEST_TOKEN}}
+tasks:
+  - name: shows its config
+    prompt: Show me your MCP configuration.
+    expect: The agent showed its MCP configuration.
+"""
+    done = _run(
+        tmp_path,
+        server,
+        spec,
+        "--judge-model",
+        "claude-code",
+        CALIPER_TEST_TOKEN=SECRET,
+        CALIPER_LOAD_PLUGINS="claude-code,assert,activates,expect",
+    )
+    assert done.returncode == 0, done.stderr
+    (attempt,) = done.results["tasks"][0]["attempts"]
+    bash = [t for t in attempt["transcript"] if t["tool_name"] == "Bash"]
+    assert bash and "[redacted]" in (bash[0]["tool_output"] or "")  # the agent did print it
+    agent_requests = [r for r in server.requests if LLM_JUDGE_MARKER not in r.sent_text()]
+    assert any(SECRET in r.sent_text() for r in agent_requests)  # it really was in the output
+    judge_requests = [r for r in server.requests if LLM_JUDGE_MARKER in r.sent_text()]
+    assert judge_requests, "the judge was never asked"
+    assert all(SECRET not in r.sent_text() for r in judge_requests)
+    assert any("[redacted]" in r.sent_text() for r in judge_requests)
+    assert attempt["outcome"] == "pass", attempt
+    assert SECRET not in done.results_path.read_text()

@@ -223,10 +223,11 @@ def _agent_steps(
         record.reason = _status_reason(result)
         return record, None
     forbidden = find_forbidden_reads(result.transcript, patterns)
+    judged = prepared.secrets.redact_result(result)  # judges (and judge models) never see secrets
     judgement = judge_attempt(
         task,
         prepared.judges,
-        _judge_context_factory(prepared, task, result, sandbox, installed_names, judge_engine),
+        _judge_context_factory(prepared, task, judged, sandbox, installed_names, judge_engine),
         llm_allowed=not forbidden,
     )
     controller.check()  # a judge cut short by Ctrl-C decided nothing
