@@ -414,15 +414,44 @@ def _latest_of(root: Path, spec_name: str, asked: str) -> Path:
     return entry.path
 
 
+def _run_by_id(ref: str, cwd: Path) -> Path | None:
+    """The run a run id (as ``caliper list`` shows it) or ``SPEC/RUN-ID`` names, if ``ref``
+    has that form; ``None`` when it has not. Raises :class:`ResultsError` when no run, or
+    runs of several specs, have that id."""
+    spec_name, _, run_id = ref.rpartition("/")
+    if not RUN_ID_RE.match(run_id) or "/" in spec_name:
+        return None
+    root = caliper_root(cwd, None)
+    matches = [e for e in list_runs(root, spec_name or None) if e.run_id == run_id]
+    if len(matches) == 1:
+        return matches[0].path
+    if not matches:
+        where = root / RESULTS_DIR / spec_name if spec_name else root / RESULTS_DIR
+        raise ResultsError(
+            f"No saved run with id {run_id} (looked in {where}).",
+            hint="Run `caliper list SPEC` to see the run ids of a spec. " + _known(root),
+        )
+    specs = ", ".join(f"{e.spec_name}/{e.run_id}" for e in matches)
+    raise ResultsError(
+        f"Several specs have a run with id {run_id}: {specs}.",
+        hint=f"Name one as SPEC/RUN-ID, e.g. `{matches[0].spec_name}/{run_id}`.",
+    )
+
+
 def resolve_run_ref(ref: str, *, cwd: Path) -> Path:
     """The results file that ``ref`` names.
 
-    ``ref`` is a results JSON path, a spec file path (its latest run) or a spec name (its
-    latest run under the caliper root found from ``cwd``).
+    ``ref`` is a results JSON path, a run id as ``caliper list`` shows it (or
+    ``SPEC/RUN-ID`` when several specs share one), a spec file path (its latest run) or a
+    spec name (its latest run under the caliper root found from ``cwd``).
     """
     candidate = Path(ref).expanduser()
     if not candidate.is_absolute():
         candidate = cwd / candidate
+    if not candidate.exists():
+        found = _run_by_id(ref, cwd)
+        if found is not None:
+            return found
     if ref.endswith(".json"):
         if not candidate.is_file():
             raise ResultsError(
