@@ -145,3 +145,59 @@ tasks:
     assert any("[redacted]" in r.sent_text() for r in judge_requests)
     assert attempt["outcome"] == "pass", attempt
     assert SECRET not in done.results_path.read_text()
+
+
+def _big_answer(size: int) -> str:
+    """``size`` characters: a head, filler, a token ~5,000 characters from the end, a tail."""
+    filler = "lorem ipsum dolor sit amet " * (size // 27 + 1)
+    body = "ANSWER-HEAD " + filler[: size - 5_000 - 12]
+    return body + " TAIL-TOKEN-7 " + "z" * (5_000 - 14)
+
+
+def test_a_big_answer_is_stored_once(tmp_path, model_server):
+    answer = _big_answer(600_000)  # under the default limits: kept whole, but only once
+    server = model_server({"turns": [{"text": answer}]})
+    spec = "tasks:\n  - name: t\n    prompt: hi\n    assert: assert True\n"
+    done = _run(tmp_path, server, spec)
+    assert done.returncode == 0, done.stderr
+    size = done.results_path.stat().st_size
+    assert len(answer) < size < len(answer) * 1.1, size  # before: twice the answer
+    raw = done.results_path.read_text()
+    assert raw.count("ANSWER-HEAD") == 1
+    (attempt,) = done.results["tasks"][0]["attempts"]
+    assert attempt["final_answer"] == answer
+    from caliper.results.store import load_run
+
+    (loaded,) = load_run(done.results_path).tasks[0].attempts
+    assert loaded.transcript[-1].content == answer  # reading puts the reference back
+
+
+def test_a_big_answer_is_capped_after_the_judge_saw_it(tmp_path, model_server):
+    from caliper.judge import LLM_JUDGE_MARKER
+
+    answer = _big_answer(300_000)
+    verdict = '```json\n{"passed": true, "reasoning": "long answer"}\n```'
+    server = model_server(
+        {"rules": [{"when": {"judge": True}, "text": verdict}], "turns": [{"text": answer}]}
+    )
+    spec = "tasks:\n  - name: t\n    prompt: hi\n    expect: It wrote a long answer.\n"
+    done = _run(
+        tmp_path,
+        server,
+        spec,
+        "--max-attempt-chars",
+        "2000",
+        "--judge-model",
+        "claude-code",
+        CALIPER_LOAD_PLUGINS="claude-code,assert,activates,expect",
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.results_path.stat().st_size < 50_000
+    (attempt,) = done.results["tasks"][0]["attempts"]
+    assert attempt["outcome"] == "pass", attempt
+    stored = attempt["final_answer"]
+    assert stored.startswith("ANSWER-HEAD") and stored.endswith("z" * 100)
+    assert "truncated by caliper: 300,000 characters" in stored
+    assert "TAIL-TOKEN-7" not in stored
+    judged = [r for r in server.requests if LLM_JUDGE_MARKER in r.sent_text()]
+    assert judged and "TAIL-TOKEN-7" in judged[0].sent_text()  # the judge saw the whole answer

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_CHARS
 from caliper.runner.options import (
     DEFAULT_K,
     DEFAULT_SETUP_TIMEOUT,
@@ -135,6 +136,24 @@ class Seconds(click.FloatRange):
     is_flag=True,
     help="Show every attempt's outcome and reason, and pass@k / pass^k.",
 )
+@click.option(
+    "--max-turn-chars",
+    type=click.IntRange(min=0),
+    default=DEFAULT_MAX_TURN_CHARS,
+    show_default=True,
+    metavar="N",
+    help="Keep at most N characters of each transcript turn's text in the results file "
+    "(start and end, with a marker giving the original size). 0: no limit.",
+)
+@click.option(
+    "--max-attempt-chars",
+    type=click.IntRange(min=0),
+    default=DEFAULT_MAX_ATTEMPT_CHARS,
+    show_default=True,
+    metavar="N",
+    help="Keep at most N characters of text per attempt (final answer first, then the "
+    "transcript). Judges always see everything. 0: no limit.",
+)
 def command(
     spec: Path,
     k: int,
@@ -147,6 +166,8 @@ def command(
     judge_model: str | None,
     output: Path | None,
     verbose: bool,
+    max_turn_chars: int,
+    max_attempt_chars: int,
 ) -> None:
     """Run SPEC's tasks k times through a real agent CLI and save the results.
 
@@ -169,6 +190,8 @@ def command(
         judge_model=judge_model,
         output=output,
         verbose=verbose,
+        max_turn_chars=max_turn_chars,
+        max_attempt_chars=max_attempt_chars,
     )
     check_save_targets(spec, output)
     report = run_spec(options)

@@ -29,6 +29,7 @@ from pathlib import Path
 import attrs
 
 from caliper.errors import CaliperError
+from caliper.results.compact import StorageLimits
 from caliper.results.models import RunResults
 from caliper.spec.model import spec_name_for
 
@@ -245,8 +246,17 @@ def write_export(path: Path, text: str) -> None:
         )
 
 
-def save_run(results: RunResults, *, spec_path: Path, output: Path | None = None) -> Path:
+def save_run(
+    results: RunResults,
+    *,
+    spec_path: Path,
+    output: Path | None = None,
+    limits: StorageLimits | None = None,
+) -> Path:
     """Save ``results`` in the store (and also at ``output`` when given); return the store path.
+
+    ``limits`` caps the text each attempt keeps (default: ``StorageLimits()``; see
+    :mod:`caliper.results.compact`).
 
     The run id is fixed here (``results.meta.run_id`` is updated to the one used), so it is
     always a UTC timestamp and never collides with a run saved earlier. When the store cannot
@@ -260,16 +270,16 @@ def save_run(results: RunResults, *, spec_path: Path, output: Path | None = None
         path, run_id = _claim(folder, _base_run_id(results))
     except OSError as exc:
         results.meta.run_id = _base_run_id(results)
-        raise _rescue(results, _write_error(folder, exc), output) from exc
+        raise _rescue(results, _write_error(folder, exc), output, limits) from exc
     results.meta.run_id = run_id
     from caliper.results import codec  # cattrs: imported only when a run is written or read
 
     try:
-        text = codec.dumps(results)
+        text = codec.dumps(results, limits)
         write_atomic(path, text)
     except ResultsWriteError as exc:
         path.unlink(missing_ok=True)
-        raise _rescue(results, exc, output) from exc
+        raise _rescue(results, exc, output, limits) from exc
     except BaseException:  # Ctrl-C (or a bug): give the reserved name back
         path.unlink(missing_ok=True)
         raise
@@ -291,13 +301,16 @@ def rescue_path(results: RunResults) -> Path:
 
 
 def _rescue(
-    results: RunResults, failure: ResultsWriteError, output: Path | None
+    results: RunResults,
+    failure: ResultsWriteError,
+    output: Path | None,
+    limits: StorageLimits | None = None,
 ) -> ResultsWriteError:
     """Write the run to ``output`` or the temp folder; the error to raise says where it went."""
     from caliper.results import codec
 
     try:
-        text = codec.dumps(results)
+        text = codec.dumps(results, limits)
     except Exception:  # the run cannot be serialised: nothing more to try
         return failure
     places = [p for p in (output, rescue_path(results)) if p is not None and _keeps_a_copy(p)]

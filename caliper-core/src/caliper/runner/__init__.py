@@ -75,6 +75,7 @@ def run_spec(
     from caliper import process
     from caliper.engine import resolve_engine
     from caliper.plugins import PluginHost
+    from caliper.results.compact import StorageLimits
     from caliper.results.store import ResultsWriteError, save_run
     from caliper.runner.control import RunController
     from caliper.runner.execute import execute
@@ -130,7 +131,10 @@ def run_spec(
         saved_to: Path | None = None
         save_error: CaliperError | None = None
         try:
-            saved_to = save_run(results, spec_path=prepared.spec.path, output=options.output)
+            limits = StorageLimits(options.max_turn_chars, options.max_attempt_chars)
+            saved_to = save_run(
+                results, spec_path=prepared.spec.path, output=options.output, limits=limits
+            )
         except ResultsWriteError as exc:  # shown after the report, which is still printed
             save_error = exc
     finally:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import attrs
 
+from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_CHARS
+
 DEFAULT_K = 3
 DEFAULT_WORKERS = 4
 DEFAULT_TIMEOUT = 120.0
@@ -27,3 +29,5 @@ class RunOptions:
     judge_model: str | None = None
     output: Path | None = None
     verbose: bool = False
+    max_turn_chars: int = DEFAULT_MAX_TURN_CHARS
+    max_attempt_chars: int = DEFAULT_MAX_ATTEMPT_CHARS
