@@ -100,6 +100,7 @@ def test_a_socket_is_refused(space, tmp_path):
         done = space.run(space.spec(SPEC), "--k", "1", "--output", str(path))
     finally:
         server.close()
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 2, done.stderr  # refused before any attempt ran
     assert "is a socket, not a file" in done.stderr
+    assert done.results_path is None
     assert stat.S_ISSOCK(os.lstat(path).st_mode)

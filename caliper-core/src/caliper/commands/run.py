@@ -224,11 +224,14 @@ def check_save_targets(spec: Path, output: Path | None) -> None:
     """Fail before any attempt runs when the results obviously cannot be saved: ``--output``
     is a folder or under a file or read-only folder, or the results store is read-only."""
     from caliper.errors import UsageError
-    from caliper.results.store import caliper_root
+    from caliper.results.store import caliper_root, export_problem
 
     if output is not None:
         if output.is_dir():
             raise UsageError(f"--output {output}: is a directory; name a file such as run.json.")
+        problem = export_problem(output)
+        if problem:
+            raise UsageError(f"--output {output}: {problem}; name a file such as run.json.")
         folder = _existing_ancestor(output.parent)
         if not folder.is_dir():
             raise UsageError(

@@ -220,6 +220,17 @@ def _write_stream(path: Path, text: str) -> None:
         os.close(fd)
 
 
+def export_problem(path: Path) -> str | None:
+    """Why ``path`` cannot take a copy of a run (a folder, block device or socket), if so."""
+    try:
+        mode = os.stat(os.path.realpath(path)).st_mode
+    except OSError:
+        return None  # missing (it will be created) or unreadable (the write will say why)
+    if stat.S_ISREG(mode) or stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        return None
+    return f"it is {_kind(mode)}, not a file"
+
+
 def write_export(path: Path, text: str) -> None:
     """Write a copy of a run to a user-named ``path`` (``--output``, a rescue place).
 
