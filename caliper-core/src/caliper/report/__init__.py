@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ def _columns_from_env() -> int | None:
     return columns if columns > 0 else None
 
 
+@functools.cache
 def _safe_console_class() -> type[Console]:
     """A rich ``Console`` that never lets printed text drive the terminal (built lazily, so
     importing this package does not import rich)."""
