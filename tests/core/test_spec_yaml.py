@@ -105,3 +105,23 @@ def test_plain_values_do_not_count_as_alias_expansions() -> None:
     doc, problems = parse_yaml(P, text)
     assert problems == []
     assert doc is not None and len(doc.data["a"]) == 150_000 and doc.data["c"] == [1, 2]
+
+
+@pytest.mark.parametrize("fast", [False, True])
+@pytest.mark.parametrize(
+    ("text", "where", "fragment"),
+    [
+        ('a: 1\nb: "bad \x07 here"\n', (2, 9), "control character U+0007"),
+        ('a: 1\nb: "never closed\nc: 2\n', (2, 4), "this quoted string is never closed"),
+    ],
+)
+def test_errors_have_positions_with_either_parser(
+    monkeypatch: pytest.MonkeyPatch, text: str, where: tuple[int, int], fragment: str, fast: bool
+) -> None:
+    from caliper.spec import yamldoc
+
+    monkeypatch.setattr(yamldoc, "FAST_PARSE_BYTES", 0 if fast else 10**9)
+    doc, problems = parse_yaml(P, text)
+    assert doc is None
+    assert (problems[0].line, problems[0].column) == where
+    assert fragment in problems[0].message

@@ -175,6 +175,8 @@ def parse_yaml(path: Path, text: str) -> tuple[Document | None, list[Problem]]:
     try:
         try:
             node = loader.get_single_node()
+        except yaml.reader.ReaderError as exc:  # libyaml reads lazily, so it raises it here
+            return None, [_reader_problem(path, text, exc)]
         except yaml.YAMLError as exc:
             return None, [_yaml_problem(path, exc)]
         except RecursionError:
