@@ -53,7 +53,11 @@ def to_data(results: RunResults) -> dict[str, Any]:
 
 
 def from_data(data: Any) -> RunResults:
-    """A :class:`RunResults` from plain data, e.g. a parsed results file."""
+    """A :class:`RunResults` from plain data, e.g. a parsed results file.
+
+    A final answer written once (``final_answer_turn``) is put back into its transcript turn;
+    ``data`` is changed in place for that.
+    """
     if not isinstance(data, dict) or not isinstance(data.get("meta"), dict):
         raise ResultsDecodeError("it has no 'meta' object, so it is not a caliper results file")
     missing = [k for k in ("run_id", "spec_name") if k not in data["meta"]]
