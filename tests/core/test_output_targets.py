@@ -104,3 +104,28 @@ def test_a_socket_is_refused(space, tmp_path):
     assert "is a socket, not a file" in done.stderr
     assert done.results_path is None
     assert stat.S_ISSOCK(os.lstat(path).st_mode)
+
+
+def test_dev_stdout_when_it_is_a_pipe(space):
+    """``/dev/stdout`` is a link to ``/proc/self/fd/1``, here a pipe: the JSON goes into it."""
+    done = space.run(space.spec(SPEC), "--k", "1", "--output", "/dev/stdout")
+    assert done.returncode == 0, done.stderr
+    start = done.stdout.index("{\n")
+    data, _ = json.JSONDecoder().raw_decode(done.stdout[start:])
+    assert data["meta"]["run_id"] == done.results["meta"]["run_id"]
+
+
+def test_dev_null_passes_the_preflight_when_dev_is_not_writable(space, monkeypatch):
+    """Ordinary users cannot write to ``/dev``; ``--output /dev/null`` is written in place, so
+    the pre-flight must not ask for a writable folder there (simulated: ``os.access`` says no
+    for ``/dev``, as it does for a user who is not root)."""
+    from caliper.commands.run import check_save_targets
+    from caliper.errors import UsageError
+
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, m: Path(p) != Path("/dev") and real_access(p, m))
+    spec = space.spec(SPEC)
+    monkeypatch.chdir(space.root)
+    check_save_targets(spec, Path("/dev/null"))  # before: "the folder /dev is not writable"
+    with pytest.raises(UsageError, match="/dev is not writable"):
+        check_save_targets(spec, Path("/dev/caliper-results.json"))

@@ -224,7 +224,7 @@ def check_save_targets(spec: Path, output: Path | None) -> None:
     """Fail before any attempt runs when the results obviously cannot be saved: ``--output``
     is a folder or under a file or read-only folder, or the results store is read-only."""
     from caliper.errors import UsageError
-    from caliper.results.store import caliper_root, export_problem
+    from caliper.results.store import caliper_root, export_problem, writes_directly
 
     if output is not None:
         if output.is_dir():
@@ -237,7 +237,7 @@ def check_save_targets(spec: Path, output: Path | None) -> None:
             raise UsageError(
                 f"--output {output}: {folder} is a file, so the results cannot be saved under it."
             )
-        if not os.access(folder, os.W_OK):
+        if not writes_directly(output) and not os.access(folder, os.W_OK):
             raise UsageError(
                 f"--output {output}: the folder {folder} is not writable.",
                 hint="Pick a folder you can write to, or fix its permissions.",

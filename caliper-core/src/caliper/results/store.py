@@ -220,10 +220,20 @@ def _write_stream(path: Path, text: str) -> None:
         os.close(fd)
 
 
+def writes_directly(path: Path) -> bool:
+    """True when ``path`` is a character device or FIFO: written in place, so the folder it
+    is in need not be writable."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
 def export_problem(path: Path) -> str | None:
     """Why ``path`` cannot take a copy of a run (a folder, block device or socket), if so."""
     try:
-        mode = os.stat(os.path.realpath(path)).st_mode
+        mode = os.stat(path).st_mode
     except OSError:
         return None  # missing (it will be created) or unreadable (the write will say why)
     if stat.S_ISREG(mode) or stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
@@ -239,17 +249,16 @@ def write_export(path: Path, text: str) -> None:
     renamed over. A folder, block device or socket is refused with
     :class:`ResultsWriteError`.
     """
-    target = Path(os.path.realpath(path))
     try:
-        mode = os.stat(target).st_mode
+        mode = os.stat(path).st_mode  # through every link, /dev/stdout → /proc/self/fd/1 included
     except FileNotFoundError:
         mode = None
     except OSError as exc:
         raise _write_error(path, exc) from exc
     if mode is None or stat.S_ISREG(mode):
-        write_atomic(target, text)
+        write_atomic(Path(os.path.realpath(path)), text)
     elif stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
-        _write_stream(target, text)
+        _write_stream(path, text)
     else:
         raise ResultsWriteError(
             f"Could not save results to {path}: it is {_kind(mode)}, not a file.",
