@@ -81,3 +81,47 @@ def test_alias_expansion_is_bounded() -> None:
     doc, problems = parse_yaml(P, "\n".join(lines))
     assert doc is None
     assert "too many aliases" in problems[0].message
+
+
+def test_big_texts_parse_the_same_with_libyaml(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above FAST_PARSE_BYTES the libyaml parser is used: same values, same positions."""
+    from caliper.spec import yamldoc
+
+    text = "tasks:\n" + "".join(
+        f"  - name: 't{i}'\n    prompt: |\n      line {i}\n    activates: [a, b]\n"
+        for i in range(200)
+    )
+    monkeypatch.setattr(yamldoc, "FAST_PARSE_BYTES", 10**9)
+    slow, _ = parse_yaml(P, text)
+    monkeypatch.setattr(yamldoc, "FAST_PARSE_BYTES", 0)
+    fast, _ = parse_yaml(P, text)
+    assert slow is not None and fast is not None
+    assert fast.data == slow.data
+    assert fast.values == slow.values and fast.keys == slow.keys
+
+
+def test_plain_values_do_not_count_as_alias_expansions() -> None:
+    text = "a: [" + ", ".join(["x"] * 150_000) + "]\nb: &b [1, 2]\nc: *b\n"
+    doc, problems = parse_yaml(P, text)
+    assert problems == []
+    assert doc is not None and len(doc.data["a"]) == 150_000 and doc.data["c"] == [1, 2]
+
+
+@pytest.mark.parametrize("fast", [False, True])
+@pytest.mark.parametrize(
+    ("text", "where", "fragment"),
+    [
+        ('a: 1\nb: "bad \x07 here"\n', (2, 9), "control character U+0007"),
+        ('a: 1\nb: "never closed\nc: 2\n', (2, 4), "this quoted string is never closed"),
+    ],
+)
+def test_errors_have_positions_with_either_parser(
+    monkeypatch: pytest.MonkeyPatch, text: str, where: tuple[int, int], fragment: str, fast: bool
+) -> None:
+    from caliper.spec import yamldoc
+
+    monkeypatch.setattr(yamldoc, "FAST_PARSE_BYTES", 0 if fast else 10**9)
+    doc, problems = parse_yaml(P, text)
+    assert doc is None
+    assert (problems[0].line, problems[0].column) == where
+    assert fragment in problems[0].message

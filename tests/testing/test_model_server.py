@@ -540,3 +540,15 @@ def test_chunked_and_gzip_request_bodies_are_read() -> None:
         conn.close()
         assert [r.outcome for r in server.requests] == ["answer", "answer", "other"]
         assert "squeezed" in server.requests[1].sent_text()
+
+
+def test_a_lone_surrogate_is_sent_as_a_json_escape():
+    """Scripts may ask for text no UTF-8 stream can carry raw; it goes out as ``\\ud800``."""
+    import json as _json
+
+    from caliper.testing.sse import event
+
+    frame = event("content_block_delta", {"delta": {"text": "half \ud800 pair"}})
+    assert b"\\ud800" in frame
+    payload = frame.decode("utf-8").split("data: ", 1)[1]
+    assert _json.loads(payload)["delta"]["text"] == "half \ud800 pair"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,7 +18,17 @@ from caliper.attempt import (
 from caliper.backend import Backend
 from caliper.errors import SetupError
 from caliper.process import run_process
-from caliper_backend_codex import activation, errors, events, home, invocation, rollout, versions
+from caliper_backend_codex import (
+    activation,
+    errors,
+    events,
+    home,
+    invocation,
+    login,
+    rollout,
+    versions,
+)
+from caliper_backend_codex import config as codex_config
 from caliper_backend_codex.locate import find_codex
 from caliper_backend_codex.mcp import tables_of
 
@@ -94,6 +105,12 @@ class CodexBackend(Backend):
 
     def cli_version(self, path: Path) -> str | None:
         return versions.installed_version(path)
+
+    def check_ready(self, model: str | None, real_home: Path) -> None:
+        """The configured provider must have credentials (a ``codex login`` or an API key);
+        without them codex would retry the network for every attempt's whole time budget."""
+        user_home = codex_config.user_codex_home(real_home, os.environ)
+        login.check_login(user_home, codex_config.load_user_config(user_home), os.environ)
 
     def run_attempt(self, request: AttemptRequest) -> AttemptResult:
         cli = self.find_cli()

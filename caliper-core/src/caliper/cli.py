@@ -111,11 +111,12 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script: runs the CLI, turning CaliperError into exit codes."""
     from caliper.errors import CaliperError
+    from caliper.textsafe import printable
 
     try:
         returned = cli.main(args=argv, prog_name="caliper", standalone_mode=False)
     except CaliperError as exc:
-        click.echo(f"Error: {exc.render()}", err=True)
+        click.echo(f"Error: {printable(exc.render())}", err=True)
         return exc.exit_code
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("CALIPER_DEBUG"):
             raise
         click.echo(
-            f"Error: caliper failed unexpectedly: {type(exc).__name__}: {exc}\n"
+            f"Error: caliper failed unexpectedly: {type(exc).__name__}: {printable(str(exc))}\n"
             "This is a bug in caliper or a plugin. Run again with CALIPER_DEBUG=1 to see "
             "the traceback, and please report it.",
             err=True,

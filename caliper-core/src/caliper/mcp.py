@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from caliper.attempt import McpServerConfig, Turn
+from caliper.attempt import AttemptResult, McpServerConfig, Turn
 from caliper.errors import SetupError
 from caliper.spec.model import McpServer
 
@@ -54,6 +54,18 @@ class SecretSet:
         if isinstance(value, (list, tuple)):
             return type(value)(self.redact_value(v) for v in value)
         return value
+
+    def redact_result(self, result: AttemptResult) -> AttemptResult:
+        """``result`` as it may leave the attempt (to judges, LLM judges' prompts included):
+        secrets removed from its final answer, transcript and error."""
+        if not self.values:
+            return result
+        return attrs.evolve(
+            result,
+            final_answer=self.redact(result.final_answer),
+            transcript=tuple(self.redact_turns(result.transcript)),
+            error=self.redact(result.error),
+        )
 
     def redact_turns(self, turns: Iterable[Turn]) -> list[Turn]:
         """A transcript with secrets removed from text, tool inputs and tool outputs."""

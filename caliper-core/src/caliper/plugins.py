@@ -7,6 +7,10 @@ stevedore, only when a command needs them; one that fails to import is recorded 
 
 ``CALIPER_LOAD_PLUGINS`` (comma-separated entry-point names) limits which installed plugins
 load at all; set it to an empty string to load none but those passed explicitly.
+
+stevedore's on-disk entry-point cache (``~/.cache/python-entrypoints``) is never read: the
+entry points come from package metadata, which discovery scans anyway, so a corrupt or stale
+cache file cannot hide a plugin or break a command.
 """
 
 from __future__ import annotations
@@ -110,6 +114,21 @@ def installed(group: str) -> list[PluginEntry]:
     return sorted(entries, key=lambda e: e.name)
 
 
+def _metadata_extension_manager() -> type:
+    """stevedore's ``NamedExtensionManager`` listing entry points from package metadata
+    instead of stevedore's on-disk cache (which a corrupt file there would break)."""
+    from stevedore import NamedExtensionManager
+
+    class MetadataNamedExtensionManager(NamedExtensionManager):  # type: ignore[misc]
+        """Loads named plugins; the entry points are read from package metadata."""
+
+        def list_entry_points(self) -> list[metadata.EntryPoint]:
+            """This namespace's entry points, from installed packages' metadata."""
+            return list(metadata.entry_points(group=self.namespace))
+
+    return MetadataNamedExtensionManager
+
+
 def make_plugin_manager() -> pluggy.PluginManager:
     """A fresh plugin manager with Caliper's hook specs (a factory, never a global)."""
     import pluggy
@@ -154,14 +173,13 @@ class PluginHost:
         wanted = [n for n in wanted if (group, n) not in self._loaded]
         if not wanted:
             return
-        from stevedore import NamedExtensionManager
 
         def on_failure(_manager: Any, entrypoint: Any, exc: BaseException) -> None:
             entry = entries.get(entrypoint.name)
             if entry is not None:
                 self.failures.append(LoadFailure(entry, f"{type(exc).__name__}: {exc}"))
 
-        extensions = NamedExtensionManager(
+        extensions = _metadata_extension_manager()(
             namespace=group,
             names=wanted,
             invoke_on_load=False,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from caliper.commands.confidence import confidence_option
+from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_CHARS
 from caliper.runner.options import (
     DEFAULT_K,
     DEFAULT_SETUP_TIMEOUT,
@@ -155,6 +156,24 @@ class Seconds(click.FloatRange):
     help="Show every attempt's outcome and reason, and pass@k / pass^k.",
 )
 @confidence_option
+@click.option(
+    "--max-turn-chars",
+    type=click.IntRange(min=0),
+    default=DEFAULT_MAX_TURN_CHARS,
+    show_default=True,
+    metavar="N",
+    help="Keep at most N characters of each transcript turn's text in the results file "
+    "(start and end, with a marker giving the original size). 0: no limit.",
+)
+@click.option(
+    "--max-attempt-chars",
+    type=click.IntRange(min=0),
+    default=DEFAULT_MAX_ATTEMPT_CHARS,
+    show_default=True,
+    metavar="N",
+    help="Keep at most N characters of text per attempt (final answer first, then the "
+    "transcript). Judges always see everything. 0: no limit.",
+)
 def command(
     spec: Path,
     k: int,
@@ -169,6 +188,8 @@ def command(
     output: Path | None,
     verbose: bool,
     confidence: float,
+    max_turn_chars: int,
+    max_attempt_chars: int,
 ) -> None:
     """Run SPEC's tasks k times through a real agent CLI and save the results.
 
@@ -195,6 +216,8 @@ def command(
         output=output,
         verbose=verbose,
         judge_timeout=judge_timeout,
+        max_turn_chars=max_turn_chars,
+        max_attempt_chars=max_attempt_chars,
     )
     check_save_targets(spec, output)
     report = run_spec(options)
@@ -242,17 +265,20 @@ def check_save_targets(spec: Path, output: Path | None) -> None:
     """Fail before any attempt runs when the results obviously cannot be saved: ``--output``
     is a folder or under a file or read-only folder, or the results store is read-only."""
     from caliper.errors import UsageError
-    from caliper.results.store import caliper_root
+    from caliper.results.store import caliper_root, export_problem, writes_directly
 
     if output is not None:
         if output.is_dir():
             raise UsageError(f"--output {output}: is a directory; name a file such as run.json.")
+        problem = export_problem(output)
+        if problem:
+            raise UsageError(f"--output {output}: {problem}; name a file such as run.json.")
         folder = _existing_ancestor(output.parent)
         if not folder.is_dir():
             raise UsageError(
                 f"--output {output}: {folder} is a file, so the results cannot be saved under it."
             )
-        if not os.access(folder, os.W_OK):
+        if not writes_directly(output) and not os.access(folder, os.W_OK):
             raise UsageError(
                 f"--output {output}: the folder {folder} is not writable.",
                 hint="Pick a folder you can write to, or fix its permissions.",

@@ -16,7 +16,10 @@ from typing import Any
 import cattrs
 from cattrs.preconf.json import make_converter
 
+from caliper.results import compact
+from caliper.results.compact import StorageLimits
 from caliper.results.models import SCHEMA_VERSION, RunResults, SkillSnapshot
+from caliper.textsafe import well_formed
 
 
 class ResultsDecodeError(ValueError):
@@ -50,7 +53,11 @@ def to_data(results: RunResults) -> dict[str, Any]:
 
 
 def from_data(data: Any) -> RunResults:
-    """A :class:`RunResults` from plain data, e.g. a parsed results file."""
+    """A :class:`RunResults` from plain data, e.g. a parsed results file.
+
+    A final answer written once (``final_answer_turn``) is put back into its transcript turn;
+    ``data`` is changed in place for that.
+    """
     if not isinstance(data, dict) or not isinstance(data.get("meta"), dict):
         raise ResultsDecodeError("it has no 'meta' object, so it is not a caliper results file")
     missing = [k for k in ("run_id", "spec_name") if k not in data["meta"]]
@@ -58,19 +65,26 @@ def from_data(data: Any) -> RunResults:
         raise ResultsDecodeError(
             f"its 'meta' lacks {', '.join(missing)}, so it is not a caliper results file"
         )
+    compact.expand_run(data)
     try:
         return converter().structure(data, RunResults)
     except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as exc:
         raise ResultsDecodeError(_describe(exc)) from exc
 
 
-def dumps(results: RunResults) -> str:
+def dumps(results: RunResults, limits: StorageLimits | None = None) -> str:
     """``results`` as the text of a results file (indented, UTF-8 safe, newline at the end).
 
     A value JSON cannot hold (say, a set or an object inside a tool call's input) is written
-    as a list or as its string form rather than failing the save.
+    as a list or as its string form rather than failing the save. A lone surrogate in any
+    text (agent output can carry one) becomes U+FFFD, so the file is always valid UTF-8.
+    Each attempt's text is stored once and capped by ``limits`` (default
+    :class:`~caliper.results.compact.StorageLimits`; see :mod:`caliper.results.compact`).
     """
-    return json.dumps(to_data(results), indent=2, ensure_ascii=False, default=_json_fallback) + "\n"
+    data = to_data(results)
+    compact.compact_run(data, limits if limits is not None else StorageLimits())
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=_json_fallback)
+    return well_formed(text) + "\n"
 
 
 def _json_fallback(value: Any) -> Any:

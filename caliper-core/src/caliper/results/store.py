@@ -9,6 +9,11 @@ Run ids are UTC timestamps (``2026-11-30T18-01-33Z``); a second run in the same 
 ``-2``, ``-3``… The name is claimed with an exclusive create, then the content is written to a
 temporary file in the same directory, flushed to disk and renamed over it, so a reader never
 sees half a file and a failed write leaves nothing behind.
+
+The ``--output`` copy goes through :func:`write_export`: a symlink is followed (the link
+stays, its target file is written atomically), a character device or FIFO (``/dev/null``,
+``/dev/stdout``, a named pipe) is written directly and never replaced, anything else that is
+not a regular file is refused.
 """
 
 from __future__ import annotations
@@ -17,12 +22,14 @@ import datetime
 import errno
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 
 import attrs
 
 from caliper.errors import CaliperError
+from caliper.results.compact import StorageLimits
 from caliper.results.models import RunResults
 from caliper.spec.model import spec_name_for
 
@@ -175,13 +182,103 @@ def write_atomic(path: Path, text: str) -> None:
             Path(tmp).unlink(missing_ok=True)
 
 
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _write_stream(path: Path, text: str) -> None:
+    """Write ``text`` straight into a character device or FIFO (no temp file, no rename).
+
+    A FIFO is opened without blocking, so one that nobody reads fails at once instead of
+    hanging the end of a run.
+    """
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise ResultsWriteError(
+                f"Could not save results to {path}: it is a named pipe (FIFO) that no program "
+                "is reading.",
+                hint="Start the reader first (e.g. `cat FIFO > run.json &`), or name a file.",
+            ) from exc
+        raise _write_error(path, exc) from exc
+    try:
+        os.set_blocking(fd, True)
+        data = text.encode("utf-8")
+        while data:
+            written = os.write(fd, data)
+            data = data[written:]
+    except OSError as exc:
+        raise _write_error(path, exc) from exc
+    finally:
+        os.close(fd)
+
+
+def writes_directly(path: Path) -> bool:
+    """True when ``path`` is a character device or FIFO: written in place, so the folder it
+    is in need not be writable."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+def export_problem(path: Path) -> str | None:
+    """Why ``path`` cannot take a copy of a run (a folder, block device or socket), if so."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # missing (it will be created) or unreadable (the write will say why)
+    if stat.S_ISREG(mode) or stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        return None
+    return f"it is {_kind(mode)}, not a file"
+
+
+def write_export(path: Path, text: str) -> None:
+    """Write a copy of a run to a user-named ``path`` (``--output``, a rescue place).
+
+    A regular file (or a new one) is written atomically, through any symlink: the link is
+    kept and its target replaced. A character device or FIFO is written directly, never
+    renamed over. A folder, block device or socket is refused with
+    :class:`ResultsWriteError`.
+    """
+    try:
+        mode = os.stat(path).st_mode  # through every link, /dev/stdout → /proc/self/fd/1 included
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise _write_error(path, exc) from exc
+    if mode is None or stat.S_ISREG(mode):
+        write_atomic(Path(os.path.realpath(path)), text)
+    elif stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        _write_stream(path, text)
+    else:
+        raise ResultsWriteError(
+            f"Could not save results to {path}: it is {_kind(mode)}, not a file.",
+            hint="Name a file such as run.json.",
+        )
+
+
 def save_run(
-    results: RunResults, *, spec_path: Path, output: Path | None = None, root: Path | None = None
+    results: RunResults,
+    *,
+    spec_path: Path,
+    output: Path | None = None,
+    root: Path | None = None,
+    limits: StorageLimits | None = None,
 ) -> Path:
     """Save ``results`` in the store (and also at ``output`` when given); return the store path.
 
     ``root`` is the ``.caliper/`` folder to save in (default: found from the current folder
-    and ``spec_path``); ``caliper run`` resolves it when the run starts.
+    and ``spec_path``); ``caliper run`` resolves it when the run starts. ``limits`` caps the
+    text each attempt keeps (default: ``StorageLimits()``; see :mod:`caliper.results.compact`).
 
     The run id is fixed here (``results.meta.run_id`` is updated to the one used), so it is
     always a UTC timestamp and never collides with a run saved earlier. When the store cannot
@@ -196,22 +293,22 @@ def save_run(
         path, run_id = _claim(folder, _base_run_id(results))
     except OSError as exc:
         results.meta.run_id = _base_run_id(results)
-        raise _rescue(results, _write_error(folder, exc), output) from exc
+        raise _rescue(results, _write_error(folder, exc), output, limits) from exc
     results.meta.run_id = run_id
     from caliper.results import codec  # cattrs: imported only when a run is written or read
 
     try:
-        text = codec.dumps(results)
+        text = codec.dumps(results, limits)
         write_atomic(path, text)
     except ResultsWriteError as exc:
         path.unlink(missing_ok=True)
-        raise _rescue(results, exc, output) from exc
+        raise _rescue(results, exc, output, limits) from exc
     except BaseException:  # Ctrl-C (or a bug): give the reserved name back
         path.unlink(missing_ok=True)
         raise
     if output is not None:
         try:
-            write_atomic(output, text)
+            write_export(output, text)
         except ResultsWriteError as exc:
             raise ResultsWriteError(
                 f"Results were saved to {path}, but the --output copy failed. {exc.message}",
@@ -227,18 +324,22 @@ def rescue_path(results: RunResults) -> Path:
 
 
 def _rescue(
-    results: RunResults, failure: ResultsWriteError, output: Path | None
+    results: RunResults,
+    failure: ResultsWriteError,
+    output: Path | None,
+    limits: StorageLimits | None = None,
 ) -> ResultsWriteError:
     """Write the run to ``output`` or the temp folder; the error to raise says where it went."""
     from caliper.results import codec
 
     try:
-        text = codec.dumps(results)
+        text = codec.dumps(results, limits)
     except Exception:  # the run cannot be serialised: nothing more to try
         return failure
-    for place in [p for p in (output, rescue_path(results)) if p is not None]:
+    places = [p for p in (output, rescue_path(results)) if p is not None and _keeps_a_copy(p)]
+    for place in places:
         try:
-            write_atomic(place, text)
+            write_export(place, text)
         except ResultsWriteError:
             continue
         return ResultsWriteError(
@@ -250,6 +351,17 @@ def _rescue(
         f"{failure.message} Saving them anywhere else failed too, so this run's results are lost.",
         hint=failure.hint,
     )
+
+
+def _keeps_a_copy(path: Path) -> bool:
+    """True when ``path`` is (or would be) a regular file, so a run written there is kept
+    (``/dev/null`` or a pipe is no place to rescue a run to)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
 
 
 def load_run(path: Path) -> RunResults:
@@ -338,15 +450,44 @@ def _latest_of(root: Path, spec_name: str, asked: str) -> Path:
     return entry.path
 
 
+def _run_by_id(ref: str, cwd: Path) -> Path | None:
+    """The run a run id (as ``caliper list`` shows it) or ``SPEC/RUN-ID`` names, if ``ref``
+    has that form; ``None`` when it has not. Raises :class:`ResultsError` when no run, or
+    runs of several specs, have that id."""
+    spec_name, _, run_id = ref.rpartition("/")
+    if not RUN_ID_RE.match(run_id) or "/" in spec_name:
+        return None
+    root = caliper_root(cwd, None)
+    matches = [e for e in list_runs(root, spec_name or None) if e.run_id == run_id]
+    if len(matches) == 1:
+        return matches[0].path
+    if not matches:
+        where = root / RESULTS_DIR / spec_name if spec_name else root / RESULTS_DIR
+        raise ResultsError(
+            f"No saved run with id {run_id} (looked in {where}).",
+            hint="Run `caliper list SPEC` to see the run ids of a spec. " + _known(root),
+        )
+    specs = ", ".join(f"{e.spec_name}/{e.run_id}" for e in matches)
+    raise ResultsError(
+        f"Several specs have a run with id {run_id}: {specs}.",
+        hint=f"Name one as SPEC/RUN-ID, e.g. `{matches[0].spec_name}/{run_id}`.",
+    )
+
+
 def resolve_run_ref(ref: str, *, cwd: Path) -> Path:
     """The results file that ``ref`` names.
 
-    ``ref`` is a results JSON path, a spec file path (its latest run) or a spec name (its
-    latest run under the caliper root found from ``cwd``).
+    ``ref`` is a results JSON path, a run id as ``caliper list`` shows it (or
+    ``SPEC/RUN-ID`` when several specs share one), a spec file path (its latest run) or a
+    spec name (its latest run under the caliper root found from ``cwd``).
     """
     candidate = Path(ref).expanduser()
     if not candidate.is_absolute():
         candidate = cwd / candidate
+    if not candidate.exists():
+        found = _run_by_id(ref, cwd)
+        if found is not None:
+            return found
     if ref.endswith(".json"):
         if not candidate.is_file():
             raise ResultsError(

@@ -80,6 +80,7 @@ def run_spec(
     from caliper import process
     from caliper.engine import resolve_engine
     from caliper.plugins import PluginHost
+    from caliper.results.compact import StorageLimits
     from caliper.results.store import ResultsWriteError, save_run
     from caliper.runner.control import RunController
     from caliper.runner.execute import execute
@@ -143,6 +144,7 @@ def run_spec(
                 spec_path=prepared.spec.path,
                 output=output,
                 root=prepared.results_root,
+                limits=StorageLimits(options.max_turn_chars, options.max_attempt_chars),
             )
         except ResultsWriteError as exc:  # shown after the report, which is still printed
             save_error = exc

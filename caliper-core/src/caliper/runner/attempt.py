@@ -242,10 +242,11 @@ def _agent_steps(
         return record, None
     forbidden = find_forbidden_reads(result.transcript, patterns)
     workdir_removed = restore_workdir(sandbox)
+    judged = prepared.secrets.redact_result(result)  # judges (and judge models) never see secrets
     judgement = judge_attempt(
         task,
         prepared.judges,
-        _judge_context_factory(prepared, task, result, sandbox, installed_names, judge_engine),
+        _judge_context_factory(prepared, task, judged, sandbox, installed_names, judge_engine),
         llm_allowed=not forbidden,
         workdir_removed=workdir_removed and not forbidden,
     )

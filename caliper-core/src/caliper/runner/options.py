@@ -9,6 +9,8 @@ from pathlib import Path
 
 import attrs
 
+from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_CHARS
+
 DEFAULT_K = 3
 DEFAULT_WORKERS = 4
 DEFAULT_TIMEOUT = 120.0
@@ -32,6 +34,8 @@ class RunOptions:
     verbose: bool = False
     judge_timeout: float | None = None
     """``--judge-timeout`` (or ``CALIPER_JUDGE_TIMEOUT``); ``None``: the attempt's ``timeout``."""
+    max_turn_chars: int = DEFAULT_MAX_TURN_CHARS
+    max_attempt_chars: int = DEFAULT_MAX_ATTEMPT_CHARS
 
     @property
     def judge_seconds(self) -> float:

@@ -1,7 +1,8 @@
 """Live progress while attempts run: one line per task, redrawn on stderr.
 
 Shown only when stderr is a terminal; in CI logs and pipes the run stays quiet until the
-final report.
+final report. Drawn on :func:`caliper.report.make_console`'s console, so a task name cannot
+drive the terminal.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
+
+from caliper.report import make_console
 
 if TYPE_CHECKING:
     from caliper.results.models import AttemptRecord
@@ -46,7 +49,7 @@ class Progress:
     def __init__(
         self, tasks: Sequence[Task], k: int, *, console: Console | None = None, title: str = ""
     ):
-        self.console = console or Console(stderr=True)
+        self.console = console or make_console(stderr=True)
         self.enabled = self.console.is_terminal
         self.title = title
         self._lines = {task.name: _TaskLine(task.name, k) for task in tasks}

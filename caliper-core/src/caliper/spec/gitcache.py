@@ -31,6 +31,7 @@ from pathlib import Path
 import attrs
 
 from caliper.errors import CaliperError
+from caliper.spec import safetar
 
 NETWORK_TIMEOUT = 600.0
 LOCAL_TIMEOUT = 120.0
@@ -356,12 +357,16 @@ class GitCache:
                 )
             tree = temp / "tree"
             try:
-                with tarfile.open(archive) as tar:
-                    kept, left_out = split_links_out(tar.getmembers())
-                    if hasattr(tarfile, "data_filter"):
-                        tar.extractall(tree, members=kept, filter="data")
-                    else:  # pragma: no cover - Python without extraction filters
-                        tar.extractall(tree, members=kept)
+                left_out: list[dict[str, str]] = []
+
+                def leave_links_out(
+                    members: list[tarfile.TarInfo],
+                ) -> list[tarfile.TarInfo]:
+                    kept, dropped = split_links_out(members)
+                    left_out.extend(dropped)
+                    return kept
+
+                safetar.extract(archive, tree, select=leave_links_out)
             except tarfile.TarError as exc:
                 raise GitSourceError(
                     f"could not unpack {url} at {sha[:12]}: {exc} (links that point outside "

@@ -366,7 +366,7 @@ class ModelServer(BackgroundHttpServer):
             self._requests.append(record)
             if self.log_path is not None:
                 with self.log_path.open("a", encoding="utf-8") as fh:
-                    fh.write(json.dumps(record.to_json(), ensure_ascii=False) + "\n")
+                    fh.write(json.dumps(record.to_json()) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,8 +10,9 @@ prints one JSON event per line, like real agent CLIs' stream modes do:
 * ``env VAR`` / ``mcp`` – say an environment variable / the MCP config file it was given
 * ``sleep SECONDS`` – wait (for timeouts)
 * ``grandchild PIDFILE`` – start a process that sleeps forever, write its pid to PIDFILE
+* ``stderr TEXT`` – write TEXT to stderr (``\\x1b`` and other backslash escapes decoded)
 * ``exit CODE`` – crash with that exit code and no result
-* ``rate-limit`` / ``auth-fail`` – report a provider error and exit 1
+* ``rate-limit`` / ``auth-fail [MESSAGE]`` – report a provider error and exit 1
 * ``garbage`` – print output that is not JSON and exit 0
 * ``max-turns`` – end with a ``max_turns`` result
 * ``usage IN OUT [CACHE_READ CACHE_WRITE]`` / ``model NAME`` – what to report at the end
@@ -36,6 +37,11 @@ DEFAULT_MODEL = "fake-model-1"
 JUDGE_DIRECTIVE = re.compile(r"fake-judge:\s*(pass|fail|garbage|sleep)")
 SCENARIO_FILE = "fake-scenario.txt"
 PREFIX = "fake:"
+
+
+def _unescape(text: str) -> str:
+    """``text`` with backslash escapes (``\\x1b``, ``\\a``) turned into the characters."""
+    return text.encode("ascii", "backslashreplace").decode("unicode_escape")
 
 
 def emit(event: dict) -> None:
@@ -140,6 +146,11 @@ class Agent:
         Path(rest).write_text(str(child.pid), encoding="utf-8")
         self.tool("Bash", {"command": "sleep forever &"}, f"started {child.pid}")
 
+    def do_stderr(self, rest: str) -> None:
+        """Write ``rest`` to stderr, with backslash escapes (``\\x1b``) decoded."""
+        sys.stderr.write(_unescape(rest) + "\n")
+        sys.stderr.flush()
+
     def do_exit(self, rest: str) -> int:
         sys.stderr.write("fake agent: crashed on purpose\n")
         return int(rest or 1)
@@ -148,8 +159,9 @@ class Agent:
         emit({"type": "error", "kind": "rate_limit", "message": "429: rate limited, retry later"})
         return 1
 
-    def do_auth_fail(self, _rest: str) -> int:
-        emit({"type": "error", "kind": "auth", "message": "not logged in: run `fake-agent login`"})
+    def do_auth_fail(self, rest: str) -> int:
+        message = _unescape(rest) if rest else "not logged in: run `fake-agent login`"
+        emit({"type": "error", "kind": "auth", "message": message})
         return 1
 
     def do_garbage(self, _rest: str) -> int:
