@@ -126,7 +126,8 @@ def caliper_executable() -> Path:
     found = shutil.which("caliper")
     if found is None:
         raise RuntimeError(
-            "the `caliper` console script is not installed (pip install caliper-eval)"
+            "the `caliper` console script is not installed (it comes with caliper-core: "
+            "pip install caliper-core)"
         )
     return Path(found)
 
