@@ -148,7 +148,8 @@ def run_caliper_process(
     """Run ``caliper ARGS`` with a minimal environment and collect what it left behind.
 
     The environment is only: PATH (``path``, default the current one), HOME (the fake real
-    home), LANG, ``CALIPER_TMPDIR`` (``sandbox_parent``) and ``env``. A ``.caliper/`` folder is
+    home), LANG, ``CALIPER_TMPDIR`` (``sandbox_parent``), ``CALIPER_OFFLINE`` and
+    ``CALIPER_TEST_PLUGINS`` when set here, and ``env``. A ``.caliper/`` folder is
     made in ``cwd`` so results are saved there.
     """
     fake_home = home if isinstance(home, FakeRealHome) else FakeRealHome(Path(home))
@@ -160,8 +161,9 @@ def run_caliper_process(
         "LANG": "C.UTF-8",
         "CALIPER_TMPDIR": str(sandbox_parent),
     }
-    if "CALIPER_OFFLINE" in os.environ:
-        full_env["CALIPER_OFFLINE"] = os.environ["CALIPER_OFFLINE"]
+    for inherited in ("CALIPER_OFFLINE", "CALIPER_TEST_PLUGINS"):
+        if inherited in os.environ:
+            full_env[inherited] = os.environ[inherited]
     full_env.update(env or {})
     command = (str(caliper_executable()), *(str(a) for a in args))
     before_home = fake_home.snapshot()
