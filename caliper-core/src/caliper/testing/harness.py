@@ -207,10 +207,8 @@ def find_agent_cli(name: str, bin_root: Path) -> AgentCli | str:
     ok, why = loopback_only()
     if not ok:
         return f"{SKIP_REASON} ({why})"
-    path = agent_clis.bin_path(name)
-    if agent_clis.AGENT_CLIS[name].get("node"):
-        # needs its private Node on PATH: only the provisioning script's wrapper runs it
-        path = agent_clis.shim_dir() / agent_clis.shim_name(name)
+    # a CLI that runs on its private Node is started through the provisioning script's wrapper
+    path = agent_clis.run_path(name)
     if not path.exists():
         return f"agent CLI {name} is not provisioned at {path}; run {agent_clis.INSTALL_COMMAND}"
     bin_root.mkdir(parents=True, exist_ok=True)
