@@ -30,7 +30,9 @@ def _run(tmp_path, *args, **env):
 
 
 def test_backend_without_the_hook_is_still_reported(tmp_path):
-    done = _run(tmp_path, "--check", "--json", CALIPER_LOAD_PLUGINS="fake")
+    done = _run(
+        tmp_path, "--check", "--json", CALIPER_LOAD_PLUGINS="fake", CALIPER_TEST_PLUGINS="1"
+    )
     assert done.returncode == 0, done.stderr
     [row] = json.loads(done.stdout)
     assert row["backend"] == "fake" and "no update info" in row["note"]
@@ -42,6 +44,7 @@ def test_unknown_backend_is_one_clear_message(tmp_path):
     assert "Did you mean 'codex'?" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not loopback_only()[0], reason=loopback_only()[1] or "not loopback-only")
 def test_check_reports_installed_version_and_changes_nothing(tmp_path):
     codex = agent_clis.bin_path("codex")

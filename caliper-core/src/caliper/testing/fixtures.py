@@ -12,6 +12,9 @@ Fixtures:
   process's HOME, with snapshots to prove attempts never write to it.
 * ``agent_cli`` — factory: ``agent_cli("claude") -> AgentCli`` for a provisioned CLI; skips
   when the CLI is not provisioned or the test is not in a loopback-only network namespace.
+  A test that uses it must be marked ``@pytest.mark.e2e`` (this plugin registers the marker);
+  an unmarked one fails at once. With ``caliper.testing.e2e_policy`` enabled and
+  ``CALIPER_REQUIRE_E2E=1``, the skips become failures too.
 * ``run_caliper`` — factory: runs the real ``caliper`` console script as a subprocess and
   returns a :class:`CaliperRun` (exit code, output, parsed results JSON, real-home changes).
 """
@@ -59,9 +62,28 @@ def fake_real_home(tmp_path: Path) -> FakeRealHome:
     return FakeRealHome(tmp_path / "real-home")
 
 
+E2E_MARKER = "e2e"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the ``e2e`` marker (``--strict-markers`` suites need it registered)."""
+    config.addinivalue_line("markers", f"{E2E_MARKER}: drives a real agent CLI")
+
+
 @pytest.fixture
-def agent_cli(tmp_path: Path) -> Callable[[str], AgentCli]:
-    """Factory: ``agent_cli("codex")`` → the provisioned CLI, or skip saying why not."""
+def agent_cli(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[[str], AgentCli]:
+    """Factory: ``agent_cli("codex")`` → the provisioned CLI, or skip saying why not.
+
+    Fails a test that is not marked ``@pytest.mark.e2e``: a real-CLI test must be selectable
+    (``-m e2e``) and must not skip unnoticed in CI.
+    """
+    if request.node.get_closest_marker(E2E_MARKER) is None:
+        pytest.fail(
+            f"{request.node.nodeid} uses the agent_cli fixture (a real agent CLI) but is not "
+            f"marked @pytest.mark.{E2E_MARKER}; mark the test, its class or its module "
+            f"(pytestmark = pytest.mark.{E2E_MARKER}).",
+            pytrace=False,
+        )
 
     def get(name: str) -> AgentCli:
         found = find_agent_cli(name, tmp_path / f"cli-{name}")
