@@ -39,7 +39,9 @@ import yaml
 from caliper.testing.harness import (
     AgentCli,
     CaliperRun,
+    CliUnavailable,
     FakeRealHome,
+    locate_agent_cli,
     processes_mentioning,
     run_caliper_process,
 )
@@ -166,7 +168,13 @@ class BackendConformance:
     backend_id: str = ""
     """The backend's public id (``--model <id>``)."""
     cli: str | None = None
-    """Key in ``caliper.testing.agent_clis.AGENT_CLIS`` (default: ``backend_id``)."""
+    """The pin to test: a key of ``cli_pins`` or of caliper's own
+    ``caliper.testing.agent_clis.AGENT_CLIS`` (default: ``backend_id``)."""
+    cli_pins: Mapping[str, Mapping[str, Any]] = {}
+    """A plugin's own CLI pins, ``name -> entry`` in the format of ``AGENT_CLIS`` (package,
+    version, bin, ``kind`` npm or pip, ...): usually the ``CLI_PINS`` of a standard-library
+    module that ``scripts/provision-agent-clis --pins FILE`` also reads. A ``cli`` that no pin
+    declares, or a pinned CLI that is not provisioned, fails every standard test."""
     wire_api: str = "chat"
     """``anthropic``, ``responses`` or ``chat``: what the CLI speaks to the model server."""
     model_for_tests: str | None = None
@@ -236,9 +244,18 @@ class BackendConformance:
         return found[self.backend_id]
 
     @pytest.fixture
-    def kit(self, tmp_path: Path, agent_cli: Any) -> Any:
-        """A :class:`ConformanceKit` for one test (skips when the CLI cannot be run)."""
-        cli = agent_cli(self.cli or self.backend_id)
+    def kit(self, tmp_path: Path) -> Any:
+        """A :class:`ConformanceKit` for one test.
+
+        Fails when the CLI is unknown or not provisioned (saying how to provision it); skips
+        only outside a loopback-only network namespace, where no agent CLI may run.
+        """
+        name = self.cli or self.backend_id
+        cli = locate_agent_cli(name, tmp_path / f"cli-{name}", self.cli_pins)
+        if isinstance(cli, CliUnavailable):
+            if cli.kind == "offline":
+                pytest.skip(cli.reason)
+            pytest.fail(f"{type(self).__name__}: {cli.reason}", pytrace=False)
         kit = ConformanceKit(self, tmp_path, FakeRealHome(tmp_path / "real-home"), cli)
         yield kit
         kit.close()

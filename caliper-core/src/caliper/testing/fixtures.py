@@ -10,8 +10,9 @@ Fixtures:
   teardown).
 * ``fake_real_home`` — a :class:`FakeRealHome`: an empty temp folder used as the caliper
   process's HOME, with snapshots to prove attempts never write to it.
-* ``agent_cli`` — factory: ``agent_cli("claude") -> AgentCli`` for a provisioned CLI; skips
-  when the CLI is not provisioned or the test is not in a loopback-only network namespace.
+* ``agent_cli`` — factory: ``agent_cli("claude", pins=None) -> AgentCli`` for a provisioned
+  CLI; fails for a name no pin declares, skips when the CLI is not provisioned or the test is
+  not in a loopback-only network namespace.
 * ``run_caliper`` — factory: runs the real ``caliper`` console script as a subprocess and
   returns a :class:`CaliperRun` (exit code, output, parsed results JSON, real-home changes).
 """
@@ -28,8 +29,9 @@ import pytest
 from caliper.testing.harness import (
     AgentCli,
     CaliperRun,
+    CliUnavailable,
     FakeRealHome,
-    find_agent_cli,
+    locate_agent_cli,
     run_caliper_process,
 )
 from caliper.testing.model_server import ModelServer
@@ -60,13 +62,20 @@ def fake_real_home(tmp_path: Path) -> FakeRealHome:
 
 
 @pytest.fixture
-def agent_cli(tmp_path: Path) -> Callable[[str], AgentCli]:
-    """Factory: ``agent_cli("codex")`` → the provisioned CLI, or skip saying why not."""
+def agent_cli(tmp_path: Path) -> Callable[..., AgentCli]:
+    """Factory: ``agent_cli("codex", pins=None)`` → the provisioned CLI.
 
-    def get(name: str) -> AgentCli:
-        found = find_agent_cli(name, tmp_path / f"cli-{name}")
-        if isinstance(found, str):
-            pytest.skip(found)
+    ``pins`` adds a plugin's own pins (``CLI_PINS``, see :mod:`caliper.testing.agent_clis`).
+    A name no pin declares fails the test; an unprovisioned CLI or a test outside the
+    loopback-only namespace skips, saying why.
+    """
+
+    def get(name: str, pins: Mapping[str, Mapping[str, Any]] | None = None) -> AgentCli:
+        found = locate_agent_cli(name, tmp_path / f"cli-{name}", pins)
+        if isinstance(found, CliUnavailable):
+            if found.kind == "unknown":
+                pytest.fail(found.reason, pytrace=False)
+            pytest.skip(found.reason)
         return found
 
     return get
