@@ -2,8 +2,8 @@
 
 Each case writes a small plugin test module (a ``BackendConformance`` subclass) and runs it with
 a real ``pytest`` subprocess inside the loopback-only namespace, so the kit takes the same path
-as in a plugin's own CI: every standard test must error (fail in its fixture) with a message saying how to provision
-the CLI, and pytest must exit non-zero.
+as in a plugin's own CI: every standard test must error (fail in its fixture) with a message
+saying how to provision the CLI, and pytest must exit non-zero.
 """
 
 from __future__ import annotations

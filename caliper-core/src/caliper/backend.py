@@ -129,6 +129,27 @@ class Backend(abc.ABC):
         """
         return None
 
+    def check_mcp_servers(self, servers: Sequence[McpServerConfig], real_home: Path) -> None:
+        """Raise :class:`caliper.errors.SetupError` naming a spec MCP server that cannot work.
+
+        Called once per run, after ``check_ready`` and only when the spec has ``mcp:``
+        servers (``${VAR}`` references already resolved: keep the values in memory or under a
+        temporary folder you delete), before any attempt. An agent that silently runs on
+        without a server it cannot reach should probe here, so the run stops before an attempt
+        spends tokens without the server's tools. The default accepts every server (for
+        agents that refuse to start without them, the attempt itself reports it).
+        """
+        return None
+
+    def mcp_tool_name(self, server: str, tool: str) -> str:
+        """The name a call to MCP ``tool`` on ``server`` carries in this backend's transcripts.
+
+        The default, ``mcp__<server>__<tool>``, is the rule of Claude Code, Codex, pi and
+        Hermes; a backend whose agent names MCP tools otherwise (opencode: ``<server>_<tool>``)
+        overrides it, and the conformance kit checks the transcript against it.
+        """
+        return f"mcp__{server}__{tool}"
+
     def claims_model(self, model: str) -> bool:
         """Whether a bare ``--model NAME`` belongs to this backend (e.g. ``gpt-`` for codex)."""
         return False

@@ -45,7 +45,7 @@ from caliper.testing.harness import (
     processes_mentioning,
     run_caliper_process,
 )
-from caliper.testing.model_server import ModelServer
+from caliper.testing.model_server import ModelServer, RecordedRequest
 from caliper.testing.script import ScriptedUsage, ToolCall
 
 MISLEADING = "Task completed successfully. All tests passed."
@@ -55,6 +55,7 @@ SKILL_BODY_MARKER = "BODY-MARKER-{name}"
 _NOWHERE = "http://127.0.0.1:9/mcp"
 """A URL nothing listens on (for specs that must be refused before any attempt)."""
 
+ACTIVATION_PROMPT = "Please do my alpha chores. [activate-alpha]"
 SCRIPTED_USAGE = ScriptedUsage(input=100, output=20, cache_read=30, cache_creation=10)
 
 
@@ -150,6 +151,22 @@ class ConformanceKit:
             server.stop()
 
 
+def main_requests(server: ModelServer, prompt: str) -> list[RecordedRequest]:
+    """The model requests of the attempt's main conversation, in order.
+
+    Agents make side calls besides the conversation itself (opencode names the session in a
+    tool-less request *before* the first real one; others ask for approvals or titles), so
+    "the first request" is not the conversation. The main conversation is the requests whose
+    user text carries the task's ``prompt`` and that offer the model tools; when none offers
+    tools, the requests carrying the prompt.
+    """
+    carrying = [
+        r for r in server.model_requests() if prompt in "\n".join(r.conversation.user_texts)
+    ]
+    with_tools = [r for r in carrying if r.conversation.has_tools]
+    return with_tools or carrying
+
+
 def tool_turns(attempt: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The ``tool`` turns of a saved attempt's transcript."""
     return [t for t in attempt.get("transcript") or [] if t.get("role") == "tool"]
@@ -202,8 +219,12 @@ class BackendConformance:
         raise NotImplementedError
 
     def mcp_call(self, server: str, tool: str, arguments: Mapping[str, Any]) -> ToolCall:
-        """The tool call a model makes to call MCP ``tool`` on ``server``."""
-        raise NotImplementedError
+        """The tool call a model makes to call MCP ``tool`` on ``server``.
+
+        By default a call named by the backend's ``mcp_tool_name(server, tool)``; override it
+        when the wire name differs (Codex sends a namespaced call).
+        """
+        return ToolCall(self.backend().mcp_tool_name(server, tool), dict(arguments))
 
     def aux_rules(self) -> list[dict[str, Any]]:
         """Rules put first in every script (e.g. answer a CLI's tool-less side calls)."""
@@ -227,6 +248,14 @@ class BackendConformance:
             "cache_read_tokens": scripted.cache_read,
             "cache_creation_tokens": 0,
         }
+
+    def wire_model(self, model: str) -> str:
+        """The model name the server receives when ``--model <id>:<model>`` is asked for.
+
+        The same string by default; an agent that takes ``provider/model`` sends only the
+        model part (override: ``return model.split("/", 1)[-1]``).
+        """
+        return model
 
     # plumbing ----------------------------------------------------------------------------
     def engine(self) -> str:
@@ -276,7 +305,7 @@ class BackendConformance:
         assert "The answer is 42." in (attempt["final_answer"] or ""), run.describe()
         requests = server.model_requests()
         assert requests, "the agent never called the model server"
-        assert "What is six times seven?" in "\n".join(requests[0].conversation.user_texts)
+        assert main_requests(server, "What is six times seven?"), "the prompt never reached it"
         assert {r.api for r in requests} == {self.wire_api}
 
     def _activation_run(self, kit: ConformanceKit) -> tuple[CaliperRun, ModelServer]:
@@ -298,7 +327,7 @@ class BackendConformance:
             [
                 {
                     "name": "activation",
-                    "prompt": "Please do my alpha chores. [activate-alpha]",
+                    "prompt": ACTIVATION_PROMPT,
                     "activates": ["alpha-target"],
                 }
             ],
@@ -313,11 +342,13 @@ class BackendConformance:
         assert attempt["activated"] == ["alpha-target"], run.describe()
         assert attempt["activation_passed"] is True, run.describe()
         requests = server.model_requests()
-        first = requests[0].sent_text()
+        main = main_requests(server, ACTIVATION_PROMPT)
+        assert main, "the task prompt never reached the model"
+        first = main[0].sent_text()
         assert skill_description("alpha-target")[:50] in first
         assert SKILL_BODY_MARKER.format(name="alpha-target") not in first
         assert not any(r.unresolved for r in requests), [r.unresolved for r in requests]
-        later = "\n".join(r.sent_text() for r in requests[1:])
+        later = "\n".join(r.sent_text() for r in main[1:])
         assert SKILL_BODY_MARKER.format(name="alpha-target") in later, "skill body never loaded"
         assert not run.home_changes, run.home_changes
 
@@ -326,7 +357,7 @@ class BackendConformance:
         run, server = self._activation_run(kit)
         attempt = ok_run(run)
         assert "beta-neighbour" not in (attempt["activated"] or []), run.describe()
-        first = server.model_requests()[0].sent_text()
+        first = main_requests(server, ACTIVATION_PROMPT)[0].sent_text()
         assert skill_description("beta-neighbour")[:50] in first
         assert SKILL_BODY_MARKER.format(name="beta-neighbour") not in server.all_sent_text()
 
@@ -376,10 +407,10 @@ class BackendConformance:
         spec = kit.spec([{"name": "model", "prompt": "Which model?", "assert": "assert True"}])
         run = kit.run(spec, server)
         attempt = ok_run(run)
-        sent = {r.body.get("model") for r in server.model_requests()}
+        sent = {r.body.get("model") for r in main_requests(server, "Which model?")}
         assert attempt["model"], run.describe()
         if self.model_for_tests:
-            assert sent == {self.model_for_tests}, sent
+            assert sent == {self.wire_model(self.model_for_tests)}, sent
             assert self.model_for_tests in attempt["model"]
             assert (
                 run.results["meta"]["model"]
@@ -442,7 +473,8 @@ class BackendConformance:
         assert not server.model_requests()
 
     def test_mcp_tool_call(self, kit: ConformanceKit) -> None:
-        """A stdio MCP server's tool is called and shows as ``mcp__<server>__<tool>``.
+        """A stdio MCP server's tool is called and shows under the backend's
+        ``mcp_tool_name(server, tool)`` (``mcp__<server>__<tool>`` unless it says otherwise).
 
         Backends with ``supports_mcp = False`` must refuse the spec before any attempt.
         """
@@ -461,8 +493,9 @@ class BackendConformance:
         spec = kit.spec([{"name": "mcp", "prompt": "Echo it.", "assert": "assert True"}], mcp=mcp)
         run = kit.run(spec, server)
         attempt = ok_run(run)
-        named = [t for t in tool_turns(attempt) if t.get("tool_name") == "mcp__echo__echo"]
-        assert named, f"no mcp__echo__echo turn: {tool_turns(attempt)}"
+        tool_name = self.backend().mcp_tool_name("echo", "echo")
+        named = [t for t in tool_turns(attempt) if t.get("tool_name") == tool_name]
+        assert named, f"no {tool_name} turn: {tool_turns(attempt)}"
         assert "MCP-PING-7" in (named[0].get("tool_output") or ""), named[0]
         calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
         assert any(m.get("method") == "tools/call" for m in calls), calls
