@@ -185,7 +185,7 @@ def test_meta_describes_the_run(outcomes_run):
     assert meta["k"] == 1 and meta["workers"] == 4 and meta["timeout"] == 1.5
     assert meta["partial"] is False
     assert meta["caliper_version"]
-    assert meta["plugin_versions"].get("caliper-fakeagent") == "0.1.0"
+    assert meta["plugin_versions"].get("caliper-fakeagent") == "1.0.0"
     assert [s["name"] for s in meta["skill_snapshots"]] == ["greeter"]
     assert meta["skill_snapshots"][0]["ablated"] is False
     assert len(meta["spec_hash"]) == 64

@@ -30,7 +30,9 @@ def _run(tmp_path, *args, **env):
 
 
 def test_backend_without_the_hook_is_still_reported(tmp_path):
-    done = _run(tmp_path, "--check", "--json", CALIPER_LOAD_PLUGINS="fake")
+    done = _run(
+        tmp_path, "--check", "--json", CALIPER_LOAD_PLUGINS="fake", CALIPER_TEST_PLUGINS="1"
+    )
     assert done.returncode == 0, done.stderr
     [row] = json.loads(done.stdout)
     assert row["backend"] == "fake" and "no update info" in row["note"]

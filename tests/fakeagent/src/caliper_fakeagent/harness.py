@@ -86,6 +86,7 @@ class Workspace:
             "CALIPER_TMPDIR": str(self.sandboxes),
             "FAKE_AGENT_CLI_PATH": str(FAKE_AGENT),
             "CALIPER_LOAD_PLUGINS": PLUGINS,
+            "CALIPER_TEST_PLUGINS": "1",  # the fake backend is in the test-only groups
             "LANG": "C.UTF-8",
         }
         env.update(extra)
