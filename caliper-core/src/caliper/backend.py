@@ -39,6 +39,7 @@ class CliInfo:
 
     @property
     def found(self) -> bool:
+        """Whether the CLI was found."""
         return self.path is not None
 
 
@@ -58,6 +59,7 @@ class CliUpdate:
 
     @property
     def outdated(self) -> bool:
+        """Whether a newer version than the installed one is known."""
         return bool(self.installed and self.latest and self.installed != self.latest)
 
 

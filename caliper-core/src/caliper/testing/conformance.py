@@ -199,6 +199,7 @@ class BackendConformance:
     attempt_timeout: float = 90.0
     """``--timeout`` for ordinary attempts (the hang test uses ``hang_timeout``)."""
     hang_timeout: float = 8.0
+    """``--timeout`` for the hang test, whose model never answers."""
 
     # what a backend supplies ---------------------------------------------------------------
     def configure_user_home(self, home: Path, server_url: str) -> Mapping[str, str] | None:
