@@ -7,6 +7,7 @@ It is installed in the workspace (the suite drives it), but its entry points are
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -39,9 +40,11 @@ def _caliper(tmp_path: Path, *args: str, test_plugins: bool) -> str:
     ],
     ids=lambda a: " ".join(a),
 )
-def test_the_fake_backend_is_invisible_without_the_switch(tmp_path, args):
+def test_the_test_only_backend_is_invisible_without_the_switch(tmp_path, args):
     shown = _caliper(tmp_path, *args, test_plugins=False)
-    assert "fake" not in shown, shown
+    # (a word of its own: the temp folder in an npm error message may say anything)
+    assert "caliper-fakeagent" not in shown, shown
+    assert not re.search(r"(^|[\s\"|│])fake([\s\":|│]|$)", shown, re.M), shown
     assert "claude-code" in shown or "caliper-backend-claude" in shown, shown
 
 

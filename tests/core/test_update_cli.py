@@ -44,6 +44,7 @@ def test_unknown_backend_is_one_clear_message(tmp_path):
     assert "Did you mean 'codex'?" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not loopback_only()[0], reason=loopback_only()[1] or "not loopback-only")
 def test_check_reports_installed_version_and_changes_nothing(tmp_path):
     codex = agent_clis.bin_path("codex")

@@ -12,6 +12,8 @@ from judge_e2e_support import PERSONAL, JudgeLab, check, verdict
 
 from caliper.testing.harness import processes_mentioning
 
+pytestmark = pytest.mark.e2e  # every test here drives a real agent CLI (the judge)
+
 BACKENDS = ["claude-code", "codex"]
 JUDGE_TIMEOUT = 6
 """Seconds (``CALIPER_JUDGE_TIMEOUT``); the scripted judge answers only after ``SLOW``."""

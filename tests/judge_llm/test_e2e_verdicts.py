@@ -27,6 +27,8 @@ from caliper.results.store import load_run
 from caliper.testing.harness import CaliperRun, processes_mentioning
 from caliper_judge_llm.prompt import PROMPT_VERSION
 
+pytestmark = pytest.mark.e2e  # every test here drives a real agent CLI (the judge)
+
 RAMBLE = "I think it went fine overall, nothing more to add."
 SCRIPT = {
     "fallback_text": "No rule matched this request.",

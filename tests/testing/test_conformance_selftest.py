@@ -17,6 +17,7 @@ from caliper.testing.conformance import BackendConformance
 from caliper.testing.script import ToolCall
 
 pytest_plugins = ["caliper.testing.fixtures"]
+pytestmark = pytest.mark.e2e  # every test here drives a real agent CLI
 
 
 class TestClaudeThroughTheKit(BackendConformance):

@@ -104,6 +104,7 @@ def test_find_agent_cli_explains_what_is_missing(tmp_path: Path, monkeypatch) ->
         assert "python -m caliper.testing.offline -- pytest" in message
 
 
+@pytest.mark.e2e
 def test_agent_cli_fixture_gives_a_bin_dir_with_only_that_cli(agent_cli) -> None:
     cli = agent_cli("claude")  # skips outside the namespace or when not provisioned
     assert [p.name for p in cli.bin_dir.iterdir()] == ["claude"]

@@ -95,10 +95,18 @@ def test_claude_installs_with_its_private_node_but_runs_as_its_native_binary(
     path, log = fake_npm(tmp_path)
     clis = tmp_path / "clis"
     node_bin = fake_node(clis, "claude")
-    done = run("--only", "claude", clis=clis, path=path)
+    done = run("--only", "claude,codex", clis=clis, path=path)
     assert done.returncode == 0, done.stderr
-    npm_path = Path(str(log) + ".path").read_text().splitlines()[0]
-    assert npm_path.split(":")[0] == str(node_bin)  # npm (and the postinstall) ran on it
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    paths = Path(str(log) + ".path").read_text().splitlines()
+    # codex first, with the system Node; then claude with its own (so npm's engines check of
+    # the shared prefix never sees claude under the system Node)
+    assert [c[-1].rpartition("@")[0] for c in calls] == [
+        PINS["codex"]["package"],
+        PINS["claude"]["package"],
+    ]
+    assert paths[0].split(":")[0] != str(node_bin)
+    assert paths[1].split(":")[0] == str(node_bin)  # npm (and the postinstall) ran on it
     shim = clis / "bin" / "claude"
     assert shim.is_symlink() and shim.resolve() == (clis / "npm/node_modules/.bin/claude").resolve()
     assert agent_clis.runs_on_private_node("claude") is False

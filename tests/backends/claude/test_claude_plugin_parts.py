@@ -207,6 +207,7 @@ def test_update_hook_answers_only_for_claude(clean_env, tmp_path):
     assert info.installed is None and "not installed" in info.note
 
 
+@pytest.mark.e2e
 @needs_claude
 def test_cli_version_of_the_pinned_cli(clean_env, tmp_path):
     clean_env.setenv("HOME", str(tmp_path / "must-stay-untouched"))

@@ -35,6 +35,7 @@ from caliper_backend_codex.mcp import CodexMcpTranslator
 from caliper_backend_codex.skills import CodexSkillInstaller
 
 pytest_plugins = ["caliper.testing.fixtures"]
+pytestmark = pytest.mark.e2e  # every test here drives a real agent CLI
 
 
 class Codex:

@@ -12,12 +12,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 from codex_support import KEY_VARIABLE, MODEL, user_config
 
 from caliper.testing.conformance import BackendConformance
 from caliper.testing.script import ToolCall
 
 pytest_plugins = ["caliper.testing.fixtures"]
+pytestmark = pytest.mark.e2e  # every test here drives a real agent CLI
 
 
 class TestCodexConformance(BackendConformance):

@@ -377,6 +377,7 @@ def test_plugin_registers_backend_installer_and_translator() -> None:
     assert host.mcp_translator("hermes").id == "hermes"
 
 
+@pytest.mark.e2e
 def test_update_info_reports_the_installed_version_and_self_updating(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

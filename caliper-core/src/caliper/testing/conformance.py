@@ -182,6 +182,8 @@ def ok_run(run: CaliperRun) -> dict[str, Any]:
 class BackendConformance:
     """Standard tests for a backend; subclass, set the attributes, implement the methods."""
 
+    pytestmark = pytest.mark.e2e  # every standard test drives the real CLI
+
     backend_id: str = ""
     """The backend's public id (``--model <id>``)."""
     cli: str | None = None

@@ -12,7 +12,10 @@ Fixtures:
   process's HOME, with snapshots to prove attempts never write to it.
 * ``agent_cli`` — factory: ``agent_cli("claude", pins=None) -> AgentCli`` for a provisioned
   CLI; fails for a name no pin declares, skips when the CLI is not provisioned or the test is
-  not in a loopback-only network namespace.
+  not in a loopback-only network namespace. A test that uses it must be marked
+  ``@pytest.mark.e2e`` (this plugin registers the marker); an unmarked one fails at once. With
+  ``caliper.testing.e2e_policy`` enabled and ``CALIPER_REQUIRE_E2E=1``, the skips become
+  failures too.
 * ``run_caliper`` — factory: runs the real ``caliper`` console script as a subprocess and
   returns a :class:`CaliperRun` (exit code, output, parsed results JSON, real-home changes).
 """
@@ -61,14 +64,30 @@ def fake_real_home(tmp_path: Path) -> FakeRealHome:
     return FakeRealHome(tmp_path / "real-home")
 
 
+E2E_MARKER = "e2e"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the ``e2e`` marker (``--strict-markers`` suites need it registered)."""
+    config.addinivalue_line("markers", f"{E2E_MARKER}: drives a real agent CLI")
+
+
 @pytest.fixture
-def agent_cli(tmp_path: Path) -> Callable[..., AgentCli]:
+def agent_cli(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[..., AgentCli]:
     """Factory: ``agent_cli("codex", pins=None)`` → the provisioned CLI.
 
-    ``pins`` adds a plugin's own pins (``CLI_PINS``, see :mod:`caliper.testing.agent_clis`).
-    A name no pin declares fails the test; an unprovisioned CLI or a test outside the
-    loopback-only namespace skips, saying why.
+    Fails a test that is not marked ``@pytest.mark.e2e``: a real-CLI test must be selectable
+    (``-m e2e``) and must not skip unnoticed in CI. ``pins`` adds a plugin's own pins
+    (``CLI_PINS``, see :mod:`caliper.testing.agent_clis`). A name no pin declares fails the
+    test; an unprovisioned CLI or a test outside the loopback-only namespace skips, saying why.
     """
+    if request.node.get_closest_marker(E2E_MARKER) is None:
+        pytest.fail(
+            f"{request.node.nodeid} uses the agent_cli fixture (a real agent CLI) but is not "
+            f"marked @pytest.mark.{E2E_MARKER}; mark the test, its class or its module "
+            f"(pytestmark = pytest.mark.{E2E_MARKER}).",
+            pytrace=False,
+        )
 
     def get(name: str, pins: Mapping[str, Mapping[str, Any]] | None = None) -> AgentCli:
         found = locate_agent_cli(name, tmp_path / f"cli-{name}", pins)
