@@ -38,3 +38,14 @@ def test_every_hook_is_in_the_reference_with_its_exact_signature():
     for name, fn in _hooks():
         signature = str(inspect.signature(fn)).replace("'", "")
         assert f"`{name}{signature}`" in text, f"{name}{signature} missing from {DOC}"
+
+
+def test_the_backend_mcp_methods_are_in_the_reference_with_their_exact_signatures():
+    from caliper.backend import Backend
+
+    text = DOC.read_text()
+    for name in ("check_mcp_servers", "mcp_tool_name"):
+        method = getattr(Backend, name)
+        assert method.__doc__, name
+        signature = str(inspect.signature(method)).replace("'", "")
+        assert f"`{name}{signature}`" in text, f"{name}{signature} missing from {DOC}"

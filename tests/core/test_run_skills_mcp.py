@@ -113,3 +113,26 @@ def test_mcp_secrets_reach_the_agent_but_are_never_saved(tmp_path):
         text = path.read_text()
         assert secret not in text
     assert secret not in run.stdout + run.stderr
+
+
+def test_the_backends_mcp_preflight_stops_the_run_before_any_attempt(tmp_path):
+    """``Backend.check_mcp_servers`` sees the resolved servers once, before any attempt."""
+    space = Workspace.create(tmp_path)
+    spec = space.spec("""\
+        mcp:
+          unreachable-docs:
+            type: http
+            url: http://127.0.0.1:9/${CALIPER_TEST_PATH}
+        tasks:
+          - name: never runs
+            prompt: |
+              fake: say hello
+            assert: assert True
+        """)
+    run = space.run(spec, "--k", "2", env=space.env(CALIPER_TEST_PATH="mcp-path"))
+    assert run.returncode == 3, run.stderr
+    assert "MCP server 'unreachable-docs' cannot be reached" in run.stderr
+    assert "references resolved: True" in run.stderr
+    assert "mcp-path" not in run.stderr + run.stdout
+    assert "Traceback" not in run.stderr
+    assert run.results_path is None  # no attempt ran, nothing was saved

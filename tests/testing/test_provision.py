@@ -48,12 +48,13 @@ def run(*args: str, clis: Path, path: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-def fake_npm(tmp_path: Path) -> tuple[str, Path]:
+def fake_npm(tmp_path: Path, extra_bins: dict[str, str] | None = None) -> tuple[str, Path]:
     """A PATH holding only a stand-in npm and node (plus the system bin dirs); npm's call log."""
     bindir = tmp_path / "fakebin"
     bindir.mkdir()
     log = tmp_path / "npm-calls.jsonl"
     bins = {e["package"]: e["bin"] for e in PINS.values() if e["kind"] == "npm"}
+    bins.update(extra_bins or {})
     npm = bindir / "npm"
     npm.write_text(FAKE_NPM.format(python=sys.executable, bins=bins, log=str(log)))
     npm.chmod(0o755)
@@ -256,3 +257,48 @@ def test_node_pin_without_its_node_is_not_present(tmp_path: Path) -> None:
     check = run("--check", "--only", "pi-current", clis=clis, path=path)
     assert check.returncode == 1
     assert "missing (found nothing)" in check.stdout
+
+
+PLUGIN_PINS = """
+CLI_PINS = {
+    "fooagent": {"kind": "npm", "package": "foo-agent-cli", "version": "3.2.1", "bin": "foo"},
+}
+"""
+
+
+def test_a_plugins_pins_file_is_provisioned_alone_and_found_by_the_kit(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """``--pins FILE``: only the plugin's CLI is installed, where the kit then looks for it."""
+    path, log = fake_npm(tmp_path, {"foo-agent-cli": "foo"})
+    pins_file = tmp_path / "plugin_pins.py"
+    pins_file.write_text(PLUGIN_PINS)
+    clis = tmp_path / "clis"
+    done = run("--pins", str(pins_file), clis=clis, path=path)
+    assert done.returncode == 0, done.stderr
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(calls) == 1 and "foo-agent-cli@3.2.1" in calls[0]
+    assert str(clis / "plugin-fooagent") in calls[0]
+    assert not any("claude" in arg for arg in calls[0])  # caliper's own pins left alone
+    assert sorted(p.name for p in (clis / "bin").iterdir()) == ["foo"]
+
+    namespace: dict = {}
+    exec(PLUGIN_PINS, namespace)
+    monkeypatch.setenv("CALIPER_AGENT_CLIS", str(clis))
+    found = agent_clis.bin_path("fooagent", pins=namespace["CLI_PINS"])
+    assert found == clis / "plugin-fooagent" / "node_modules" / ".bin" / "foo" and found.exists()
+    assert agent_clis.path_variable("fooagent", namespace["CLI_PINS"]) == "FOO_CLI_PATH"
+
+    again = run("--pins", str(pins_file), "--check", clis=clis, path=path)
+    assert again.returncode == 0 and "ok" in again.stdout, again.stdout
+
+
+def test_a_broken_pins_file_is_one_clear_error(tmp_path: Path) -> None:
+    no_file = run("--pins", str(tmp_path / "absent.py"), clis=tmp_path / "c", path="/usr/bin")
+    assert no_file.returncode == 2 and "no such file" in no_file.stderr
+    bad = tmp_path / "bad_pins.py"
+    bad.write_text('CLI_PINS = {"x": {"kind": "npm", "package": "x"}}\n')
+    done = run("--pins", str(bad), clis=tmp_path / "c", path="/usr/bin")
+    assert done.returncode == 2, done.stderr
+    assert "pin 'x' needs kind (npm or pip), package, version and bin" in done.stderr
+    assert "Traceback" not in done.stderr

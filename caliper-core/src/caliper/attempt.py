@@ -29,6 +29,7 @@ class Usage:
 
     @property
     def total_tokens(self) -> int | None:
+        """The sum of the four parts (``None`` when none is known)."""
         parts = [
             self.input_tokens,
             self.output_tokens,
@@ -99,6 +100,7 @@ class InstalledSkill:
 
     @property
     def skill_file(self) -> Path:
+        """``<skill_dir>/SKILL.md``."""
         return self.skill_dir / "SKILL.md"
 
 

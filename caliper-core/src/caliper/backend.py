@@ -39,6 +39,7 @@ class CliInfo:
 
     @property
     def found(self) -> bool:
+        """Whether the CLI was found."""
         return self.path is not None
 
 
@@ -58,6 +59,7 @@ class CliUpdate:
 
     @property
     def outdated(self) -> bool:
+        """Whether a newer version than the installed one is known."""
         return bool(self.installed and self.latest and self.installed != self.latest)
 
 
@@ -163,6 +165,27 @@ class Backend(abc.ABC):
             f"shows about {budget:,} in full, so {self.skill_listing_overflow}: activation then "
             "measures names rather than descriptions (see docs/backends)"
         )
+
+    def check_mcp_servers(self, servers: Sequence[McpServerConfig], real_home: Path) -> None:
+        """Raise :class:`caliper.errors.SetupError` naming a spec MCP server that cannot work.
+
+        Called once per run, after ``check_ready`` and only when the spec has ``mcp:``
+        servers (``${VAR}`` references already resolved: keep the values in memory or under a
+        temporary folder you delete), before any attempt. An agent that silently runs on
+        without a server it cannot reach should probe here, so the run stops before an attempt
+        spends tokens without the server's tools. The default accepts every server (for
+        agents that refuse to start without them, the attempt itself reports it).
+        """
+        return None
+
+    def mcp_tool_name(self, server: str, tool: str) -> str:
+        """The name a call to MCP ``tool`` on ``server`` carries in this backend's transcripts.
+
+        The default, ``mcp__<server>__<tool>``, is the rule of Claude Code, Codex, pi and
+        Hermes; a backend whose agent names MCP tools otherwise (opencode: ``<server>_<tool>``)
+        overrides it, and the conformance kit checks the transcript against it.
+        """
+        return f"mcp__{server}__{tool}"
 
     def claims_model(self, model: str) -> bool:
         """Whether a bare ``--model NAME`` belongs to this backend (e.g. ``gpt-`` for codex)."""

@@ -146,23 +146,31 @@ def resolve_servers(servers: Sequence[McpServer], environ: Mapping[str, str]) ->
 
 
 class EnvReferences:
-    """Keeps resolved secrets out of an agent's config file, for agents that expand ``${NAME}``.
+    """Keeps resolved secrets out of an agent's config file, for agents that expand references.
 
-    Calling it with a secret returns a ``${CALIPER_MCP_SECRET_n}`` reference to write into the
-    config and records the value in :attr:`env`, which the backend passes in the agent's
-    process environment (``NativeMcpConfig.env``). With ``empty_as_literal``, an empty value is
-    written as ``""`` rather than referenced (for agents that treat an empty variable as unset).
+    Calling it with a secret returns a reference to a new variable ``CALIPER_MCP_SECRET_n`` to
+    write into the config, and records the value in :attr:`env`, which the backend passes in the
+    agent's process environment (``NativeMcpConfig.env``). ``template`` is the agent's own
+    reference syntax with ``NAME`` where the variable name goes: ``"${NAME}"`` (the default:
+    Claude Code, Codex, pi, Hermes) or, for opencode, ``"{env:NAME}"``. With
+    ``empty_as_literal``, an empty value is written as ``""`` rather than referenced (for agents
+    that treat an empty variable as unset).
     """
 
     PREFIX = "CALIPER_MCP_SECRET_"
+    DEFAULT_TEMPLATE = "${NAME}"
 
-    def __init__(self, *, empty_as_literal: bool = False):
+    def __init__(self, *, empty_as_literal: bool = False, template: str = DEFAULT_TEMPLATE):
+        if "NAME" not in template:
+            raise ValueError(f"reference template {template!r} has no NAME placeholder")
         self.env: dict[str, str] = {}
         self.empty_as_literal = empty_as_literal
+        self.template = template
 
     def __call__(self, value: str) -> str:
+        """A reference to a fresh variable holding ``value`` (recorded in :attr:`env`)."""
         if value == "" and self.empty_as_literal:
             return ""
         name = f"{self.PREFIX}{len(self.env)}"
         self.env[name] = value
-        return "${" + name + "}"
+        return self.template.replace("NAME", name)

@@ -1,5 +1,8 @@
 """Everything checked before the first attempt: spec, engine, CLI, MCP, skills, ablation.
 
+The backend's own MCP pre-flight (``Backend.check_mcp_servers``) runs last, once, when the
+spec has MCP servers.
+
 Each check fails with one clear message, so a run never starts k×tasks attempts that were
 doomed from the start (a missing CLI, an unset secret, a misspelt ``--ablate``). Everything
 the run needs from the file system around it (the spec's hash, the results folder, where
@@ -154,6 +157,10 @@ def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
             f"The {engine.backend_id} backend has no MCP translator for the spec's mcp: servers.",
             hint="Reinstall the backend plugin (see `caliper plugins`).",
         )
+    if mcp.servers:
+        from caliper.sandbox import real_home
+
+        engine.backend.check_mcp_servers(mcp.servers, real_home())
     return PreparedRun(
         options=options,
         spec=spec,

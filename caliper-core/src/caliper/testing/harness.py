@@ -200,22 +200,68 @@ def run_caliper_process(
     )
 
 
-def find_agent_cli(name: str, bin_root: Path) -> AgentCli | str:
-    """The provisioned CLI ``name`` (linked alone into ``bin_root``), or why it is unusable."""
-    if name not in agent_clis.AGENT_CLIS:
-        return f"unknown agent CLI {name!r}; pinned: {', '.join(agent_clis.AGENT_CLIS)}"
+@attrs.frozen
+class CliUnavailable:
+    """Why a pinned CLI cannot be used here.
+
+    ``kind`` is ``"unknown"`` (no pin of that name), ``"missing"`` (pinned but not provisioned,
+    or ``<NAME>_CLI_PATH`` points nowhere) or ``"offline"`` (not in a loopback-only network
+    namespace, where no agent CLI may run). ``reason`` says what to do.
+    """
+
+    kind: str
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def locate_agent_cli(
+    name: str, bin_root: Path, pins: agent_clis.Pins | None = None
+) -> AgentCli | CliUnavailable:
+    """The CLI pinned as ``name`` (in caliper's pins or a plugin's ``pins``), linked alone into
+    ``bin_root``; or why it cannot be used.
+
+    ``<NAME>_CLI_PATH`` (see :func:`caliper.testing.agent_clis.path_variable`) in the
+    environment replaces the provisioned binary.
+    """
+    table = agent_clis.all_pins(pins)
+    if name not in table:
+        return CliUnavailable(
+            "unknown",
+            f"unknown agent CLI {name!r}; pinned: {', '.join(table)}. Declare its pin "
+            "(package, version, bin, kind) in the conformance class's `cli_pins`.",
+        )
     ok, why = loopback_only()
     if not ok:
-        return f"{SKIP_REASON} ({why})"
-    # a CLI that runs on its private Node is started through the provisioning script's wrapper
-    path = agent_clis.run_path(name)
-    if not path.exists():
-        return f"agent CLI {name} is not provisioned at {path}; run {agent_clis.INSTALL_COMMAND}"
+        return CliUnavailable("offline", f"{SKIP_REASON} ({why})")
+    entry = table[name]
+    variable = agent_clis.path_variable(name, pins)
+    override = os.environ.get(variable)
+    if override:
+        path = Path(override).expanduser()
+        if not path.exists():
+            return CliUnavailable("missing", f"{variable}={override} does not exist")
+    else:
+        # a CLI that runs on its private Node is started through the provisioning script's wrapper
+        path = agent_clis.run_path(name, pins=pins)
+        if not path.exists():
+            return CliUnavailable(
+                "missing",
+                f"agent CLI {name} ({entry['package']} {entry['version']}) is not provisioned "
+                f"at {path}; {agent_clis.install_advice(name, pins)}",
+            )
     bin_root.mkdir(parents=True, exist_ok=True)
-    link = bin_root / agent_clis.AGENT_CLIS[name]["bin"]
+    link = bin_root / entry["bin"]
     if not link.exists():
         link.symlink_to(path)
     return AgentCli(name, path, bin_root)
+
+
+def find_agent_cli(name: str, bin_root: Path) -> AgentCli | str:
+    """The provisioned CLI ``name`` (linked alone into ``bin_root``), or why it is unusable."""
+    found = locate_agent_cli(name, bin_root)
+    return found.reason if isinstance(found, CliUnavailable) else found
 
 
 def processes_mentioning(fragment: str, *, exclude: Sequence[int] = ()) -> list[str]:

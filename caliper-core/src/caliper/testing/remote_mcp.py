@@ -7,7 +7,7 @@ writes a spec whose ``mcp:`` server is ``type: http`` with
 variable set in the caliper process's environment only, and checks that:
 
 * the model's ``echo`` call went to the HTTP server and its output is in the saved transcript
-  as ``mcp__<server>__echo``;
+  under the backend's ``mcp_tool_name(<server>, "echo")``;
 * the server received the *resolved* header on every POST;
 * the secret is in no file of the saved results, under the sandbox parent (where the
   deleted attempt lived, TMPDIR included), in the (fake) real home, or in any file of the
@@ -148,7 +148,7 @@ def check_remote_mcp_tool_call(
     with HttpEchoServer(log=log, prefer_sse=sse) as echo:
         run, server = run_remote_mcp(kit, echo, secret, server_name=server_name)
     attempt = ok_run(run)
-    tool_name = f"mcp__{server_name}__echo"
+    tool_name = kit.suite.backend().mcp_tool_name(server_name, "echo")
     named = [t for t in tool_turns(attempt) if t.get("tool_name") == tool_name]
     assert named, f"no {tool_name} turn: {tool_turns(attempt)}\n{run.describe()}"
     assert PING in (named[0].get("tool_output") or ""), named[0]

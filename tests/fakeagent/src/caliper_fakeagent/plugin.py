@@ -48,6 +48,18 @@ class FakeBackend(Backend):
     def claims_model(self, model: str) -> bool:
         return model.startswith("fake-")
 
+    def check_mcp_servers(self, servers: Sequence[McpServerConfig], real_home) -> None:  # type: ignore[no-untyped-def]
+        """Pre-flight: a server named ``unreachable-*`` stands for one that cannot be used."""
+        from caliper.errors import SetupError
+
+        for server in servers:
+            if server.name.startswith("unreachable-"):
+                resolved = "${" not in (server.url or "")
+                raise SetupError(
+                    f"MCP server {server.name!r} cannot be reached (pre-flight; "
+                    f"references resolved: {resolved})."
+                )
+
     def _argv(self, model: str | None, mcp: NativeMcpConfig | None) -> list[str]:
         path = self.find_cli()
         argv = [str(path) if path else self.cli_name]
