@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from caliper.commands.gate_options import bar_options
+
 
 def report_data(results, path: Path) -> dict:
     """The JSON of ``caliper report --format json``: the saved run plus derived blocks."""
@@ -33,7 +35,15 @@ def report_data(results, path: Path) -> dict:
     "`scores` and `usage_totals` blocks.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Add pass@k / pass^k and a panel per task.")
-def command(ref: str | None, output_format: str, verbose: bool) -> None:
+@bar_options
+def command(
+    ref: str | None,
+    output_format: str,
+    verbose: bool,
+    min_score: tuple,
+    min_activation: tuple,
+    inconclusive: str,
+) -> None:
     """Show a saved run again.
 
     REF is a results JSON file, a spec file (its latest run) or a spec name (its latest run
@@ -45,11 +55,13 @@ def command(ref: str | None, output_format: str, verbose: bool) -> None:
       caliper report my-skill                 # my-skill's latest run
       caliper report .caliper/results/my-skill/2026-11-30T18-01-33Z.json -v
       caliper report my-skill --format json | jq .scores
+      caliper report my-skill --min-score 0.8   # judge bars on a saved run
 
     \b
     Exit codes:
       0  the report was shown
       2  REF matches no saved run, or the file is not a readable results file
+      3  a --min-score/--min-activation bar was not met (see `caliper run --help`)
     """
     from caliper.results.store import ResultsError, caliper_root, latest_run, load_run
 
@@ -68,13 +80,38 @@ def command(ref: str | None, output_format: str, verbose: bool) -> None:
 
         path = resolve_run_ref(ref, cwd=cwd)
     results = load_run(path)
+    gate = _gate(results, (*min_score, *min_activation), inconclusive)
     if output_format == "json":
-        click.echo(json.dumps(report_data(results, path), indent=2, ensure_ascii=False))
-        return
-    from caliper.report import make_console
-    from caliper.report.run_view import render_run
+        data = report_data(results, path)
+        if gate is not None:
+            data["gate"] = gate.to_json()
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        from caliper.report import make_console
+        from caliper.report.run_view import render_run
 
-    render_run(results, make_console(), verbose=verbose, path=_shown_path(path, cwd))
+        console = make_console()
+        render_run(results, console, verbose=verbose, path=_shown_path(path, cwd))
+        if gate is not None:
+            from caliper.report.gate_view import render_gate
+
+            render_gate(gate, console)
+    from caliper.commands.gate_options import raise_if_failed
+
+    raise_if_failed(gate)
+
+
+def _gate(results, bars: tuple, inconclusive: str):  # type: ignore[no-untyped-def]
+    """Judge bars given on the command line on a saved run (``None`` without bars)."""
+    if not bars:
+        return None
+    from caliper.commands.gate_options import check_bars, evaluate
+    from caliper.results.stats import DEFAULT_CONFIDENCE
+
+    names = [task.name for task in results.tasks]
+    activation = [task.name for task in results.tasks if task.activation_expected is not None]
+    check_bars(bars, names, activation)
+    return evaluate(results, bars, inconclusive, DEFAULT_CONFIDENCE)
 
 
 def _shown_path(path: Path, cwd: Path) -> Path:

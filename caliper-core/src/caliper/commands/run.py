@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from caliper.commands.gate_options import BARS_HELP, bar_options
 from caliper.runner.options import (
     DEFAULT_K,
     DEFAULT_SETUP_TIMEOUT,
@@ -19,13 +20,17 @@ from caliper.runner.options import (
 if TYPE_CHECKING:
     from caliper.runner import RunReport
 
-EPILOG = """\b
+EPILOG = (
+    BARS_HELP
+    + """
+\b
 Examples:
   caliper run my-skill.eval.yaml                     # k=3 with claude-code
   caliper run my-skill.eval.yaml --k 5 --model codex
   caliper run my-skill.eval.yaml --model codex:gpt-5.5 --workers 2
   caliper run my-skill.eval.yaml --ablate my-skill   # control run without the skill
   caliper run my-skill.eval.yaml --output run.json --verbose
+  caliper run my-skill.eval.yaml --k 10 --min-score 0.8 --min-score "hard task=0.6"
 
 \b
 Results go to .caliper/results/SPEC-NAME/RUN-ID.json in the nearest .caliper/ folder
@@ -40,9 +45,12 @@ Exit codes:
   2    bad usage or an invalid spec, caught before any attempt; or a
        --judge-model that cannot be resolved (what finished is saved)
   3    setup error: the agent CLI is missing or cannot log in, or an MCP
-       ${VAR} is unset (partial results are saved when attempts already ran)
+       ${VAR} is unset (partial results are saved when attempts already ran);
+       or a --min-score/--min-activation bar failed (or was inconclusive under
+       --inconclusive fail). The message says which.
   130  interrupted with Ctrl-C (what finished is saved as a partial run)
 """
+)
 
 
 class Seconds(click.FloatRange):
@@ -135,6 +143,7 @@ class Seconds(click.FloatRange):
     is_flag=True,
     help="Show every attempt's outcome and reason, and pass@k / pass^k.",
 )
+@bar_options
 def command(
     spec: Path,
     k: int,
@@ -147,6 +156,9 @@ def command(
     judge_model: str | None,
     output: Path | None,
     verbose: bool,
+    min_score: tuple,
+    min_activation: tuple,
+    inconclusive: str,
 ) -> None:
     """Run SPEC's tasks k times through a real agent CLI and save the results.
 
@@ -154,6 +166,7 @@ def command(
     agent discovers them. Results are saved as JSON (see `caliper report`) and summarised
     here. Progress is shown on stderr when it is a terminal.
     """
+    from caliper.commands.gate_options import check_bars_before_run, raise_if_failed
     from caliper.errors import CaliperError
     from caliper.runner import EXIT_ALL_UNUSABLE, EXIT_INTERRUPTED, RunOptions, run_spec
 
@@ -171,8 +184,11 @@ def command(
         verbose=verbose,
     )
     check_save_targets(spec, output)
+    bars = (*min_score, *min_activation)
+    check_bars_before_run(spec, bars)
     report = run_spec(options)
     _show(report, verbose, output)
+    gate = _gate(report, bars, inconclusive)
     if report.save_error is not None:
         raise report.save_error
     if report.fatal is not None:
@@ -189,6 +205,21 @@ def command(
             hint="The reasons are in the report above (add --verbose for each attempt).",
             exit_code=EXIT_ALL_UNUSABLE,
         )
+    raise_if_failed(gate)
+
+
+def _gate(report: RunReport, bars: tuple, inconclusive: str):  # type: ignore[no-untyped-def]
+    """Judge the bars on the finished run and print them (``None`` when no bar was set)."""
+    if not bars:
+        return None
+    from caliper.commands.gate_options import evaluate
+    from caliper.report import make_console
+    from caliper.report.gate_view import render_gate
+    from caliper.results.stats import DEFAULT_CONFIDENCE
+
+    gate = evaluate(report.results, bars, inconclusive, DEFAULT_CONFIDENCE)
+    render_gate(gate, make_console())
+    return gate
 
 
 def _existing_ancestor(path: Path) -> Path:

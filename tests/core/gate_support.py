@@ -1,0 +1,37 @@
+"""A spec whose tasks pass at seeded rates, for gate tests through the real `caliper` script.
+
+Each task's assert keeps a per-task counter beside the spec (under a file lock, so the
+order attempts finish in does not matter) and passes on the attempts its pattern marks
+``P``: with k attempts a pattern of length k gives exactly that many passes.
+"""
+
+from __future__ import annotations
+
+from caliper_fakeagent.harness import Workspace
+
+ASSERT = """\
+import fcntl, os
+from pathlib import Path
+pattern = {pattern!r}
+counter = Path(os.environ["CALIPER_SPEC_DIR"]) / "counters" / {slot!r}
+counter.parent.mkdir(exist_ok=True)
+with open(counter.parent / "lock", "w") as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    seen = int(counter.read_text()) if counter.exists() else 0
+    counter.write_text(str(seen + 1))
+assert pattern[seen % len(pattern)] == "P", "seeded failure"
+"""
+
+
+def seeded_spec(space: Workspace, patterns: dict[str, str], name: str = "demo"):
+    """Write a spec with one task per ``name -> pattern`` (``"PPF"``: pass, pass, fail)."""
+    lines = ["tasks:"]
+    for slot, (task, pattern) in enumerate(patterns.items()):
+        code = ASSERT.format(pattern=pattern, slot=str(slot))
+        lines.append(f"  - name: {task!r}")
+        lines.append('    prompt: "fake: say done"')
+        lines.append("    assert: |")
+        lines.extend("      " + line for line in code.splitlines())
+    path = space.root / f"{name}.eval.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
