@@ -23,8 +23,9 @@ assert pattern[seen % len(pattern)] == "P", "seeded failure"
 """
 
 
-def seeded_spec(space: Workspace, patterns: dict[str, str], name: str = "demo"):
-    """Write a spec with one task per ``name -> pattern`` (``"PPF"``: pass, pass, fail)."""
+def seeded_spec(space: Workspace, patterns: dict[str, str], name: str = "demo", extra: str = ""):
+    """Write a spec with one task per ``name -> pattern`` (``"PPF"``: pass, pass, fail);
+    ``extra`` is more task YAML appended as written (indented as list items of ``tasks:``)."""
     lines = ["tasks:"]
     for slot, (task, pattern) in enumerate(patterns.items()):
         code = ASSERT.format(pattern=pattern, slot=str(slot))
@@ -33,5 +34,5 @@ def seeded_spec(space: Workspace, patterns: dict[str, str], name: str = "demo"):
         lines.append("    assert: |")
         lines.extend("      " + line for line in code.splitlines())
     path = space.root / f"{name}.eval.yaml"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.write_text("\n".join(lines) + "\n" + extra, encoding="utf-8")
     return path

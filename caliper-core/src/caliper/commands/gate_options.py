@@ -160,3 +160,51 @@ def raise_if_failed(gate: GateResult | None) -> None:
         else None,
         exit_code=EXIT_GATE_FAILED,
     )
+
+
+def junit_option(function: F) -> F:
+    """Add ``--junit PATH`` (a JUnit XML report for CI) to a command."""
+    return click.option(
+        "--junit",
+        "junit",
+        type=click.Path(path_type=Path, dir_okay=False),
+        metavar="PATH",
+        help="Also write a JUnit XML report to PATH (one test case per task and per bar), "
+        "for CI systems' test views. Written even when the gate fails.",
+    )(function)
+
+
+def check_junit_target(path: Path | None) -> None:
+    """Fail before any attempt when ``--junit PATH`` obviously cannot be written."""
+    if path is None:
+        return
+    import os
+
+    from caliper.errors import UsageError
+
+    if path.is_dir():
+        raise UsageError(f"--junit {path}: is a directory; name a file such as junit.xml.")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise UsageError(
+            f"--junit {path}: the folder {folder} is not a writable folder.",
+            hint="Pick a path in a folder you can write to.",
+        )
+
+
+def write_junit_report(path: Path | None, tree: Any) -> None:
+    """Write a JUnit tree to ``path`` (nothing when ``None``); a failure exits 1."""
+    if path is None:
+        return
+    from caliper.errors import CaliperError
+    from caliper.report.junit import write_junit
+
+    try:
+        write_junit(path, tree)
+    except OSError as exc:
+        raise CaliperError(
+            f"The JUnit report could not be written to {path}: {exc.strerror or exc}."
+        ) from exc
+    click.echo(f"JUnit report written to {path}", err=True)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from caliper.commands.gate_options import BARS_HELP, bar_options
+from caliper.commands.gate_options import BARS_HELP, bar_options, junit_option
 from caliper.runner.options import (
     DEFAULT_K,
     DEFAULT_SETUP_TIMEOUT,
@@ -31,6 +31,7 @@ Examples:
   caliper run my-skill.eval.yaml --ablate my-skill   # control run without the skill
   caliper run my-skill.eval.yaml --output run.json --verbose
   caliper run my-skill.eval.yaml --k 10 --min-score 0.8 --min-score "hard task=0.6"
+  caliper run my-skill.eval.yaml --k 10 --min-score 0.8 --junit junit.xml
 
 \b
 Results go to .caliper/results/SPEC-NAME/RUN-ID.json in the nearest .caliper/ folder
@@ -41,7 +42,8 @@ Exit codes:
   0    the run finished and at least one attempt was usable (pass, task_fail,
        cheat) or not_checked
   1    every attempt was unusable (infra_error, timeout, judge_error), or the
-       results could not be saved in .caliper/ (the message says where they went)
+       results could not be saved in .caliper/ (the message says where they went),
+       or the --junit report could not be written
   2    bad usage or an invalid spec, caught before any attempt; or a
        --judge-model that cannot be resolved (what finished is saved)
   3    setup error: the agent CLI is missing or cannot log in, or an MCP
@@ -144,6 +146,7 @@ class Seconds(click.FloatRange):
     help="Show every attempt's outcome and reason, and pass@k / pass^k.",
 )
 @bar_options
+@junit_option
 def command(
     spec: Path,
     k: int,
@@ -159,6 +162,7 @@ def command(
     min_score: tuple,
     min_activation: tuple,
     inconclusive: str,
+    junit: Path | None,
 ) -> None:
     """Run SPEC's tasks k times through a real agent CLI and save the results.
 
@@ -166,7 +170,12 @@ def command(
     agent discovers them. Results are saved as JSON (see `caliper report`) and summarised
     here. Progress is shown on stderr when it is a terminal.
     """
-    from caliper.commands.gate_options import check_bars_before_run, raise_if_failed
+    from caliper.commands.gate_options import (
+        check_bars_before_run,
+        check_junit_target,
+        raise_if_failed,
+        write_junit_report,
+    )
     from caliper.errors import CaliperError
     from caliper.runner import EXIT_ALL_UNUSABLE, EXIT_INTERRUPTED, RunOptions, run_spec
 
@@ -186,9 +195,14 @@ def command(
     check_save_targets(spec, output)
     bars = (*min_score, *min_activation)
     check_bars_before_run(spec, bars)
+    check_junit_target(junit)
     report = run_spec(options)
     _show(report, verbose, output)
     gate = _gate(report, bars, inconclusive)
+    if junit is not None:
+        from caliper.report.junit import junit_document
+
+        write_junit_report(junit, junit_document(report.results, gate))
     if report.save_error is not None:
         raise report.save_error
     if report.fatal is not None:
