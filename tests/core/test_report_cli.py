@@ -98,3 +98,73 @@ def test_report_with_an_empty_caliper_folder(tmp_path):
     out = caliper("report", cwd=tmp_path)
     assert out.returncode == 2
     assert "There are no saved runs under" in out.stderr
+
+
+# A results file as caliper wrote it before intervals existed (schema 1, no source_kind on
+# snapshots, no derived blocks): it must still load, report, and get intervals derived.
+OLD_FILE = {
+    "meta": {
+        "run_id": "2026-10-01T09-00-00Z",
+        "spec_name": "demo",
+        "spec_path": "/work/demo.eval.yaml",
+        "started_at": "2026-10-01T09:00:00+00:00",
+        "k": 3,
+        "skill_snapshots": [{"name": "my-skill", "path": "/skills/my-skill"}],
+        "schema_version": 1,
+    },
+    "tasks": [
+        {
+            "name": "Writes a commit",
+            "index": 0,
+            "k": 3,
+            "attempts": [
+                {"task_name": "Writes a commit", "attempt": n, "outcome": outcome}
+                for n, outcome in ((1, "pass"), (2, "pass"), (3, "task_fail"))
+            ],
+        }
+    ],
+}
+
+
+def test_an_old_schema_1_file_reports_with_derived_intervals(tmp_path):
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(OLD_FILE))
+    out = caliper("report", str(path), "--format", "json", "--confidence", "0.9", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    interval = data["scores"]["tasks"][0]["score_interval"]
+    assert interval["method"] == "wilson" and interval["level"] == 0.9
+    assert interval["low"] < 2 / 3 < interval["high"]
+    assert data["scores"]["score_interval"]["level"] == 0.9
+    text = caliper("report", str(path), cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    assert "66.7%" in text.stdout
+    assert "score_interval" not in path.read_text()  # derived, never written back
+
+
+@pytest.mark.parametrize("bad", ["0", "1", "1.5", "nan", "abc"])
+def test_report_refuses_a_bad_confidence(tmp_path, bad):
+    project = make_project(tmp_path)
+    out = caliper("report", "demo", "--confidence", bad, cwd=project)
+    assert out.returncode == 2
+    assert "--confidence" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("bad", ["0", "1", "1.5", "nan"])
+def test_run_refuses_a_bad_confidence_before_anything_runs(tmp_path, bad):
+    out = caliper("run", "missing.eval.yaml", "--confidence", bad, cwd=tmp_path)
+    assert out.returncode == 2
+    assert "--confidence" in out.stderr and "strictly between 0 and 1" in out.stderr
+    assert "Traceback" not in out.stderr
+    assert not (tmp_path / ".caliper").exists()
+
+
+def test_report_text_shows_intervals_at_the_level_asked(tmp_path):
+    project = make_project(tmp_path)
+    first = ".caliper/results/demo/2026-11-30T18-01-33Z.json"
+    out = caliper("report", first, cwd=project)
+    assert "33.3% [6.1–79.2]" in out.stdout  # 1/3: Wilson 95% (R prop.test, correct=FALSE)
+    assert "95% intervals rest on 2–3 usable attempts per task" in out.stdout
+    out = caliper("report", first, "--confidence", "0.8", cwd=project)
+    assert out.returncode == 0, out.stderr
+    assert "80% intervals" in out.stdout and "33.3% [6.1–79.2]" not in out.stdout

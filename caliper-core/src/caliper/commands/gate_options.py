@@ -133,10 +133,10 @@ def evaluate(
     from caliper.results.gate import InconclusivePolicy, evaluate_gate, measure_run
     from caliper.results.scoring import score_run
 
-    run = score_run(results)
+    run = score_run(results, confidence)
     return evaluate_gate(
         bars,
-        measure_run(run, confidence),
+        measure_run(run),
         policy=InconclusivePolicy(inconclusive),
         confidence=confidence,
     )

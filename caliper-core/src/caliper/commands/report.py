@@ -7,15 +7,17 @@ from pathlib import Path
 
 import click
 
+from caliper.commands.confidence import DEFAULT_CONFIDENCE, confidence_option
 from caliper.commands.gate_options import bar_options
 
 
-def report_data(results, path: Path) -> dict:
-    """The JSON of ``caliper report --format json``: the saved run plus derived blocks."""
+def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> dict:
+    """The JSON of ``caliper report --format json``: the saved run plus derived blocks
+    (intervals at ``confidence``)."""
     from caliper.results import codec
     from caliper.results.scoring import score_run, scores_data, usage_data
 
-    run = score_run(results)
+    run = score_run(results, confidence)
     data = codec.to_data(results)
     data["path"] = str(path)
     data["scores"] = scores_data(run)
@@ -35,11 +37,13 @@ def report_data(results, path: Path) -> dict:
     "`scores` and `usage_totals` blocks.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Add pass@k / pass^k and a panel per task.")
+@confidence_option
 @bar_options
 def command(
     ref: str | None,
     output_format: str,
     verbose: bool,
+    confidence: float,
     min_score: tuple,
     min_activation: tuple,
     inconclusive: str,
@@ -80,9 +84,9 @@ def command(
 
         path = resolve_run_ref(ref, cwd=cwd)
     results = load_run(path)
-    gate = _gate(results, (*min_score, *min_activation), inconclusive)
+    gate = _gate(results, (*min_score, *min_activation), inconclusive, confidence)
     if output_format == "json":
-        data = report_data(results, path)
+        data = report_data(results, path, confidence)
         if gate is not None:
             data["gate"] = gate.to_json()
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
@@ -91,7 +95,13 @@ def command(
         from caliper.report.run_view import render_run
 
         console = make_console()
-        render_run(results, console, verbose=verbose, path=_shown_path(path, cwd))
+        render_run(
+            results,
+            console,
+            verbose=verbose,
+            path=_shown_path(path, cwd),
+            confidence=confidence,
+        )
         if gate is not None:
             from caliper.report.gate_view import render_gate
 
@@ -101,17 +111,16 @@ def command(
     raise_if_failed(gate)
 
 
-def _gate(results, bars: tuple, inconclusive: str):  # type: ignore[no-untyped-def]
+def _gate(results, bars: tuple, inconclusive: str, confidence: float):  # type: ignore[no-untyped-def]
     """Judge bars given on the command line on a saved run (``None`` without bars)."""
     if not bars:
         return None
     from caliper.commands.gate_options import check_bars, evaluate
-    from caliper.results.stats import DEFAULT_CONFIDENCE
 
     names = [task.name for task in results.tasks]
     activation = [task.name for task in results.tasks if task.activation_expected is not None]
     check_bars(bars, names, activation)
-    return evaluate(results, bars, inconclusive, DEFAULT_CONFIDENCE)
+    return evaluate(results, bars, inconclusive, confidence)
 
 
 def _shown_path(path: Path, cwd: Path) -> Path:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from caliper.commands.confidence import confidence_option
 from caliper.commands.gate_options import BARS_HELP, bar_options, junit_option
 from caliper.runner.options import (
     DEFAULT_K,
@@ -145,6 +146,7 @@ class Seconds(click.FloatRange):
     is_flag=True,
     help="Show every attempt's outcome and reason, and pass@k / pass^k.",
 )
+@confidence_option
 @bar_options
 @junit_option
 def command(
@@ -159,6 +161,7 @@ def command(
     judge_model: str | None,
     output: Path | None,
     verbose: bool,
+    confidence: float,
     min_score: tuple,
     min_activation: tuple,
     inconclusive: str,
@@ -197,12 +200,12 @@ def command(
     check_bars_before_run(spec, bars)
     check_junit_target(junit)
     report = run_spec(options)
-    _show(report, verbose, output)
-    gate = _gate(report, bars, inconclusive)
+    _show(report, verbose, output, confidence)
+    gate = _gate(report, bars, inconclusive, confidence)
     if junit is not None:
         from caliper.report.junit import junit_document
 
-        write_junit_report(junit, junit_document(report.results, gate))
+        write_junit_report(junit, junit_document(report.results, gate, confidence))
     if report.save_error is not None:
         raise report.save_error
     if report.fatal is not None:
@@ -222,16 +225,15 @@ def command(
     raise_if_failed(gate)
 
 
-def _gate(report: RunReport, bars: tuple, inconclusive: str):  # type: ignore[no-untyped-def]
+def _gate(report: RunReport, bars: tuple, inconclusive: str, confidence: float):  # type: ignore[no-untyped-def]
     """Judge the bars on the finished run and print them (``None`` when no bar was set)."""
     if not bars:
         return None
     from caliper.commands.gate_options import evaluate
     from caliper.report import make_console
     from caliper.report.gate_view import render_gate
-    from caliper.results.stats import DEFAULT_CONFIDENCE
 
-    gate = evaluate(report.results, bars, inconclusive, DEFAULT_CONFIDENCE)
+    gate = evaluate(report.results, bars, inconclusive, confidence)
     render_gate(gate, make_console())
     return gate
 
@@ -272,7 +274,7 @@ def check_save_targets(spec: Path, output: Path | None) -> None:
         )
 
 
-def _show(report: RunReport, verbose: bool, output: Path | None) -> None:
+def _show(report: RunReport, verbose: bool, output: Path | None, confidence: float) -> None:
     """Print the run's report; a rendering bug must not hide where the results are."""
     from caliper.errors import CaliperError
     from caliper.report import make_console
@@ -280,7 +282,9 @@ def _show(report: RunReport, verbose: bool, output: Path | None) -> None:
 
     try:
         console = make_console()
-        render_run(report.results, console, verbose=verbose, path=report.saved_to)
+        render_run(
+            report.results, console, verbose=verbose, path=report.saved_to, confidence=confidence
+        )
         if output is not None and report.saved_to is not None and report.save_error is None:
             console.print(f"A copy was saved to {output}", soft_wrap=True, markup=False)
     except BrokenPipeError:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from caliper.report.fmt import STRIP_SYMBOLS
 from caliper.results.models import Outcome, RunResults, TaskResult
 from caliper.results.scoring import TaskScore, TaskStatus, score_run
+from caliper.results.stats import DEFAULT_CONFIDENCE, Interval
 
 if TYPE_CHECKING:
     from caliper.results.gate import BarResult, GateResult
@@ -50,6 +51,20 @@ def attempt_strip(outcomes: Iterable[Outcome]) -> str:
     """One plain symbol per attempt, in order: ``✓`` pass, ``✗`` fail or cheat, ``⊘``
     unusable, ``·`` not checked (the strip of the text report, without colour)."""
     return "".join(STRIP_SYMBOLS[Outcome(o)][0] for o in outcomes) or "—"
+
+
+def _rate(value: float | None, interval: Interval | None) -> str:
+    """``75% [30.1%–95.4%] (95% interval)``; ``—`` when nothing was measured."""
+    from caliper.results.gate import format_fraction
+
+    if value is None:
+        return "—"
+    if interval is None:
+        return format_fraction(value)
+    return (
+        f"{format_fraction(value)} [{format_fraction(interval.low)}–"
+        f"{format_fraction(interval.high)}] ({format_fraction(interval.level)} interval)"
+    )
 
 
 def _seconds(value: float | None) -> str:
@@ -86,7 +101,8 @@ def _task_case(suite: ET.Element, classname: str, task: TaskResult, score: TaskS
     )
     strip = attempt_strip(a.outcome for a in task.attempts)
     counted = f"{score.successes}/{score.usable} usable attempts passed"
-    body = "\n".join([f"attempts: {strip}", *_failed_reasons(task)])
+    rate = f"success: {_rate(score.score, score.score_interval)}"
+    body = "\n".join([f"attempts: {strip}", rate, *_failed_reasons(task)])
     status = score.status
     activation_failed = (
         score.activation_usable > 0 and score.activation_successes < score.activation_usable
@@ -113,7 +129,7 @@ def _task_case(suite: ET.Element, classname: str, task: TaskResult, score: TaskS
         element.text = body
         return "failure"
     out = ET.SubElement(case, "system-out")
-    out.text = f"{counted}\nattempts: {strip}"
+    out.text = f"{counted}\nattempts: {strip}\n{rate}"
     return "pass"
 
 
@@ -131,10 +147,15 @@ def _bar_case(suite: ET.Element, classname: str, result: BarResult, strips: dict
     return "pass"
 
 
-def junit_document(results: RunResults, gate: GateResult | None = None) -> ET.ElementTree:
-    """The JUnit XML tree of a run and, when bars were set, its gate."""
+def junit_document(
+    results: RunResults, gate: GateResult | None = None, confidence: float | None = None
+) -> ET.ElementTree:
+    """The JUnit XML tree of a run and, when bars were set, its gate (intervals in the task
+    cases at ``confidence``, by default the gate's or 0.95)."""
     meta = results.meta
-    run = score_run(results)
+    if confidence is None:
+        confidence = gate.confidence if gate is not None else DEFAULT_CONFIDENCE
+    run = score_run(results, confidence)
     classname = f"caliper.{meta.spec_name}"
     engine = ":".join(p for p in (meta.backend, meta.model) if p) or "unknown engine"
     root = ET.Element("testsuites", name=f"caliper {meta.spec_name}")

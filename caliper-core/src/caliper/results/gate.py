@@ -23,8 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
-from caliper.results.scoring import RunScore, TaskScore
-from caliper.results.stats import Interval, wilson_interval
+from caliper.results.scoring import RunScore
+from caliper.results.stats import Interval
 
 SCORE = "score"
 ACTIVATION = "activation"
@@ -281,41 +281,22 @@ def evaluate_gate(
     return GateResult(results, policy, confidence)
 
 
-def measure_run(run: RunScore, confidence: float) -> dict[tuple[str, str | None], Measured]:
-    """Every rate a bar can be set on, from a scored run: each task's success and activation
-    rate (Wilson intervals) and the run's aggregate of each (see ``docs/statistics.md``)."""
+def measure_run(run: RunScore) -> dict[tuple[str, str | None], Measured]:
+    """Every rate a bar can be set on, from a run scored at the gate's confidence: each
+    task's success and activation rate (Wilson intervals) and the run's aggregate of each
+    (the task-mean interval; see ``docs/statistics.md``)."""
     measure: dict[tuple[str, str | None], Measured] = {}
     for task in run.tasks:
         measure[(SCORE, task.name)] = Measured(
-            task.score,
-            _interval(task, "score_interval", task.successes, task.usable, confidence),
-            task.successes,
-            task.usable,
+            task.score, task.score_interval, task.successes, task.usable
         )
         if task.activation_expected is not None:
             measure[(ACTIVATION, task.name)] = Measured(
                 task.activation_score,
-                _interval(
-                    task,
-                    "activation_interval",
-                    task.activation_successes,
-                    task.activation_usable,
-                    confidence,
-                ),
+                task.activation_interval,
                 task.activation_successes,
                 task.activation_usable,
             )
-    measure[(SCORE, None)] = Measured(run.score, getattr(run, "score_interval", None))
-    measure[(ACTIVATION, None)] = Measured(
-        run.avg_activation_score, getattr(run, "activation_interval", None)
-    )
+    measure[(SCORE, None)] = Measured(run.score, run.score_interval)
+    measure[(ACTIVATION, None)] = Measured(run.avg_activation_score, run.activation_interval)
     return measure
-
-
-def _interval(
-    task: TaskScore, field: str, successes: int, trials: int, confidence: float
-) -> Interval | None:
-    known = getattr(task, field, None)
-    if known is not None:
-        return known
-    return wilson_interval(successes, trials, confidence)
