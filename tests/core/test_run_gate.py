@@ -141,3 +141,26 @@ def test_bad_bars_are_usage_errors_before_any_attempt(tmp_path, flag: str, messa
     assert "Traceback" not in done.stderr
     assert done.results_path is None  # nothing ran
     assert not (space.root / "counters").exists()
+
+
+def test_a_bar_on_the_run_follows_confidence(tmp_path) -> None:
+    """One task, so the run's interval is that task's Wilson interval. For 10/10 the lower
+    bound is n / (n + z²): 0.7225 at 95 % (z = 1.960), 0.6012 at 99 % (z = 2.576)."""
+    space = Workspace.create(tmp_path)
+    spec = seeded_spec(space, {"always": "P" * 10})
+    done = space.run(spec, "--k", "10", "--min-score", "0.7", timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "✓ met  run success ≥ 70%\n      100% [72.2%–100%]" in done.stdout
+    strict = subprocess.run(
+        [str(CALIPER), "report", str(spec), "--min-score", "0.7", "--confidence", "0.99"],
+        cwd=space.root,
+        env=space.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert strict.returncode == 3, strict.stdout + strict.stderr
+    assert "(99% intervals; inconclusive counts as fail)" in strict.stdout
+    assert "~ inconclusive  run success ≥ 70%\n      100% [60.1%–100%]" in strict.stdout
+    assert "Gate failed: 1 of 1 bar not met (run success ≥ 70%: inconclusive)" in strict.stderr
