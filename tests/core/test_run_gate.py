@@ -1,9 +1,10 @@
 """Bars on `caliper run` (--min-score / --min-activation / --inconclusive), through the real
 `caliper` script and the fake agent, at seeded pass rates.
 
-With k=10 and 95 % Wilson intervals (values from Wilson 1927 / Newcombe 1998, Table I):
-10/10 → [72.2 %, 100 %], 7/10 → [39.7 %, 89.2 %], 0/10 → [0 %, 27.8 %]. Against a bar of 70 %
-the first is met, the second inconclusive, the third failed.
+With k=10 and 95 % Wilson intervals, worked by hand from Wilson's (1927) formula with
+z = 1.95996: 10/10 → [n/(n+z²), 1] = [72.2 %, 100 %]; 0/10 → [0, z²/(n+z²)] = [0 %, 27.8 %];
+7/10 → centre 0.6445 ± 0.2477 = [39.7 %, 89.2 %]. Against a bar of 70 % the first is met,
+the third inconclusive, the second failed.
 """
 
 from __future__ import annotations

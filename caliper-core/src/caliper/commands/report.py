@@ -30,11 +30,12 @@ def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> 
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "markdown"]),
     default="text",
     show_default=True,
     help="text: the same report `caliper run` prints; json: the saved run plus derived "
-    "`scores` and `usage_totals` blocks.",
+    "`scores` and `usage_totals` blocks (and `gate` with bars); markdown: a summary table "
+    "for $GITHUB_STEP_SUMMARY.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Add pass@k / pass^k and a panel per task.")
 @confidence_option
@@ -60,6 +61,7 @@ def command(
       caliper report .caliper/results/my-skill/2026-11-30T18-01-33Z.json -v
       caliper report my-skill --format json | jq .scores
       caliper report my-skill --min-score 0.8   # judge bars on a saved run
+      caliper report my-skill --format markdown >> "$GITHUB_STEP_SUMMARY"
 
     \b
     Exit codes:
@@ -90,6 +92,10 @@ def command(
         if gate is not None:
             data["gate"] = gate.to_json()
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    elif output_format == "markdown":
+        from caliper.report.markdown import run_markdown
+
+        click.echo(run_markdown(results, confidence=confidence, gate=gate), nl=False)
     else:
         from caliper.report import make_console
         from caliper.report.run_view import render_run
