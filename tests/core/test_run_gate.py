@@ -165,3 +165,27 @@ def test_a_bar_on_the_run_follows_confidence(tmp_path) -> None:
     assert "(99% intervals; inconclusive counts as fail)" in strict.stdout
     assert "~ inconclusive  run success ≥ 70%\n      100% [60.1%–100%]" in strict.stdout
     assert "Gate failed: 1 of 1 bar not met (run success ≥ 70%: inconclusive)" in strict.stderr
+
+
+def test_activation_bars(tmp_path) -> None:
+    """A skill loaded in 10 of 10 attempts: [72.2 %, 100 %] clears 70 %, on the task and on
+    the run (one task, so the run's interval is the task's)."""
+    space = Workspace.create(tmp_path)
+    space.skill("greeter")
+    spec = space.spec(
+        """\
+        skills:
+          - ./skills/greeter
+        tasks:
+          - name: greets
+            prompt: "fake: load greeter"
+            activates: [greeter]
+            assert: "assert True"
+        """
+    )
+    done = space.run(spec, "--k", "10", "--min-activation", "0.7", "--min-activation", "greets=0.7")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "✓ met  run activation ≥ 70%\n      100% [72.2%–100%]" in done.stdout
+    assert (
+        "✓ met  activation of task 'greets' ≥ 70%\n      10/10 = 100% [72.2%–100%]" in done.stdout
+    )
