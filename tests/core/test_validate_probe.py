@@ -112,6 +112,7 @@ def test_probe_flags_checks_that_pass_without_the_agent(space: Workspace) -> Non
     assert "flagged 2 checks" in done.stderr
     assert _calls(log) == []  # no agent CLI was started
     assert list(space.sandboxes.iterdir()) == []  # every probe sandbox was removed
+    assert space.files_in_real_home() == []  # nothing touched the real home
 
 
 def test_the_recorder_sees_a_real_run(space: Workspace) -> None:
