@@ -7,7 +7,32 @@ order attempts finish in does not matter) and passes on the attempts its pattern
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import xmlschema
+from markdown_it import MarkdownIt
+
 from caliper_fakeagent.harness import Workspace
+
+# The JUnit format as CI systems read it; see the docstring of test_run_junit.py for where
+# the schema comes from.
+JUNIT_SCHEMA = xmlschema.XMLSchema(Path(__file__).with_name("schemas") / "junit-jenkins.xsd")
+
+
+def render_markdown(markdown: str) -> ET.Element:
+    """``markdown`` rendered as GitHub would (CommonMark + GFM tables), as an element tree."""
+    html = MarkdownIt("commonmark").enable("table").render(markdown)
+    return ET.fromstring(f"<div>{html}</div>")
+
+
+def markdown_tables(markdown: str) -> list[list[list[str]]]:
+    """Every table of ``markdown`` as rows of cell texts, as a GFM renderer shows them."""
+    return [
+        [["".join(cell.itertext()) for cell in row] for row in table.iter("tr")]
+        for table in render_markdown(markdown).iter("table")
+    ]
+
 
 ASSERT = """\
 import fcntl, os

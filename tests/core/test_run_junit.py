@@ -2,9 +2,10 @@
 
 There is no JUnit schema shipped inside a PyPI package (junitparser, junit2html,
 unittest-xml-reporting, juwunit and junit-xml-output were checked: none ships one), so the
-schema in ``schemas/junit-jenkins.xsd`` was written from the format's documentation: the
-Jenkins xUnit plugin's ``junit-10.xsd`` (github.com/jenkinsci/xunit-plugin) and
-https://llg.cubic.org/docs/junit/ (the Ant XMLJUnitResultFormatter layout). The report is
+schema in ``schemas/junit-jenkins.xsd`` (loaded in ``gate_support.py``) was written from
+the format's documentation: the Jenkins xUnit plugin's ``junit-10.xsd``
+(github.com/jenkinsci/xunit-plugin) and https://llg.cubic.org/docs/junit/ (the Ant
+XMLJUnitResultFormatter layout). The report is
 validated with ``xmlschema`` and read back with ElementTree, never matched as a string.
 """
 
@@ -16,13 +17,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-import xmlschema
+from gate_support import JUNIT_SCHEMA as SCHEMA
 from gate_support import seeded_spec
 
 from caliper.report.junit import write_atomically
 from caliper_fakeagent.harness import Workspace
-
-SCHEMA = xmlschema.XMLSchema(Path(__file__).with_name("schemas") / "junit-jenkins.xsd")
 
 ODD_TASK = """\
   - name: 'odd <name> & "quotes" | pipe'
