@@ -182,14 +182,21 @@ def junit_document(
         strips = {t.name: attempt_strip(a.outcome for a in t.attempts) for t in results.tasks}
         for result in gate.bars:
             counts[_bar_case(suite, f"{classname}.bars", result, strips)] += 1
+    return finish_document(root, suite, counts, wall=run.usage.wall_seconds)
+
+
+def finish_document(
+    root: ET.Element, suite: ET.Element, counts: dict[str, int], *, wall: float | None
+) -> ET.ElementTree:
+    """Set the counts (``pass``/``failure``/``error``/``skipped`` cases) and time on the
+    ``<testsuites>`` root and its one ``<testsuite>``, make every text XML-safe, indent."""
     total = sum(counts.values())
-    wall = _seconds(run.usage.wall_seconds)
     for element in (root, suite):
         element.set("tests", str(total))
-        element.set("failures", str(counts["failure"]))
-        element.set("errors", str(counts["error"]))
-        element.set("time", wall)
-    suite.set("skipped", "0")
+        element.set("failures", str(counts.get("failure", 0)))
+        element.set("errors", str(counts.get("error", 0)))
+        element.set("time", _seconds(wall))
+    suite.set("skipped", str(counts.get("skipped", 0)))
     _make_safe(root)
     ET.indent(root)
     return ET.ElementTree(root)
