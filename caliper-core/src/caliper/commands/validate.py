@@ -208,6 +208,7 @@ def _run_probes(
             timeout=DEFAULT_TIMEOUT,
             setup_timeout=DEFAULT_SETUP_TIMEOUT,
             declared_skills=tuple(s.name for s in check.skills),
+            display_path=path,
         )
         probes[path] = prober.probe()
     return probes

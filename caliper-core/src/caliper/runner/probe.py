@@ -99,6 +99,10 @@ def _key_lines(spec: Spec) -> Mapping[tuple[int, str], int]:
     return lines
 
 
+def _by_line(check: ProbeCheck) -> int:
+    return check.line or 0
+
+
 def _empty_attempt() -> AttemptResult:
     """An attempt in which the agent finished having done nothing at all."""
     return AttemptResult(status=AgentStatus.COMPLETED, final_answer="", transcript=())
@@ -122,7 +126,8 @@ class Prober:
     ``judge_engine`` returns the ``--judge-model`` engine, or is ``None`` when none was given
     (then LLM checks are not probed). ``timeout`` bounds each check, ``setup_timeout`` each
     ``setup:``/``cleanup:`` command, as in ``caliper run``; ``declared_skills`` are the names
-    of the spec's skills that could be read (what judges are told was declared).
+    of the spec's skills that could be read (what judges are told was declared);
+    ``display_path`` is the spec's path as the user wrote it (default: its resolved path).
     """
 
     spec: Spec
@@ -131,6 +136,7 @@ class Prober:
     timeout: float
     setup_timeout: float
     declared_skills: tuple[str, ...] = ()
+    display_path: Path | None = None
 
     def probed_keys(self, task: Task) -> list[str]:
         """The task's outcome checks (``activates:`` and other scoreboards are exempt)."""
@@ -143,14 +149,15 @@ class Prober:
         for task in self.spec.tasks:
             keys = self.probed_keys(task)
             if keys:
-                found.extend(self._probe_task(task, keys, lines))
+                found.extend(sorted(self._probe_task(task, keys, lines), key=_by_line))
         return found
 
     def _finding(
         self, task: Task, key: str, status: ProbeStatus, message: str, lines: Mapping
     ) -> ProbeCheck:
         line = lines.get((task.index, key), task.line)
-        return ProbeCheck(task.name, key, status, message, self.spec.path, line)
+        path = self.display_path or self.spec.path
+        return ProbeCheck(task.name, key, status, message, path, line)
 
     def _probe_task(self, task: Task, keys: list[str], lines: Mapping) -> list[ProbeCheck]:
         local = [k for k in keys if not self.judges[k].uses_llm]
