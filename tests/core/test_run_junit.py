@@ -136,3 +136,34 @@ def test_write_atomically_keeps_the_old_file_when_renaming_fails(
         write_atomically(target, b"new")
     assert target.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["junit.xml"]
+
+
+def test_unmeasured_activation_and_lenient_cases(tmp_path: Path) -> None:
+    """Hand-made run: a task with only unusable attempts is an <error>; a trigger-only task
+    whose skill did not load fails; an inconclusive bar under --inconclusive pass passes."""
+    from test_results_support import INFRA, NC, P, run, task
+
+    from caliper.commands.gate_options import evaluate
+    from caliper.report.junit import junit_document, write_junit
+    from caliper.results.gate import parse_bar
+
+    results = run(
+        [
+            task("broken", [INFRA, INFRA]),
+            task("trigger", [NC, NC], expected=["my-skill"], activated=[["my-skill"], []]),
+            task("mostly", [P, P, P, P, P, P, P, P, P, INFRA]),
+        ]
+    )
+    gate = evaluate(results, [parse_bar("mostly=0.9", "score")], "pass", 0.95)
+    target = tmp_path / "junit.xml"
+    write_junit(target, junit_document(results, gate))
+    SCHEMA.validate(str(target))
+    cases = {c.get("name"): c for c in ET.parse(target).getroot().iter("testcase")}
+    error = cases["broken"].find("error")
+    assert error is not None and error.get("message") == "unmeasured: no usable attempt (⊘⊘)"
+    failure = cases["trigger"].find("failure")
+    assert failure is not None
+    assert failure.get("message") == "activation: 1/2 attempts loaded the expected skills (··)"
+    bar = cases["success of task 'mostly' ≥ 90%"]
+    assert bar.find("failure") is None  # 9/9 = [70.1 %, 100 %] straddles 90 %: inconclusive
+    assert (bar.find("system-out").text or "").startswith("inconclusive: the interval")
