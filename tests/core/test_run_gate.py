@@ -189,3 +189,19 @@ def test_activation_bars(tmp_path) -> None:
     assert (
         "✓ met  activation of task 'greets' ≥ 70%\n      10/10 = 100% [72.2%–100%]" in done.stdout
     )
+
+
+def test_report_refuses_a_bar_on_an_unknown_task(gated) -> None:
+    space, spec, _done = gated
+    done = subprocess.run(
+        [str(CALIPER), "report", str(spec), "--min-score", "never pases=0.5"],
+        cwd=space.root,
+        env=space.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "no task named 'never pases'. Did you mean 'never passes'?" in done.stderr
+    assert done.stdout == ""  # refused before showing anything
