@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from caliper.commands.confidence import confidence_option
 from caliper.commands.gate_options import junit_option
 from caliper.errors import CaliperError
+
+if TYPE_CHECKING:
+    from caliper.results.compare import RunComparison
 
 EXIT_REGRESSION = 1
 EXIT_NOT_COMPARABLE = 2
@@ -135,7 +139,7 @@ def command(
     _check_regressions(comparison, fail_on)
 
 
-def _write_junit(junit: Path | None, comparison, fail_on: str) -> None:  # type: ignore[no-untyped-def]
+def _write_junit(junit: Path | None, comparison: RunComparison, fail_on: str) -> None:
     """``--junit PATH``: one test case per task with its regression verdict."""
     if junit is None:
         return

@@ -1,14 +1,20 @@
-"""``caliper report``: show a saved run again, as text or as JSON with derived scores."""
+"""``caliper report``: show a saved run again, as text, as JSON with derived scores, or as
+Markdown for CI pages; bars given here are judged on the saved run."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from caliper.commands.confidence import DEFAULT_CONFIDENCE, confidence_option
 from caliper.commands.gate_options import bar_options
+
+if TYPE_CHECKING:
+    from caliper.results.gate import Bar, GateResult
+    from caliper.results.models import RunResults
 
 
 def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> dict:
@@ -45,8 +51,8 @@ def command(
     output_format: str,
     verbose: bool,
     confidence: float,
-    min_score: tuple,
-    min_activation: tuple,
+    min_score: tuple[Bar, ...],
+    min_activation: tuple[Bar, ...],
     inconclusive: str,
 ) -> None:
     """Show a saved run again.
@@ -117,7 +123,9 @@ def command(
     raise_if_failed(gate)
 
 
-def _gate(results, bars: tuple, inconclusive: str, confidence: float):  # type: ignore[no-untyped-def]
+def _gate(
+    results: RunResults, bars: tuple[Bar, ...], inconclusive: str, confidence: float
+) -> GateResult | None:
     """Judge bars given on the command line on a saved run (``None`` without bars)."""
     if not bars:
         return None

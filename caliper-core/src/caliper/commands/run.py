@@ -19,6 +19,7 @@ from caliper.runner.options import (
 )
 
 if TYPE_CHECKING:
+    from caliper.results.gate import Bar, GateResult
     from caliper.runner import RunReport
 
 EPILOG = (
@@ -162,8 +163,8 @@ def command(
     output: Path | None,
     verbose: bool,
     confidence: float,
-    min_score: tuple,
-    min_activation: tuple,
+    min_score: tuple[Bar, ...],
+    min_activation: tuple[Bar, ...],
     inconclusive: str,
     junit: Path | None,
 ) -> None:
@@ -225,7 +226,9 @@ def command(
     raise_if_failed(gate)
 
 
-def _gate(report: RunReport, bars: tuple, inconclusive: str, confidence: float):  # type: ignore[no-untyped-def]
+def _gate(
+    report: RunReport, bars: tuple[Bar, ...], inconclusive: str, confidence: float
+) -> GateResult | None:
     """Judge the bars on the finished run and print them (``None`` when no bar was set)."""
     if not bars:
         return None
