@@ -25,6 +25,7 @@ DEFAULT_POWER = 0.80
 DEFAULT_BASELINE = 0.80
 STEP = 0.01  # drops are searched in whole points
 MAX_K = 1000
+EXACT_SEARCH_MAX_K = 60  # one task: k found exactly up to here, by approximation beyond
 
 
 def _binomial(n: int, p: float) -> list[float]:
@@ -146,7 +147,8 @@ def attempts_needed(
     max_k: int = MAX_K,
 ) -> int | None:
     """The smallest k (on both sides) at which the whole-run test catches a drop of ``drop``
-    on every one of ``tasks`` tasks with chance ``power``; ``None`` past ``max_k``."""
+    on every one of ``tasks`` tasks with chance ``power``; ``None`` past ``max_k``. For one
+    task the exact power of Fisher's test decides, up to :data:`EXACT_SEARCH_MAX_K`."""
     if drop <= 0 or drop > baseline or tasks < 1:
         return None
     after = baseline - drop
@@ -155,8 +157,8 @@ def attempts_needed(
         if overall_power(tasks, k, k, baseline, after, alpha, approximate=True) >= power:
             approx = k
             break
-    if approx is None or tasks > 1:
-        return approx
+    if approx is None or tasks > 1 or approx > EXACT_SEARCH_MAX_K:
+        return approx  # beyond EXACT_SEARCH_MAX_K the approximation stands (exact is slow)
     # one task: the exact test's power saw-tooths around the approximation; scan exactly
     # from half of it (the exact test is never twice as strong as the approximation)
     for k in range(max(1, approx // 2), max_k + 1):
