@@ -94,3 +94,21 @@ def test_compare_markdown(pair) -> None:
     assert whole[0] == "whole run (3 tasks)"
     text = "".join(render_markdown(done.stdout).itertext())
     assert "Only in the after run (not compared): odd | name *x*" in text
+
+
+def test_ablation_headline_in_markdown(tmp_path: Path) -> None:
+    """The ablation pair's sentence heads the summary (a 0/10 → 10/10 task: p ≈ 1.1e-5)."""
+    spec = tmp_path / "demo.eval.yaml"
+    spec.write_text("tasks: []\n")
+    control = run([task("uses it", [F] * 10)], k=10, ablated=["my-skill"])
+    full = run([task("uses it", [P] * 10)], k=10, run_id="2026-11-30T19-00-00Z")
+    previous = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        a, b = save_run(control, spec_path=spec), save_run(full, spec_path=spec)
+    finally:
+        os.chdir(previous)
+    done = caliper("compare", str(a), str(b), "--format", "markdown", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    strong = ["".join(e.itertext()) for e in render_markdown(done.stdout).iter("strong")]
+    assert any(s.startswith("my-skill adds +100") and "p<0.001" in s for s in strong), strong

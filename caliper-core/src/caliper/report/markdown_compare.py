@@ -1,6 +1,7 @@
 """``caliper compare --format markdown``: a comparison as GitHub-flavoured Markdown.
 
-A heading, the two runs, a warning when a side is not complete, one row per matched task
+A heading, the two runs, the ablation headline for an ablation pair ("my-skill adds
++40 pts [+18, +62], p=0.003"), a warning when a side is not complete, one row per matched task
 (before → after, Δ in points with its interval, the adjusted p-value, the verdict and both
 attempt strips), the whole-run line, and the tasks found on one side only. User text is
 escaped as in :mod:`.markdown`.
@@ -44,6 +45,11 @@ def compare_markdown(comparison: RunComparison) -> str:
         f" · {escape(comparison.correction.capitalize())} correction over the tasks",
         "",
     ]
+    from caliper.report.compare_view import ablation_headline
+
+    headline = ablation_headline(comparison)
+    if headline:
+        lines += [f"**{escape(headline)}**", ""]
     for label, side in (("before", comparison.a_side), ("after", comparison.b_side)):
         if not side.complete:
             why = f": {escape(side.reason)}" if side.reason else ""
