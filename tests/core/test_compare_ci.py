@@ -97,7 +97,8 @@ def test_compare_markdown(pair) -> None:
 
 
 def test_ablation_headline_in_markdown(tmp_path: Path) -> None:
-    """The ablation pair's sentence heads the summary (a 0/10 → 10/10 task: p ≈ 1.1e-5)."""
+    """The ablation pair's sentence heads the summary and is in the JUnit whole-run case
+    (a 0/10 → 10/10 task: p ≈ 1.1e-5)."""
     spec = tmp_path / "demo.eval.yaml"
     spec.write_text("tasks: []\n")
     control = run([task("uses it", [F] * 10)], k=10, ablated=["my-skill"])
@@ -108,7 +109,14 @@ def test_ablation_headline_in_markdown(tmp_path: Path) -> None:
         a, b = save_run(control, spec_path=spec), save_run(full, spec_path=spec)
     finally:
         os.chdir(previous)
-    done = caliper("compare", str(a), str(b), "--format", "markdown", cwd=tmp_path)
+    junit = tmp_path / "compare.xml"
+    done = caliper(
+        "compare", str(a), str(b), "--format", "markdown", "--junit", str(junit), cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
+    whole = next(
+        c for c in ET.parse(junit).getroot().iter("testcase") if c.get("name") == "whole run"
+    )
+    assert "my-skill adds +100" in (whole.find("system-out").text or "")
     strong = ["".join(e.itertext()) for e in render_markdown(done.stdout).iter("strong")]
     assert any(s.startswith("my-skill adds +100") and "p<0.001" in s for s in strong), strong

@@ -121,10 +121,15 @@ def compare_junit_document(comparison: RunComparison, *, fail_on: str = "score")
         f"{_rate(comparison.b_overall)}, Δ {points(comparison.delta, comparison.delta_interval)}"
         f", {p_text(comparison.p_adjusted)} (adjusted) over {comparison.matched_measured} tasks"
     )
+    from caliper.report.compare_view import ablation_headline
+
+    headline = ablation_headline(comparison)
+    whole_notes = [overall, headline] if headline else [overall]
     overall_fails = score_fails and comparison.overall_regression
     if activation_fails and comparison.activation_overall_regression:
         overall_fails = True
-    counts[_case(suite, classname, "whole run", [overall] if overall_fails else [], [overall])] += 1
+    failures = [overall] if overall_fails else []
+    counts[_case(suite, classname, "whole run", failures, whole_notes)] += 1
     for side, names in (("before", comparison.only_in_a), ("after", comparison.only_in_b)):
         for name in names:
             case = ET.SubElement(suite, "testcase", name=name, classname=classname, time="0")
