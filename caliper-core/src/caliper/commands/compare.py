@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from caliper.commands.confidence import confidence_option
+from caliper.commands.gate_options import junit_option
 from caliper.errors import CaliperError
+
+if TYPE_CHECKING:
+    from caliper.results.compare import RunComparison
 
 EXIT_REGRESSION = 1
 EXIT_NOT_COMPARABLE = 2
@@ -33,10 +38,11 @@ class NotComparable(CaliperError):
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "markdown"]),
     default="text",
     show_default=True,
-    help="text: a before → after table; json: the full comparison for scripts.",
+    help="text: a before → after table; json: the full comparison for scripts; markdown: "
+    "a summary table for $GITHUB_STEP_SUMMARY.",
 )
 @confidence_option
 @click.option(
@@ -58,6 +64,7 @@ class NotComparable(CaliperError):
     help="Show every test (p before and after Holm's correction) and what the pair could "
     "detect: the smallest drop at this k and the k a drop would need.",
 )
+@junit_option
 def command(
     before: str,
     after: str,
@@ -66,6 +73,7 @@ def command(
     fail_on: str,
     allow_partial: bool,
     explain: bool,
+    junit: Path | None,
 ) -> None:
     """Diff two saved runs of the same spec, task by task (BEFORE → AFTER).
 
@@ -83,6 +91,7 @@ def command(
       caliper list my-skill          # find the ablated (control) run's file
       caliper compare CONTROL.json my-skill --explain
       caliper compare BASE.json my-skill --fail-on both --format json
+      caliper compare BASE.json my-skill --junit compare.xml --format markdown
 
     \b
     Exit codes:
@@ -92,6 +101,7 @@ def command(
       2  usage error: a run was not found or not readable, both sides are the
          same run, a bad --confidence; or the runs are not comparable (a side is
          partial or never started) and --allow-partial was not given
+      1  also: the --junit report could not be written
     """
     from caliper.errors import UsageError
     from caliper.results.compare import compare_runs, comparison_data, same_run
@@ -114,14 +124,29 @@ def command(
     comparison = compare_runs(a, b, a_path=str(a_path), b_path=str(b_path), confidence=confidence)
     if output_format == "json":
         click.echo(json.dumps(comparison_data(comparison), indent=2, ensure_ascii=False))
+    elif output_format == "markdown":
+        from caliper.report.markdown_compare import compare_markdown
+
+        click.echo(compare_markdown(comparison), nl=False)
     else:
         from caliper.report import make_console
         from caliper.report.compare_view import render_compare
 
         render_compare(comparison, make_console(), explain=explain)
+    _write_junit(junit, comparison, fail_on)
     if not comparison.comparable and not allow_partial:
         raise NotComparable(_not_comparable_message(comparison), hint=_hint(comparison))
     _check_regressions(comparison, fail_on)
+
+
+def _write_junit(junit: Path | None, comparison: RunComparison, fail_on: str) -> None:
+    """``--junit PATH``: one test case per task with its regression verdict."""
+    if junit is None:
+        return
+    from caliper.commands.gate_options import write_junit_report
+    from caliper.report.junit_compare import compare_junit_document
+
+    write_junit_report(junit, compare_junit_document(comparison, fail_on=fail_on))
 
 
 def _not_comparable_message(comparison) -> str:

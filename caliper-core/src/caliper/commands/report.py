@@ -1,13 +1,20 @@
-"""``caliper report``: show a saved run again, as text or as JSON with derived scores."""
+"""``caliper report``: show a saved run again, as text, as JSON with derived scores, or as
+Markdown for CI pages; bars given here are judged on the saved run."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from caliper.commands.confidence import DEFAULT_CONFIDENCE, confidence_option
+from caliper.commands.gate_options import bar_options
+
+if TYPE_CHECKING:
+    from caliper.results.gate import Bar, GateResult
+    from caliper.results.models import RunResults
 
 
 def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> dict:
@@ -29,15 +36,25 @@ def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> 
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "markdown"]),
     default="text",
     show_default=True,
     help="text: the same report `caliper run` prints; json: the saved run plus derived "
-    "`scores` and `usage_totals` blocks.",
+    "`scores` and `usage_totals` blocks (and `gate` with bars); markdown: a summary table "
+    "for $GITHUB_STEP_SUMMARY.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Add pass@k / pass^k and a panel per task.")
 @confidence_option
-def command(ref: str | None, output_format: str, verbose: bool, confidence: float) -> None:
+@bar_options
+def command(
+    ref: str | None,
+    output_format: str,
+    verbose: bool,
+    confidence: float,
+    min_score: tuple[Bar, ...],
+    min_activation: tuple[Bar, ...],
+    inconclusive: str,
+) -> None:
     """Show a saved run again.
 
     REF is a results JSON file, a spec file (its latest run) or a spec name (its latest run
@@ -49,11 +66,14 @@ def command(ref: str | None, output_format: str, verbose: bool, confidence: floa
       caliper report my-skill                 # my-skill's latest run
       caliper report .caliper/results/my-skill/2026-11-30T18-01-33Z.json -v
       caliper report my-skill --format json | jq .scores
+      caliper report my-skill --min-score 0.8   # judge bars on a saved run
+      caliper report my-skill --format markdown >> "$GITHUB_STEP_SUMMARY"
 
     \b
     Exit codes:
       0  the report was shown
       2  REF matches no saved run, or the file is not a readable results file
+      3  a --min-score/--min-activation bar was not met (see `caliper run --help`)
     """
     from caliper.results.store import ResultsError, caliper_root, latest_run, load_run
 
@@ -72,19 +92,49 @@ def command(ref: str | None, output_format: str, verbose: bool, confidence: floa
 
         path = resolve_run_ref(ref, cwd=cwd)
     results = load_run(path)
+    gate = _gate(results, (*min_score, *min_activation), inconclusive, confidence)
     if output_format == "json":
-        click.echo(json.dumps(report_data(results, path, confidence), indent=2, ensure_ascii=False))
-        return
-    from caliper.report import make_console
-    from caliper.report.run_view import render_run
+        data = report_data(results, path, confidence)
+        if gate is not None:
+            data["gate"] = gate.to_json()
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    elif output_format == "markdown":
+        from caliper.report.markdown import run_markdown
 
-    render_run(
-        results,
-        make_console(),
-        verbose=verbose,
-        path=_shown_path(path, cwd),
-        confidence=confidence,
-    )
+        click.echo(run_markdown(results, confidence=confidence, gate=gate), nl=False)
+    else:
+        from caliper.report import make_console
+        from caliper.report.run_view import render_run
+
+        console = make_console()
+        render_run(
+            results,
+            console,
+            verbose=verbose,
+            path=_shown_path(path, cwd),
+            confidence=confidence,
+        )
+        if gate is not None:
+            from caliper.report.gate_view import render_gate
+
+            render_gate(gate, console)
+    from caliper.commands.gate_options import raise_if_failed
+
+    raise_if_failed(gate)
+
+
+def _gate(
+    results: RunResults, bars: tuple[Bar, ...], inconclusive: str, confidence: float
+) -> GateResult | None:
+    """Judge bars given on the command line on a saved run (``None`` without bars)."""
+    if not bars:
+        return None
+    from caliper.commands.gate_options import check_bars, evaluate
+
+    names = [task.name for task in results.tasks]
+    activation = [task.name for task in results.tasks if task.activation_expected is not None]
+    check_bars(bars, names, activation)
+    return evaluate(results, bars, inconclusive, confidence)
 
 
 def _shown_path(path: Path, cwd: Path) -> Path:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from caliper.commands.confidence import confidence_option
+from caliper.commands.gate_options import BARS_HELP, bar_options, junit_option
 from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_CHARS
 from caliper.runner.options import (
     DEFAULT_K,
@@ -20,15 +21,21 @@ from caliper.runner.options import (
 )
 
 if TYPE_CHECKING:
+    from caliper.results.gate import Bar, GateResult
     from caliper.runner import RunReport
 
-EPILOG = """\b
+EPILOG = (
+    BARS_HELP
+    + """
+\b
 Examples:
   caliper run my-skill.eval.yaml                     # k=3 with claude-code
   caliper run my-skill.eval.yaml --k 5 --model codex
   caliper run my-skill.eval.yaml --model codex:gpt-5.5 --workers 2
   caliper run my-skill.eval.yaml --ablate my-skill   # control run without the skill
   caliper run my-skill.eval.yaml --output run.json --verbose
+  caliper run my-skill.eval.yaml --k 10 --min-score 0.8 --min-score "hard task=0.6"
+  caliper run my-skill.eval.yaml --k 10 --min-score 0.8 --junit junit.xml
 
 \b
 Results go to .caliper/results/SPEC-NAME/RUN-ID.json in the nearest .caliper/ folder
@@ -39,11 +46,14 @@ Exit codes:
   0    the run finished and at least one attempt was usable (pass, task_fail,
        cheat) or not_checked
   1    every attempt was unusable (infra_error, timeout, judge_error), or the
-       results could not be saved in .caliper/ (the message says where they went)
+       results could not be saved in .caliper/ (the message says where they went),
+       or the --junit report could not be written
   2    bad usage or an invalid spec, caught before any attempt; or a
        --judge-model that cannot be resolved (what finished is saved)
   3    setup error: the agent CLI is missing or cannot log in, or an MCP
-       ${VAR} is unset (partial results are saved when attempts already ran)
+       ${VAR} is unset (partial results are saved when attempts already ran);
+       or a --min-score/--min-activation bar failed (or was inconclusive under
+       --inconclusive fail). The message says which.
   129  stopped by SIGHUP (the terminal closed); what finished is saved as a
        partial run
   130  interrupted with Ctrl-C (what finished is saved as a partial run)
@@ -54,6 +64,7 @@ Stopping: Ctrl-C, SIGTERM or SIGHUP ends the running agents and everything they
 started, runs each started attempt's cleanup (up to --setup-timeout; the same
 signal again cuts it short) and saves the finished attempts as a partial run.
 """
+)
 
 
 class Seconds(click.FloatRange):
@@ -174,6 +185,8 @@ class Seconds(click.FloatRange):
     help="Keep at most N characters of text per attempt (final answer first, then the "
     "transcript). Judges always see everything. 0: no limit.",
 )
+@bar_options
+@junit_option
 def command(
     spec: Path,
     k: int,
@@ -190,6 +203,10 @@ def command(
     confidence: float,
     max_turn_chars: int,
     max_attempt_chars: int,
+    min_score: tuple[Bar, ...],
+    min_activation: tuple[Bar, ...],
+    inconclusive: str,
+    junit: Path | None,
 ) -> None:
     """Run SPEC's tasks k times through a real agent CLI and save the results.
 
@@ -197,6 +214,12 @@ def command(
     agent discovers them. Results are saved as JSON (see `caliper report`) and summarised
     here. Progress is shown on stderr when it is a terminal.
     """
+    from caliper.commands.gate_options import (
+        check_bars_before_run,
+        check_junit_target,
+        raise_if_failed,
+        write_junit_report,
+    )
     from caliper.errors import CaliperError
     from caliper.runner import EXIT_ALL_UNUSABLE, RunOptions, run_spec
     from caliper.runner.options import judge_timeout_from_env
@@ -220,6 +243,9 @@ def command(
         max_attempt_chars=max_attempt_chars,
     )
     check_save_targets(spec, output)
+    bars = (*min_score, *min_activation)
+    check_bars_before_run(spec, bars)
+    check_junit_target(junit)
     report = run_spec(options)
     try:
         _show(report, verbose, output, confidence)
@@ -227,6 +253,11 @@ def command(
         # after SIGHUP the terminal is gone: the run is saved, exit with the signal's code
         if not (report.interrupted and isinstance(exc.__cause__, OSError)):
             raise
+    gate = None if report.interrupted else _gate(report, bars, inconclusive, confidence)
+    if junit is not None:
+        from caliper.report.junit import junit_document
+
+        write_junit_report(junit, junit_document(report.results, gate, confidence))
     if report.save_error is not None:
         raise report.save_error
     if report.fatal is not None:
@@ -241,6 +272,22 @@ def command(
             hint="The reasons are in the report above (add --verbose for each attempt).",
             exit_code=EXIT_ALL_UNUSABLE,
         )
+    raise_if_failed(gate)
+
+
+def _gate(
+    report: RunReport, bars: tuple[Bar, ...], inconclusive: str, confidence: float
+) -> GateResult | None:
+    """Judge the bars on the finished run and print them (``None`` when no bar was set)."""
+    if not bars:
+        return None
+    from caliper.commands.gate_options import evaluate
+    from caliper.report import make_console
+    from caliper.report.gate_view import render_gate
+
+    gate = evaluate(report.results, bars, inconclusive, confidence)
+    render_gate(gate, make_console())
+    return gate
 
 
 def _say_interrupted(report: RunReport) -> None:

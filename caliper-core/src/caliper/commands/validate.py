@@ -3,6 +3,9 @@
 Every problem of every file is reported at once, each at ``file:line:column`` with the field
 path. Only judge plugins are loaded (to know the task keys); no backend is imported and the
 network is never used. Exit status: 0 when all specs are valid, 2 otherwise.
+
+With ``--probe`` each valid spec's tasks are also run with no agent at all (see
+:mod:`caliper.runner.probe`): a check that passes anyway measures nothing and exits 1.
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from caliper.runner.probe import ProbeCheck
     from caliper.spec.load import SpecCheck
 
 INVALID_EXIT = 2
+PROBE_FLAGGED_EXIT = 1
 
 
 def _summary(check: SpecCheck) -> str:
@@ -57,11 +62,19 @@ def _render_text(results: list[tuple[Path, SpecCheck]], plugin_notes: list[str])
         click.echo(f"All {len(results)} specs are valid.")
 
 
-def _render_json(results: list[tuple[Path, SpecCheck]], plugin_notes: list[str]) -> None:
+def _render_json(
+    results: list[tuple[Path, SpecCheck]],
+    plugin_notes: list[str],
+    probes: dict[Path, list[ProbeCheck]] | None = None,
+) -> None:
     specs: list[dict[str, Any]] = []
     for path, check in results:
+        probe_data = {}
+        if probes is not None:
+            probe_data["probe"] = [c.to_json() for c in probes.get(path, [])]
         specs.append(
             {
+                **probe_data,
                 "path": str(path),
                 "valid": check.valid,
                 "tasks": len(check.spec.tasks) if check.spec else None,
@@ -71,11 +84,15 @@ def _render_json(results: list[tuple[Path, SpecCheck]], plugin_notes: list[str])
                 "notes": list(check.notes),
             }
         )
-    payload = {
+    payload: dict[str, Any] = {
         "valid": all(check.valid for _, check in results),
         "specs": specs,
         "plugin_warnings": plugin_notes,
     }
+    if probes is not None:
+        payload["probe_flagged"] = sum(
+            1 for found in probes.values() for c in found if c.status.flagged
+        )
     click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
 
 
@@ -110,10 +127,15 @@ Examples:
   caliper validate my-skill.eval.yaml
   caliper validate evals/*.eval.yaml
   caliper validate my-skill.eval.yaml --format json | jq .valid
+  caliper validate --probe my-skill.eval.yaml        # run setup + asserts, no agent
+  caliper validate --probe my-skill.eval.yaml --judge-model claude-code   # + expect:
 
 \b
 Exit codes:
-  0    every spec is valid (warnings do not count)
+  0    every spec is valid (warnings do not count); with --probe, every
+       probed check also failed when the agent did nothing, as it should
+  1    --probe: a check passes without the agent doing anything (it measures
+       nothing), or a task's setup: fails with no agent involved
   2    at least one spec has a problem, or bad usage
   130  interrupted with Ctrl-C
 """
@@ -129,7 +151,22 @@ Exit codes:
     show_default=True,
     help="text for people, json for scripts.",
 )
-def command(specs: tuple[Path, ...], output_format: str) -> None:
+@click.option(
+    "--probe",
+    is_flag=True,
+    help="Also run each task's setup: and checks in a fresh sandbox with NO agent, and flag "
+    "every check that passes anyway (it measures nothing). activates: is exempt. Runs "
+    "setup:/cleanup: commands and assert: code, never an agent CLI.",
+)
+@click.option(
+    "--judge-model",
+    metavar="TARGET",
+    help="With --probe: also probe expect: checks with this LLM judge engine (same grammar "
+    "as `caliper run --judge-model`); the judge sees an empty transcript. Costs tokens.",
+)
+def command(
+    specs: tuple[Path, ...], output_format: str, probe: bool, judge_model: str | None
+) -> None:
     """Check SPEC files for errors without running anything.
 
     Reports every problem in every file at once (file:line:column, the field, what was
@@ -148,10 +185,17 @@ def command(specs: tuple[Path, ...], output_format: str) -> None:
     ]
     results = [(path, check_spec(path, judges, judge_failures=failures)) for path in specs]
     _add_listing_warnings(host, results)
+    if judge_model is not None and not probe:
+        from caliper.errors import UsageError
+
+        raise UsageError("--judge-model is used only with --probe.")
+    probes = _run_probes(host, judges, results, judge_model) if probe else None
     if output_format == "json":
-        _render_json(results, plugin_notes)
+        _render_json(results, plugin_notes, probes)
     else:
         _render_text(results, plugin_notes)
+        if probes is not None:
+            _render_probes_text(probes)
     invalid = [check for _, check in results if not check.valid]
     if invalid:
         # Raised (not ctx.exit) so the exit status survives `caliper.cli.main`.
@@ -160,4 +204,79 @@ def command(specs: tuple[Path, ...], output_format: str) -> None:
             f"{len(invalid)} of {len(results)} spec{'s' if len(results) != 1 else ''} invalid "
             f"({problems} problem{'s' if problems != 1 else ''}).",
             exit_code=INVALID_EXIT,
+        )
+    if probes is not None:
+        _raise_if_flagged(probes)
+
+
+def _run_probes(
+    host: Any,
+    judges: Any,
+    results: list[tuple[Path, SpecCheck]],
+    judge_model: str | None,
+) -> dict[Path, list[ProbeCheck]]:
+    """Probe every valid spec with no agent (see :mod:`caliper.runner.probe`)."""
+    from caliper.runner.options import DEFAULT_SETUP_TIMEOUT, DEFAULT_TIMEOUT
+    from caliper.runner.probe import Prober
+
+    engine = None
+    if judge_model is not None:
+        from caliper.engine import resolve_engine
+
+        engine = resolve_engine(host, judge_model, flag="--judge-model")
+    probes: dict[Path, list[ProbeCheck]] = {}
+    for path, check in results:
+        if check.spec is None:
+            continue
+        prober = Prober(
+            spec=check.spec,
+            judges=judges,
+            judge_engine=(lambda e=engine: e) if engine is not None else None,
+            timeout=DEFAULT_TIMEOUT,
+            setup_timeout=DEFAULT_SETUP_TIMEOUT,
+            declared_skills=tuple(s.name for s in check.skills),
+            display_path=path,
+        )
+        probes[path] = prober.probe()
+    return probes
+
+
+_PROBE_MARK = {
+    "measures_nothing": ("✗ ", "red"),
+    "setup_failed": ("✗ ", "red"),
+    "no_verdict": ("? ", "yellow"),
+    "not_probed": ("· ", "cyan"),
+    "can_fail": ("✓ ", "green"),
+}
+
+
+def _render_probes_text(probes: dict[Path, list[ProbeCheck]]) -> None:
+    """One line per probed check, ``file:line: task 'NAME': what happened``."""
+    for path, found in probes.items():
+        flagged = sum(1 for c in found if c.status.flagged)
+        tasks = len({c.task for c in found})
+        click.echo(
+            f"probe {path}: {len(found)} check{'s' if len(found) != 1 else ''} in {tasks} "
+            f"task{'s' if tasks != 1 else ''} run with no agent, {flagged} flagged"
+        )
+        for finding in found:
+            mark, colour = _PROBE_MARK[finding.status.value]
+            click.echo(
+                "  "
+                + click.style(mark, fg=colour)
+                + f"{finding.where}: task {finding.task!r}: {finding.message}"
+            )
+
+
+def _raise_if_flagged(probes: dict[Path, list[ProbeCheck]]) -> None:
+    from caliper.errors import CaliperError
+
+    flagged = [c for found in probes.values() for c in found if c.status.flagged]
+    if flagged:
+        raise CaliperError(
+            f"The probe flagged {len(flagged)} check{'s' if len(flagged) != 1 else ''}: "
+            "with no agent at all, a check passed or a setup failed.",
+            hint="Make each flagged assert/expect depend on what the agent must do (e.g. "
+            "check the file it has to write, not one setup: already made).",
+            exit_code=PROBE_FLAGGED_EXIT,
         )

@@ -1,0 +1,210 @@
+"""The CI-gate flags shared by ``caliper run`` and ``caliper report``.
+
+``--min-score`` / ``--min-activation`` (repeatable) set bars, ``--inconclusive pass|fail`` the
+policy for bars the attempts cannot decide; :func:`apply_gate` judges them on a saved run,
+prints which case each bar is in, and :func:`raise_if_failed` turns a failed gate into exit 3.
+The logic lives in :mod:`caliper.results.gate`; this module is only the command-line side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from caliper.results.gate import Bar, GateResult
+    from caliper.results.models import RunResults
+
+EXIT_GATE_FAILED = 3
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+BARS_HELP = """\b
+Bars (a CI gate, judged on each rate's confidence interval):
+  --min-score 0.8            the run's score must reach 80%
+  --min-score "TASK=0.9"     task TASK's success rate must reach 90%
+  --min-activation 0.9       the same for activation (also TASK=VALUE)
+  A bar is MET when the interval's lower bound is at or above it, FAILED
+  when the upper bound is below it, else INCONCLUSIVE (too few attempts
+  to tell); --inconclusive pass|fail (default fail) says how that counts.
+  TASK=VALUE is split at the last '=', so task names may hold '=' and
+  spaces. Values are fractions (0.8) or percentages (80%).
+"""
+
+
+def _parse(metric: str) -> Callable[[click.Context, click.Parameter, tuple[str, ...]], tuple]:
+    def callback(
+        _ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]
+    ) -> tuple[Bar, ...]:
+        from caliper.results.gate import BarSyntaxError, parse_bar
+
+        try:
+            return tuple(parse_bar(value, metric) for value in values)
+        except BarSyntaxError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return callback
+
+
+def bar_options(function: F) -> F:
+    """Add ``--min-score``, ``--min-activation`` and ``--inconclusive`` to a command."""
+    options = [
+        click.option(
+            "--min-score",
+            "min_score",
+            multiple=True,
+            metavar="[TASK=]RATE",
+            callback=_parse("score"),
+            help="A bar on the run's score, or on one task's success rate with TASK=RATE "
+            "(repeatable). A failed bar exits 3.",
+        ),
+        click.option(
+            "--min-activation",
+            "min_activation",
+            multiple=True,
+            metavar="[TASK=]RATE",
+            callback=_parse("activation"),
+            help="A bar on the run's activation rate, or on one task's (TASK=RATE; the task "
+            "needs activates:). Repeatable. A failed bar exits 3.",
+        ),
+        click.option(
+            "--inconclusive",
+            type=click.Choice(["pass", "fail"]),
+            default="fail",
+            show_default=True,
+            help="How a bar counts when its interval straddles it (too few attempts to tell).",
+        ),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def spec_task_names(spec: Path) -> tuple[list[str], list[str]] | None:
+    """The task names of ``spec`` and those with ``activates:``, read from its YAML only
+    (no plugins, no skills); ``None`` when the file cannot be read as a spec (the run's
+    own checks then report it)."""
+    from caliper.spec.yamldoc import load_document
+
+    try:
+        document, _ = load_document(spec)
+    except Exception:  # the spec loader reports every reading problem better
+        return None
+    data = document.data if document is not None else None
+    tasks = data.get("tasks") if isinstance(data, dict) else None
+    if not isinstance(tasks, list):
+        return None
+    names, activation = [], []
+    for entry in tasks:
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+            names.append(entry["name"])
+            if "activates" in entry:
+                activation.append(entry["name"])
+    return names, activation
+
+
+def check_bars(bars: Sequence[Bar], task_names: list[str], activation_tasks: list[str]) -> None:
+    """A usage error (exit 2) when a bar names no task of the spec (with a did-you-mean)."""
+    from caliper.errors import UsageError
+    from caliper.results.gate import BarSyntaxError, check_bar_tasks
+
+    try:
+        check_bar_tasks(bars, task_names, activation_tasks)
+    except BarSyntaxError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def check_bars_before_run(spec: Path, bars: Sequence[Bar]) -> None:
+    """Check the bars against the spec's tasks before any attempt runs."""
+    if not bars:
+        return
+    found = spec_task_names(spec)
+    if found is not None:
+        check_bars(bars, *found)
+
+
+def evaluate(
+    results: RunResults, bars: Sequence[Bar], inconclusive: str, confidence: float
+) -> GateResult:
+    """Judge ``bars`` on a run's results."""
+    from caliper.results.gate import InconclusivePolicy, evaluate_gate, measure_run
+    from caliper.results.scoring import score_run
+
+    run = score_run(results, confidence)
+    return evaluate_gate(
+        bars,
+        measure_run(run),
+        policy=InconclusivePolicy(inconclusive),
+        confidence=confidence,
+    )
+
+
+def raise_if_failed(gate: GateResult | None) -> None:
+    """Exit 3 with a message naming every bar that stopped the gate."""
+    if gate is None or gate.passed:
+        return
+    from caliper.errors import CaliperError
+    from caliper.results.gate import BarVerdict
+
+    failures = gate.failures
+    listed = "; ".join(f"{r.bar.label}: {r.verdict.value}" for r in failures)
+    undecided = any(r.verdict is BarVerdict.INCONCLUSIVE for r in failures)
+    raise CaliperError(
+        f"Gate failed: {len(failures)} of {len(gate.bars)} bar"
+        f"{'s' if len(gate.bars) != 1 else ''} not met ({listed}).",
+        hint="An inconclusive bar needs more attempts (--k) to decide, or --inconclusive pass."
+        if undecided
+        else None,
+        exit_code=EXIT_GATE_FAILED,
+    )
+
+
+def junit_option(function: F) -> F:
+    """Add ``--junit PATH`` (a JUnit XML report for CI) to a command."""
+    return click.option(
+        "--junit",
+        "junit",
+        type=click.Path(path_type=Path, dir_okay=False),
+        metavar="PATH",
+        help="Also write a JUnit XML report to PATH (one test case per task and per bar), "
+        "for CI systems' test views. Written even when the gate fails.",
+    )(function)
+
+
+def check_junit_target(path: Path | None) -> None:
+    """Fail before any attempt when ``--junit PATH`` obviously cannot be written."""
+    if path is None:
+        return
+    import os
+
+    from caliper.errors import UsageError
+
+    if path.is_dir():
+        raise UsageError(f"--junit {path}: is a directory; name a file such as junit.xml.")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise UsageError(
+            f"--junit {path}: the folder {folder} is not a writable folder.",
+            hint="Pick a path in a folder you can write to.",
+        )
+
+
+def write_junit_report(path: Path | None, tree: Any) -> None:
+    """Write a JUnit tree to ``path`` (nothing when ``None``); a failure exits 1."""
+    if path is None:
+        return
+    from caliper.errors import CaliperError
+    from caliper.report.junit import write_junit
+
+    try:
+        write_junit(path, tree)
+    except OSError as exc:
+        raise CaliperError(
+            f"The JUnit report could not be written to {path}: {exc.strerror or exc}."
+        ) from exc
+    click.echo(f"JUnit report written to {path}", err=True)

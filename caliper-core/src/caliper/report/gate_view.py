@@ -1,0 +1,64 @@
+"""The "Bars" section of a report: which case each ``--min-score``/``--min-activation`` bar
+is in, with the interval it was judged on."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
+
+from caliper.results.gate import BarResult, BarVerdict, GateResult, format_fraction
+
+VERDICT_STYLE = {
+    BarVerdict.MET: ("✓ met", "green"),
+    BarVerdict.FAILED: ("✗ failed", "red"),
+    BarVerdict.INCONCLUSIVE: ("~ inconclusive", "yellow"),
+    BarVerdict.UNMEASURED: ("⊘ unmeasured", "red"),
+}
+
+
+def measured_text(result: BarResult) -> str:
+    """``8/10 = 80% [49–94.3%]`` (the counts only for a single task's rate)."""
+    measured = result.measured
+    parts = []
+    if measured.trials is not None:
+        parts.append(f"{measured.successes}/{measured.trials} =")
+    parts.append("—" if measured.value is None else format_fraction(measured.value))
+    if measured.interval is not None:
+        interval = measured.interval
+        parts.append(f"[{format_fraction(interval.low)}–{format_fraction(interval.high)}]")
+    return " ".join(parts)
+
+
+def bar_lines(result: BarResult) -> list[Text]:
+    """One bar on two short lines (readable at 80 columns): the verdict and what the bar
+    asks, then the rate with its interval (and how an inconclusive bar counts)."""
+    label, style = VERDICT_STYLE[result.verdict]
+    head = Text.from_markup(f"  [{style}]{escape(label)}[/{style}]  ")
+    head.append(result.bar.label)
+    detail = Text("      " + measured_text(result), style="dim")
+    if result.verdict is BarVerdict.INCONCLUSIVE:
+        detail.append(f"  → counts as {'pass' if result.passed else 'fail'}")
+    return [head, detail]
+
+
+def render_gate(gate: GateResult, console: Console) -> None:
+    """Print the bars and the gate's overall verdict."""
+    level = format_fraction(gate.confidence)
+    console.print()
+    console.print(
+        Text.from_markup(
+            f"[bold] Bars[/bold]  [dim]({escape(level)} intervals; inconclusive counts as "
+            f"{gate.policy.value})[/dim]"
+        )
+    )
+    for result in gate.bars:
+        for line in bar_lines(result):
+            console.print(line)
+    failures = len(gate.failures)
+    if gate.passed:
+        console.print(Text(f" Gate: PASSED ({len(gate.bars)} of {len(gate.bars)} bars)", "green"))
+    else:
+        console.print(
+            Text(f" Gate: FAILED ({failures} of {len(gate.bars)} bars not met)", "bold red")
+        )

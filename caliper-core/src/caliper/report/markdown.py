@@ -1,0 +1,161 @@
+"""``--format markdown``: a run (and its bars) as GitHub-flavoured Markdown.
+
+Meant for ``$GITHUB_STEP_SUMMARY`` (or a pull-request comment): a heading, one table row per
+task with its rate, interval and attempt strip, the run's score, and, when bars were given,
+a table saying which case each bar is in. Every piece of user text (task names, reasons) is
+escaped, so a ``|`` cannot break a table and ``*``/``_``/``<`` cannot turn into markup.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from caliper.report.fmt import STRIP_SYMBOLS
+from caliper.results.gate import BarVerdict, format_fraction
+from caliper.results.models import Outcome, RunResults
+from caliper.results.scoring import TaskStatus, score_run
+
+if TYPE_CHECKING:
+    from caliper.results.gate import GateResult
+    from caliper.results.stats import Interval
+
+DASH = "—"
+
+# ASCII punctuation that Markdown (CommonMark + GFM tables) may read as syntax; a backslash
+# before any ASCII punctuation is always taken literally, so escaping these is safe.
+_MARKUP = re.compile(r"([\\`*_{}\[\]()#+\-.!|~:>])")
+
+STATUS_LABEL = {
+    TaskStatus.PASS: "✅ PASS",
+    TaskStatus.PARTIAL: "⚠️ PARTIAL",
+    TaskStatus.FAIL: "❌ FAIL",
+    TaskStatus.ABORTED: "⛔ ABORTED",
+    TaskStatus.UNMEASURED: "⛔ UNMEASURED",
+    TaskStatus.TRIGGER_ONLY: "🔷 TRIGGER-ONLY",
+}
+
+VERDICT_LABEL = {
+    BarVerdict.MET: "✅ met",
+    BarVerdict.FAILED: "❌ failed",
+    BarVerdict.INCONCLUSIVE: "❔ inconclusive",
+    BarVerdict.UNMEASURED: "⛔ unmeasured",
+}
+
+
+def escape(text: str) -> str:
+    """``text`` safe inside a Markdown table cell: markup characters backslash-escaped,
+    ``&``/``<`` as entities (no HTML gets through), line breaks as spaces."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;")
+    text = " ".join(text.splitlines())
+    return _MARKUP.sub(r"\\\1", text)
+
+
+def strip(outcomes: list[Outcome]) -> str:
+    """The attempt strip as plain symbols (``✓✓✗``)."""
+    return "".join(STRIP_SYMBOLS[Outcome(o)][0] for o in outcomes) or DASH
+
+
+def interval_text(interval: Interval | None) -> str:
+    """``72.2%–100%`` or ``—``."""
+    if interval is None:
+        return DASH
+    return f"{format_fraction(interval.low)}–{format_fraction(interval.high)}"
+
+
+def _rate(value: float | None) -> str:
+    return DASH if value is None else format_fraction(value)
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def run_markdown(results: RunResults, *, confidence: float, gate: GateResult | None = None) -> str:
+    """The whole Markdown summary of a run (ends with a newline)."""
+    meta = results.meta
+    run = score_run(results, confidence)
+    engine = ":".join(p for p in (meta.backend, meta.model) if p) or "unknown engine"
+    level = format_fraction(confidence)
+    lines = [f"## Caliper: {escape(meta.spec_name)} ({escape(engine)})", ""]
+    details = [f"run `{meta.run_id}`", f"k={meta.k}", f"{level} intervals"]
+    if meta.ablated:
+        details.append("without " + ", ".join(escape(n) for n in meta.ablated))
+    lines += [" · ".join(details), ""]
+    if meta.partial:
+        reason = f": {escape(meta.stop_reason)}" if meta.stop_reason else ""
+        lines += [f"> **Partial run**{reason}. Scores cover only what finished.", ""]
+    activation = run.asserts_activation
+    header = ["Task", "Passed", "Success", f"{level} interval"]
+    header += ["Activation"] if activation else []
+    header += ["Attempts", "Status"]
+    lines.append(_row(header))
+    lines.append(
+        _row(["---", "---:", "---:", "---", *(["---:"] if activation else []), "---", "---"])
+    )
+    for task, score in zip(results.tasks, run.tasks, strict=True):
+        cells = [
+            escape(task.name),
+            f"{score.successes}/{score.usable}" if score.usable else DASH,
+            _rate(score.score),
+            interval_text(score.score_interval),
+        ]
+        if activation:
+            cells.append(
+                f"{score.activation_successes}/{score.activation_usable}"
+                if score.activation_usable
+                else DASH
+            )
+        cells += [strip([a.outcome for a in task.attempts]), STATUS_LABEL[score.status]]
+        lines.append(_row(cells))
+    lines.append("")
+    score_line = (
+        f"**Score** {_rate(run.score)} [{interval_text(run.score_interval)}] over "
+        f"{run.scored_tasks} of {len(run.tasks)} tasks"
+    )
+    if run.activation_tasks:
+        score_line += (
+            f" · **Activation** {_rate(run.avg_activation_score)} "
+            f"[{interval_text(run.activation_interval)}] over {run.activation_tasks} tasks"
+        )
+    if run.unusable:
+        score_line += f" · ⊘ {run.unusable} unusable attempts (not counted)"
+    lines += [score_line, ""]
+    if gate is not None:
+        lines += gate_markdown(gate)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def gate_markdown(gate: GateResult) -> list[str]:
+    """The bars table and the gate's verdict, as Markdown lines."""
+    lines = [
+        f"### Bars ({format_fraction(gate.confidence)} intervals; inconclusive counts as "
+        f"{gate.policy.value})",
+        "",
+        _row(["Bar", "Verdict", "Rate", "Interval", "Counts as"]),
+        _row(["---", "---", "---:", "---", "---"]),
+    ]
+    for result in gate.bars:
+        measured = result.measured
+        rate = _rate(measured.value)
+        if measured.trials is not None:
+            rate = f"{measured.successes}/{measured.trials} = {rate}"
+        lines.append(
+            _row(
+                [
+                    escape(result.bar.label),
+                    VERDICT_LABEL[result.verdict],
+                    rate,
+                    interval_text(measured.interval),
+                    "pass" if result.passed else "**fail**",
+                ]
+            )
+        )
+    failures = len(gate.failures)
+    lines.append("")
+    if gate.passed:
+        lines.append(f"**Gate: PASSED** ({len(gate.bars)} of {len(gate.bars)} bars)")
+    else:
+        lines.append(f"**Gate: FAILED** ({failures} of {len(gate.bars)} bars not met)")
+    return [*lines, ""]
