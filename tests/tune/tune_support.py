@@ -26,25 +26,27 @@ invoice prompts and only for them."""
 EAGER = "Helps with anything at all: documents, bills, poems, everything."
 """Holds ``anything at all``: the scripted model then loads the skill for every prompt."""
 LUCKY = "Helps with documents, maybe bills."
-"""Holds ``maybe bills``: the scripted model loads the skill once, on one attempt only
-(a win on train by luck)."""
+"""Holds ``maybe bills``: the scripted model loads the skill on two attempts only, ever
+(a win on train by luck: it looks like +17 points on train)."""
 
 TRIGGER_PROMPTS = [
     "Add up the invoice in bills.csv and tell me the total.",
     "Which invoice in march.csv is overdue?",
     "Reconcile this invoice against the bank export.",
     "Compute VAT for the attached invoice.",
+    "Is invoice 2041 paid already?",
 ]
 OTHER_PROMPTS = [
     "Write a haiku about autumn leaves.",
     "Rename the variable foo to bar in main.py.",
     "Explain what a monad is in two sentences.",
     "Draft a polite reply declining the meeting.",
+    "Why does my Python loop never end?",
 ]
 
 
 def probe_file(folder: Path) -> Path:
-    """A probe file: the four invoice prompts should load the skill, the others not."""
+    """A probe file: the five invoice prompts should load the skill, the others not."""
     probes = [{"prompt": p, "should_trigger": True} for p in TRIGGER_PROMPTS]
     probes += [{"prompt": p, "should_trigger": False} for p in OTHER_PROMPTS]
     path = folder / f"{SKILL}.probes.yaml"
@@ -107,14 +109,14 @@ def script(
         },
         # eager: every prompt
         {"when": {**first_turn, "request_contains": "anything at all"}, **load},
-        # lucky: once, ever
+        # lucky: twice, ever
         {
             "when": {
                 **first_turn,
                 "request_contains": "maybe bills",
                 "user_text_contains": "nvoice",
             },
-            "times": 1,
+            "times": 2,
             **load,
         },
         {"when": {"has_tool_results": True}, "text": "Done with the skill."},
@@ -151,3 +153,23 @@ def run_tune(
         path=cli.path_env(),
         timeout=timeout,
     )
+
+
+def configure_pi(home: Path, server_url: str) -> None:
+    """The user's pi setup: a provider pointing at the scripted server (Chat Completions)."""
+    agent = home / ".pi" / "agent"
+    agent.mkdir(parents=True, exist_ok=True)
+    models = {
+        "providers": {
+            "fake": {
+                "baseUrl": f"{server_url}/v1",
+                "api": "openai-completions",
+                "apiKey": "sk-tune",
+                "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+                "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 4096}],
+            }
+        }
+    }
+    (agent / "models.json").write_text(json.dumps(models), encoding="utf-8")
+    settings = {"defaultProvider": "fake", "defaultModel": "fake-model"}
+    (agent / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
