@@ -180,7 +180,7 @@ def command(
         seed=seed,
     )
     click.echo(
-        f"caliper tune {name}: {len(probe_set.probes)} probes from {probes_path} "
+        f"caliper tune {name}: {len(probe_set.probes)} probes from {shown(probes_path)} "
         f"({len(split.train)} train, {len(split.test)} test; seed {seed}), k={k}, "
         f"proposer {proposer.label}"
     )
@@ -198,7 +198,16 @@ def command(
     outcome = tuner.run()
     _report(outcome, confidence)
     _apply(outcome, skill_file, write)
-    click.echo(f"Session saved in {folder} (summary.json, split.json, every candidate).")
+    click.echo(f"Session saved in {shown(folder)} (summary.json, split.json, every candidate).")
+
+
+def shown(path: Path | str) -> str:
+    """``path`` relative to the current folder when it lies under it (shorter to read)."""
+    path = Path(path)
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _read_skill(skill_dir: Path) -> tuple[Path, str, str]:
@@ -311,13 +320,13 @@ def _report(outcome: TuneOutcome, confidence: float) -> None:
     b = outcome.budget
     click.echo(
         f"Budget: {b.attempts} attempts, {b.tokens:,} agent tokens, {b.proposer_calls} proposer "
-        f"calls ({b.proposer_tokens:,} tokens)."
+        f"call(s) ({b.proposer_tokens:,} tokens)."
     )
 
 
 def _runs(before: Measurement, after: Measurement) -> None:
     if before.run_path and after.run_path and before.run_path != after.run_path:
-        click.echo(f"  runs: caliper compare {before.run_path} {after.run_path}")
+        click.echo(f"  runs: caliper compare {shown(before.run_path)} {shown(after.run_path)}")
 
 
 def _apply(outcome: TuneOutcome, skill_file: Path, write: bool) -> None:
@@ -330,13 +339,13 @@ def _apply(outcome: TuneOutcome, skill_file: Path, write: bool) -> None:
     new = replace_description(old, outcome.winner.description)
     if write:
         skill_file.write_bytes(new.encode("utf-8"))
-        click.echo(f"Updated the description in {skill_file}.")
+        click.echo(f"Updated the description in {shown(skill_file)}.")
         return
     diff = difflib.unified_diff(
         old.splitlines(keepends=True),
         new.splitlines(keepends=True),
-        fromfile=f"{skill_file} (current)",
-        tofile=f"{skill_file} ({outcome.winner.id})",
+        fromfile=f"{shown(skill_file)} (current)",
+        tofile=f"{shown(skill_file)} ({outcome.winner.id})",
     )
     click.echo("".join(diff).rstrip("\n"))
     click.echo("(pass --write to apply it)")

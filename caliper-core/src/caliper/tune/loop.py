@@ -51,6 +51,7 @@ class Candidate:
     adjusted_p: float | None = None
     accepted: bool = False
     note: str | None = None
+    against: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain data for the summary."""
@@ -63,6 +64,7 @@ class Candidate:
             "adjusted_p": self.adjusted_p,
             "accepted": self.accepted,
             "note": self.note,
+            "against": self.against,
             "train": self.measurement.to_json() if self.measurement else None,
         }
 
@@ -235,7 +237,7 @@ class Tuner:
         incumbent = Candidate("c0", 0, self.original, baseline)
         outcome.candidates.append(incumbent)
         number = 0
-        stop = f"ran all {self.settings.iterations} iterations"
+        stop = f"ran all {self.settings.iterations} iteration(s)"
         for iteration in range(1, self.settings.iterations + 1):
             self._save(outcome)
             if incumbent.measurement.rates.accuracy == 1.0:
@@ -262,23 +264,29 @@ class Tuner:
             if not proposal.candidates:
                 stop = f"iteration {iteration}: the proposer gave no usable description"
                 break
-            self.emit(f"Iteration {iteration}: {len(proposal.candidates)} candidates")
+            count = len(proposal.candidates)
+            self.emit(f"Iteration {iteration}: {count} candidate{'s' if count != 1 else ''}")
             round_: list[Candidate] = []
             budget_hit = False
             for text in proposal.candidates:
-                if not self.budget.fits(train_cost, self.test_reserve):
-                    budget_hit = True
-                    break
                 number += 1
                 label = f"c{number}"
+                if not self.budget.fits(train_cost, self.test_reserve):
+                    budget_hit = True
+                    note = "not measured: --max-attempts would be exceeded"
+                    skipped = Candidate(label, iteration, text, note=note, against=incumbent.id)
+                    outcome.candidates.append(skipped)
+                    self.emit(f"  {label}: {note}\n      {json.dumps(text)}")
+                    continue
                 m = self._measure(text, label, "train")
+                self.emit(f"  {label}: {self._line(m)}\n      {json.dumps(text)}")
                 gain = (
                     m.rates.accuracy - incumbent.measurement.rates.accuracy
                     if m.rates.accuracy is not None
                     else None
                 )
                 p = stratified_exact_test(pairs(incumbent.measurement, m), alternative=GREATER)
-                round_.append(Candidate(label, iteration, text, m, gain, p))
+                round_.append(Candidate(label, iteration, text, m, gain, p, against=incumbent.id))
             adjusted = holm_adjust([c.p_value for c in round_]) if round_ else []
             round_ = [attrs.evolve(c, adjusted_p=a) for c, a in zip(round_, adjusted, strict=False)]
             supported = [
@@ -302,10 +310,8 @@ class Tuner:
                 c = attrs.evolve(c, accepted=accepted, note=note)
                 outcome.candidates.append(c)
                 self.emit(
-                    f"  {c.id}: {self._line(c.measurement)}\n"
-                    f"      Δ accuracy {_pts(c.gain)}, p = {c.p_value:.3f} "
-                    f"(Holm {c.adjusted_p:.3f}): {note}\n"
-                    f"      {json.dumps(c.description)}"
+                    f"  {c.id} vs {c.against}: Δ accuracy {_pts(c.gain)}, one-sided p = "
+                    f"{c.p_value:.3f} (Holm {c.adjusted_p:.3f}): {note}"
                 )
                 if accepted:
                     incumbent = c
