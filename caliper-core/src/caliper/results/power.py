@@ -19,7 +19,7 @@ import functools
 import math
 from statistics import NormalDist
 
-from caliper.results.significance import _RELATIVE_TOLERANCE, hypergeometric_pmf
+from caliper.results.significance import RELATIVE_TOLERANCE, hypergeometric_pmf
 
 DEFAULT_POWER = 0.80
 DEFAULT_BASELINE = 0.80
@@ -48,7 +48,7 @@ def _drop_region(a_trials: int, b_trials: int, alpha: float) -> tuple[tuple[int,
             xa = total - xb
             if not xb * a_trials < xa * b_trials:
                 continue
-            limit = seen * (1.0 + _RELATIVE_TOLERANCE)
+            limit = seen * (1.0 + RELATIVE_TOLERANCE)
             p = math.fsum(m for m in masses[: bisect.bisect_right(masses, limit)])
             if p <= alpha:
                 region.append((xa, xb))

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from functools import reduce
 
 # Relative slack when comparing probabilities of tables, as R's fisher.test does (1 + 1e-7).
-_RELATIVE_TOLERANCE = 1e-7
+RELATIVE_TOLERANCE = 1e-7
 # The exact stratified test keeps at most this many distinct values of the statistic; beyond
 # it (very unequal k across many tasks) a seeded Monte Carlo estimate is used instead.
 MAX_EXACT_SUPPORT = 200_000
@@ -84,7 +84,7 @@ def fisher_exact(
     elif alternative == GREATER:
         p = math.fsum(q for x, q in pmf.items() if x >= b_successes)
     else:
-        p = math.fsum(q for q in pmf.values() if q <= seen * (1.0 + _RELATIVE_TOLERANCE))
+        p = math.fsum(q for q in pmf.values() if q <= seen * (1.0 + RELATIVE_TOLERANCE))
     return min(1.0, p)
 
 
