@@ -26,11 +26,13 @@ def space(tmp_path: Path) -> Workspace:
     return space
 
 
-def tune(space: Workspace, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def tune(
+    space: Workspace, *args: str, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(CALIPER), "tune", str(space.root / "skills" / SKILL), "--model", "fake", *args],
         cwd=space.root,
-        env=space.env(),
+        env=space.env(**(env or {})),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -86,6 +88,14 @@ def test_spec_probes_use_the_spec_neighbourhood_and_exact_sets(space: Workspace)
         skills:
           - ./skills/{SKILL}
           - ./skills/changelog-writer
+        sandbox:
+          extra_path: [./tools]
+          forbidden_files: ["secret-answers"]
+        mcp:
+          ledger:
+            command: ledger-server
+            env:
+              TOKEN: ${{LEDGER_TOKEN}}
         tasks:
           - name: totals
             prompt: "{LOAD}"
@@ -105,7 +115,7 @@ def test_spec_probes_use_the_spec_neighbourhood_and_exact_sets(space: Workspace)
         """,
         name="spec-probes",
     )
-    done = tune(space, "--probes", str(spec), "--k", "1")
+    done = tune(space, "--probes", str(spec), "--k", "1", env={"LEDGER_TOKEN": "s3cret-value"})
     assert done.returncode == 0, done.stderr
     data = summary(space)
     assert data["split"]["train"] + data["split"]["test"] == 4
@@ -113,6 +123,16 @@ def test_spec_probes_use_the_spec_neighbourhood_and_exact_sets(space: Workspace)
     assert baseline["accuracy"] == 1.0  # the neighbour loaded where it should: correct
     run = json.loads(Path(baseline["run"]).read_text("utf-8"))
     assert {s["name"] for s in run["meta"]["skill_snapshots"]} == {SKILL, "changelog-writer"}
+    # the spec's sandbox and MCP servers are carried over, the secret only as its reference
+    (measured,) = (space.root / ".caliper" / "tune" / SKILL).glob(
+        "*/candidates/c0/train/*.eval.yaml"
+    )
+    text = measured.read_text("utf-8")
+    assert str(space.root / "tools") in text and "secret-answers" in text
+    assert "${LEDGER_TOKEN}" in text and "ledger-server" in text
+    for path in space.root.joinpath(".caliper").rglob("*"):
+        if path.is_file():
+            assert "s3cret-value" not in path.read_text("utf-8", "replace"), path
 
 
 def test_max_attempts_stops_cleanly_with_the_best_so_far(space: Workspace) -> None:

@@ -273,9 +273,40 @@ def _neighbourhood(skill_dir: Path, name: str, probe_set: ProbeSet) -> Neighbour
                 )
     if problems:
         raise ProbesInvalid(problems)
+    sandbox, mcp = _spec_sections(probe_set.spec) if probe_set.spec is not None else (None, None)
     return Neighbourhood(
-        skill_dir=skill_dir.resolve(), name=name, neighbours=tuple(neighbours.values())
+        skill_dir=skill_dir.resolve(),
+        name=name,
+        neighbours=tuple(neighbours.values()),
+        sandbox=sandbox,
+        mcp=mcp,
     )
+
+
+def _spec_sections(spec) -> tuple[dict | None, dict | None]:
+    """The spec's ``sandbox:`` (paths made absolute) and ``mcp:`` (``${VAR}`` kept as
+    written, so no secret is copied) as plain data for the measurement specs."""
+    from caliper.sandbox import resolve_extra_path
+
+    sandbox: dict = {}
+    if spec.sandbox.extra_path:
+        sandbox["extra_path"] = resolve_extra_path(spec.sandbox.extra_path, spec.directory)
+    if spec.sandbox.forbidden_files:
+        sandbox["forbidden_files"] = list(spec.sandbox.forbidden_files)
+    mcp: dict = {}
+    for server in spec.mcp:
+        if server.transport == "stdio":
+            entry: dict = {"command": server.command}
+            if server.args:
+                entry["args"] = list(server.args)
+            if server.env:
+                entry["env"] = dict(server.env)
+        else:
+            entry = {"type": server.transport, "url": server.url}
+            if server.headers:
+                entry["headers"] = dict(server.headers)
+        mcp[server.name] = entry
+    return sandbox or None, mcp or None
 
 
 def _session_folder(name: str) -> Path:

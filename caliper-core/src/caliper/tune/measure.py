@@ -146,7 +146,7 @@ class Neighbourhood:
     name: str
     neighbours: tuple[Path, ...] = ()
     sandbox: dict[str, Any] | None = None
-    mcp: list[dict[str, Any]] | None = None
+    mcp: dict[str, Any] | None = None
 
 
 def write_candidate(neighbourhood: Neighbourhood, description: str, folder: Path) -> Path:
