@@ -236,6 +236,19 @@ class Tuner:
         )
         incumbent = Candidate("c0", 0, self.original, baseline)
         outcome.candidates.append(incumbent)
+        try:
+            self._search(outcome, incumbent)
+        except BaseException as exc:  # Ctrl-C, a setup error: keep what was found so far
+            outcome.stop_reason = f"stopped early: {type(exc).__name__}: {exc}".rstrip(": ")
+            self._save(outcome)
+            raise
+        self._save(outcome)
+        return outcome
+
+    def _search(self, outcome: TuneOutcome, incumbent: Candidate) -> None:
+        """The proposal rounds, then the test measurements (fills ``outcome``)."""
+        name = self.neighbourhood.name
+        train_cost = self._cost(self.split.train)
         number = 0
         stop = f"ran all {self.settings.iterations} iteration(s)"
         for iteration in range(1, self.settings.iterations + 1):
@@ -328,8 +341,6 @@ class Tuner:
         outcome.stop_reason = stop
         self.emit(f"Stopped: {stop}.")
         self._test(outcome)
-        self._save(outcome)
-        return outcome
 
     def _test(self, outcome: TuneOutcome) -> None:
         if not self.split.test:
