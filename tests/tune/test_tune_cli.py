@@ -4,7 +4,9 @@ bad input (file:line messages, exit 2), the budget, and the saved session."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -244,3 +246,41 @@ def test_a_folder_without_skill_md_exits_2(space: Workspace) -> None:
         check=False,
     )
     assert done.returncode == 2 and "no SKILL.md there" in done.stderr
+
+
+def test_ctrl_c_after_the_baseline_keeps_the_summary(space: Workspace) -> None:
+    """Interrupted during the test measurement: exit 130, the baseline run and a summary
+    saying why it stopped are on disk."""
+    items = [{"query": f"{LOAD}\nfake: sleep 2", "should_trigger": True} for _ in range(2)]
+    items += [{"query": "fake: sleep 2", "should_trigger": False} for _ in range(2)]
+    probes = write(space, "slow.json", json.dumps(items))
+    process = subprocess.Popen(
+        [
+            str(CALIPER),
+            "tune",
+            str(space.root / "skills" / SKILL),
+            "--model",
+            "fake",
+            "--probes",
+            str(probes),
+            "--k",
+            "1",
+        ],
+        cwd=space.root,
+        env=space.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    train = space.root / ".caliper" / "results" / f"tune-{SKILL}-train"
+    deadline = time.monotonic() + 60
+    while not any(train.glob("*.json")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)  # the test measurement has started
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    data = summary(space)
+    assert data["stop_reason"].startswith("stopped early"), data["stop_reason"]
+    assert data["candidates"][0]["train"]["accuracy"] == 1.0
+    assert "Traceback" not in stderr
