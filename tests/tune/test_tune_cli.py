@@ -284,3 +284,27 @@ def test_ctrl_c_after_the_baseline_keeps_the_summary(space: Workspace) -> None:
     assert data["stop_reason"].startswith("stopped early"), data["stop_reason"]
     assert data["candidates"][0]["train"]["accuracy"] == 1.0
     assert "Traceback" not in stderr
+
+
+def test_a_missing_agent_cli_is_a_setup_error_before_anything_runs(space: Workspace) -> None:
+    env = space.env(FAKE_AGENT_CLI_PATH=str(space.root / "no-such-agent"))
+    done = subprocess.run(
+        [
+            str(CALIPER),
+            "tune",
+            str(space.root / "skills" / SKILL),
+            "--model",
+            "fake",
+            "--probes",
+            str(trigger_eval(space)),
+        ],
+        cwd=space.root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 3, done.stderr
+    assert "fake-agent" in done.stderr and "Traceback" not in done.stderr
+    assert not (space.root / ".caliper" / "tune").exists()

@@ -27,7 +27,14 @@ Exit codes:
 """
 
 
-@click.group(name="import")
+GROUP_EPILOG = """\b
+Example:
+  caliper import skill-creator skills/pdf -o pdf.eval.yaml
+Run `caliper import skill-creator --help` for the mapping and exit codes.
+"""
+
+
+@click.group(name="import", epilog=GROUP_EPILOG)
 def command() -> None:
     """Convert other tools' eval files into caliper specs."""
 

@@ -166,9 +166,11 @@ def command(
         from caliper.errors import UsageError
 
         raise UsageError(f"{probes_path}: no probe is left for train.")
+    engine = resolve_engine(host, model)
     proposer = resolve_engine(host, proposer_model or model, flag="--proposer-model")
-    if proposer.backend.find_cli() is None:
-        raise SetupError(proposer.backend.missing_cli_message())
+    for backend in dict.fromkeys([engine.backend, proposer.backend]):
+        if backend.find_cli() is None:
+            raise SetupError(backend.missing_cli_message())
     folder = _session_folder(name)
     write_json(folder / "split.json", split.to_json())
     settings = TuneSettings(
