@@ -157,6 +157,7 @@ def test_max_attempts_too_small_for_one_measurement_is_a_usage_error(space: Work
         and "at least --max-attempts 16" in done.stderr
     )
     assert "Traceback" not in done.stderr
+    assert not (space.root / ".caliper" / "tune").exists()
 
 
 def test_a_proposer_without_usable_answers_is_asked_twice_then_stops(space: Workspace) -> None:

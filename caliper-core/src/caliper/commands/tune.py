@@ -152,7 +152,7 @@ def command(
     from caliper.engine import resolve_engine
     from caliper.errors import SetupError
     from caliper.plugins import PluginHost
-    from caliper.tune.loop import Tuner, TuneSettings, write_json
+    from caliper.tune.loop import Tuner, TuneSettings, check_budget, write_json
     from caliper.tune.measure import RunSettings
     from caliper.tune.probes import load_probes
     from caliper.tune.split import split_probes
@@ -166,6 +166,7 @@ def command(
         from caliper.errors import UsageError
 
         raise UsageError(f"{probes_path}: no probe is left for train.")
+    check_budget(split, k, max_attempts)
     engine = resolve_engine(host, model)
     proposer = resolve_engine(host, proposer_model or model, flag="--proposer-model")
     for backend in dict.fromkeys([engine.backend, proposer.backend]):

@@ -111,6 +111,18 @@ class TuneOutcome:
         return self.winner.description if self.winner else self.original
 
 
+def check_budget(split: Split, k: int, limit: int | None) -> None:
+    """Raise a usage error when ``limit`` attempts cannot cover one train measurement plus
+    the two reserved test measurements."""
+    train, reserve = len(split.train) * k, 2 * len(split.test) * k
+    if limit is not None and train + reserve > limit:
+        raise UsageError(
+            f"--max-attempts {limit} is too small: measuring the current description on "
+            f"train takes {train} attempts and the final test {reserve}.",
+            hint=f"Give at least --max-attempts {train + reserve}, or lower --k.",
+        )
+
+
 def pairs(before: Measurement, after: Measurement) -> list[tuple[int, int, int, int]]:
     """``(correct, observed)`` before and after, per probe (matched by name)."""
     after_by_name = {s.probe.name: s for s in after.scores}
@@ -210,15 +222,7 @@ class Tuner:
     def run(self) -> TuneOutcome:
         """Measure the original, iterate, test; write ``summary.json`` as it goes."""
         name = self.neighbourhood.name
-        train_cost = self._cost(self.split.train)
-        if not self.budget.fits(train_cost, self.test_reserve):
-            raise UsageError(
-                f"--max-attempts {self.budget.limit} is too small: measuring the current "
-                f"description on train takes {train_cost} attempts and the final test "
-                f"{self.test_reserve}.",
-                hint=f"Give at least --max-attempts {train_cost + self.test_reserve}, or "
-                "lower --k.",
-            )
+        check_budget(self.split, self.settings.run.k, self.budget.limit)
         self.emit(
             f"Measuring the current description on train ({len(self.split.train)} probes "
             f"× k={self.settings.run.k}) ..."
