@@ -186,3 +186,22 @@ def test_the_prompt_names_the_failures_and_the_limits() -> None:
     assert '"total my invoice" (2 of 3 attempts)' in prompt
     assert '"write a poem" (1 of 3 attempts)' in prompt
     assert '"Older."' in prompt and "1024 characters" in prompt and "no XML tags" in prompt
+
+
+def test_a_backend_that_cannot_answer_prompts_is_a_usage_error(tmp_path: Path) -> None:
+    from caliper.backend import Backend
+    from caliper.engine import Engine
+    from caliper.errors import UsageError
+    from caliper.tune.proposer import propose
+
+    class NoPrompts(Backend):
+        id = "no-prompts"
+        cli_name = "true"
+
+        def run_attempt(self, request):  # pragma: no cover - never called
+            raise AssertionError
+
+    with pytest.raises(UsageError) as caught:
+        propose(Engine(NoPrompts(), None), T, "Old.", Failures(), 2, tried=[], workspace=tmp_path)
+    assert "cannot be used as a judge engine" in caught.value.message
+    assert "--proposer-model" in caught.value.hint

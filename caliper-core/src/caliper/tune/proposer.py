@@ -138,6 +138,14 @@ def _ask(engine: Engine, prompt: str, workspace: Path) -> tuple[str | None, int,
                 prompt=prompt, model=engine.model, sandbox=sandbox, timeout=PROPOSER_TIMEOUT
             )
         )
+    except NotImplementedError as exc:
+        from caliper.errors import UsageError
+
+        raise UsageError(
+            f"{exc} It cannot propose descriptions either.",
+            hint="Pass --proposer-model BACKEND[:MODEL] naming a backend that can answer a "
+            "prompt (claude-code, codex, pi, hermes).",
+        ) from None
     finally:
         remove_sandbox(sandbox)
     tokens = _usage_tokens(result.usage)
