@@ -130,8 +130,10 @@ def _check_probe(report: Reporter, item: Any, path: tuple, *, keys: Sequence[str
         return None
     report.unknown_keys(path, item, keys, what="a probe")
     text_key = keys[0]
-    prompt = report.string((*path, text_key), item.get(text_key), what=f"the probe's {text_key}")
-    if text_key not in item:
+    prompt = None
+    if text_key in item:
+        prompt = report.string((*path, text_key), item[text_key], what=f"the probe's {text_key}")
+    else:
         report.error(path, f"missing `{text_key}:` (the prompt to send)")
     trigger = item.get("should_trigger")
     activates = item.get("activates")
