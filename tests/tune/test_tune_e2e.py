@@ -1,5 +1,5 @@
 """``caliper tune`` end to end: the real ``caliper`` script driving the real ``claude`` CLI
-(and pi, an OpenAI-wire CLI) against the scripted model server, offline.
+(and pi and codex, the two OpenAI wires) against the scripted model server, offline.
 
 The scripted model loads the skill only when the advertised description holds a key phrase
 (see ``tune_support``); the scripted proposer returns fixed candidates. The tuner must find
@@ -219,3 +219,41 @@ def test_pi_tunes_over_chat_completions_and_prints_the_diff(tmp_path: Path) -> N
     assert (skill / "SKILL.md").read_text("utf-8") == ts.SKILL_TEXT
     assert f"-description: {ts.ORIGINAL}" in run.stdout
     assert f"+description: {json.dumps(ts.PRECISE)}" in run.stdout
+
+
+CODEX_LOAD = {"name": "exec_command", "arguments": {"cmd": f"cat {{{{skill_path:{ts.SKILL}}}}}"}}
+
+
+def test_codex_tunes_over_the_responses_api(tmp_path: Path) -> None:
+    """The same search through codex (OpenAI Responses wire), codex also proposing."""
+    cli = _cli(tmp_path, "codex")
+    rules = [ts.proposer_rule(ts.ORIGINAL, ts.proposals(ts.PRECISE))]
+    with ModelServer(ts.script(CODEX_LOAD, rules)) as server:
+        project = tmp_path / "project"
+        project.mkdir()
+        skill = ts.skill_dir(project)
+        probes = ts.probe_file(project)
+        env = ts.configure_codex(tmp_path / "real-home", server.url)
+        run = ts.run_tune(
+            tmp_path,
+            cli,
+            server,
+            "codex",
+            {"CODEX_CLI_PATH": str(cli.path), **env},
+            skill,
+            "--probes",
+            probes,
+            "--k",
+            "2",
+            "--iterations",
+            "1",
+            "--seed",
+            "1",
+            "--timeout",
+            "60",
+        )
+    print(run.stdout)
+    assert run.returncode == 0, run.describe()
+    summary = _summary(project)
+    assert summary["final_description"] == ts.PRECISE, run.describe()
+    assert summary["test"]["after"]["recall"] == 1.0

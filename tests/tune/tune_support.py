@@ -173,3 +173,29 @@ def configure_pi(home: Path, server_url: str) -> None:
     (agent / "models.json").write_text(json.dumps(models), encoding="utf-8")
     settings = {"defaultProvider": "fake", "defaultModel": "fake-model"}
     (agent / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+
+
+CODEX_KEY_VARIABLE = "CALIPER_TUNE_CODEX_KEY"
+
+
+def configure_codex(home: Path, server_url: str) -> dict[str, str]:
+    """The user's Codex setup: a custom provider pointing at the scripted server (Responses
+    API), its key from an ``env_key`` variable; returns the env the caliper process needs."""
+    (home / ".cache").mkdir(parents=True, exist_ok=True)
+    folder = home / ".codex"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.toml").write_text(
+        f"""model = "gpt-5.5"
+model_provider = "scripted"
+
+[model_providers.scripted]
+name = "Scripted test server"
+base_url = "{server_url}/v1"
+wire_api = "responses"
+env_key = "{CODEX_KEY_VARIABLE}"
+request_max_retries = 0
+stream_max_retries = 0
+""",
+        encoding="utf-8",
+    )
+    return {CODEX_KEY_VARIABLE: "sk-test"}
