@@ -183,15 +183,15 @@ def test_claude_declines_a_candidate_that_only_wins_on_train_by_luck(tmp_path: P
 
 
 def test_pi_tunes_over_chat_completions_and_prints_the_diff(tmp_path: Path) -> None:
-    """The same search through pi (OpenAI chat wire), pi also proposing; without --write
-    SKILL.md is untouched and the change is printed as a diff."""
+    """The same search through pi (OpenAI chat wire), pi also proposing, on six probes (pi
+    starts slowly); without --write SKILL.md is untouched and the change is printed as a diff."""
     cli = _cli(tmp_path, "pi")
     rules = [ts.proposer_rule(ts.ORIGINAL, ts.proposals(ts.PRECISE))]
     with ModelServer(ts.script(PI_LOAD, rules)) as server:
         project = tmp_path / "project"
         project.mkdir()
         skill = ts.skill_dir(project)
-        probes = ts.probe_file(project)
+        probes = ts.probe_file(project, per_kind=3)  # 2 + 2 train: one candidate needs p ≤ 1/36
         ts.configure_pi(tmp_path / "real-home", server.url)
         run = ts.run_tune(
             tmp_path,

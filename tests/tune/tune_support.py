@@ -45,10 +45,11 @@ OTHER_PROMPTS = [
 ]
 
 
-def probe_file(folder: Path) -> Path:
-    """A probe file: the five invoice prompts should load the skill, the others not."""
-    probes = [{"prompt": p, "should_trigger": True} for p in TRIGGER_PROMPTS]
-    probes += [{"prompt": p, "should_trigger": False} for p in OTHER_PROMPTS]
+def probe_file(folder: Path, per_kind: int = 5) -> Path:
+    """A probe file: ``per_kind`` invoice prompts that should load the skill, as many that
+    should not."""
+    probes = [{"prompt": p, "should_trigger": True} for p in TRIGGER_PROMPTS[:per_kind]]
+    probes += [{"prompt": p, "should_trigger": False} for p in OTHER_PROMPTS[:per_kind]]
     path = folder / f"{SKILL}.probes.yaml"
     path.write_text(yaml.safe_dump({"skill": SKILL, "probes": probes}, sort_keys=False), "utf-8")
     return path
