@@ -14,6 +14,8 @@ from caliper.commands.run import Seconds
 from caliper.runner.options import DEFAULT_TIMEOUT, DEFAULT_WORKERS
 
 if TYPE_CHECKING:
+    from caliper.results.stats import Interval
+    from caliper.spec.model import Spec
     from caliper.tune.loop import TuneOutcome
     from caliper.tune.measure import Measurement, Neighbourhood
     from caliper.tune.probes import ProbeSet
@@ -286,7 +288,7 @@ def _neighbourhood(skill_dir: Path, name: str, probe_set: ProbeSet) -> Neighbour
     )
 
 
-def _spec_sections(spec) -> tuple[dict | None, dict | None]:
+def _spec_sections(spec: Spec) -> tuple[dict | None, dict | None]:
     """The spec's ``sandbox:`` (paths made absolute) and ``mcp:`` (``${VAR}`` kept as
     written, so no secret is copied) as plain data for the measurement specs."""
     from caliper.sandbox import resolve_extra_path
@@ -327,7 +329,7 @@ def _session_folder(name: str) -> Path:
     return folder
 
 
-def _fmt(value: float | None, interval) -> str:
+def _fmt(value: float | None, interval: Interval | None) -> str:
     if value is None:
         return "–"
     text = f"{value * 100:.0f}%"

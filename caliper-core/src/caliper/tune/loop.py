@@ -10,7 +10,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -20,6 +20,11 @@ from caliper.tune.measure import Measurement, Neighbourhood, RunSettings, measur
 from caliper.tune.probes import Probe, ProbeSet
 from caliper.tune.proposer import Failures, propose
 from caliper.tune.split import Split
+
+if TYPE_CHECKING:
+    from caliper.engine import Engine
+    from caliper.plugins import PluginHost
+    from caliper.results.stats import Interval
 
 
 @attrs.frozen
@@ -164,8 +169,8 @@ class Tuner:
         settings: TuneSettings,
         folder: Path,
         *,
-        host: Any,
-        proposer: Any,
+        host: PluginHost,
+        proposer: Engine,
         emit: Emit,
     ):
         self.neighbourhood = neighbourhood
@@ -407,7 +412,7 @@ def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value * 100:.0f}%"
 
 
-def _iv(interval: Any) -> str:
+def _iv(interval: Interval | None) -> str:
     if interval is None:
         return "[–]"
     return f"[{interval.low * 100:.0f}–{interval.high * 100:.0f}%]"
