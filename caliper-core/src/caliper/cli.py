@@ -20,6 +20,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("caliper.commands.report", "Show a saved run again."),
     "list": ("caliper.commands.list_runs", "List specs and their saved runs."),
     "compare": ("caliper.commands.compare", "Diff two saved runs task by task."),
+    "tune": ("caliper.commands.tune", "Tune a skill's description against measured activation."),
+    "import": ("caliper.commands.import_cmd", "Convert skill-creator eval files into a spec."),
     "plugins": ("caliper.commands.plugins", "List installed plugins and agent CLIs."),
     "update-cli": ("caliper.commands.update_cli", "Check or update the agent CLIs."),
 }
