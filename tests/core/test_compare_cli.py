@@ -91,7 +91,7 @@ def test_json_format_for_scripts(tmp_path):
     assert commit["delta_interval"]["method"] == "newcombe"
     assert rows["Config"]["regression"] is False and rows["Config"]["verdict"] == "no change"
     assert data["confidence"] == 0.95 and data["correction"] == "holm"
-    assert data["delta_interval"]["method"] == "paired-task-mean"
+    assert data["delta_interval"]["method"] == "mover-wilson-cc"
     assert data["a_side"]["complete"] is True and data["comparable"] is True
 
 

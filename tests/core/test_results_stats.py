@@ -11,11 +11,13 @@ import random
 
 import pytest
 
+from caliper.results.significance import stratified_exact_test
 from caliper.results.stats import (
     check_confidence,
     mean_rate_interval,
     newcombe_difference_interval,
     paired_mean_difference_interval,
+    wilson_cc_interval,
     wilson_interval,
     z_value,
 )
@@ -155,3 +157,29 @@ def test_a_wider_level_gives_a_wider_interval():
     narrow, wide = mean_rate_interval(counts, 0.8), mean_rate_interval(counts, 0.99)
     assert wide.low < narrow.low and wide.high > narrow.high
     assert wide.level == 0.99
+
+
+@pytest.mark.parametrize(
+    ("successes", "trials", "low", "high"),
+    [
+        (81, 263, 0.2535, 0.3682),  # Newcombe 1998, Table I, method 4 (score with CC)
+        (15, 148, 0.0598, 0.1644),
+        (0, 20, 0.0, 0.2005),
+        (1, 29, 0.0018, 0.1963),
+    ],
+)
+def test_continuity_corrected_wilson_matches_published_values(successes, trials, low, high):
+    interval = wilson_cc_interval(successes, trials, 0.95)
+    assert interval is not None
+    assert (interval.low, interval.high) == pytest.approx((low, high), abs=1e-4)
+
+
+@pytest.mark.parametrize("k", [3, 10])
+def test_overall_difference_interval_agrees_with_the_stratified_test(k):
+    """Regression: two tasks at k/k -> 0/k and k/k -> 2k/3 were 'regressed' by the stratified
+    test (p < 0.001 at k=10) while the Δ interval, which also counted how differently the two
+    tasks changed, ran from -100 to +6 points. Both now take the tasks as given."""
+    pairs = [(k, k, 0, k), (k, k, round(k * 2 / 3), k)]
+    assert stratified_exact_test(pairs) <= 0.05
+    interval = paired_mean_difference_interval(pairs, 0.95)
+    assert interval is not None and interval.high < 0

@@ -71,6 +71,32 @@ def wilson_interval(
     return Interval(low=low, high=high, level=confidence, method="wilson")
 
 
+def wilson_cc_interval(
+    successes: int, trials: int, confidence: float = DEFAULT_CONFIDENCE
+) -> Interval | None:
+    """The Wilson score interval with continuity correction (Newcombe 1998, method 4).
+
+    Slightly wider than :func:`wilson_interval`; used where many rates are combined into one
+    interval (compare's overall Δ), where the plain score limits of small samples add up to an
+    interval that is too narrow. ``None`` for no trials.
+    """
+    if trials < 0 or successes < 0 or successes > trials:
+        raise ValueError(f"need 0 <= successes <= trials, got {successes}/{trials}")
+    if trials == 0:
+        return None
+    z = z_value(confidence)
+    z2, n, p = z * z, trials, successes / trials
+    low = 0.0
+    if successes > 0:
+        root = math.sqrt(max(0.0, z2 - 2.0 - 1.0 / n + 4.0 * p * (n * (1.0 - p) + 1.0)))
+        low = max(0.0, (2.0 * n * p + z2 - 1.0 - z * root) / (2.0 * (n + z2)))
+    high = 1.0
+    if successes < trials:
+        root = math.sqrt(max(0.0, z2 + 2.0 - 1.0 / n + 4.0 * p * (n * (1.0 - p) - 1.0)))
+        high = min(1.0, (2.0 * n * p + z2 + 1.0 + z * root) / (2.0 * (n + z2)))
+    return Interval(low=low, high=high, level=confidence, method="wilson-cc")
+
+
 def adjusted_rate(successes: int, trials: int, confidence: float) -> float:
     """The Agresti–Coull adjusted rate ``(successes + z²/2) / (trials + z²)``."""
     z2 = z_value(confidence) ** 2
@@ -179,24 +205,36 @@ def paired_mean_difference_interval(
     """An interval for the mean over tasks of ``p_b − p_a`` (compare's overall Δ).
 
     ``pairs`` holds ``(a_successes, a_trials, b_successes, b_trials)`` per matched task; pairs
-    with an empty side are skipped. One task gives Newcombe's interval; several use the same
-    moment method as :func:`mean_rate_interval` on the per-task differences, with within-task
-    noise ``var_a + var_b``. Pairing by task cancels how hard each task is, so only the
-    spread of the *changes* between tasks widens the interval.
+    with an empty side are skipped. The tasks are taken as given (the same tasks on both
+    sides, as the stratified test that decides the verdict takes them), so only each task's
+    binomial noise counts, and the interval agrees with that test instead of also counting
+    how differently the tasks changed. One task gives Newcombe's hybrid score interval; for
+    several, the MOVER combination (Zou & Donner 2008, "Construction of confidence limits
+    about effect measures", Statistics in Medicine 27:1693-1702) of every rate's
+    continuity-corrected Wilson limits for ``(1/T) Σ (p_b,t − p_a,t)``.
     """
     kept = [p for p in pairs if p[1] > 0 and p[3] > 0]
     if not kept:
         return None
-    if len(kept) == 1:
+    tasks = len(kept)
+    centre = 0.0
+    below = above = 0.0
+    if tasks == 1:
         return newcombe_difference_interval(*kept[0], confidence=confidence)
-    diffs = [xb / nb - xa / na for xa, na, xb, nb in kept]
-    steps = [(1.0 / na + 1.0 / nb) / 2.0 for _, na, _, nb in kept]
-    within = [
-        adjusted_rate_variance(xa, na, confidence) + adjusted_rate_variance(xb, nb, confidence)
-        for xa, na, xb, nb in kept
-    ]
-    return _moment_interval(
-        diffs, steps, within, confidence, low=-1.0, high=1.0, method="paired-task-mean"
+    for xa, na, xb, nb in kept:
+        a = wilson_cc_interval(xa, na, confidence)
+        b = wilson_cc_interval(xb, nb, confidence)
+        assert a is not None and b is not None  # both sides have trials
+        pa, pb = xa / na, xb / nb
+        centre += pb - pa
+        below += (pb - b.low) ** 2 + (a.high - pa) ** 2
+        above += (b.high - pb) ** 2 + (pa - a.low) ** 2
+    centre /= tasks
+    return Interval(
+        low=_clip(centre - math.sqrt(below) / tasks, -1.0),
+        high=_clip(centre + math.sqrt(above) / tasks, -1.0),
+        level=confidence,
+        method="mover-wilson-cc",
     )
 
 
