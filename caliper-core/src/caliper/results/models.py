@@ -56,6 +56,8 @@ class AttemptRecord:
 
     ``activated`` is ``None`` when nothing was observable (never a made-up ``[]``).
     ``activation_passed`` is ``None`` when the task asserted no ``activates:``.
+    ``history`` and ``history_sha256`` name the planted conversation the attempt started from
+    (the task's ``history:`` as written, and the SHA-256 of the file's bytes), or are ``None``.
     """
 
     task_name: str
@@ -73,6 +75,8 @@ class AttemptRecord:
     error: str | None = None
     setup_failed: bool = False
     forbidden_reads: list[str] = attrs.field(factory=list)
+    history: str | None = None
+    history_sha256: str | None = None
 
     @property
     def passed(self) -> bool:
