@@ -14,7 +14,7 @@ from caliper.attempt import (
 )
 from caliper.backend import Backend
 from caliper.process import run_process
-from caliper_backend_claude import errors, invocation, isolation, mcp, stream, versions
+from caliper_backend_claude import errors, history, invocation, isolation, mcp, stream, versions
 
 MODEL_ALIASES = frozenset({"opus", "sonnet", "haiku", "fable", "opusplan"})
 """Claude Code's own model aliases (``claude --model opus``)."""
@@ -29,6 +29,7 @@ class ClaudeCodeBackend(Backend):
     cli_name = "claude"
     install_hint = "npm install -g @anthropic-ai/claude-code"
     supports_mcp = True
+    supports_history = True
 
     def claims_model(self, model: str) -> bool:
         """``claude-*`` model ids and Claude Code's own aliases (``opus``, ``sonnet``, …)."""
@@ -51,6 +52,8 @@ class ClaudeCodeBackend(Backend):
             mcp_argv = tuple(request.mcp.argv)
             env.update(request.mcp.env)
         argv = invocation.attempt_argv(cli, model=request.model, mcp_argv=mcp_argv)
+        if request.history is not None:
+            argv += history.resume_argv(history.plant_session(request.history, request.sandbox))
         process = run_process(
             argv,
             env=env,
