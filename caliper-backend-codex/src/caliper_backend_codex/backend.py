@@ -17,7 +17,16 @@ from caliper.attempt import (
 from caliper.backend import Backend
 from caliper.errors import SetupError
 from caliper.process import run_process
-from caliper_backend_codex import activation, errors, events, home, invocation, rollout, versions
+from caliper_backend_codex import (
+    activation,
+    errors,
+    events,
+    history,
+    home,
+    invocation,
+    rollout,
+    versions,
+)
 from caliper_backend_codex.locate import find_codex
 from caliper_backend_codex.mcp import tables_of
 
@@ -51,6 +60,7 @@ class CodexBackend(Backend):
     cli_name = "codex"
     install_hint = "npm install -g @openai/codex"
     supports_mcp = True
+    supports_history = True
     default_model = None
 
     def find_cli(self) -> Path | None:
@@ -75,8 +85,12 @@ class CodexBackend(Backend):
         env = dict(prepared.env)
         if request.mcp is not None:
             env.update(request.mcp.env)
+        argv = invocation.attempt_argv(cli, model=request.model)
+        if request.history is not None:
+            planted = history.plant_rollout(request.history, request.sandbox, prepared.codex_home)
+            argv = history.resume_argv(argv, planted)
         process = run_process(
-            invocation.attempt_argv(cli, model=request.model),
+            argv,
             env=env,
             cwd=request.sandbox.workdir,
             timeout=request.timeout,
