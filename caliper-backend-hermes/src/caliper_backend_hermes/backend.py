@@ -71,6 +71,12 @@ class HermesBackend(Backend):
     cli_name = "hermes"
     install_hint = "pip install hermes-agent  (or Nous Research's install script)"
     supports_mcp = True
+    supports_history = False
+    history_refusal = (
+        "Hermes keeps its sessions in a SQLite database (state.db) and has no way to load a "
+        "conversation written elsewhere with its tool calls and results intact, so a planted "
+        "history: would not reach the model as written."
+    )
 
     def cli_version(self, path: Path) -> str | None:
         """The ``hermes-agent`` package version, read from its metadata (no network).
