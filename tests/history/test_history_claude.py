@@ -71,3 +71,39 @@ def test_a_working_directory_too_long_for_a_slug_is_refused():
 
     with pytest.raises(SetupError, match="longer than 200 characters"):
         claude_history.project_slug(Path("/" + "x" * 250))
+
+
+@pytest.mark.e2e
+class TestPlantedTurnsAreNotJudged(PlantedHistoryCase):
+    """A planted shell call that "read" the spec is history, not a cheat by this attempt."""
+
+    suite = ClaudeSuite()
+    cli = "claude"
+    shell_tool = "Bash"
+
+    def test_a_forbidden_read_in_the_history_is_not_a_cheat(self, kit: Any) -> None:
+        (kit.project / "history.yaml").write_text(
+            "turns:\n"
+            "  - user: show me the spec\n"
+            "  - shell: {command: cat conf.eval.yaml, output: 'tasks: []'}\n"
+            "  - assistant: That is the spec.\n",
+            encoding="utf-8",
+        )
+        server = kit.server(kit.script([{"text": "Nothing else to read."}]))
+        spec = kit.spec(
+            [
+                {
+                    "name": "after a forbidden read",
+                    "history": "history.yaml",
+                    "prompt": "Thanks, that is all.",
+                    "assert": "assert True",
+                }
+            ]
+        )
+        run = kit.run(spec, server)
+        assert run.returncode == 0, run.describe()
+        attempt = run.attempt
+        assert attempt["outcome"] == "pass", run.describe()
+        assert attempt["forbidden_reads"] == []
+        sent = [r.sent_text() for r in server.model_requests()]
+        assert any("cat conf.eval.yaml" in text for text in sent), "the history never arrived"
