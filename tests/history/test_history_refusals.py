@@ -86,3 +86,14 @@ def test_the_hermes_backend_declares_no_history_support() -> None:
 
     assert HermesBackend().supports_history is False
     assert "SQLite" in (HermesBackend().history_refusal or "")
+
+
+def test_a_broken_history_stops_the_run_before_any_attempt(tmp_path: Path) -> None:
+    space = Workspace.create(tmp_path)
+    spec = planted_spec(tmp_path)
+    (tmp_path / "history.yaml").write_text("turns:\n  - user: a\n  - user: b\n", encoding="utf-8")
+    done = space.run(spec, "--k", "1")
+    assert done.returncode == 2, done.stderr
+    assert "history.yaml:3:5: turns[1]: two `user:` turns in a row" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not any(space.sandboxes.iterdir())

@@ -9,14 +9,9 @@ pasted into a prompt.
 
 from __future__ import annotations
 
-import hashlib
-import uuid
 from pathlib import Path
 
 import attrs
-
-SHELL_TOOL_NEUTRAL_NAME = "shell"
-"""What the neutral format calls the one tool it knows (each backend maps it to its own)."""
 
 
 @attrs.frozen
@@ -63,11 +58,6 @@ class History:
     declared_as: str
     sha256: str
     turns: tuple[HistoryTurn, ...]
-
-    def stable_uuid(self, salt: str = "") -> str:
-        """A UUID derived from the content (and ``salt``), for ids a session file needs."""
-        digest = hashlib.sha256(f"{self.sha256}:{salt}".encode()).digest()
-        return str(uuid.UUID(bytes=digest[:16], version=4))
 
 
 def call_id(history: History, index: int, prefix: str) -> str:
