@@ -1,6 +1,6 @@
 """`history:` on a backend that cannot resume a planted conversation is refused before any
-attempt, through the real `caliper` script: Hermes (the pinned CLI), and a third-party backend
-that does not declare `supports_history` (the fake agent)."""
+attempt, through the real `caliper` script: a Hermes that is not its Python console script,
+and a third-party backend that does not declare `supports_history` (the fake agent)."""
 
 from __future__ import annotations
 
@@ -30,16 +30,16 @@ def planted_spec(folder: Path) -> Path:
     return spec
 
 
-def test_hermes_refuses_history_before_any_attempt(tmp_path: Path, agent_cli: Any) -> None:
-    cli = agent_cli("hermes")
+def test_hermes_that_is_not_its_console_script_refuses_history(tmp_path: Path) -> None:
+    """Planting goes through Hermes' own interpreter; a wrapper or binary cannot offer it."""
     spec = planted_spec(tmp_path)
     boxes = tmp_path / "boxes"
     home = tmp_path / "home"
     home.mkdir()
     env = {
         "HOME": str(home),
-        "PATH": cli.path_env("/usr/bin:/bin"),
-        "HERMES_CLI_PATH": str(cli.path),
+        "PATH": "/usr/bin:/bin",
+        "HERMES_CLI_PATH": "/bin/true",
         "CALIPER_TMPDIR": str(boxes),
         "LANG": "C.UTF-8",
     }
@@ -54,8 +54,7 @@ def test_hermes_refuses_history_before_any_attempt(tmp_path: Path, agent_cli: An
     )
     assert done.returncode == 2, done.stdout + done.stderr
     assert "task 'continues' declares history:" in done.stderr
-    assert "Hermes keeps its sessions in a SQLite database" in done.stderr
-    assert "claude-code, codex, pi" in done.stderr
+    assert "Python console script inside Hermes' virtualenv" in done.stderr
     assert "Traceback" not in done.stderr
     assert not list(tmp_path.glob(".caliper/results/*/*.json"))
     assert not boxes.exists() or not any(boxes.iterdir())
@@ -81,11 +80,12 @@ def test_history_capable_backends_say_so(backend: str) -> None:
     assert found.history_refusal is None
 
 
-def test_the_hermes_backend_declares_no_history_support() -> None:
+def test_the_pinned_hermes_supports_history(agent_cli: Any, monkeypatch) -> None:
     from caliper_backend_hermes.backend import HermesBackend
 
-    assert HermesBackend().supports_history is False
-    assert "SQLite" in (HermesBackend().history_refusal or "")
+    monkeypatch.setenv("HERMES_CLI_PATH", str(agent_cli("hermes").path))
+    assert HermesBackend().supports_history is True
+    assert HermesBackend().history_refusal is None
 
 
 def test_a_broken_history_stops_the_run_before_any_attempt(tmp_path: Path) -> None:

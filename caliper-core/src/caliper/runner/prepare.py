@@ -112,7 +112,7 @@ def check_history_support(spec: Spec, engine: Engine) -> None:
         raise UsageError(
             f"{spec.path.name}: task {names} declares history:, which --model {engine.label} "
             f"cannot use. {message}",
-            hint="Run this spec on a backend that supports history: (claude-code, codex, pi).",
+            hint="Run it on a backend that supports history: (claude-code, codex, pi, hermes).",
         )
 
 
