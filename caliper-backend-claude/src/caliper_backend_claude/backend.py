@@ -14,7 +14,7 @@ from caliper.attempt import (
 )
 from caliper.backend import Backend
 from caliper.process import run_process
-from caliper_backend_claude import errors, invocation, isolation, mcp, stream, versions
+from caliper_backend_claude import errors, history, invocation, isolation, mcp, stream, versions
 
 MODEL_ALIASES = frozenset({"opus", "sonnet", "haiku", "fable", "opusplan"})
 """Claude Code's own model aliases (``claude --model opus``)."""
@@ -35,6 +35,7 @@ class ClaudeCodeBackend(Backend):
     server: 30 skills of 264-character lines listed whole, the 31st by name only). A 1M-token
     model gets 40,000; ``SLASH_COMMAND_TOOL_CHAR_BUDGET`` overrides it."""
     skill_listing_overflow = "the skills past it are listed by name only"
+    supports_history = True
 
     def claims_model(self, model: str) -> bool:
         """``claude-*`` model ids and Claude Code's own aliases (``opus``, ``sonnet``, …)."""
@@ -57,6 +58,8 @@ class ClaudeCodeBackend(Backend):
             mcp_argv = tuple(request.mcp.argv)
             env.update(request.mcp.env)
         argv = invocation.attempt_argv(cli, model=request.model, mcp_argv=mcp_argv)
+        if request.history is not None:
+            argv += history.resume_argv(history.plant_session(request.history, request.sandbox))
         process = run_process(
             argv,
             env=env,

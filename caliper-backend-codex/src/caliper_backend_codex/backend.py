@@ -22,6 +22,7 @@ from caliper_backend_codex import (
     activation,
     errors,
     events,
+    history,
     home,
     invocation,
     login,
@@ -84,6 +85,7 @@ class CodexBackend(Backend):
     cli_name = "codex"
     install_hint = "npm install -g @openai/codex"
     supports_mcp = True
+    supports_history = True
     default_model = None
     skill_listing_budget = 21_700
     """Codex 0.171.0 with gpt-5.5 (measured with the scripted server): 70 skills of 250-
@@ -123,8 +125,12 @@ class CodexBackend(Backend):
         env = dict(prepared.env)
         if request.mcp is not None:
             env.update(request.mcp.env)
+        argv = invocation.attempt_argv(cli, model=request.model)
+        if request.history is not None:
+            planted = history.plant_rollout(request.history, request.sandbox, prepared.codex_home)
+            argv = history.resume_argv(argv, planted)
         process = run_process(
-            invocation.attempt_argv(cli, model=request.model),
+            argv,
             env=env,
             cwd=request.sandbox.workdir,
             timeout=request.timeout,

@@ -20,7 +20,9 @@ from caliper.attempt import (
 )
 from caliper.backend import Backend
 from caliper.errors import CaliperError
+from caliper.history import History
 from caliper.process import ProcessResult, run_process
+from caliper_backend_hermes import history
 from caliper_backend_hermes.failure import (
     Failure,
     classify_api_failure,
@@ -28,7 +30,12 @@ from caliper_backend_hermes.failure import (
     session_error_lines,
 )
 from caliper_backend_hermes.home import prepare_home, user_hermes_home
-from caliper_backend_hermes.launch import chat_command, model_options, split_model
+from caliper_backend_hermes.launch import (
+    chat_command,
+    console_script_python,
+    model_options,
+    split_model,
+)
 from caliper_backend_hermes.mcp_status import (
     read_agent_log,
     unusable_message,
@@ -63,6 +70,8 @@ class _Run:
     process: ProcessResult | None
     session: Session | None
     failure: Failure | None
+    planted: int = 0
+    """How many messages of ``session`` were planted from the task's ``history:``."""
 
 
 _SESSION_LINE = re.compile(r"^session_id:\s*(\S+)\s*$", re.M)
@@ -77,6 +86,24 @@ class HermesBackend(Backend):
     cli_name = "hermes"
     install_hint = "pip install hermes-agent  (or Nous Research's install script)"
     supports_mcp = True
+
+    @property
+    def supports_history(self) -> bool:  # type: ignore[override]
+        """True when ``hermes`` is Hermes' Python console script, whose interpreter caliper
+        uses to plant the history through Hermes' own session store."""
+        cli = self.find_cli()
+        return cli is not None and console_script_python(cli) is not None
+
+    @property
+    def history_refusal(self) -> str | None:  # type: ignore[override]
+        """Why this Hermes cannot start from a planted conversation."""
+        if self.supports_history:
+            return None
+        return (
+            "Hermes keeps its sessions in a SQLite database; caliper plants a history through "
+            "Hermes' own session store, which needs `hermes` to be the Python console script "
+            "inside Hermes' virtualenv (point HERMES_CLI_PATH at it)."
+        )
 
     def cli_version(self, path: Path) -> str | None:
         """The ``hermes-agent`` package version, read from its metadata (no network).
@@ -100,7 +127,11 @@ class HermesBackend(Backend):
             timeout=request.timeout,
             mcp_servers=mcp_servers,
             mcp_env=request.mcp.env if request.mcp else {},
+            planted=request.history,
         )
+        if run.session is not None and run.planted:
+            messages = history.without_planted(run.session.messages, run.planted)
+            run = attrs.evolve(run, session=attrs.evolve(run.session, messages=messages))
         if run.session is None:
             failure = run.failure or Failure(AgentStatus.INFRA_ERROR, "Hermes recorded nothing.")
             return AttemptResult(
@@ -154,6 +185,7 @@ class HermesBackend(Backend):
         options: Sequence[str] = (),
         mcp_servers: Mapping[str, Any] | None = None,
         mcp_env: Mapping[str, str] | None = None,
+        planted: History | None = None,
     ) -> _Run:
         """Prepare the home, run Hermes once, export its session and judge how it ended."""
         cli = self.find_cli()
@@ -165,6 +197,12 @@ class HermesBackend(Backend):
             home, env = self._prepare(cli, sandbox, mcp_servers)
             env.update(mcp_env or {})
             arguments = [*QUIET_OPTIONS, *options, *model_options(model)]
+            planted_count = 0
+            if planted is not None:
+                session_id, planted_count = history.plant_session(
+                    cli, planted, home, env, sandbox.workdir
+                )
+                arguments += history.resume_options(session_id)
             launch = chat_command(cli, prompt, arguments)
         except CaliperError as exc:
             return _Run(None, None, Failure(AgentStatus.SETUP_ERROR, exc.render()))
@@ -184,7 +222,8 @@ class HermesBackend(Backend):
         failure = None
         if mcp_servers and session is not None:
             failure = mcp_failure(home, mcp_servers, secrets=(mcp_env or {}).values())
-        return _Run(process, session, failure or self._failure(process, session, home))
+        outcome = _Run(process, session, failure or self._failure(process, session, home))
+        return attrs.evolve(outcome, planted=planted_count)
 
     def _prepare(
         self, cli: Path, sandbox: AttemptSandbox, mcp_servers: Mapping[str, Any] | None

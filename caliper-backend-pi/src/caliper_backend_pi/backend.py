@@ -16,8 +16,9 @@ from caliper.attempt import (
 )
 from caliper.backend import Backend
 from caliper.errors import SetupError
+from caliper.history import History
 from caliper.process import ProcessResult, run_process
-from caliper_backend_pi import mcp, mcp_check, version
+from caliper_backend_pi import history, mcp, mcp_check, version
 from caliper_backend_pi.activation import activated_skills, undeclared_skills
 from caliper_backend_pi.agentdir import (
     attempt_env,
@@ -74,6 +75,20 @@ class PiBackend(Backend):
         found = version.cached_version(cli) if cli is not None else None
         return mcp.refusal(cli, found, version.UPDATE_COMMAND)
 
+    @property
+    def supports_history(self) -> bool:  # type: ignore[override]
+        """True when the pi that would run reads the session format caliper plants (0.74+)."""
+        cli = self.find_cli()
+        return cli is not None and history.has_history(version.cached_version(cli))
+
+    @property
+    def history_refusal(self) -> str | None:  # type: ignore[override]
+        """Why the pi found cannot start from a planted conversation."""
+        if self.supports_history:
+            return None
+        cli = self.find_cli()
+        return history.refusal(cli, version.cached_version(cli) if cli is not None else None)
+
     def check_ready(self, model: str | None, real_home: Path) -> None:
         """Without ``pi:<model>``, the user's pi settings must name a default model."""
         if model:
@@ -128,12 +143,16 @@ class PiBackend(Backend):
         timeout: float,
         extra: tuple[str, ...] = (),
         native_mcp: NativeMcpConfig | None = None,
+        planted: History | None = None,
     ) -> tuple[ProcessResult, PiRun]:
         env = self._prepare(sandbox, model, native_mcp)
+        argv = self._argv(cli, model, extra)
+        if planted is not None:
+            argv = history.session_argv(argv, history.plant_session(planted, sandbox))
         # The prompt goes through stdin (a file, closed at its end): pi reads piped stdin as
         # the message, and argv would misread prompts starting with "-" or "@".
         process = run_process(
-            self._argv(cli, model, extra),
+            argv,
             env=env,
             cwd=sandbox.workdir,
             timeout=timeout,
@@ -146,7 +165,13 @@ class PiBackend(Backend):
         cli = self._cli()
         sandbox = request.sandbox
         process, run = self._run(
-            cli, sandbox, request.model, request.prompt, request.timeout, native_mcp=request.mcp
+            cli,
+            sandbox,
+            request.model,
+            request.prompt,
+            request.timeout,
+            native_mcp=request.mcp,
+            planted=request.history,
         )
         ending = classify_run(process, run, timeout=request.timeout)
         if request.mcp is not None and not (process.timed_out or process.interrupted):

@@ -9,9 +9,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
+
+if TYPE_CHECKING:
+    from caliper.history import History
 
 
 @attrs.frozen
@@ -160,6 +163,9 @@ class AttemptRequest:
     timeout: float
     skills: Sequence[InstalledSkill] = ()
     mcp: NativeMcpConfig | None = None
+    history: History | None = None
+    """The planted conversation to resume before ``prompt`` (only for backends whose
+    ``supports_history`` is true; the runner refuses the spec on the others)."""
 
 
 @attrs.frozen

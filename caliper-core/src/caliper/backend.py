@@ -70,7 +70,8 @@ class Backend(abc.ABC):
     judging). ``id`` is the public name (the entry-point name in ``caliper.backends``);
     ``aliases`` are extra names ``--model`` accepts; ``cli_name`` the executable looked up on
     PATH; ``install_hint`` the command that installs the CLI; ``supports_mcp`` whether the agent
-    can honour a spec's ``mcp:`` block.
+    can honour a spec's ``mcp:`` block; ``supports_history`` whether it can start a task from a
+    planted conversation (``history:``).
     """
 
     id: str
@@ -98,6 +99,11 @@ class Backend(abc.ABC):
     """
     skill_listing_overflow: str = "some skills are shown to the model without their description"
     """What the agent does past its budget, in a few words (for the warning)."""
+    supports_history: bool = False
+    """Whether the backend can plant a task's ``history:`` as a stored session and resume it
+    (``AttemptRequest.history``). May be a property, like ``supports_mcp``."""
+    history_refusal: str | None = None
+    """Why this backend cannot honour ``history:`` and what to do instead (when unsupported)."""
 
     @property
     def cli_path_variable(self) -> str:

@@ -58,6 +58,8 @@ class AttemptRecord:
     ``undeclared`` names skills the agent loaded that the spec did not declare (empty when
     none was seen; files saved before it existed load with ``[]``).
     ``activation_passed`` is ``None`` when the task asserted no ``activates:``.
+    ``history`` and ``history_sha256`` name the planted conversation the attempt started from
+    (the task's ``history:`` as written, and the SHA-256 of the file's bytes), or are ``None``.
     """
 
     task_name: str
@@ -76,6 +78,8 @@ class AttemptRecord:
     setup_failed: bool = False
     forbidden_reads: list[str] = attrs.field(factory=list)
     undeclared: list[str] = attrs.field(factory=list)
+    history: str | None = None
+    history_sha256: str | None = None
 
     @property
     def passed(self) -> bool:

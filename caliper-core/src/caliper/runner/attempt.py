@@ -136,7 +136,15 @@ def _failed_record(task: Task, number: int, reason: str, *, setup: bool = False)
         reason=reason,
         error=reason,
         setup_failed=setup,
+        **_history_fields(task),
     )
+
+
+def _history_fields(task: Task) -> dict[str, str | None]:
+    """The record's note of the planted conversation the attempt started from."""
+    if task.history is None:
+        return {}
+    return {"history": task.history.declared_as, "history_sha256": task.history.sha256}
 
 
 def _call_backend(prepared: PreparedRun, request: AttemptRequest) -> tuple[AttemptResult, float]:
@@ -171,6 +179,7 @@ def _observed(
         undeclared=list(result.undeclared or ()),
         model=result.model,
         error=result.error,
+        **_history_fields(task),
     )
 
 
@@ -226,6 +235,7 @@ def _agent_steps(
         timeout=options.timeout,
         skills=tuple(installed),
         mcp=native_mcp,
+        history=task.history,
     )
     result, elapsed = _call_backend(prepared, request)
     controller.check()

@@ -104,6 +104,21 @@ def check_mcp_support(spec: Spec, engine: Engine) -> None:
         )
 
 
+def check_history_support(spec: Spec, engine: Engine) -> None:
+    """Refuse a spec whose tasks plant a ``history:`` on a backend that cannot resume one."""
+    planted = [task.name for task in spec.tasks if task.history is not None]
+    if planted and not engine.backend.supports_history:
+        message = engine.backend.history_refusal or (
+            f"The {engine.backend.id} backend cannot start a task from a planted conversation."
+        )
+        names = ", ".join(repr(name) for name in planted)
+        raise UsageError(
+            f"{spec.path.name}: task {names} declares history:, which --model {engine.label} "
+            f"cannot use. {message}",
+            hint="Run it on a backend that supports history: (claude-code, codex, pi, hermes).",
+        )
+
+
 def _note(text: str) -> None:
     import click
 
@@ -137,6 +152,7 @@ def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
     engine = resolve_engine(host, options.model, flag="--model")
     cli_path = check_cli(engine)
     check_mcp_support(spec, engine)
+    check_history_support(spec, engine)
     mcp = resolve_servers(spec.mcp, os.environ)
     skills = tuple(resolve_skills(spec, offline=False, on_note=_note))
     check_ablation(options.ablate, skills)

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-CORE_TASK_KEYS = ("name", "prompt", "setup", "cleanup")
+if TYPE_CHECKING:
+    from caliper.history import History
+
+CORE_TASK_KEYS = ("name", "prompt", "setup", "cleanup", "history")
 
 
 @attrs.frozen
@@ -58,6 +61,9 @@ class McpServer:
 class Task:
     """One task: a prompt plus checks keyed by the judge that owns them.
 
+    ``history`` is the planted conversation from the task's ``history:`` file, if any; the
+    prompt is then the next user turn.
+
     ``checks`` maps a judge's task key (``assert``, ``expect``, ``activates``, or a third-party
     key) to its validated value, in the order written.
     """
@@ -69,6 +75,8 @@ class Task:
     cleanup: str | None = None
     checks: Mapping[str, Any] = attrs.field(factory=dict)
     line: int | None = None
+    history: History | None = None
+    """The planted conversation the task starts in (``history:``), read once at load time."""
 
     @property
     def activates(self) -> list[str] | None:

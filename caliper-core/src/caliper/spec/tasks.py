@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from caliper.history import History
 from caliper.judge import Judge, ValueProblem
 from caliper.spec.fields import Reporter, did_you_mean, type_name
 from caliper.spec.model import CORE_TASK_KEYS, Task
@@ -121,6 +122,9 @@ class TaskChecker:
             report.error((*path, key), self._key_problem(key), key=True)
 
         name, prompt, hooks = self._core_fields(path, entry)
+        history = None
+        if "history" in entry:
+            history = self._history((*path, "history"), entry["history"])
         checks: dict[str, Any] = {}
         for key, value in entry.items():
             judge = self.judges.get(key) if key not in CORE_TASK_KEYS else None
@@ -143,6 +147,7 @@ class TaskChecker:
             cleanup=hooks.get("cleanup"),
             checks=checks,
             line=line[0] if line else None,
+            history=history,
         ), name
 
     def _core_fields(
@@ -165,6 +170,19 @@ class TaskChecker:
             if key in entry
         }
         return name, prompt, hooks
+
+    def _history(self, path: tuple[Any, ...], value: Any) -> History | None:
+        """Read and check the task's ``history:`` file; its problems go to the reporter."""
+        declared = self.report.string(path, value, what="the path of a history file")
+        if declared is None:
+            return None
+        from caliper.spec.history import load_history
+
+        history, reason, problems = load_history(declared, self.spec_dir)
+        if reason is not None:
+            self.report.error(path, reason)
+        self.report.problems.extend(problems)
+        return history
 
     def _validate(self, judge: Judge, path: tuple[Any, ...], value: Any) -> bool:
         """Run the judge's own validation; map its problems to positions. True when clean."""

@@ -92,6 +92,11 @@ def read_text(path: Path, *, what: str = "spec") -> tuple[str | None, list[Probl
     raw, problem = _read_bytes(path, what)
     if raw is None:
         return None, [problem] if problem else []
+    return decode_text(path, raw, what=what)
+
+
+def decode_text(path: Path, raw: bytes, *, what: str = "spec") -> tuple[str | None, list[Problem]]:
+    """``raw`` (the bytes of ``path``) as UTF-8 text, or why it is not a YAML text file."""
     if b"\x00" in raw:
         return None, [_text_problem(path, f"is a binary file, not a YAML {what}")]
     try:

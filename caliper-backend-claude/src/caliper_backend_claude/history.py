@@ -1,0 +1,149 @@
+"""Plant a task's ``history:`` as a stored Claude Code session and resume it.
+
+Claude Code keeps each conversation as JSONL under ``<config dir>/projects/<cwd slug>/<id>.jsonl``
+(the config dir is ``<sandbox home>/.claude`` here, see ``isolation``) and ``claude -p --resume
+<id>`` continues it: every stored ``user``/``assistant`` entry, linked by ``parentUuid``, is
+sent to the model as a real message before the new prompt. The slug is the absolute working
+directory with every character that is not a letter or digit replaced by ``-`` (checked
+against 2.1.332; longer than 200 characters it gets a hash suffix this module does not
+reproduce, so such a working directory is refused).
+
+A shell turn becomes a ``Bash`` ``tool_use`` block and its ``tool_result``, as Claude Code
+writes them; an assistant text directly before a shell call shares its message, as in a real
+session. ``--resume`` does not echo the stored turns on stdout, so the attempt's transcript
+holds only what the agent did after the prompt.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+from caliper.attempt import AttemptSandbox
+from caliper.errors import SetupError
+from caliper.history import AssistantTurn, History, ShellTurn, UserTurn, call_id, shell_output_text
+
+MAX_SLUG = 200
+CLAUDE_VERSION = "2.1.332"
+"""The version written into planted entries (the pinned one the format was checked against)."""
+
+
+def project_slug(workdir: Path) -> str:
+    """The folder name Claude Code uses for sessions started in ``workdir``."""
+    slug = re.sub(r"[^a-zA-Z0-9]", "-", str(workdir))
+    if len(slug) > MAX_SLUG:
+        raise SetupError(
+            f"The attempt's working directory {workdir} is longer than {MAX_SLUG} characters, "
+            "so the planted history cannot be stored where Claude Code looks for it.",
+            hint="Point CALIPER_TMPDIR at a shorter folder.",
+        )
+    return slug
+
+
+def _tool_result(turn: ShellTurn) -> str:
+    text = shell_output_text(turn)
+    return f"Exit code {turn.exit_code}\n{text}" if turn.failed else text
+
+
+def session_entries(history: History, session_id: str, cwd: Path) -> list[dict[str, Any]]:
+    """The JSONL entries of the planted session, oldest first."""
+    stamp = datetime.datetime.now(datetime.timezone.utc)
+    common = {
+        "isSidechain": False,
+        "userType": "external",
+        "entrypoint": "sdk-cli",
+        "cwd": str(cwd),
+        "sessionId": session_id,
+        "version": CLAUDE_VERSION,
+    }
+    entries: list[dict[str, Any]] = []
+    parent: str | None = None
+
+    def add(kind: str, message: dict[str, Any], **extra: Any) -> None:
+        nonlocal parent
+        entry_id = str(uuid.uuid4())
+        when = stamp + datetime.timedelta(milliseconds=len(entries))
+        entries.append(
+            {
+                "parentUuid": parent,
+                **common,
+                "type": kind,
+                "message": message,
+                "uuid": entry_id,
+                "timestamp": when.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                **extra,
+            }
+        )
+        parent = entry_id
+
+    def assistant(message_id: str, block: dict[str, Any], stop: str) -> dict[str, Any]:
+        return {
+            "id": message_id,
+            "type": "message",
+            "role": "assistant",
+            "content": [block],
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+        }
+
+    turns = history.turns
+    message_id = ""
+    for index, turn in enumerate(turns):
+        if isinstance(turn, UserTurn):
+            add("user", {"role": "user", "content": turn.text})
+        elif isinstance(turn, AssistantTurn):
+            message_id = f"msg_hist{history.sha256[:12]}n{index}"
+            calls_next = index + 1 < len(turns) and isinstance(turns[index + 1], ShellTurn)
+            stop = "tool_use" if calls_next else "end_turn"
+            add("assistant", assistant(message_id, {"type": "text", "text": turn.text}, stop))
+        else:
+            after_text = index > 0 and isinstance(turns[index - 1], AssistantTurn)
+            if not after_text:
+                message_id = f"msg_hist{history.sha256[:12]}n{index}"
+            tool_id = call_id(history, index, "toolu_")
+            block = {
+                "type": "tool_use",
+                "id": tool_id,
+                "name": "Bash",
+                "input": {"command": turn.command},
+            }
+            add("assistant", assistant(message_id, block, "tool_use"))
+            result = {
+                "tool_use_id": tool_id,
+                "type": "tool_result",
+                "content": _tool_result(turn),
+                "is_error": turn.failed,
+            }
+            add(
+                "user",
+                {"role": "user", "content": [result]},
+                toolUseResult={
+                    "stdout": turn.output,
+                    "stderr": "",
+                    "interrupted": False,
+                    "isImage": False,
+                },
+            )
+    return entries
+
+
+def plant_session(history: History, sandbox: AttemptSandbox) -> str:
+    """Write the planted session into the sandbox's Claude config dir; its session id."""
+    session_id = str(uuid.uuid4())
+    cwd = sandbox.workdir.resolve()  # the CLI sees its cwd with symlinks resolved
+    folder = sandbox.home / ".claude" / "projects" / project_slug(cwd)
+    folder.mkdir(parents=True, exist_ok=True)
+    entries = session_entries(history, session_id, cwd)
+    text = "".join(json.dumps(entry, ensure_ascii=False) + "\n" for entry in entries)
+    (folder / f"{session_id}.jsonl").write_text(text, encoding="utf-8")
+    return session_id
+
+
+def resume_argv(session_id: str) -> list[str]:
+    """The arguments that make ``claude -p`` continue the planted session."""
+    return ["--resume", session_id]

@@ -1,0 +1,106 @@
+"""A task's `history:` planted as a pi session file and continued with `--session` (e2e), on
+both pinned pis (0.74.2 and 1.6.0)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from history_support import PlantedHistoryCase
+
+from caliper.history import AssistantTurn, History, ShellTurn, UserTurn
+from caliper.testing.conformance import BackendConformance, ToolCall
+from caliper_backend_pi import history as pi_history
+
+pytest_plugins = ["caliper.testing.fixtures"]
+
+
+class PiSuite(BackendConformance):
+    """The pi conformance configuration: a ``fake`` provider in the user's models.json."""
+
+    __test__ = False
+    backend_id = "pi"
+    wire_api = "chat"
+    model_for_tests = "fake-model"
+
+    def configure_user_home(self, home: Path, server_url: str) -> Mapping[str, str] | None:
+        agent = home / ".pi" / "agent"
+        agent.mkdir(parents=True, exist_ok=True)
+        models = {
+            "providers": {
+                "fake": {
+                    "baseUrl": f"{server_url}/v1",
+                    "api": "openai-completions",
+                    "apiKey": "sk-history",
+                    "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+                    "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 4096}],
+                }
+            }
+        }
+        (agent / "models.json").write_text(json.dumps(models), encoding="utf-8")
+        settings = {"defaultProvider": "fake", "defaultModel": "fake-model"}
+        (agent / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+        return None
+
+    def shell_call(self, command: str) -> ToolCall:
+        return ToolCall(name="bash", arguments={"command": command})
+
+
+@pytest.mark.e2e
+class TestPiPlantedHistory(PlantedHistoryCase):
+    suite = PiSuite()
+    cli = "pi"
+    shell_tool = "bash"
+
+    def test_the_model_sees_the_planted_turns_and_the_prompt_last(self, kit: Any) -> None:
+        self.check_planted_run(kit)
+
+
+@pytest.mark.e2e
+class TestPiCurrentPlantedHistory(TestPiPlantedHistory):
+    cli = "pi-current"
+
+
+def test_session_file_is_a_v3_tree_with_text_and_call_in_one_message(tmp_path):
+    history = History(
+        path=tmp_path / "h.yaml",
+        declared_as="h.yaml",
+        sha256="ef" * 32,
+        turns=(UserTurn("hi"), AssistantTurn("running"), ShellTurn("false", "", 1)),
+    )
+    now = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
+    lines = [json.loads(line) for line in pi_history.session_lines(history, "sid", Path("/w"), now)]
+    assert lines[0] == {
+        "type": "session",
+        "version": 3,
+        "id": "sid",
+        "timestamp": "2026-01-02T03:04:05.000Z",
+        "cwd": "/w",
+    }
+    entries = lines[1:]
+    assert [e["parentId"] for e in entries] == [None, *[e["id"] for e in entries[:-1]]]
+    roles = [e["message"]["role"] for e in entries]
+    assert roles == ["user", "assistant", "toolResult"]
+    blocks = entries[1]["message"]["content"]
+    assert [b["type"] for b in blocks] == ["text", "toolCall"]
+    result = entries[2]["message"]
+    assert result["toolCallId"] == blocks[1]["id"] and result["isError"] is True
+    assert result["content"][0]["text"].endswith("Command exited with code 1")
+
+
+def test_no_session_is_swapped_for_the_planted_file():
+    argv = pi_history.session_argv(["pi", "--print", "--no-session", "-x"], Path("/s.jsonl"))
+    assert argv == ["pi", "--print", "--session", "/s.jsonl", "-x"]
+
+
+@pytest.mark.parametrize(
+    ("version", "supported"), [("0.74.2", True), ("1.6.0", True), ("0.60.1", False), (None, False)]
+)
+def test_versions_with_the_v3_session_format(version, supported):
+    assert pi_history.has_history(version) is supported
+    if not supported:
+        assert "0.74" in pi_history.refusal(Path("/bin/pi"), version)
