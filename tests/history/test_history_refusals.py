@@ -80,6 +80,7 @@ def test_history_capable_backends_say_so(backend: str) -> None:
     assert found.history_refusal is None
 
 
+@pytest.mark.e2e
 def test_the_pinned_hermes_supports_history(agent_cli: Any, monkeypatch) -> None:
     from caliper_backend_hermes.backend import HermesBackend
 
