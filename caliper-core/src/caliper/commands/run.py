@@ -140,7 +140,8 @@ class Seconds(click.FloatRange):
     "--judge-model",
     metavar="TARGET",
     help="Engine for LLM judges (expect:), same grammar as --model. Resolved only "
-    "when an LLM judge actually runs (default: claude-code).",
+    "when an LLM judge actually runs (default: the --model engine, so one agent CLI "
+    "is enough).",
 )
 @click.option(
     "--output",
