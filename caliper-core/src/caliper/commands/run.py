@@ -118,8 +118,9 @@ class Seconds(click.FloatRange):
     "--ablate",
     multiple=True,
     metavar="NAME",
-    help="Leave this declared skill out of the installed neighbourhood (repeatable; "
-    "name every skill to measure the bare agent).",
+    help="Leave this declared skill, or declared mcp: server, out of the run (repeatable; "
+    "name every skill to measure the bare agent). Write skill:NAME or mcp:NAME when a "
+    "skill and a server share the name.",
 )
 @click.option(
     "--fail-fast",

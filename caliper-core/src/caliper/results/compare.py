@@ -349,9 +349,11 @@ def _usage_delta(a: UsageTotals, b: UsageTotals) -> UsageDelta:
 
 
 def ablated_names(meta: RunMeta) -> list[str]:
-    """Skills left out of a run (``--ablate``), from the flags and the snapshots."""
+    """What a run left out (``--ablate``): skills by name (from the flags and the snapshots),
+    then ``mcp:`` servers as ``mcp:NAME``."""
     names = list(meta.ablated)
     names += [s.name for s in meta.skill_snapshots if s.ablated and s.name not in names]
+    names += [f"mcp:{name}" for name in meta.ablated_mcp]
     return names
 
 

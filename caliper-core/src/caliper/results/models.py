@@ -132,6 +132,9 @@ class RunMeta:
     timeout: float | None = None
     workers: int | None = None
     ablated: list[str] = attrs.field(factory=list)
+    """Declared skills ``--ablate`` left out of the neighbourhood."""
+    ablated_mcp: list[str] = attrs.field(factory=list)
+    """Declared ``mcp:`` servers ``--ablate`` left out (files saved before it load with ``[]``)."""
     skill_snapshots: list[SkillSnapshot] = attrs.field(factory=list)
     spec_hash: str | None = None
     partial: bool = False

@@ -49,7 +49,7 @@ def plugin_versions() -> dict[str, str]:
 
 def skill_snapshots(prepared: PreparedRun) -> list[SkillSnapshot]:
     """One snapshot per declared skill, with its ablated flag."""
-    ablated = set(prepared.options.ablate)
+    ablated = set(prepared.ablation.skills)
     return [
         SkillSnapshot(
             name=skill.name,
@@ -123,7 +123,8 @@ def build_meta(
         k=options.k,
         timeout=options.timeout,
         workers=options.workers,
-        ablated=list(options.ablate),
+        ablated=list(prepared.ablation.skills),
+        ablated_mcp=list(prepared.ablation.mcp),
         skill_snapshots=skill_snapshots(prepared),
         spec_hash=spec_hash(prepared),
     )

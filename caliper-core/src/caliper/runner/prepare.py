@@ -54,25 +54,83 @@ class PreparedRun:
     results_root: Path | None = None
     """The ``.caliper/`` folder the run is saved in, resolved once at the start (the current
     folder or the spec may be deleted while the run goes on)."""
+    ablation: Ablation = attrs.field(factory=lambda: Ablation())
+    """The declared skills and ``mcp:`` servers ``--ablate`` removed for this run."""
 
     @property
     def secrets(self) -> SecretSet:
         return self.mcp.secrets
 
 
-def check_ablation(ablate: Sequence[str], skills: Sequence[ResolvedSkill]) -> None:
-    """Every ``--ablate`` name must be a declared skill; suggest the closest one otherwise."""
-    names = [skill.name for skill in skills]
-    for name in ablate:
-        if name in names:
-            continue
-        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-        suggestion = f" Did you mean {close[0]!r}?" if close else ""
-        declared = ", ".join(names) if names else "none"
-        raise UsageError(
-            f"--ablate {name!r}: the spec declares no skill with that name.{suggestion}",
-            hint=f"Declared skills: {declared}.",
-        )
+@attrs.frozen
+class Ablation:
+    """What ``--ablate`` removes: declared skills and declared ``mcp:`` servers, by name."""
+
+    skills: tuple[str, ...] = ()
+    mcp: tuple[str, ...] = ()
+
+
+SKILL_PREFIX = "skill:"
+MCP_PREFIX = "mcp:"
+
+
+def _no_such(flag_value: str, name: str, kind: str, names: Sequence[str]) -> UsageError:
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    suggestion = f" Did you mean {close[0]!r}?" if close else ""
+    declared = ", ".join(names) if names else "none"
+    return UsageError(
+        f"--ablate {flag_value!r}: the spec declares no {kind} with that name.{suggestion}",
+        hint=f"Declared {kind}s: {declared}.",
+    )
+
+
+def check_ablation(
+    ablate: Sequence[str], skills: Sequence[ResolvedSkill], servers: Sequence[str] = ()
+) -> Ablation:
+    """Sort every ``--ablate`` name into a declared skill or a declared ``mcp:`` server.
+
+    ``skill:NAME`` and ``mcp:NAME`` say which; a bare name that is both is refused (exit 2)
+    listing the two qualified spellings, and a name that is neither gets the closest one.
+    """
+    skill_names = [skill.name for skill in skills]
+    server_names = list(servers)
+    removed_skills: list[str] = []
+    removed_servers: list[str] = []
+    for value in ablate:
+        if value.startswith(SKILL_PREFIX):
+            name = value[len(SKILL_PREFIX) :]
+            if name not in skill_names:
+                raise _no_such(value, name, "skill", skill_names)
+            removed_skills.append(name)
+        elif value.startswith(MCP_PREFIX):
+            name = value[len(MCP_PREFIX) :]
+            if name not in server_names:
+                raise _no_such(value, name, "mcp: server", server_names)
+            removed_servers.append(name)
+        elif value in skill_names and value in server_names:
+            raise UsageError(
+                f"--ablate {value!r}: the spec declares both a skill and an mcp: server with "
+                "that name.",
+                hint=f"Say which: --ablate skill:{value} or --ablate mcp:{value}.",
+            )
+        elif value in skill_names:
+            removed_skills.append(value)
+        elif value in server_names:
+            removed_servers.append(value)
+        else:
+            names = skill_names + [n for n in server_names if n not in skill_names]
+            close = difflib.get_close_matches(value, names, n=1, cutoff=0.6)
+            suggestion = f" Did you mean {close[0]!r}?" if close else ""
+            hint = f"Declared skills: {', '.join(skill_names) or 'none'}."
+            if server_names:
+                hint += f" Declared mcp: servers: {', '.join(server_names)}."
+            raise UsageError(
+                f"--ablate {value!r}: the spec declares no skill"
+                + (" or mcp: server" if server_names else "")
+                + f" with that name.{suggestion}",
+                hint=hint,
+            )
+    return Ablation(tuple(dict.fromkeys(removed_skills)), tuple(dict.fromkeys(removed_servers)))
 
 
 def check_cli(engine: Engine) -> Path:
@@ -134,10 +192,11 @@ def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
     engine = resolve_engine(host, options.model, flag="--model")
     cli_path = check_cli(engine)
     check_mcp_support(spec, engine)
-    mcp = resolve_servers(spec.mcp, os.environ)
     skills = tuple(resolve_skills(spec, offline=False, on_note=_note))
-    check_ablation(options.ablate, skills)
-    installed = tuple(s for s in skills if s.name not in set(options.ablate))
+    ablation = check_ablation(options.ablate, skills, [server.name for server in spec.mcp])
+    # an ablated server is never started, so its ${VAR}s need not be set either
+    mcp = resolve_servers([m for m in spec.mcp if m.name not in ablation.mcp], os.environ)
+    installed = tuple(s for s in skills if s.name not in set(ablation.skills))
     listing = engine.backend.skill_listing_warning([(s.name, s.description) for s in installed])
     if listing:
         _warn(listing)
@@ -169,6 +228,7 @@ def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
         spec_sha256=spec_sha256,
         sandbox_parent=attempt_parent.absolute() if attempt_parent is not None else None,
         results_root=results_root,
+        ablation=ablation,
     )
 
 
