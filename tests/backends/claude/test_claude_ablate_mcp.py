@@ -12,7 +12,8 @@ pytestmark = pytest.mark.e2e
 
 
 def _echo(log) -> dict[str, object]:
-    return {"command": sys.executable, "args": ["-m", "caliper.testing.mcp_echo", "--log", str(log)]}
+    args = ["-m", "caliper.testing.mcp_echo", "--log", str(log)]
+    return {"command": sys.executable, "args": args}
 
 
 def test_an_ablated_server_is_not_offered_to_the_model(lab: ClaudeRunLab) -> None:  # noqa: F811
@@ -25,7 +26,7 @@ def test_an_ablated_server_is_not_offered_to_the_model(lab: ClaudeRunLab) -> Non
     )
     server = lab.server({"turns": [{"text": "ok"}]})
     process = lab.start(spec, server, "--ablate", "mcp:ablated")
-    out, err = lab.finish(process)
+    _out, err = lab.finish(process)
     assert process.returncode == 0, err
     (results,) = lab.results()
     assert results["meta"]["ablated_mcp"] == ["ablated"]
