@@ -28,7 +28,24 @@ TOP_HINTS = {
     "backend": ENGINE_HINT,
     "model": ENGINE_HINT,
     "engine": ENGINE_HINT,
+    "judge_model": ENGINE_HINT,
+    "baseline": (
+        "`baseline:` is not a spec key: the control run is a flag. Run `caliper run SPEC "
+        "--ablate NAME` (name every skill for the bare agent), then `caliper compare` the "
+        "control run with the full one (see docs/migration.md)"
+    ),
 }
+TASK_HINTS = {
+    "id": "tasks have no id: a task is identified by its `name:` (results and `compare` match "
+    "tasks by name), so delete `id:` and keep the names unique",
+    "task_id": "tasks have no `task_id:`: a task is identified by its `name:` (results and "
+    "`compare` match tasks by name), so delete it and keep the names unique",
+    "model": ENGINE_HINT,
+    "backend": ENGINE_HINT,
+    "judge": ENGINE_HINT,
+    "judge_model": ENGINE_HINT,
+}
+"""Keys of the earlier tool's tasks this format does not take, with what to write instead."""
 
 
 def check_top(report: Reporter, data: dict[Any, Any]) -> None:
