@@ -145,6 +145,14 @@ class Seconds(click.FloatRange):
     "is enough).",
 )
 @click.option(
+    "--user-customizations/--no-user-customizations",
+    "user_customizations",
+    default=None,
+    help="Also load your own agent setup into every attempt (user-level skills, rules files, "
+    "settings, MCP servers; never session history or memory). Default: the spec's "
+    "user_customizations:, else off, so scores stay portable.",
+)
+@click.option(
     "--output",
     type=click.Path(path_type=Path, dir_okay=False),
     metavar="PATH",
@@ -168,6 +176,7 @@ def command(
     fail_fast: int,
     model: str | None,
     judge_model: str | None,
+    user_customizations: bool | None,
     output: Path | None,
     verbose: bool,
     confidence: float,
@@ -194,6 +203,7 @@ def command(
         fail_fast=fail_fast,
         model=model,
         judge_model=judge_model,
+        user_customizations=user_customizations,
         output=output,
         verbose=verbose,
         judge_timeout=judge_timeout,

@@ -169,6 +169,8 @@ def _observed(
         transcript=list(result.transcript),
         activated=_observed_activation(result, installed_names),
         undeclared=list(result.undeclared or ()),
+        built_in=list(result.built_in or ()),
+        user_setup=result.user_setup.as_lists() if result.user_setup is not None else None,
         model=result.model,
         error=result.error,
     )
@@ -226,6 +228,8 @@ def _agent_steps(
         timeout=options.timeout,
         skills=tuple(installed),
         mcp=native_mcp,
+        user_customizations=prepared.user_customizations,
+        mcp_names=tuple(server.name for server in prepared.mcp.servers) if native_mcp else (),
     )
     result, elapsed = _call_backend(prepared, request)
     controller.check()

@@ -56,6 +56,8 @@ class PreparedRun:
     folder or the spec may be deleted while the run goes on)."""
     ablation: Ablation = attrs.field(factory=lambda: Ablation())
     """The declared skills and ``mcp:`` servers ``--ablate`` removed for this run."""
+    user_customizations: bool = False
+    """Whether attempts also load the user's own CLI setup (flag, else spec, else off)."""
 
     @property
     def secrets(self) -> SecretSet:
@@ -133,6 +135,22 @@ def check_ablation(
     return Ablation(tuple(dict.fromkeys(removed_skills)), tuple(dict.fromkeys(removed_servers)))
 
 
+def wants_user_customizations(options: RunOptions, spec: Spec, engine: Engine) -> bool:
+    """``--user-customizations``/``--no-…`` when given, else the spec's ``user_customizations:``,
+    else off; refused (exit 2) on a backend that cannot load a user's setup at all."""
+    wanted = options.user_customizations
+    if wanted is None:
+        wanted = bool(spec.user_customizations)
+    if wanted and not engine.backend.supports_user_customizations:
+        raise UsageError(
+            f"--model {engine.label} cannot load your own setup (user customizations): "
+            f"{engine.backend.user_customizations_refusal or 'the backend does not support it.'}",
+            hint="Run without --user-customizations (or set `user_customizations: false`), "
+            "or pick a backend that supports it (see docs/spec.md).",
+        )
+    return wanted
+
+
 def check_cli(engine: Engine) -> Path:
     """The backend's CLI path, or one :class:`SetupError` with the install hint.
 
@@ -192,6 +210,7 @@ def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
     engine = resolve_engine(host, options.model, flag="--model")
     cli_path = check_cli(engine)
     check_mcp_support(spec, engine)
+    user_customizations = wants_user_customizations(options, spec, engine)
     skills = tuple(resolve_skills(spec, offline=False, on_note=_note))
     ablation = check_ablation(options.ablate, skills, [server.name for server in spec.mcp])
     # an ablated server is never started, so its ${VAR}s need not be set either
@@ -229,6 +248,7 @@ def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
         sandbox_parent=attempt_parent.absolute() if attempt_parent is not None else None,
         results_root=results_root,
         ablation=ablation,
+        user_customizations=user_customizations,
     )
 
 
