@@ -4,10 +4,9 @@ the key, a backend that cannot honour it refuses before any attempt, and compare
 
 from __future__ import annotations
 
-from caliper_fakeagent.harness import Workspace
-
 from caliper.results.compare import meta_warnings
 from caliper.results.models import RunMeta
+from caliper_fakeagent.harness import Workspace
 
 TASK = """\
     tasks:
