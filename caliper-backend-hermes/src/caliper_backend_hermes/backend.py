@@ -77,6 +77,11 @@ class HermesBackend(Backend):
     cli_name = "hermes"
     install_hint = "pip install hermes-agent  (or Nous Research's install script)"
     supports_mcp = True
+    user_customizations_refusal = (
+        "Hermes keeps its setup (memory, persona, skills) in one stateful home that caliper "
+        "does not yet split into what may and may not come along, so attempts always run in "
+        "a fresh Hermes home."
+    )
 
     def cli_version(self, path: Path) -> str | None:
         """The ``hermes-agent`` package version, read from its metadata (no network).

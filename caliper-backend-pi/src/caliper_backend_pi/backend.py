@@ -55,6 +55,10 @@ class PiBackend(Backend):
     id = "pi"
     cli_name = "pi"
     install_hint = f"npm install -g {version.PACKAGE}"
+    user_customizations_refusal = (
+        "loading your own pi setup (agent-dir skills, AGENTS.md, settings, extensions) into "
+        "an attempt is not implemented for pi yet, so attempts always run in a fresh agent dir."
+    )
 
     def cli_version(self, path: Path) -> str | None:
         return version.cached_version(path)
