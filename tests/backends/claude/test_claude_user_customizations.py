@@ -6,10 +6,14 @@ is recorded as built-in (never scored). History and memory never come along."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 
 import pytest
 from claude_run_support import ClaudeRunLab, lab  # noqa: F401 (fixture)
+
+from caliper.testing.harness import caliper_executable
 
 pytestmark = pytest.mark.e2e
 
@@ -128,3 +132,17 @@ def test_user_setup_is_loaded_only_on_request(lab: ClaudeRunLab) -> None:  # noq
     cache = lab.home / ".cache"  # caliper's own entry-point cache, written by the caliper process
     after = sorted(str(p) for p in lab.home.rglob("*") if p != cache and cache not in p.parents)
     assert after == before, set(after) ^ set(before)  # the real home untouched
+
+    saved = sorted((lab.project / ".caliper" / "results").glob("*/*.json"), key=os.path.getmtime)
+    compare = subprocess.run(
+        [str(caliper_executable()), "compare", str(saved[0]), str(saved[1])],
+        cwd=lab.project,
+        env=lab.env(loaded),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert compare.returncode in (0, 1), compare.stderr
+    assert "different user setups loaded: none (isolated) → skills personal-notes" in (
+        compare.stdout
+    ), compare.stdout
