@@ -312,7 +312,7 @@ def outside_loads(
     for call in stream.skill_calls:
         if call.succeeded is not True:
             continue
-        name = _bare_name(call.skill, known)
+        name = _bare_name(call.skill, known | listed)
         if name in declared or name in undeclared or name in built_in:
             continue
         if name not in known and name in listed:

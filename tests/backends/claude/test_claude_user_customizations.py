@@ -20,6 +20,7 @@ pytestmark = pytest.mark.e2e
 SKILL_MARK = "PERSONAL-SKILL-MARK"
 RULES_MARK = "PERSONAL-RULES-MARK"
 HISTORY_MARK = "PERSONAL-HISTORY-MARK"
+CLASH_MARK = "PERSONAL-CLASH-MARK"
 
 
 def _user_home(world: ClaudeRunLab) -> None:
@@ -30,6 +31,9 @@ def _user_home(world: ClaudeRunLab) -> None:
         f"---\nname: personal-notes\ndescription: {SKILL_MARK} takes notes for the user.\n---\n"
         "Write notes.\n"
     )
+    clash = claude / "skills" / "greeter"  # the same name as a declared skill: that one wins
+    clash.mkdir(parents=True)
+    (clash / "SKILL.md").write_text(f"---\nname: greeter\ndescription: {CLASH_MARK}.\n---\nx\n")
     (claude / "CLAUDE.md").write_text(f"{RULES_MARK}: answer briefly.\n")
     (claude / "settings.json").write_text(json.dumps({"env": {"PERSONAL_SETTING": "on"}}))
     project = claude / "projects" / "-somewhere"
@@ -111,6 +115,7 @@ def test_user_setup_is_loaded_only_on_request(lab: ClaudeRunLab) -> None:  # noq
     assert SKILL_MARK in sent and RULES_MARK in sent
     assert "mcp__personal__echo" in sent
     assert HISTORY_MARK not in sent  # never the session history
+    assert CLASH_MARK not in sent and "Greets people by name" in sent  # the declared one won
     custom = lab.results()[-1]
     meta = custom["meta"]
     assert meta["user_customizations"] is True
@@ -118,6 +123,9 @@ def test_user_setup_is_loaded_only_on_request(lab: ClaudeRunLab) -> None:  # noq
     assert meta["user_setup"]["rules"] == ["~/.claude/CLAUDE.md"]
     assert meta["user_setup"]["settings"] == ["settings.json: env"]
     assert meta["user_setup"]["mcp"] == ["personal"]
+    assert meta["user_setup"]["not_loaded"] == [
+        "user skill greeter: a declared skill of that name wins"
+    ]
     notes, chart = (task["attempts"][0] for task in custom["tasks"])
     # the user's skill competed and won: an undeclared load, and the neighbour lost
     assert notes["undeclared"] == ["personal-notes"]
