@@ -9,6 +9,7 @@ Run with ``python -m caliper.testing.offline -- pytest tests/examples``.
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ import pytest
 from caliper.testing.harness import (
     CaliperRun,
     FakeRealHome,
+    caliper_executable,
     find_agent_cli,
     run_caliper_process,
 )
@@ -78,6 +80,19 @@ def _run_example(tmp_path: Path, name: str, model: str) -> tuple[CaliperRun, lis
         )
         unmatched = [str(r.answered_by) for r in server.model_requests() if r.outcome == "fallback"]
     return run, unmatched
+
+
+def test_every_example_is_a_valid_spec():
+    """``caliper validate`` accepts every spec of the pack (no agent CLI needed)."""
+    specs = [str(EXAMPLES / name / f"{name}.eval.yaml") for name in PACK]
+    out = subprocess.run(
+        [str(caliper_executable()), "validate", *specs],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.count("✓") == len(PACK), out.stdout
 
 
 @pytest.mark.e2e
