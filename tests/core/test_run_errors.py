@@ -170,6 +170,7 @@ def test_mcp_on_a_backend_without_mcp_is_refused(tmp_path):
 
 def test_check_ablation_accepts_declared_names(tmp_path):
     skills = [ResolvedSkill(name="alpha", description="", source_dir=tmp_path)]
-    check_ablation(["alpha"], skills)
+    assert check_ablation(["alpha"], skills).skills == ("alpha",)
     with pytest.raises(UsageError, match="declares no skill"):
         check_ablation(["beta"], skills)
+    assert check_ablation(["beta"], skills, ["beta"]).mcp == ("beta",)

@@ -66,3 +66,21 @@ def test_unknown_judge_model_stops_the_run_when_a_judge_needs_it(tmp_path):
     assert "--judge-model" in run.stderr and "no-such-backend" in run.stderr
     assert "Traceback" not in run.stderr
     assert run.results["meta"]["partial"] is True
+
+
+def test_without_judge_model_the_judge_follows_model(tmp_path):
+    """No --judge-model: the judge runs on the --model backend (here the fake one, with the
+    model --model named), so a user with one agent CLI needs no other to grade."""
+    space = Workspace.create(tmp_path)
+    spec = space.spec("""\
+        tasks:
+          - name: judged
+            prompt: "fake: say hello there"
+            expect: "Says hello (fake-judge: pass)"
+        """)
+    run = space.run(spec, "--k", "1")  # Workspace.run passes --model fake
+    assert run.returncode == 0, run.stderr
+    assert run.attempts("judged")[0]["outcome"] == "pass"
+    meta = run.results["meta"]
+    assert meta["judge_backend"] == "fake"
+    assert meta["judge_model"] == "fake-model-1"

@@ -29,6 +29,7 @@ class ClaudeCodeBackend(Backend):
     cli_name = "claude"
     install_hint = "npm install -g @anthropic-ai/claude-code"
     supports_mcp = True
+    supports_user_customizations = True
     skill_listing_budget = 8000
     """Claude Code 2.1.332 lists skills within 1% of the model's context window at 4
     characters a token: 8,000 characters for 200k-token models (measured with the scripted
@@ -57,6 +58,11 @@ class ClaudeCodeBackend(Backend):
         if request.mcp is not None:
             mcp_argv = tuple(request.mcp.argv)
             env.update(request.mcp.env)
+        user = None
+        if request.user_customizations:
+            user = isolation.load_user_setup(request.sandbox, declared_mcp=request.mcp_names)
+            mcp_argv += user.mcp_argv
+            isolation.with_bundled_skills(env)
         argv = invocation.attempt_argv(cli, model=request.model, mcp_argv=mcp_argv)
         if request.history is not None:
             argv += history.resume_argv(history.plant_session(request.history, request.sandbox))
@@ -73,12 +79,19 @@ class ClaudeCodeBackend(Backend):
         if unavailable and outcome.status in (AgentStatus.COMPLETED, AgentStatus.TASK_FAILED):
             outcome = errors.Outcome(AgentStatus.SETUP_ERROR, mcp.unavailable_message(unavailable))
         installed = [skill.name for skill in request.skills]
+        undeclared = stream.undeclared_skills(parsed, installed)
+        built_in: list[str] | None = None
+        if user is not None:
+            split = stream.outside_loads(parsed, installed, user.skill_names)
+            undeclared, built_in = split if split is not None else (None, None)
         return AttemptResult(
             status=outcome.status,
             final_answer=parsed.final_answer,
             transcript=tuple(parsed.turns),
             activated=stream.activated_skills(parsed, installed),
-            undeclared=stream.undeclared_skills(parsed, installed),
+            undeclared=undeclared,
+            built_in=built_in,
+            user_setup=user.setup if user else None,
             usage=parsed.usage,
             model=parsed.model or request.model,
             error=outcome.error,

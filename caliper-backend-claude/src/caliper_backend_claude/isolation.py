@@ -14,6 +14,8 @@ needs is carried over (see ``docs/backends/claude-code.md`` for the full list):
   stored by ``/login``, and the account it belongs to).
 
 Nothing else is read: no MCP servers, skills, plugins, hooks, agents, CLAUDE.md or memory.
+With ``--user-customizations``, :func:`load_user_setup` also brings in the user's skills,
+rules files, settings and user-scope MCP servers (never history nor memory).
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from caliper.attempt import AttemptSandbox
+import attrs
+
+from caliper.attempt import AttemptSandbox, UserSetup
 
 FORWARDED_NAMES = frozenset(
     {
@@ -205,4 +209,147 @@ def build_env(
     env.pop("CLAUDE_CONFIG_DIR", None)
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         env["IS_SANDBOX"] = "1"
+    return env
+
+
+MEMORY_SWITCHES = ("CLAUDE_CODE_DISABLE_AUTO_MEMORY",)
+"""Kept by caliper even with the user's settings loaded: memory never reaches an attempt."""
+OWN_SETTINGS = ("claudeMdExcludes",)
+"""Settings caliper writes that the user's own settings extend rather than replace."""
+
+
+@attrs.frozen
+class UserSetupPlan:
+    """The user's own setup, installed into one sandbox: what to add to the run and a record."""
+
+    mcp_argv: tuple[str, ...]
+    setup: UserSetup
+    skill_names: tuple[str, ...]
+
+
+def _user_skills(source: Path, target: Path) -> tuple[list[str], list[str]]:
+    """Copy ``source/<name>/`` skill folders into ``target`` unless a declared skill already
+    holds the name there; return (copied names, notes)."""
+    from caliper.skill_tree import SkillTooLarge, copy_tree
+
+    copied: list[str] = []
+    notes: list[str] = []
+    if not source.is_dir():
+        return copied, notes
+    for folder in sorted(source.iterdir()):
+        if not (folder / "SKILL.md").is_file() or folder.name.startswith("."):
+            continue
+        destination = target / folder.name
+        if destination.exists():
+            notes.append(f"user skill {folder.name}: a declared skill of that name wins")
+            continue
+        try:
+            copy_tree(folder, destination)
+        except (SkillTooLarge, OSError) as exc:
+            notes.append(f"user skill {folder.name} was not loaded: {exc}")
+            continue
+        copied.append(folder.name)
+    return copied, notes
+
+
+def _user_rules(source: Path, target: Path) -> list[str]:
+    """Copy the user-scope rules (``CLAUDE.md``, ``rules/*.md``); their names as ``~/.claude/…``."""
+    loaded: list[str] = []
+    candidates = [source / "CLAUDE.md"]
+    rules = source / "rules"
+    if rules.is_dir():
+        candidates += sorted(p for p in rules.rglob("*.md") if p.is_file())
+    for path in candidates:
+        if not path.is_file():
+            continue
+        relative = path.relative_to(source)
+        destination = target / relative
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):
+            destination.write_bytes(path.read_bytes())
+            loaded.append(f"~/.claude/{relative.as_posix()}")
+    return loaded
+
+
+def _user_settings(source: Path, target: Path) -> list[str]:
+    """Merge the user's ``settings.json`` into the sandbox's (caliper's exclusions extended,
+    its memory switch kept); the keys taken, as ``settings.json: key, …``."""
+    settings = _read_json(source / "settings.json")
+    if not settings:
+        return []
+    own = _read_json(target / "settings.json")
+    merged = {**own, **settings}
+    for key in OWN_SETTINGS:
+        theirs = settings.get(key) if isinstance(settings.get(key), list) else []
+        merged[key] = [*own.get(key, []), *theirs]
+    env = merged.get("env")
+    if isinstance(env, Mapping):
+        merged["env"] = {k: v for k, v in env.items() if k not in MEMORY_SWITCHES}
+    merged.pop("autoMemoryEnabled", None)
+    _write_private(target / "settings.json", json.dumps(merged, indent=2))
+    return [f"settings.json: {', '.join(sorted(str(k) for k in settings))}"]
+
+
+def _user_mcp(
+    sandbox: AttemptSandbox, environ: Mapping[str, str], declared: Sequence[str]
+) -> tuple[list[str], list[str], tuple[str, ...]]:
+    """The user-scope MCP servers of ``~/.claude.json`` minus declared names, written to a
+    private ``--mcp-config`` file; (loaded names, notes, argv)."""
+    servers = _read_json(real_account_file(sandbox.real_home, environ)).get("mcpServers")
+    if not isinstance(servers, Mapping) or not servers:
+        return [], [], ()
+    kept = {str(k): v for k, v in servers.items() if str(k) not in set(declared)}
+    notes = [
+        f"user MCP server {name}: the spec's server of that name wins"
+        for name in servers
+        if str(name) in set(declared)
+    ]
+    if not kept:
+        return [], notes, ()
+    path = sandbox.private / "user-mcp.json"
+    _write_private(path, json.dumps({"mcpServers": kept}, indent=2))
+    return sorted(kept), notes, ("--mcp-config", str(path))
+
+
+def load_user_setup(
+    sandbox: AttemptSandbox,
+    *,
+    declared_mcp: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+) -> UserSetupPlan:
+    """Install what the user's own ``claude`` would load by itself into the sandbox HOME.
+
+    Called after :func:`seed_home` for ``--user-customizations``: user-level skills (a
+    declared skill of the same name wins), ``CLAUDE.md`` and ``rules/`` at user scope, the
+    user's ``settings.json`` (merged over caliper's; auto memory stays off) and the user-scope
+    MCP servers of ``~/.claude.json`` (a declared server of the same name wins). Never the
+    session history (``projects/``, ``history.jsonl``) nor memory. Built-in plugins are
+    switched back on, since the user's CLI has them.
+    """
+    environ = os.environ if environ is None else environ
+    source = real_config_dir(sandbox.real_home, environ)
+    target = sandbox.home / ".claude"
+    skills, notes = _user_skills(source / "skills", target / "skills")
+    rules = _user_rules(source, target)
+    settings = _user_settings(source, target)
+    own = _read_json(target / "settings.json")
+    plugins = own.get("enabledPlugins")
+    if isinstance(plugins, dict):
+        for name in DISABLED_BUILTIN_PLUGINS:
+            plugins.pop(name, None)
+        _write_private(target / "settings.json", json.dumps(own, indent=2))
+    servers, mcp_notes, argv = _user_mcp(sandbox, environ, declared_mcp)
+    setup = UserSetup(
+        skills=tuple(skills),
+        rules=tuple(rules),
+        settings=tuple(settings),
+        mcp=tuple(servers),
+        not_loaded=tuple(notes + mcp_notes),
+    )
+    return UserSetupPlan(mcp_argv=argv, setup=setup, skill_names=tuple(skills))
+
+
+def with_bundled_skills(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with the CLI's bundled skills switched back on (the user's CLI has them)."""
+    env.pop("CLAUDE_CODE_DISABLE_BUNDLED_SKILLS", None)
     return env

@@ -292,3 +292,31 @@ def undeclared_skills(stream: ClaudeStream, installed: Sequence[str]) -> list[st
         return None
     names = set(installed)
     return [name for name in loaded if name not in names]
+
+
+def outside_loads(
+    stream: ClaudeStream, declared: Sequence[str], user_skills: Sequence[str]
+) -> tuple[list[str], list[str]] | None:
+    """With the user's setup loaded: the skills loaded from outside the declared set, split
+    into (undeclared, built-in). Undeclared are the user's own skills and anything else the
+    CLI did not ship; built-in are skills the CLI's ``init`` line lists that neither the spec
+    nor the user brought (Claude Code's bundled skills and built-in plugins' skills).
+    ``None`` when the run never reached its ``result`` line.
+    """
+    if not stream.finished:
+        return None
+    known = {*declared, *user_skills}
+    listed = {str(name) for name in (stream.init or {}).get("skills") or ()}
+    undeclared: list[str] = []
+    built_in: list[str] = []
+    for call in stream.skill_calls:
+        if call.succeeded is not True:
+            continue
+        name = _bare_name(call.skill, known | listed)
+        if name in declared or name in undeclared or name in built_in:
+            continue
+        if name not in known and name in listed:
+            built_in.append(name)
+        else:
+            undeclared.append(name)
+    return undeclared, built_in

@@ -86,6 +86,7 @@ class CodexBackend(Backend):
     install_hint = "npm install -g @openai/codex"
     supports_mcp = True
     supports_history = True
+    supports_user_customizations = True
     default_model = None
     skill_listing_budget = 21_700
     """Codex 0.171.0 with gpt-5.5 (measured with the scripted server): 70 skills of 250-
@@ -119,7 +120,11 @@ class CodexBackend(Backend):
         if cli is None:
             return AttemptResult(status=AgentStatus.SETUP_ERROR, error=self.missing_cli_message())
         try:
-            prepared = home.prepare(request.sandbox, mcp_servers=tables_of(request.mcp))
+            prepared = home.prepare(
+                request.sandbox,
+                mcp_servers=tables_of(request.mcp),
+                user_customizations=request.user_customizations,
+            )
         except SetupError as exc:
             return AttemptResult(status=AgentStatus.SETUP_ERROR, error=exc.render())
         env = dict(prepared.env)
@@ -148,6 +153,7 @@ class CodexBackend(Backend):
             transcript=tuple(run.turns),
             activated=activated,
             undeclared=undeclared,
+            user_setup=prepared.user_setup,
             usage=run.usage,
             model=facts.model or request.model or _configured_model(prepared),
             error=outcome.error,

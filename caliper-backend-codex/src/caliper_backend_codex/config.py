@@ -105,20 +105,41 @@ def _strip_personal(config: dict[str, Any]) -> None:
                     profile.pop(key, None)
 
 
+NEVER_KEPT = ("projects", "plugins")
+"""Stripped even with the user's setup loaded: trust entries and plugins (not copied)."""
+
+
+def kept_personal_keys(user: Mapping[str, Any]) -> list[str]:
+    """The personal settings a ``--user-customizations`` attempt keeps from ``config.toml``."""
+    return [k for k in PERSONAL_KEYS if k in user and k not in NEVER_KEPT and k != "skills"]
+
+
 def attempt_config(
     user: Mapping[str, Any],
     *,
     mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
     skill_instructions: bool = True,
     hidden_skills: Sequence[Mapping[str, Any]] = (),
+    keep_personal: bool = False,
 ) -> dict[str, Any]:
     """The config an attempt (or a judge call, ``skill_instructions=False``) runs with.
 
     ``hidden_skills`` are ``skills.config`` entries (``path``, ``enabled = false``) for
     ``SKILL.md`` files that must not be listed as skills (nested inside a declared one).
+    ``keep_personal`` (``--user-customizations``) keeps the user's instructions, ``notify``,
+    ``hooks`` and MCP servers (the spec's servers win on a name clash); trust entries,
+    plugins and the bundled skills stay off.
     """
     config = copy.deepcopy(dict(user))
+    personal = {k: config[k] for k in PERSONAL_KEYS if k in config}
     _strip_personal(config)
+    if keep_personal:
+        for key in kept_personal_keys(user):
+            if key != "mcp_servers":
+                config[key] = personal[key]
+        own = personal.get("mcp_servers")
+        if isinstance(own, dict) and own:
+            mcp_servers = {**own, **(mcp_servers or {})}
     _table(config, "analytics")["enabled"] = False
     features = _table(config, "features")
     features["plugins"] = False

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from caliper.attempt import AttemptSandbox
+from caliper.attempt import AttemptSandbox, UserSetup
 from caliper_backend_codex import config as codex_config
 from caliper_backend_codex.skills import codex_home, hidden_skill_entries
 
@@ -53,11 +53,63 @@ FORWARDED_NAMES = frozenset(
 
 @attrs.frozen
 class PreparedHome:
-    """What :func:`prepare` produced: the CODEX_HOME, the config written and the env."""
+    """What :func:`prepare` produced: the CODEX_HOME, the config written and the env, and
+    what of the user's own setup was loaded (``None`` when not asked)."""
 
     codex_home: Path
     config: Mapping[str, Any]
     env: Mapping[str, str]
+    user_setup: UserSetup | None = None
+
+
+RULES_FILE = "AGENTS.md"
+NOT_HONOURED = (
+    "Codex's bundled system skills stay off (caliper cannot tell their loads apart yet)",
+    "plugins and project trust entries are not loaded",
+)
+
+
+def _copy_user_skills(sources: Sequence[Path], root: Path) -> tuple[list[str], list[str]]:
+    """Copy user-level skill folders into the attempt's skills root unless a declared skill
+    holds the name; (copied names, notes)."""
+    from caliper.skill_tree import SkillTooLarge, copy_tree
+
+    copied: list[str] = []
+    notes: list[str] = []
+    for source in sources:
+        if not source.is_dir():
+            continue
+        for folder in sorted(source.iterdir()):
+            if not (folder / "SKILL.md").is_file() or folder.name.startswith("."):
+                continue
+            destination = root / folder.name
+            if destination.exists():
+                if folder.name not in copied:
+                    notes.append(f"user skill {folder.name}: a declared skill of that name wins")
+                continue
+            try:
+                copy_tree(folder, destination)
+            except (SkillTooLarge, OSError) as exc:
+                notes.append(f"user skill {folder.name} was not loaded: {exc}")
+                continue
+            copied.append(folder.name)
+    return copied, notes
+
+
+def load_user_files(
+    sandbox: AttemptSandbox, user_home: Path, codex_home_dir: Path
+) -> tuple[list[str], list[str], list[str]]:
+    """Copy the user's skills (``~/.codex/skills``, ``~/.agents/skills``) and ``AGENTS.md``
+    into the attempt's CODEX_HOME; (skill names, rules names, notes). Sessions and memories
+    are never copied."""
+    sources = [user_home / "skills", sandbox.real_home / ".agents" / "skills"]
+    skills, notes = _copy_user_skills(sources, codex_home_dir / "skills")
+    rules: list[str] = []
+    agents = user_home / RULES_FILE
+    if agents.is_file():
+        (codex_home_dir / RULES_FILE).write_bytes(agents.read_bytes())
+        rules.append(f"~/.codex/{RULES_FILE}")
+    return skills, rules, notes
 
 
 def copy_auth(user_home: Path, destination: Path) -> bool:
@@ -93,18 +145,42 @@ def prepare(
     mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
     skill_instructions: bool = True,
     environ: Mapping[str, str] | None = None,
+    user_customizations: bool = False,
 ) -> PreparedHome:
-    """Write the attempt's CODEX_HOME (config, auth) and build the run's environment."""
+    """Write the attempt's CODEX_HOME (config, auth) and build the run's environment.
+
+    With ``user_customizations`` the user's skills, ``AGENTS.md``, personal settings and MCP
+    servers come along too (see :func:`load_user_files` and ``attempt_config``).
+    """
     env_source = os.environ if environ is None else environ
     user_home = codex_config.user_codex_home(sandbox.real_home, env_source)
     user = codex_config.load_user_config(user_home)
     home = codex_home(sandbox)
     home.mkdir(parents=True, exist_ok=True)
+    setup = None
+    if user_customizations:
+        skills, rules, notes = load_user_files(sandbox, user_home, home)
+        own_servers = user.get("mcp_servers") if isinstance(user.get("mcp_servers"), dict) else {}
+        declared = set(mcp_servers or {})
+        notes += [
+            f"user MCP server {name}: the spec's server of that name wins"
+            for name in own_servers
+            if name in declared
+        ]
+        kept = [k for k in codex_config.kept_personal_keys(user) if k != "mcp_servers"]
+        setup = UserSetup(
+            skills=tuple(skills),
+            rules=tuple(rules),
+            settings=(f"config.toml: {', '.join(kept)}",) if kept else (),
+            mcp=tuple(sorted(n for n in own_servers if n not in declared)),
+            not_loaded=(*notes, *NOT_HONOURED),
+        )
     written = codex_config.attempt_config(
         user,
         mcp_servers=mcp_servers,
         skill_instructions=skill_instructions,
         hidden_skills=hidden_skill_entries(home),
+        keep_personal=user_customizations,
     )
     codex_config.write_config(written, home)
     if codex_config.needs_openai_login(written):
@@ -113,4 +189,4 @@ def prepare(
     env.update(forwarded_env(user, env_source))
     env["HOME"] = str(sandbox.home)
     env["CODEX_HOME"] = str(home)
-    return PreparedHome(codex_home=home, config=written, env=env)
+    return PreparedHome(codex_home=home, config=written, env=env, user_setup=setup)

@@ -29,7 +29,7 @@ from caliper_backend_hermes.failure import (
     classify_no_session,
     session_error_lines,
 )
-from caliper_backend_hermes.home import prepare_home, user_hermes_home
+from caliper_backend_hermes.home import load_user_setup, prepare_home, user_hermes_home
 from caliper_backend_hermes.launch import (
     chat_command,
     console_script_python,
@@ -86,6 +86,7 @@ class HermesBackend(Backend):
     cli_name = "hermes"
     install_hint = "pip install hermes-agent  (or Nous Research's install script)"
     supports_mcp = True
+    supports_user_customizations = True
 
     @property
     def supports_history(self) -> bool:  # type: ignore[override]
@@ -120,6 +121,10 @@ class HermesBackend(Backend):
     def run_attempt(self, request: AttemptRequest) -> AttemptResult:
         """Run ``hermes chat --query`` once, then read the session Hermes recorded."""
         mcp_servers = (request.mcp.data or {}).get("mcp_servers") if request.mcp else None
+        user = None
+        if request.user_customizations:
+            source = user_hermes_home(request.sandbox.real_home)
+            user = load_user_setup(hermes_home(request.sandbox), source)
         run = self._run(
             request.sandbox,
             request.prompt,
@@ -148,6 +153,7 @@ class HermesBackend(Backend):
             transcript=turns,
             activated=activated_skills(turns, request.skills) if usable else None,
             undeclared=undeclared_skills(turns, request.skills) if usable else None,
+            user_setup=user,
             usage=run.session.usage,
             model=run.session.model,
             error=run.failure.message if run.failure else None,

@@ -5,7 +5,7 @@ Caliper gives every attempt a fresh one inside the sandbox home and copies in ju
 files from the user's own: ``.env`` (API keys), ``auth.json`` (OAuth logins) and
 ``config.yaml`` (provider and model choice), the last one rewritten so Hermes behaves as a
 plain, non-interactive agent. ``SOUL.md``, memories, personal skills and sessions never come
-along.
+along; ``--user-customizations`` brings the personal skills only (:func:`load_user_setup`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from caliper.attempt import UserSetup
 from caliper.errors import SetupError
 from caliper_backend_hermes.skills import hidden_skill_names
 
@@ -156,3 +157,44 @@ def prepare_home(
         stamp = {"ts": time.time(), "behind": 0, "rev": None, "ver": version}
         (hermes_home / ".update_check").write_text(json.dumps(stamp), encoding="utf-8")
     (hermes_home / "skills").mkdir(exist_ok=True)
+
+
+USER_SETUP_NOT_LOADED = (
+    "SOUL.md (persona), AGENTS.md rules, memories and sessions stay out: Hermes runs with "
+    "--ignore-rules and memory off, so an attempt stays a neutral agent",
+    "the mcp_servers of your config.yaml are not loaded; only the spec's servers run",
+    "Hermes' bundled skills stay off",
+)
+"""What ``--user-customizations`` does not bring into a Hermes attempt, said in the run."""
+
+
+def load_user_setup(hermes_home: Path, source: Path) -> UserSetup:
+    """Copy the user's own skills (``<HERMES_HOME>/skills/<category>/<name>/``) into the
+    attempt's home, for ``--user-customizations``; a declared skill of the same name wins.
+
+    Called before :func:`prepare_home`, which keeps installed skills in place.
+    """
+    from caliper.skill_tree import SkillTooLarge, copy_tree
+
+    target = hermes_home / "skills"
+    taken = {p.parent.name for p in target.glob("*/*/SKILL.md")} if target.is_dir() else set()
+    copied: list[str] = []
+    notes: list[str] = []
+    root = source / "skills"
+    found = sorted(root.glob("*/*/SKILL.md")) if root.is_dir() else []
+    for skill_file in found:
+        folder = skill_file.parent
+        category = folder.parent.name
+        if category.startswith(".") or folder.name.startswith("."):
+            continue
+        if folder.name in taken:
+            notes.append(f"user skill {folder.name}: a declared skill of that name wins")
+            continue
+        try:
+            copy_tree(folder, target / category / folder.name)
+        except (SkillTooLarge, OSError) as exc:
+            notes.append(f"user skill {folder.name} was not loaded: {exc}")
+            continue
+        taken.add(folder.name)
+        copied.append(folder.name)
+    return UserSetup(skills=tuple(copied), not_loaded=(*notes, *USER_SETUP_NOT_LOADED))

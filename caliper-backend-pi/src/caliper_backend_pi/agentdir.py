@@ -5,7 +5,8 @@ attempt gets a fresh one inside its sandbox home. Only what pi needs to reach th
 model is copied: ``auth.json`` (logins and keys), ``models.json`` (custom providers) and
 ``settings.json`` with every resource list removed (skills, extensions, packages, prompt
 templates, themes) and automatic retries forced off. Sessions, skills, extensions and the
-user's global ``AGENTS.md`` stay behind.
+user's global ``AGENTS.md`` stay behind, unless ``--user-customizations`` asks for the user's
+skills (:func:`load_user_setup`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from caliper.attempt import AttemptSandbox
+from caliper.attempt import AttemptSandbox, UserSetup
 from caliper.errors import SetupError
 
 AGENT_DIR_VARIABLE = "PI_CODING_AGENT_DIR"
@@ -253,3 +254,49 @@ def attempt_env(
     env[AGENT_DIR_VARIABLE] = str(agent_dir(sandbox))
     env.update(OFFLINE_ENV)
     return env
+
+
+NOT_LOADED = (
+    "the global AGENTS.md is not loaded: pi runs with --no-context-files, which keeps the "
+    "AGENTS.md/CLAUDE.md files of folders above the attempt out and drops the global one too",
+    "extensions, packages, prompt templates, themes and SYSTEM.md/APPEND_SYSTEM.md stay out "
+    "(extensions and packages run the user's code inside the attempt)",
+    "pi has no user-level MCP configuration caliper reads, so only the spec's servers run",
+)
+"""What ``--user-customizations`` does not bring into a pi attempt, said in the run."""
+
+
+def load_user_setup(sandbox: AttemptSandbox, environ: Mapping[str, str] | None = None) -> UserSetup:
+    """Copy what the user's own pi loads by itself into the attempt's agent dir.
+
+    For ``--user-customizations``: the user's global skills (``<agent dir>/skills`` and
+    ``~/.agents/skills``; a declared skill of the same name wins). The global ``AGENTS.md``
+    cannot come along (see :data:`NOT_LOADED`). Called before :func:`prepare_agent_dir`,
+    which keeps skills in place. The settings stay as :func:`attempt_settings` makes them
+    (resource lists dropped). Sessions are never copied.
+    """
+    from caliper.skill_tree import SkillTooLarge, copy_tree
+
+    source = user_agent_dir(sandbox.real_home, os.environ if environ is None else environ)
+    root = skills_root(sandbox)
+    root.mkdir(parents=True, exist_ok=True)
+    copied: list[str] = []
+    notes: list[str] = []
+    for folder_root in (source / "skills", sandbox.real_home / ".agents" / "skills"):
+        if not folder_root.is_dir():
+            continue
+        for folder in sorted(folder_root.iterdir()):
+            if not (folder / "SKILL.md").is_file() or folder.name.startswith("."):
+                continue
+            destination = root / folder.name
+            if destination.exists():
+                if folder.name not in copied:
+                    notes.append(f"user skill {folder.name}: a declared skill of that name wins")
+                continue
+            try:
+                copy_tree(folder, destination)
+            except (SkillTooLarge, OSError) as exc:
+                notes.append(f"user skill {folder.name} was not loaded: {exc}")
+                continue
+            copied.append(folder.name)
+    return UserSetup(skills=tuple(copied), not_loaded=(*notes, *NOT_LOADED))

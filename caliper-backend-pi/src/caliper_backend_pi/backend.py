@@ -24,6 +24,7 @@ from caliper_backend_pi.agentdir import (
     attempt_env,
     check_no_foreign_skills,
     has_default_model,
+    load_user_setup,
     prepare_agent_dir,
     read_json_config,
     skills_root,
@@ -56,6 +57,7 @@ class PiBackend(Backend):
     id = "pi"
     cli_name = "pi"
     install_hint = f"npm install -g {version.PACKAGE}"
+    supports_user_customizations = True
 
     def cli_version(self, path: Path) -> str | None:
         return version.cached_version(path)
@@ -164,6 +166,7 @@ class PiBackend(Backend):
     def run_attempt(self, request: AttemptRequest) -> AttemptResult:
         cli = self._cli()
         sandbox = request.sandbox
+        user = load_user_setup(sandbox) if request.user_customizations else None
         process, run = self._run(
             cli,
             sandbox,
@@ -196,6 +199,7 @@ class PiBackend(Backend):
             transcript=build_transcript(run),
             activated=activated,
             undeclared=undeclared,
+            user_setup=user,
             usage=run.usage,
             model=run.model or request.model,
             error=ending.error,

@@ -154,8 +154,42 @@ class NativeMcpConfig:
 
 
 @attrs.frozen
+class UserSetup:
+    """What of the user's own agent setup one attempt loaded, by name (never contents).
+
+    Filled by a backend when ``AttemptRequest.user_customizations`` is on: ``skills`` the
+    user-level skills copied in (a declared skill of the same name wins), ``rules`` the
+    user-scope rules files (``~/.claude/CLAUDE.md``, ``~/.codex/AGENTS.md``), ``settings`` the
+    settings files and the keys taken from them (``settings.json: env, hooks``), ``mcp`` the
+    user's MCP servers (a declared server of the same name wins). ``not_loaded`` says, one
+    sentence each, what the backend could not honour. Session history and memory are never
+    loaded.
+    """
+
+    skills: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()
+    settings: tuple[str, ...] = ()
+    mcp: tuple[str, ...] = ()
+    not_loaded: tuple[str, ...] = ()
+
+    def as_lists(self) -> dict[str, list[str]]:
+        """The names per kind, for the saved run (kinds with nothing loaded included)."""
+        return {
+            "skills": list(self.skills),
+            "rules": list(self.rules),
+            "settings": list(self.settings),
+            "mcp": list(self.mcp),
+            "not_loaded": list(self.not_loaded),
+        }
+
+
+@attrs.frozen
 class AttemptRequest:
-    """Everything a backend needs to run the agent once on a task prompt."""
+    """Everything a backend needs to run the agent once on a task prompt.
+
+    ``user_customizations`` asks the backend to also load what the user's own CLI would load
+    by itself (see :class:`UserSetup`); off, the attempt sees only caliper's setup.
+    """
 
     prompt: str
     model: str | None
@@ -166,6 +200,9 @@ class AttemptRequest:
     history: History | None = None
     """The planted conversation to resume before ``prompt`` (only for backends whose
     ``supports_history`` is true; the runner refuses the spec on the others)."""
+    user_customizations: bool = False
+    mcp_names: Sequence[str] = ()
+    """The names of the spec's servers in ``mcp`` (they win over the user's own)."""
 
 
 @attrs.frozen
@@ -178,7 +215,9 @@ class AttemptResult:
     carries the tail of stderr. Only a load that succeeded counts (a refused or failed read of
     a skill is not an activation). ``undeclared`` lists skills the model loaded successfully
     although the spec did not declare them (e.g. a ``SKILL.md`` nested inside a declared
-    skill's folder), by name; ``None`` when not observed.
+    skill's folder), by name; ``None`` when not observed. ``built_in`` lists skills shipped
+    inside the agent CLI itself that the model loaded (kept apart from both: they are seen,
+    never scored). ``user_setup`` is what of the user's own setup was loaded, when asked.
     """
 
     status: AgentStatus
@@ -191,6 +230,8 @@ class AttemptResult:
     error: str | None = None
     exit_code: int | None = None
     duration_seconds: float | None = None
+    built_in: Sequence[str] | None = None
+    user_setup: UserSetup | None = None
 
 
 @attrs.frozen

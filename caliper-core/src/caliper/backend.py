@@ -86,6 +86,10 @@ class Backend(abc.ABC):
     ``supports_mcp`` and ``mcp_refusal`` may be properties when the answer depends on the
     installed CLI's version (the pi backend does this).
     """
+    supports_user_customizations: bool = False
+    """Whether ``--user-customizations`` can load the user's own CLI setup into attempts."""
+    user_customizations_refusal: str | None = None
+    """Why this backend cannot load the user's setup, and what to do instead (when unsupported)."""
     skill_listing_budget: int | None = None
     """How many characters of skill listing the agent shows the model in full, or ``None``.
 

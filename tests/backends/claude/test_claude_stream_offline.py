@@ -17,7 +17,12 @@ from claude_support import attempt
 from caliper.attempt import AgentStatus, PromptRequest
 from caliper.process import ProcessResult
 from caliper_backend_claude import errors
-from caliper_backend_claude.stream import activated_skills, parse_stream, undeclared_skills
+from caliper_backend_claude.stream import (
+    activated_skills,
+    outside_loads,
+    parse_stream,
+    undeclared_skills,
+)
 
 INIT = {"type": "system", "subtype": "init", "model": "claude-opus-5-5[1m]", "apiKeySource": "x"}
 
@@ -356,3 +361,33 @@ def test_missing_cli_is_a_setup_error_with_the_install_hint(clean_env, sandbox, 
     result = ClaudeCodeBackend().run_attempt(attempt(sandbox, "hi"))
     assert result.status is AgentStatus.SETUP_ERROR
     assert "npm install -g @anthropic-ai/claude-code" in result.error
+
+
+def test_outside_loads_split_user_skills_from_the_clis_built_in_ones():
+    """With the user's setup loaded: a load of a skill the init line lists that neither the
+    spec nor the user brought is built-in; a user skill (or anything unlisted) is undeclared;
+    declared skills are neither; refused calls are nothing."""
+    init = {**INIT, "skills": ["mine", "personal", "dataviz", "plugin-authoring"]}
+    events = [
+        _skill_call("a", "mine"),
+        _skill_result("a"),
+        _skill_call("b", "personal"),
+        _skill_result("b"),
+        _skill_call("c", "dataviz"),
+        _skill_result("c"),
+        _skill_call("d", "cc-plugin-plugin-authoring:plugin-authoring"),
+        _skill_result("d"),
+        _skill_call("e", "mystery"),
+        _skill_result("e"),
+        _skill_call("f", "dataviz"),
+        _skill_result("f"),
+        _skill_call("g", "debug"),
+        _skill_result(
+            "g", error=True, text="<tool_use_error>Unknown skill: debug</tool_use_error>"
+        ),
+    ]
+    stream = parse_stream(_lines(init, *events, _result()))
+    undeclared, built_in = outside_loads(stream, ["mine"], ["personal"])
+    assert undeclared == ["personal", "mystery"]
+    assert built_in == ["dataviz", "plugin-authoring"]  # a plugin-qualified call counts bare
+    assert outside_loads(parse_stream(_lines(init, *events)), ["mine"], []) is None  # no result

@@ -130,8 +130,9 @@ class Seconds(click.FloatRange):
     "--ablate",
     multiple=True,
     metavar="NAME",
-    help="Leave this declared skill out of the installed neighbourhood (repeatable; "
-    "name every skill to measure the bare agent).",
+    help="Leave this declared skill, or declared mcp: server, out of the run (repeatable; "
+    "name every skill to measure the bare agent). Write skill:NAME or mcp:NAME when a "
+    "skill and a server share the name.",
 )
 @click.option(
     "--fail-fast",
@@ -152,7 +153,16 @@ class Seconds(click.FloatRange):
     "--judge-model",
     metavar="TARGET",
     help="Engine for LLM judges (expect:), same grammar as --model. Resolved only "
-    "when an LLM judge actually runs (default: claude-code).",
+    "when an LLM judge actually runs (default: the --model engine, so one agent CLI "
+    "is enough).",
+)
+@click.option(
+    "--user-customizations/--no-user-customizations",
+    "user_customizations",
+    default=None,
+    help="Also load your own agent setup into every attempt (user-level skills, rules files, "
+    "settings, MCP servers; never session history or memory). Default: the spec's "
+    "user_customizations:, else off, so scores stay portable.",
 )
 @click.option(
     "--output",
@@ -198,6 +208,7 @@ def command(
     fail_fast: int,
     model: str | None,
     judge_model: str | None,
+    user_customizations: bool | None,
     output: Path | None,
     verbose: bool,
     confidence: float,
@@ -236,6 +247,7 @@ def command(
         fail_fast=fail_fast,
         model=model,
         judge_model=judge_model,
+        user_customizations=user_customizations,
         output=output,
         verbose=verbose,
         judge_timeout=judge_timeout,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich import box
@@ -14,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from caliper.report import fmt
-from caliper.results.compare import ablated_names
+from caliper.results.compare import ablated_names, user_setup_label
 from caliper.results.models import (
     SCHEMA_VERSION,
     AttemptRecord,
@@ -80,6 +81,11 @@ def _header(meta: RunMeta, console: Console) -> None:
     if meta.judge_backend or meta.judge_model:
         details.append(f"judge {engine_label(meta.judge_backend, meta.judge_model)}")
     console.print(Text("  " + "   ·   ".join(details), style="dim"))
+    if meta.user_customizations:
+        console.print(
+            Text(f"  With your own setup loaded: {user_setup_label(meta)}", style="yellow"),
+            soft_wrap=True,
+        )
     if meta.schema_version > SCHEMA_VERSION:
         console.print(
             Text(
@@ -250,9 +256,24 @@ def sample_line(run: RunScore) -> str:
     )
 
 
-def activation_table(run: RunScore, *, narrow: bool = False) -> Table:
+def outside_loads(results: RunResults) -> list[tuple[str, str, int]]:
+    """Skills loaded from outside the declared neighbourhood: ``(name, kind, attempts)`` with
+    kind ``undeclared`` (e.g. a user-level skill) or ``built-in`` (shipped with the CLI)."""
+    counts: dict[tuple[str, str], int] = {}
+    for task in results.tasks:
+        for record in task.attempts:
+            for kind, names in (("undeclared", record.undeclared), ("built-in", record.built_in)):
+                for name in dict.fromkeys(names):
+                    counts[(name, kind)] = counts.get((name, kind), 0) + 1
+    return [(name, kind, fired) for (name, kind), fired in counts.items()]
+
+
+def activation_table(
+    run: RunScore, *, narrow: bool = False, outside: Sequence[tuple[str, str, int]] = ()
+) -> Table:
     """Recall and precision of each declared skill, with their intervals (under the rate
-    when ``narrow``)."""
+    when ``narrow``); then the skills loaded from outside the neighbourhood (``outside``,
+    see :func:`outside_loads`), with how many attempts loaded them and no score."""
     table = Table(title="Activation", title_justify="left")
     table.add_column("Skill")
     for column in ("expected", "fired", "hits", "recall", "precision"):
@@ -266,6 +287,16 @@ def activation_table(run: RunScore, *, narrow: bool = False) -> Table:
             str(skill.hits),
             fmt.pct_interval(skill.recall, skill.recall_interval, stacked=narrow),
             fmt.pct_interval(skill.precision, skill.precision_interval, stacked=narrow),
+        )
+    for name, kind, fired in outside:
+        label = "not declared" if kind == "undeclared" else "built-in, not scored"
+        table.add_row(
+            f"{escape(name)} [dim]({label})[/dim]",
+            fmt.DASH,
+            str(fired),
+            fmt.DASH,
+            fmt.DASH,
+            fmt.DASH,
         )
     return table
 
@@ -297,7 +328,7 @@ def usage_lines(usage: UsageTotals) -> list[Text]:
 
 
 def _needs_panel(record: AttemptRecord) -> bool:
-    if record.activation_passed is False or record.undeclared:
+    if record.activation_passed is False or record.undeclared or record.built_in:
         return True
     return record.outcome not in (Outcome.PASS, Outcome.NOT_CHECKED)
 
@@ -332,6 +363,15 @@ def attempt_body(task: TaskResult, record: AttemptRecord, *, answer: bool = True
     if record.undeclared:
         names = ", ".join(record.undeclared)
         parts.append(Text(f"loaded skills the spec does not declare: {names}", style="yellow"))
+    if record.built_in:
+        names = ", ".join(record.built_in)
+        parts.append(
+            Text(
+                f"a built-in skill won this prompt: {names} (shipped with the agent CLI; "
+                "seen, not scored)",
+                style="yellow",
+            )
+        )
     if record.forbidden_reads:
         parts.append(Text("forbidden reads: " + ", ".join(record.forbidden_reads), style="red"))
     if answer and record.final_answer:
@@ -418,9 +458,11 @@ def render_run(
             console.print(task_panel(task, score, console.width))
     console.print()
     _score_lines(run, console)
-    if run.asserts_activation:
+    outside = outside_loads(results)
+    if run.asserts_activation or outside:
         console.print()
-        console.print(activation_table(run, narrow=console.width < NARROW_WIDTH))
+        narrow = console.width < NARROW_WIDTH
+        console.print(activation_table(run, narrow=narrow, outside=outside))
     console.print()
     for line in usage_lines(run.usage):
         console.print(line)

@@ -349,10 +349,33 @@ def _usage_delta(a: UsageTotals, b: UsageTotals) -> UsageDelta:
 
 
 def ablated_names(meta: RunMeta) -> list[str]:
-    """Skills left out of a run (``--ablate``), from the flags and the snapshots."""
+    """What a run left out (``--ablate``): skills by name (from the flags and the snapshots),
+    then ``mcp:`` servers as ``mcp:NAME``."""
     names = list(meta.ablated)
     names += [s.name for s in meta.skill_snapshots if s.ablated and s.name not in names]
+    names += [f"mcp:{name}" for name in meta.ablated_mcp]
     return names
+
+
+SETUP_KINDS = ("skills", "rules", "settings", "mcp")
+
+
+def user_setup_label(meta: RunMeta) -> str:
+    """What of the user's own setup a run loaded, in a few words (``none`` when isolated)."""
+    if not meta.user_customizations:
+        return "none (isolated)"
+    parts = [
+        f"{kind} {', '.join(meta.user_setup[kind])}"
+        for kind in SETUP_KINDS
+        if meta.user_setup.get(kind)
+    ]
+    return "; ".join(parts) or "requested, but nothing was found to load"
+
+
+def _setup_key(meta: RunMeta) -> tuple[bool, tuple[tuple[str, ...], ...]]:
+    return meta.user_customizations, tuple(
+        tuple(sorted(meta.user_setup.get(kind, ()))) for kind in SETUP_KINDS
+    )
 
 
 def _side_label(meta: RunMeta) -> str:
@@ -411,6 +434,15 @@ def meta_warnings(a: RunMeta, b: RunMeta) -> list[str]:
         warnings.append(f"the neighbourhood changed: {'; '.join(parts)}")
     if ablated_names(a) != ablated_names(b):
         warnings.append(f"ablation differs: {_side_label(a)} → {_side_label(b)}")
+    if _setup_key(a) != _setup_key(b):
+        warnings.append(
+            f"different user setups loaded: {user_setup_label(a)} → {user_setup_label(b)}"
+        )
+    if (a.user_customizations or b.user_customizations) and a.backend != b.backend:
+        warnings.append(
+            f"backends compared with your own setup loaded ({a.backend} → {b.backend}): each "
+            "CLI loads a different user setup, so the difference is not only the agent"
+        )
     for label, before, after in (
         ("engine", _engine(a.backend, a.model), _engine(b.backend, b.model)),
         ("judge", _engine(a.judge_backend, a.judge_model), _engine(b.judge_backend, b.judge_model)),

@@ -80,6 +80,10 @@ class AttemptRecord:
     undeclared: list[str] = attrs.field(factory=list)
     history: str | None = None
     history_sha256: str | None = None
+    built_in: list[str] = attrs.field(factory=list)
+    """Skills shipped inside the agent CLI that the model loaded: seen, never scored."""
+    user_setup: dict[str, list[str]] | None = None
+    """What of the user's own setup this attempt loaded (names per kind), when asked."""
 
     @property
     def passed(self) -> bool:
@@ -136,6 +140,13 @@ class RunMeta:
     timeout: float | None = None
     workers: int | None = None
     ablated: list[str] = attrs.field(factory=list)
+    """Declared skills ``--ablate`` left out of the neighbourhood."""
+    ablated_mcp: list[str] = attrs.field(factory=list)
+    """Declared ``mcp:`` servers ``--ablate`` left out (files saved before it load with ``[]``)."""
+    user_customizations: bool = False
+    """Whether attempts also loaded the user's own CLI setup (``--user-customizations``)."""
+    user_setup: dict[str, list[str]] = attrs.field(factory=dict)
+    """The names of what was loaded from the user's setup, per kind, over every attempt."""
     skill_snapshots: list[SkillSnapshot] = attrs.field(factory=list)
     spec_hash: str | None = None
     partial: bool = False

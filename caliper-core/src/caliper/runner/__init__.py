@@ -19,6 +19,7 @@ from caliper.runner.options import RunOptions
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from caliper.engine import Engine
     from caliper.plugins import PluginHost
     from caliper.runner.prepare import PreparedRun
     from caliper.runner.progress import Progress
@@ -78,7 +79,6 @@ def run_spec(
     Raises :class:`CaliperError` subclasses for problems found before the first attempt.
     """
     from caliper import process
-    from caliper.engine import resolve_engine
     from caliper.plugins import PluginHost
     from caliper.results.compact import StorageLimits
     from caliper.results.store import ResultsWriteError, save_run
@@ -94,9 +94,7 @@ def run_spec(
     output = options.output.absolute() if options.output is not None else None
     run_id, started_at = new_run_id(), now_iso()
     cli_version = _cli_version(prepared)
-    judge_engine = LazyEngine(
-        lambda: resolve_engine(host, options.judge_model, flag="--judge-model")
-    )
+    judge_engine = LazyEngine(lambda: judge_engine_for(host, options, prepared))
     progress = Progress(
         prepared.spec.tasks,
         options.k,
@@ -159,6 +157,20 @@ def run_spec(
         save_error=save_error,
         stop_signal=execution.stop_signal,
     )
+
+
+def judge_engine_for(host: PluginHost, options: RunOptions, prepared: PreparedRun) -> Engine:
+    """The engine LLM judges use: ``--judge-model`` when given, else the run's own engine.
+
+    Following ``--model`` means a user who only has one agent CLI can grade with it: the same
+    backend, and the model ``--model`` named (none named: that backend's judge default, which
+    the judge plugin pins, e.g. ``claude-sonnet-5`` for claude-code).
+    """
+    from caliper.engine import Engine, resolve_engine
+
+    if options.judge_model is not None and options.judge_model.strip():
+        return resolve_engine(host, options.judge_model, flag="--judge-model")
+    return Engine(prepared.engine.backend, prepared.engine.model, None)
 
 
 def _notify(progress: Progress, text: str) -> None:

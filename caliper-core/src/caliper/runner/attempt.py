@@ -177,6 +177,8 @@ def _observed(
         transcript=list(result.transcript),
         activated=_observed_activation(result, installed_names),
         undeclared=list(result.undeclared or ()),
+        built_in=list(result.built_in or ()),
+        user_setup=result.user_setup.as_lists() if result.user_setup is not None else None,
         model=result.model,
         error=result.error,
         **_history_fields(task),
@@ -236,6 +238,8 @@ def _agent_steps(
         skills=tuple(installed),
         mcp=native_mcp,
         history=task.history,
+        user_customizations=prepared.user_customizations,
+        mcp_names=tuple(server.name for server in prepared.mcp.servers) if native_mcp else (),
     )
     result, elapsed = _call_backend(prepared, request)
     controller.check()

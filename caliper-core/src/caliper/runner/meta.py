@@ -49,7 +49,7 @@ def plugin_versions() -> dict[str, str]:
 
 def skill_snapshots(prepared: PreparedRun) -> list[SkillSnapshot]:
     """One snapshot per declared skill, with its ablated flag."""
-    ablated = set(prepared.options.ablate)
+    ablated = set(prepared.ablation.skills)
     return [
         SkillSnapshot(
             name=skill.name,
@@ -88,6 +88,16 @@ def _judge_details(
     return _most_common(backends), _most_common(models), _most_common(versions)
 
 
+def user_setup_union(records: Iterable[AttemptRecord]) -> dict[str, list[str]]:
+    """Every name loaded from the user's setup, per kind, in first-seen order."""
+    union: dict[str, list[str]] = {}
+    for record in records:
+        for kind, names in (record.user_setup or {}).items():
+            kept = union.setdefault(kind, [])
+            kept += [name for name in names if name not in kept]
+    return union
+
+
 def build_meta(
     prepared: PreparedRun,
     records: list[AttemptRecord],
@@ -123,7 +133,10 @@ def build_meta(
         k=options.k,
         timeout=options.timeout,
         workers=options.workers,
-        ablated=list(options.ablate),
+        ablated=list(prepared.ablation.skills),
+        ablated_mcp=list(prepared.ablation.mcp),
+        user_customizations=prepared.user_customizations,
+        user_setup=user_setup_union(records),
         skill_snapshots=skill_snapshots(prepared),
         spec_hash=spec_hash(prepared),
     )

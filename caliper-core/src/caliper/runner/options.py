@@ -32,6 +32,9 @@ class RunOptions:
     judge_model: str | None = None
     output: Path | None = None
     verbose: bool = False
+    user_customizations: bool | None = None
+    """``--user-customizations`` (True) / ``--no-user-customizations`` (False); ``None``: the
+    spec's ``user_customizations:`` decides (default off: attempts stay isolated)."""
     judge_timeout: float | None = None
     """``--judge-timeout`` (or ``CALIPER_JUDGE_TIMEOUT``); ``None``: the attempt's ``timeout``."""
     max_turn_chars: int = DEFAULT_MAX_TURN_CHARS

@@ -57,25 +57,101 @@ class PreparedRun:
     results_root: Path | None = None
     """The ``.caliper/`` folder the run is saved in, resolved once at the start (the current
     folder or the spec may be deleted while the run goes on)."""
+    ablation: Ablation = attrs.field(factory=lambda: Ablation())
+    """The declared skills and ``mcp:`` servers ``--ablate`` removed for this run."""
+    user_customizations: bool = False
+    """Whether attempts also load the user's own CLI setup (flag, else spec, else off)."""
 
     @property
     def secrets(self) -> SecretSet:
         return self.mcp.secrets
 
 
-def check_ablation(ablate: Sequence[str], skills: Sequence[ResolvedSkill]) -> None:
-    """Every ``--ablate`` name must be a declared skill; suggest the closest one otherwise."""
-    names = [skill.name for skill in skills]
-    for name in ablate:
-        if name in names:
-            continue
-        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-        suggestion = f" Did you mean {close[0]!r}?" if close else ""
-        declared = ", ".join(names) if names else "none"
+@attrs.frozen
+class Ablation:
+    """What ``--ablate`` removes: declared skills and declared ``mcp:`` servers, by name."""
+
+    skills: tuple[str, ...] = ()
+    mcp: tuple[str, ...] = ()
+
+
+SKILL_PREFIX = "skill:"
+MCP_PREFIX = "mcp:"
+
+
+def _no_such(flag_value: str, name: str, kind: str, names: Sequence[str]) -> UsageError:
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    suggestion = f" Did you mean {close[0]!r}?" if close else ""
+    declared = ", ".join(names) if names else "none"
+    return UsageError(
+        f"--ablate {flag_value!r}: the spec declares no {kind} with that name.{suggestion}",
+        hint=f"Declared {kind}s: {declared}.",
+    )
+
+
+def check_ablation(
+    ablate: Sequence[str], skills: Sequence[ResolvedSkill], servers: Sequence[str] = ()
+) -> Ablation:
+    """Sort every ``--ablate`` name into a declared skill or a declared ``mcp:`` server.
+
+    ``skill:NAME`` and ``mcp:NAME`` say which; a bare name that is both is refused (exit 2)
+    listing the two qualified spellings, and a name that is neither gets the closest one.
+    """
+    skill_names = [skill.name for skill in skills]
+    server_names = list(servers)
+    removed_skills: list[str] = []
+    removed_servers: list[str] = []
+    for value in ablate:
+        if value.startswith(SKILL_PREFIX):
+            name = value[len(SKILL_PREFIX) :]
+            if name not in skill_names:
+                raise _no_such(value, name, "skill", skill_names)
+            removed_skills.append(name)
+        elif value.startswith(MCP_PREFIX):
+            name = value[len(MCP_PREFIX) :]
+            if name not in server_names:
+                raise _no_such(value, name, "mcp: server", server_names)
+            removed_servers.append(name)
+        elif value in skill_names and value in server_names:
+            raise UsageError(
+                f"--ablate {value!r}: the spec declares both a skill and an mcp: server with "
+                "that name.",
+                hint=f"Say which: --ablate skill:{value} or --ablate mcp:{value}.",
+            )
+        elif value in skill_names:
+            removed_skills.append(value)
+        elif value in server_names:
+            removed_servers.append(value)
+        else:
+            names = skill_names + [n for n in server_names if n not in skill_names]
+            close = difflib.get_close_matches(value, names, n=1, cutoff=0.6)
+            suggestion = f" Did you mean {close[0]!r}?" if close else ""
+            hint = f"Declared skills: {', '.join(skill_names) or 'none'}."
+            if server_names:
+                hint += f" Declared mcp: servers: {', '.join(server_names)}."
+            raise UsageError(
+                f"--ablate {value!r}: the spec declares no skill"
+                + (" or mcp: server" if server_names else "")
+                + f" with that name.{suggestion}",
+                hint=hint,
+            )
+    return Ablation(tuple(dict.fromkeys(removed_skills)), tuple(dict.fromkeys(removed_servers)))
+
+
+def wants_user_customizations(options: RunOptions, spec: Spec, engine: Engine) -> bool:
+    """``--user-customizations``/``--no-…`` when given, else the spec's ``user_customizations:``,
+    else off; refused (exit 2) on a backend that cannot load a user's setup at all."""
+    wanted = options.user_customizations
+    if wanted is None:
+        wanted = bool(spec.user_customizations)
+    if wanted and not engine.backend.supports_user_customizations:
         raise UsageError(
-            f"--ablate {name!r}: the spec declares no skill with that name.{suggestion}",
-            hint=f"Declared skills: {declared}.",
+            f"--model {engine.label} cannot load your own setup (user customizations): "
+            f"{engine.backend.user_customizations_refusal or 'the backend does not support it.'}",
+            hint="Run without --user-customizations (or set `user_customizations: false`), "
+            "or pick a backend that supports it (see docs/spec.md).",
         )
+    return wanted
 
 
 def check_cli(engine: Engine) -> Path:
@@ -153,10 +229,12 @@ def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
     cli_path = check_cli(engine)
     check_mcp_support(spec, engine)
     check_history_support(spec, engine)
-    mcp = resolve_servers(spec.mcp, os.environ)
+    user_customizations = wants_user_customizations(options, spec, engine)
     skills = tuple(resolve_skills(spec, offline=False, on_note=_note))
-    check_ablation(options.ablate, skills)
-    installed = tuple(s for s in skills if s.name not in set(options.ablate))
+    ablation = check_ablation(options.ablate, skills, [server.name for server in spec.mcp])
+    # an ablated server is never started, so its ${VAR}s need not be set either
+    mcp = resolve_servers([m for m in spec.mcp if m.name not in ablation.mcp], os.environ)
+    installed = tuple(s for s in skills if s.name not in set(ablation.skills))
     listing = engine.backend.skill_listing_warning([(s.name, s.description) for s in installed])
     if listing:
         _warn(listing)
@@ -192,6 +270,8 @@ def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
         spec_sha256=spec_sha256,
         sandbox_parent=attempt_parent.absolute() if attempt_parent is not None else None,
         results_root=results_root,
+        ablation=ablation,
+        user_customizations=user_customizations,
     )
 
 

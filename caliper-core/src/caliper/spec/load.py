@@ -19,7 +19,12 @@ from caliper.spec.gitcache import GitCache
 from caliper.spec.mcpspec import check_mcp
 from caliper.spec.model import SkillSource, Spec, spec_name_for
 from caliper.spec.problems import Problem, SpecInvalid, sort_key
-from caliper.spec.sections import check_sandbox, check_skills, check_top
+from caliper.spec.sections import (
+    check_sandbox,
+    check_skills,
+    check_top,
+    check_user_customizations,
+)
 from caliper.spec.skills import duplicate_names, hidden_activation_entries, resolve_source
 from caliper.spec.tasks import Neighbourhood, TaskChecker
 from caliper.spec.yamldoc import Document, load_document
@@ -109,6 +114,7 @@ class _SpecChecker:
         indexed_sources = check_skills(report, data.get("skills"))
         sandbox = check_sandbox(report, data.get("sandbox"), path.parent)
         mcp = check_mcp(report, data.get("mcp"))
+        user_customizations = check_user_customizations(report, data)
         skills, neighbourhood, notes = self._resolve(indexed_sources)
         if len(indexed_sources) != len(_list(data.get("skills"))):
             neighbourhood = attrs.evolve(
@@ -139,6 +145,7 @@ class _SpecChecker:
             sandbox=sandbox,
             mcp=mcp,
             tasks=tasks,
+            user_customizations=user_customizations,
         )
         return SpecCheck(spec, [], notes, warnings, skills)
 

@@ -94,6 +94,8 @@ class Spec:
     sandbox: Sandbox = Sandbox()
     mcp: tuple[McpServer, ...] = ()
     tasks: tuple[Task, ...] = ()
+    user_customizations: bool | None = None
+    """``user_customizations:`` (``None``: not written; ``--user-customizations`` decides)."""
 
     @property
     def directory(self) -> Path:

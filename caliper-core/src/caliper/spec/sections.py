@@ -10,7 +10,7 @@ from caliper.spec.fields import Reporter, type_name
 from caliper.spec.gitcache import ref_problem
 from caliper.spec.model import Sandbox, SkillSource
 
-TOP_KEYS = ("skills", "sandbox", "mcp", "tasks")
+TOP_KEYS = ("skills", "sandbox", "mcp", "tasks", "user_customizations")
 SANDBOX_KEYS = ("extra_path", "forbidden_files")
 GIT_KEYS = ("repo", "ref", "path")
 
@@ -28,12 +28,44 @@ TOP_HINTS = {
     "backend": ENGINE_HINT,
     "model": ENGINE_HINT,
     "engine": ENGINE_HINT,
+    "judge_model": ENGINE_HINT,
+    "baseline": (
+        "`baseline:` is not a spec key: the control run is a flag. Run `caliper run SPEC "
+        "--ablate NAME` (name every skill for the bare agent), then `caliper compare` the "
+        "control run with the full one (see docs/migration.md)"
+    ),
 }
+TASK_HINTS = {
+    "id": "tasks have no id: a task is identified by its `name:` (results and `compare` match "
+    "tasks by name), so delete `id:` and keep the names unique",
+    "task_id": "tasks have no `task_id:`: a task is identified by its `name:` (results and "
+    "`compare` match tasks by name), so delete it and keep the names unique",
+    "model": ENGINE_HINT,
+    "backend": ENGINE_HINT,
+    "judge": ENGINE_HINT,
+    "judge_model": ENGINE_HINT,
+}
+"""Keys of the earlier tool's tasks this format does not take, with what to write instead."""
 
 
 def check_top(report: Reporter, data: dict[Any, Any]) -> None:
     """Unknown top-level keys, with migration hints for the old singular ``skill:``."""
     report.unknown_keys((), data, TOP_KEYS, what="the spec", extra_hints=TOP_HINTS)
+
+
+def check_user_customizations(report: Reporter, data: dict[Any, Any]) -> bool | None:
+    """``user_customizations:`` must be ``true`` or ``false`` (``None`` when not written)."""
+    if "user_customizations" not in data:
+        return None
+    value = data["user_customizations"]
+    if isinstance(value, bool):
+        return value
+    report.error(
+        ("user_customizations",),
+        f"expected true or false, found {type_name(value)} (true also loads your own agent "
+        "setup into every attempt; see docs/spec.md)",
+    )
+    return None
 
 
 def _declared_as(repo: str, ref: str | None, path: str | None) -> str:

@@ -12,6 +12,7 @@ from caliper.history import History
 from caliper.judge import Judge, ValueProblem
 from caliper.spec.fields import Reporter, did_you_mean, type_name
 from caliper.spec.model import CORE_TASK_KEYS, Task
+from caliper.spec.sections import TASK_HINTS
 from caliper.spec.yamldoc import format_path
 
 OPTIONAL_CORE = ("setup", "cleanup")
@@ -89,6 +90,8 @@ class TaskChecker:
         from caliper.plugins import install_command
 
         known = [*CORE_TASK_KEYS, *self.judges]
+        if isinstance(key, str) and key in TASK_HINTS:
+            return TASK_HINTS[key]
         distribution = JUDGE_DISTRIBUTIONS.get(key) if isinstance(key, str) else None
         if distribution is not None:
             install = install_command(key) or f"pip install {distribution}"
