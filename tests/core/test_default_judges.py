@@ -19,6 +19,7 @@ def context(
     value: Any,
     *,
     activated: Any = None,
+    undeclared: Any = None,
     installed: tuple[str, ...] = (),
     timeout: float = 30.0,
 ) -> JudgeContext:
@@ -34,7 +35,9 @@ def context(
         task_name="demo task",
         task_prompt="do it",
         value=value,
-        attempt=AttemptResult(status=AgentStatus.COMPLETED, activated=activated),
+        attempt=AttemptResult(
+            status=AgentStatus.COMPLETED, activated=activated, undeclared=undeclared
+        ),
         workdir=workdir,
         spec_dir=spec_dir,
         declared_skills=("a", "b", "c"),
@@ -237,6 +240,26 @@ def test_activates_check(
     assert verdict.passed is passed
     assert reason in verdict.reason
     assert verdict.details["activated"] == activated
+
+
+@pytest.mark.parametrize(
+    ("value", "undeclared", "passed", "reason"),
+    [
+        ([], ["sub"], False, "unexpected: [sub] ([sub] not declared in the spec)"),
+        (["a"], ["sub"], False, "expected [a], activated [a, sub]; unexpected: [sub]"),
+        (["a"], [], True, "expected [a], activated [a]"),
+    ],
+)
+def test_a_load_of_an_undeclared_skill_counts_against_the_exact_set(
+    tmp_path: Path, value: list[str], undeclared: list[str], passed: bool, reason: str
+) -> None:
+    """Issue 11 item 2: a nested or user skill the model loaded is a load, never nothing."""
+    activated = ["a"] if value else []
+    verdict = ActivationJudge().check(
+        context(tmp_path, value, activated=activated, undeclared=undeclared, installed=("a",))
+    )
+    assert verdict.passed is passed
+    assert reason in verdict.reason
 
 
 def test_activation_not_observable(tmp_path: Path) -> None:

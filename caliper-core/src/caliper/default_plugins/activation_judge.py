@@ -1,7 +1,10 @@
 """The ``activates`` judge: did the agent load exactly the skills the task names?
 
 ``activates: [a, b]`` passes when the set of skills the agent loaded equals ``{a, b}``;
-``activates: []`` passes when nothing loaded. Skills removed for the run with ``--ablate`` are
+``activates: []`` passes when nothing loaded. A skill the spec does not declare that the agent
+loaded anyway (a ``SKILL.md`` nested in a declared skill, a user skill under
+``--user-customizations``) is a load like any other: it fails an exact set that lacks it.
+Skills shipped inside the agent CLI (``built_in``) are seen, never scored. Skills removed for the run with ``--ablate`` are
 taken out of the expected set (they cannot load), so under ablation the task asks whether the
 agent stayed away from the remaining neighbours. Its verdict feeds the activation scoreboard,
 never the success rate.
@@ -72,15 +75,20 @@ class ActivationJudge(Judge):
         wanted = set(context.value or ())
         expected = wanted & installed
         ablated = wanted - installed
-        got = set(activated)
+        undeclared = set(context.attempt.undeclared or ()) - set(activated)
+        got = set(activated) | undeclared
         details = {
             "expected": sorted(expected),
             "activated": list(activated),
             "ablated": sorted(ablated),
         }
+        if undeclared:
+            details["undeclared"] = sorted(undeclared)
         reason = f"expected {_names(expected)}, activated {_names(got)}"
         if got - expected:
             reason += f"; unexpected: {_names(got - expected)}"
+        if undeclared:
+            reason += f" ({_names(undeclared)} not declared in the spec)"
         if expected - got:
             reason += f"; missing: {_names(expected - got)}"
         if ablated:
