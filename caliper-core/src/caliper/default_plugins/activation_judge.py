@@ -6,8 +6,8 @@ loaded anyway (a ``SKILL.md`` nested in a declared skill, a user skill under
 ``--user-customizations``) is a load like any other: it fails an exact set that lacks it.
 Skills shipped inside the agent CLI (``built_in``) are seen, never scored. Skills removed
 for the run with ``--ablate`` are taken out of the expected set (they cannot load), so under
-ablation the task asks whether the agent stayed away from the remaining neighbours. Its verdict feeds the activation scoreboard,
-never the success rate.
+ablation the task asks whether the agent stayed away from the remaining neighbours. Its
+verdict feeds the activation scoreboard, never the success rate.
 """
 
 from __future__ import annotations
