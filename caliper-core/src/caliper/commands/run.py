@@ -14,6 +14,7 @@ from caliper.commands.confidence import confidence_option
 from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_CHARS
 from caliper.runner.options import (
     DEFAULT_K,
+    DEFAULT_RETRIES,
     DEFAULT_SETUP_TIMEOUT,
     DEFAULT_TIMEOUT,
     DEFAULT_WORKERS,
@@ -78,9 +79,10 @@ class Seconds(click.FloatRange):
     "--k",
     "k",
     type=click.IntRange(min=1),
-    default=DEFAULT_K,
-    show_default=True,
-    help="Attempts per task. The success rate is computed over these k runs.",
+    default=None,
+    show_default=str(DEFAULT_K),
+    help="Attempts per task. The success rate is computed over these k runs "
+    "(with --resume: the run's own k).",
 )
 @click.option(
     "--workers",
@@ -155,6 +157,33 @@ class Seconds(click.FloatRange):
     is_flag=True,
     help="Show every attempt's outcome and reason, and pass@k / pass^k.",
 )
+@click.option(
+    "--retries",
+    type=click.IntRange(min=0, max=10),
+    default=DEFAULT_RETRIES,
+    show_default=True,
+    metavar="N",
+    help="Try an attempt up to N more times after a transient failure (infra_error: a rate "
+    "limit, an overloaded or unreachable provider), with exponential backoff and jitter or "
+    "the CLI's Retry-After. Every try is kept in the results. 0: never.",
+)
+@click.option(
+    "--resume",
+    "resume",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="[RUN]",
+    help="Continue an interrupted, killed or --fail-fast-stopped run of SPEC (default: its "
+    "latest run): same run id, only the missing attempts run. Refused when the spec, its "
+    "skills, the engine or k changed since.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="With --resume: continue even though the spec, skills, engine or k changed "
+    "(recorded in the run's metadata).",
+)
 @confidence_option
 @click.option(
     "--max-turn-chars",
@@ -190,6 +219,9 @@ def command(
     confidence: float,
     max_turn_chars: int,
     max_attempt_chars: int,
+    retries: int,
+    resume: str | None,
+    force: bool,
 ) -> None:
     """Run SPEC's tasks k times through a real agent CLI and save the results.
 
@@ -197,15 +229,26 @@ def command(
     agent discovers them. Results are saved as JSON (see `caliper report`) and summarised
     here. Progress is shown on stderr when it is a terminal.
     """
-    from caliper.errors import CaliperError
-    from caliper.runner import EXIT_ALL_UNUSABLE, RunOptions, run_spec
+    from caliper.runner import RunOptions, run_spec
     from caliper.runner.options import judge_timeout_from_env
 
     if judge_timeout is None:
         judge_timeout = judge_timeout_from_env()
+    continuation = None
+    if resume is not None:
+        continuation = resume_source(spec, resume, force)
+        meta = continuation.meta
+        k = k if k is not None else int(meta.get("k") or DEFAULT_K)
+        model = model if model is not None else meta.get("requested_model", meta.get("backend"))
+        judge_model = judge_model if judge_model is not None else meta.get("judge_requested")
+        ablate = ablate or tuple(meta.get("ablated") or ())
+    elif force:
+        from caliper.errors import UsageError
+
+        raise UsageError("--force only applies with --resume.")
     options = RunOptions(
         spec_path=spec,
-        k=k,
+        k=k if k is not None else DEFAULT_K,
         workers=workers,
         timeout=timeout,
         setup_timeout=setup_timeout,
@@ -218,9 +261,55 @@ def command(
         judge_timeout=judge_timeout,
         max_turn_chars=max_turn_chars,
         max_attempt_chars=max_attempt_chars,
+        retries=retries,
     )
     check_save_targets(spec, output)
-    report = run_spec(options)
+    report = run_spec(options, continuation=continuation)
+    finish_report(report, verbose, output, confidence)
+
+
+def resume_source(spec: Path, ref: str, force: bool):
+    """The saved run ``--resume [RUN]`` names (default: SPEC's latest), as a continuation."""
+    from caliper.errors import UsageError
+    from caliper.results.store import (
+        ResultsError,
+        caliper_root,
+        latest_run,
+        load_run_data,
+        resolve_run_ref,
+    )
+    from caliper.runner.plan import Continuation
+    from caliper.spec.model import spec_name_for
+
+    cwd = Path.cwd()
+    if ref:
+        path = resolve_run_ref(ref, cwd=cwd)
+    else:
+        try:
+            entry = latest_run(caliper_root(cwd, spec), spec_name_for(spec))
+        except ResultsError:
+            entry = None
+        if entry is None:
+            raise UsageError(
+                f"--resume: {spec} has no saved run to continue.",
+                hint="Run it without --resume first (`caliper list` shows saved runs).",
+            )
+        path = entry.path
+    data = load_run_data(path)
+    if data["meta"].get("spec_name") != spec_name_for(spec):
+        raise UsageError(
+            f"--resume {ref}: that run is of spec {data['meta'].get('spec_name')!r}, not of "
+            f"{spec_name_for(spec)!r}.",
+            hint="Name a run of this spec (`caliper list SPEC` shows them).",
+        )
+    return Continuation(kind="resume", path=path, data=data, force=force)
+
+
+def finish_report(report: RunReport, verbose: bool, output: Path | None, confidence: float) -> None:
+    """Print a finished run's report and raise the exit its outcome calls for."""
+    from caliper.errors import CaliperError
+    from caliper.runner import EXIT_ALL_UNUSABLE
+
     try:
         _show(report, verbose, output, confidence)
     except CaliperError as exc:

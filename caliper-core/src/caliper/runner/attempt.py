@@ -171,6 +171,7 @@ def _observed(
         undeclared=list(result.undeclared or ()),
         model=result.model,
         error=result.error,
+        retry_after=result.retry_after,
     )
 
 

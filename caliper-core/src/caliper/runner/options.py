@@ -15,6 +15,7 @@ DEFAULT_K = 3
 DEFAULT_WORKERS = 4
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_SETUP_TIMEOUT = 60.0
+DEFAULT_RETRIES = 2
 
 
 @attrs.frozen
@@ -36,6 +37,8 @@ class RunOptions:
     """``--judge-timeout`` (or ``CALIPER_JUDGE_TIMEOUT``); ``None``: the attempt's ``timeout``."""
     max_turn_chars: int = DEFAULT_MAX_TURN_CHARS
     max_attempt_chars: int = DEFAULT_MAX_ATTEMPT_CHARS
+    retries: int = DEFAULT_RETRIES
+    """``--retries``: more tries an attempt gets after a transient failure (see ``.retry``)."""
 
     @property
     def judge_seconds(self) -> float:
