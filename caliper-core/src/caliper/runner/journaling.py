@@ -134,6 +134,8 @@ class RunJournal:
             return
         try:
             self.writer, self.run_id = claim_journal(self.folder, new_run_id(), self._header)
+            for attempt in self.plan.carried:  # a retry copies its parent's other attempts
+                self.writer.append({"attempt": attempt})
         except (OSError, CaliperError) as exc:
             self.run_id = new_run_id()
             self._notify(
