@@ -75,7 +75,8 @@ def test_caliper_retry_reruns_only_the_unusable_attempts(space: Workspace) -> No
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    runs = sorted((space.root / ".caliper" / "results" / "demo").glob("*.json"))
+    folder = space.root / ".caliper" / "results" / "demo"
+    runs = sorted(folder.glob("*.json"), key=lambda f: f.stat().st_mtime_ns)
     assert len(runs) == 2
     child = json.loads(runs[-1].read_text())
     meta = child["meta"]

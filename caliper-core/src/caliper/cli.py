@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "list": ("caliper.commands.list_runs", "List specs and their saved runs."),
     "compare": ("caliper.commands.compare", "Diff two saved runs task by task."),
     "retry": ("caliper.commands.retry", "Re-run the unusable attempts of a saved run."),
+    "regrade": ("caliper.commands.regrade", "Judge a saved run's attempts again."),
     "plugins": ("caliper.commands.plugins", "List installed plugins and agent CLIs."),
     "update-cli": ("caliper.commands.update_cli", "Check or update the agent CLIs."),
 }

@@ -168,6 +168,30 @@ class Seconds(click.FloatRange):
     "the CLI's Retry-After. Every try is kept in the results. 0: never.",
 )
 @click.option(
+    "--keep-workdirs",
+    is_flag=True,
+    help="Keep each attempt's final working directory as a .tar.gz beside the results "
+    "(.caliper/results/SPEC/RUN-ID.workdirs/), so `caliper regrade` can re-run assert: "
+    "checks. Links out of it and the private folder are never kept.",
+)
+@click.option(
+    "--workdir-max-bytes",
+    type=click.IntRange(min=0),
+    default=50 * 1024 * 1024,
+    show_default=True,
+    metavar="N",
+    help="With --keep-workdirs: at most N bytes of files per attempt (0: no limit); the "
+    "attempt's workdir_note says what a cap left out.",
+)
+@click.option(
+    "--workdirs-max-bytes",
+    type=click.IntRange(min=0),
+    default=500 * 1024 * 1024,
+    show_default=True,
+    metavar="N",
+    help="With --keep-workdirs: at most N bytes of files for the whole run (0: no limit).",
+)
+@click.option(
     "--resume",
     "resume",
     is_flag=False,
@@ -220,6 +244,9 @@ def command(
     max_turn_chars: int,
     max_attempt_chars: int,
     retries: int,
+    keep_workdirs: bool,
+    workdir_max_bytes: int,
+    workdirs_max_bytes: int,
     resume: str | None,
     force: bool,
 ) -> None:
@@ -262,6 +289,9 @@ def command(
         max_turn_chars=max_turn_chars,
         max_attempt_chars=max_attempt_chars,
         retries=retries,
+        keep_workdirs=keep_workdirs,
+        workdir_max_bytes=workdir_max_bytes,
+        workdirs_max_bytes=workdirs_max_bytes,
     )
     check_save_targets(spec, output)
     report = run_spec(options, continuation=continuation)

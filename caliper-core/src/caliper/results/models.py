@@ -99,6 +99,11 @@ class AttemptRecord:
     undeclared: list[str] = attrs.field(factory=list)
     retry_after: float | None = None
     """Seconds the agent CLI asked to wait before another try (``Retry-After``), if it said."""
+    workdir_archive: str | None = None
+    """``--keep-workdirs``: the final working directory's archive, relative to the results
+    folder of the spec (``<run-id>.workdirs/<task>-<n>.tar.gz``)."""
+    workdir_note: str | None = None
+    """What the kept working directory lacks (a size cap cut it, links outside left out)."""
     tries: list[TryRecord] = attrs.field(factory=list)
     """Earlier tries of this attempt, oldest first (empty when it was tried once)."""
 

@@ -115,6 +115,16 @@ def run_spec(
         notify=lambda text: _notify(progress, text),
     )
     journal.open()
+    keeper = None
+    if options.keep_workdirs:
+        from caliper.runner.workdirs import WorkdirKeeper, archive_folder
+
+        assert journal.run_id is not None
+        keeper = WorkdirKeeper(
+            archive_folder(journal.folder, journal.run_id),
+            max_bytes=options.workdir_max_bytes,
+            run_max_bytes=options.workdirs_max_bytes,
+        )
     controller = RunController(notify=lambda text: _notify(progress, text))
     process.reset_stop()
     process.adopt_orphans()
@@ -130,6 +140,7 @@ def run_spec(
                 judge_engine,
                 jobs=plan.jobs,
                 events=Events(attempt_done=journal.record, task_aborted=journal.aborted),
+                keeper=keeper,
             )
         process.sweep_orphans()
         stop_reason = None

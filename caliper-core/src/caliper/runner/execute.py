@@ -24,6 +24,7 @@ from caliper.runner.judging import LazyEngine
 if TYPE_CHECKING:
     from caliper.runner.prepare import PreparedRun
     from caliper.runner.progress import Progress
+    from caliper.runner.workdirs import WorkdirKeeper
     from caliper.spec.model import Task
 
 FAIL_FAST_OUTCOMES = (Outcome.INFRA_ERROR, Outcome.TIMEOUT)
@@ -91,6 +92,7 @@ def execute(
     judge_engine: LazyEngine,
     jobs: list[tuple[str, int]] | None = None,
     events: Events | None = None,
+    keeper: WorkdirKeeper | None = None,
 ) -> Execution:
     """Run ``jobs`` (``(task name, attempt number)``; default: every task k times) on the
     worker pool and collect the records; ``events`` hears of each as it finishes."""
@@ -119,7 +121,9 @@ def execute(
             return AttemptReport(task=task, number=number, record=None)
         try:
             report = run_with_retries(
-                lambda: run_one_attempt(prepared, task, number, controller, judge_engine, patterns),
+                lambda: run_one_attempt(
+                    prepared, task, number, controller, judge_engine, patterns, keeper
+                ),
                 policy,
                 controller.stop_requested,
             )

@@ -39,6 +39,11 @@ class RunOptions:
     max_attempt_chars: int = DEFAULT_MAX_ATTEMPT_CHARS
     retries: int = DEFAULT_RETRIES
     """``--retries``: more tries an attempt gets after a transient failure (see ``.retry``)."""
+    keep_workdirs: bool = False
+    """``--keep-workdirs``: archive each attempt's final working directory (``.workdirs``)."""
+    workdir_max_bytes: int = 50 * 1024 * 1024
+    workdirs_max_bytes: int = 500 * 1024 * 1024
+    """``--retries``: more tries an attempt gets after a transient failure (see ``.retry``)."""
 
     @property
     def judge_seconds(self) -> float:
