@@ -73,16 +73,62 @@ class Seconds(click.FloatRange):
         return seconds
 
 
+class AttemptCount(click.ParamType):
+    """``--k``: a whole number of attempts of at least 1, or ``auto`` (adaptive k)."""
+
+    name = "k"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None):
+        if isinstance(value, int) or value == "auto":
+            return value
+        try:
+            number = int(str(value))
+        except ValueError:
+            self.fail(f"{value!r} is neither a whole number nor 'auto'.", param, ctx)
+        if number < 1:
+            self.fail(f"{value!r} must be at least 1.", param, ctx)
+        return number
+
+
 @click.command(name="run", epilog=EPILOG)
 @click.argument("spec", type=click.Path(path_type=Path, dir_okay=False))
 @click.option(
     "--k",
     "k",
-    type=click.IntRange(min=1),
+    type=AttemptCount(),
     default=None,
     show_default=str(DEFAULT_K),
     help="Attempts per task. The success rate is computed over these k runs "
-    "(with --resume: the run's own k).",
+    "(with --resume: the run's own k). 'auto': adaptive k, see --max-k.",
+)
+@click.option(
+    "--max-k",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --k auto: at most this many attempts per task (default 20).",
+)
+@click.option(
+    "--min-k",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --k auto: at least this many usable attempts per task before it may stop "
+    "(default 1).",
+)
+@click.option(
+    "--precision",
+    type=click.FloatRange(min=0, max=1, min_open=True),
+    default=None,
+    metavar="W",
+    help="With --k auto: also stop a task once its interval is narrower than W (a fraction, "
+    "e.g. 0.2).",
+)
+@click.option(
+    "--min-score",
+    "min_score",
+    multiple=True,
+    metavar="BAR",
+    help="With --k auto: the bar each task is decided against, 0.8, 80%% or TASK=0.9 "
+    "(repeatable); a task stops once an anytime-valid interval is above or below it.",
 )
 @click.option(
     "--workers",
@@ -234,6 +280,10 @@ def command(
     timeout: float,
     setup_timeout: float,
     judge_timeout: float | None,
+    max_k: int | None,
+    min_k: int | None,
+    precision: float | None,
+    min_score: tuple[str, ...],
     ablate: tuple[str, ...],
     fail_fast: int,
     model: str | None,
@@ -261,7 +311,14 @@ def command(
 
     if judge_timeout is None:
         judge_timeout = judge_timeout_from_env()
+    adaptive = adaptive_settings(k, max_k, min_k, precision, min_score, confidence)
+    if adaptive is not None:
+        k = adaptive.max_k
     continuation = None
+    if resume is not None and adaptive is not None:
+        from caliper.errors import UsageError
+
+        raise UsageError("--resume cannot be combined with --k auto yet.")
     if resume is not None:
         continuation = resume_source(spec, resume, force)
         meta = continuation.meta
@@ -289,6 +346,7 @@ def command(
         max_turn_chars=max_turn_chars,
         max_attempt_chars=max_attempt_chars,
         retries=retries,
+        adaptive=adaptive,
         keep_workdirs=keep_workdirs,
         workdir_max_bytes=workdir_max_bytes,
         workdirs_max_bytes=workdirs_max_bytes,
@@ -296,6 +354,67 @@ def command(
     check_save_targets(spec, output)
     report = run_spec(options, continuation=continuation)
     finish_report(report, verbose, output, confidence)
+
+
+def adaptive_settings(
+    k: int | str | None,
+    max_k: int | None,
+    min_k: int | None,
+    precision: float | None,
+    min_score: tuple[str, ...],
+    confidence: float,
+):
+    """The ``--k auto`` settings, ``None`` for a fixed k; misuse is a usage error (exit 2)."""
+    from caliper.errors import UsageError
+
+    if k != "auto":
+        used = [
+            flag
+            for flag, value in (
+                ("--max-k", max_k),
+                ("--min-k", min_k),
+                ("--precision", precision),
+                ("--min-score", min_score or None),
+            )
+            if value is not None
+        ]
+        if used:
+            raise UsageError(
+                f"{', '.join(used)} only appl{'ies' if len(used) == 1 else 'y'} with --k auto.",
+                hint="Add --k auto for adaptive k, or drop the flag.",
+            )
+        return None
+    from caliper.results.gate import BarSyntaxError, parse_bar
+    from caliper.runner.adaptive import AdaptiveSettings
+
+    run_bar, task_bars = None, {}
+    for text in min_score:
+        try:
+            bar = parse_bar(text, "score")
+        except BarSyntaxError as exc:
+            raise UsageError(str(exc)) from None
+        if bar.task is None:
+            run_bar = bar.threshold
+        else:
+            task_bars[bar.task] = bar.threshold
+    if run_bar is None and not task_bars and precision is None:
+        raise UsageError(
+            "--k auto needs something to decide: a bar (--min-score 0.8) or a precision "
+            "(--precision 0.2).",
+            hint="Each task stops once its bar is decided or its interval is narrow enough.",
+        )
+    max_k = max_k or 20
+    min_k = min_k or 1
+    if min_k > max_k:
+        raise UsageError(f"--min-k {min_k} is larger than --max-k {max_k}.")
+    return AdaptiveSettings(
+        max_k=max_k,
+        min_k=min_k,
+        precision=precision,
+        confidence=confidence,
+        run_bar=run_bar,
+        task_bars=task_bars,
+    )
 
 
 def resume_source(spec: Path, ref: str, force: bool):

@@ -184,6 +184,9 @@ class RunMeta:
     """When ``caliper run --resume`` continued this run (UTC ISO times)."""
     forced: list[str] = attrs.field(factory=list)
     """The differences ``--force`` let a resume or retry go on despite."""
+    adaptive: dict[str, Any] | None = None
+    """``--k auto``: the method, ``max_k``, ``min_k``, ``precision``, ``confidence`` and bars
+    (``k`` is then ``max_k``; each task's ``stop_reason`` says why it stopped)."""
     incomplete: bool = False
     """Read from a journal without a final results file (the run was killed or is running)."""
     schema_version: int = SCHEMA_VERSION

@@ -115,6 +115,11 @@ def run_spec(
         notify=lambda text: _notify(progress, text),
     )
     journal.open()
+    adaptive = None
+    if options.adaptive is not None:
+        from caliper.runner.adaptive import AdaptiveK
+
+        adaptive = AdaptiveK(options.adaptive, [task.name for task in prepared.spec.tasks])
     keeper = None
     if options.keep_workdirs:
         from caliper.runner.workdirs import WorkdirKeeper, archive_folder
@@ -141,13 +146,16 @@ def run_spec(
                 jobs=plan.jobs,
                 events=Events(attempt_done=journal.record, task_aborted=journal.aborted),
                 keeper=keeper,
+                adaptive=adaptive,
             )
         process.sweep_orphans()
         stop_reason = None
         if execution.interrupted or execution.fatal is not None:
             stop_reason = prepared.secrets.redact(execution.stop_reason) or "stopped"
         results, saved_to, save_error = journal.finish(
-            aborted=execution.aborted, stop_reason=stop_reason
+            aborted=execution.aborted,
+            stop_reason=stop_reason,
+            task_stop_reasons=adaptive.reasons() if adaptive is not None else None,
         )
     finally:
         journal.close()

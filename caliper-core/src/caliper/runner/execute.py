@@ -22,6 +22,7 @@ from caliper.runner.control import RunController
 from caliper.runner.judging import LazyEngine
 
 if TYPE_CHECKING:
+    from caliper.runner.adaptive import AdaptiveK
     from caliper.runner.prepare import PreparedRun
     from caliper.runner.progress import Progress
     from caliper.runner.workdirs import WorkdirKeeper
@@ -93,6 +94,7 @@ def execute(
     jobs: list[tuple[str, int]] | None = None,
     events: Events | None = None,
     keeper: WorkdirKeeper | None = None,
+    adaptive: AdaptiveK | None = None,
 ) -> Execution:
     """Run ``jobs`` (``(task name, attempt number)``; default: every task k times) on the
     worker pool and collect the records; ``events`` hears of each as it finishes."""
@@ -106,8 +108,17 @@ def execute(
     by_name = {task.name: task for task in spec.tasks}
     if jobs is None:
         jobs = [(task.name, n) for task in spec.tasks for n in range(1, options.k + 1)]
-    planned = [(by_name[name], n) for name, n in jobs if name in by_name]
     fail_fast = _FailFast(options.fail_fast)
+    refill: Callable[[int], list[tuple[Task, int]]] | None = None
+    if adaptive is not None:  # --k auto: jobs are handed out as workers free up
+
+        def refill(free: int) -> list[tuple[Task, int]]:
+            if controller.stop_requested.is_set():
+                return []
+            return [(by_name[n], i) for n, i in adaptive.next_jobs(free, fail_fast.stopped)]
+
+        jobs = []
+    planned = [(by_name[name], n) for name, n in jobs if name in by_name]
     records: dict[str, list[AttemptRecord]] = {task.name: [] for task in spec.tasks}
     skipped: set[str] = set()
     skipped_lock = threading.Lock()
@@ -141,6 +152,11 @@ def execute(
         return report
 
     def handle(report: AttemptReport) -> None:
+        if adaptive is not None:
+            if report.record is not None:
+                adaptive.observe(report.record)
+            else:
+                adaptive.lost(report.task.name)
         if report.record is not None:
             records[report.task.name].append(report.record)
             events.attempt_done(report.record)
@@ -151,7 +167,7 @@ def execute(
         if report.fatal is not None and execution.fatal is None:
             execution.fatal = report.fatal
 
-    _run_pool(planned, options.workers, job, handle, controller)
+    _run_pool(planned, options.workers, job, handle, controller, refill)
     for name in records:
         records[name].sort(key=lambda r: r.attempt)
     execution.aborted = skipped
@@ -167,12 +183,15 @@ def _run_pool(
     job: Callable[[Task, int], AttemptReport],
     handle: Callable[[AttemptReport], None],
     controller: RunController,
+    refill: Callable[[int], list[tuple[Task, int]]] | None = None,
 ) -> None:
     pool = concurrent.futures.ThreadPoolExecutor(
         max_workers=max(1, workers), thread_name_prefix="caliper-attempt"
     )
     try:
         pending = {pool.submit(job, task, n) for task, n in planned}
+        if refill is not None:
+            pending |= {pool.submit(job, task, n) for task, n in refill(workers)}
         while pending:
             done, pending = concurrent.futures.wait(
                 pending, timeout=POLL_SECONDS, return_when=concurrent.futures.FIRST_COMPLETED
@@ -180,6 +199,9 @@ def _run_pool(
             for future in done:
                 if not future.cancelled():
                     handle(future.result())
+            if refill is not None and done and not controller.killed:
+                free = max(1, workers) - len(pending)
+                pending |= {pool.submit(job, task, n) for task, n in refill(free)}
             if controller.killed:
                 for future in pending:
                     future.cancel()

@@ -79,6 +79,8 @@ class RunJournal:
         meta.requested_model = options.model
         meta.judge_requested = options.judge_model
         meta.retries = options.retries
+        if options.adaptive is not None:
+            meta.adaptive = options.adaptive.to_data()
         for key, value in self.plan.notes.items():
             setattr(meta, key, value)
         return meta
@@ -191,7 +193,11 @@ class RunJournal:
             return self.stored
 
     def finish(
-        self, *, aborted: Iterable[str], stop_reason: str | None
+        self,
+        *,
+        aborted: Iterable[str],
+        stop_reason: str | None,
+        task_stop_reasons: dict[str, str] | None = None,
     ) -> tuple[RunResults, Path | None, CaliperError | None]:
         """Assemble the results file from the journal, save it; return results, where they
         went and the save error (if saving failed)."""
@@ -223,6 +229,7 @@ class RunJournal:
             self.tasks_data(),
             attempts,
             {*aborted, *self.aborted_names},
+            task_stop_reasons,
         )
         text = codec.dumps_data(data)
         results = codec.from_data(json.loads(text))

@@ -6,10 +6,14 @@ import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
 from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_CHARS
+
+if TYPE_CHECKING:
+    from caliper.runner.adaptive import AdaptiveSettings
 
 DEFAULT_K = 3
 DEFAULT_WORKERS = 4
@@ -41,6 +45,8 @@ class RunOptions:
     """``--retries``: more tries an attempt gets after a transient failure (see ``.retry``)."""
     keep_workdirs: bool = False
     """``--keep-workdirs``: archive each attempt's final working directory (``.workdirs``)."""
+    adaptive: AdaptiveSettings | None = None
+    """``--k auto``: adaptive k (``k`` is then ``--max-k``); see :mod:`.adaptive`."""
     workdir_max_bytes: int = 50 * 1024 * 1024
     workdirs_max_bytes: int = 500 * 1024 * 1024
     """``--retries``: more tries an attempt gets after a transient failure (see ``.retry``)."""

@@ -13,6 +13,8 @@ prints one JSON event per line, like real agent CLIs' stream modes do:
 * ``stderr TEXT`` – write TEXT to stderr (``\\x1b`` and other backslash escapes decoded)
 * ``exit CODE`` – crash with that exit code and no result
 * ``rate-limit [RETRY_AFTER]`` / ``auth-fail [MESSAGE]`` – report a provider error and exit 1
+* ``coin P COUNTFILE`` – write ``coin.txt`` with probability P, drawn from a generator seeded
+  by COUNTFILE's path and how many runs it has counted (seeded pass rates)
 * ``rate-limit-first N COUNTFILE [RETRY_AFTER]`` – rate-limited for the first N runs that
   share COUNTFILE (an absolute path that counts them), then carry on
 * ``garbage`` – print output that is not JSON and exit 0
@@ -163,6 +165,21 @@ class Agent:
             event["retry_after"] = float(rest)
         emit(event)
         return 1
+
+    def do_coin(self, rest: str) -> None:
+        import fcntl
+        import random
+
+        chance, path = rest.split()
+        with open(path, "a+", encoding="utf-8") as counter:  # parallel attempts: locked
+            fcntl.flock(counter, fcntl.LOCK_EX)
+            counter.seek(0)
+            seen = int(counter.read() or 0)
+            counter.seek(0)
+            counter.truncate()
+            counter.write(str(seen + 1))
+        if random.Random(f"{path}:{seen}").random() < float(chance):
+            self.do_write("coin.txt heads")
 
     def do_rate_limit_first(self, rest: str) -> int | None:
         count, path, *after = rest.split()

@@ -1,0 +1,302 @@
+"""Bars for CI: ``--min-score`` / ``--min-activation``, judged on confidence intervals.
+
+A bar is a threshold set before the run, on the run's aggregate (``--min-score 0.8``) or on
+one task (``--min-score "TASK=0.9"``). It is judged on the rate's confidence interval, never
+on the bare point estimate, so that a handful of attempts cannot pass or fail a gate by luck:
+
+* **met** when the interval's lower bound is at or above the bar;
+* **failed** when the interval's upper bound is below the bar;
+* **inconclusive** otherwise: the attempts cannot tell which side of the bar the true rate is
+  on (more attempts, a larger ``--k``, narrow the interval). ``--inconclusive pass|fail``
+  (default ``fail``) says how such a bar counts;
+* **unmeasured** when there was nothing to measure (no usable attempt): it always fails.
+
+Pure functions, no I/O; ``docs/ci.md`` explains the gate in plain words.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+import attrs
+
+from caliper.results.scoring import RunScore
+from caliper.results.stats import Interval
+
+SCORE = "score"
+ACTIVATION = "activation"
+METRIC_FLAGS = {SCORE: "--min-score", ACTIVATION: "--min-activation"}
+METRIC_WORDS = {SCORE: "success", ACTIVATION: "activation"}
+
+
+class BarVerdict(str, enum.Enum):
+    """Which case a bar is in (see the module docstring)."""
+
+    MET = "met"
+    FAILED = "failed"
+    INCONCLUSIVE = "inconclusive"
+    UNMEASURED = "unmeasured"
+
+
+class InconclusivePolicy(str, enum.Enum):
+    """How an inconclusive bar counts: ``--inconclusive pass|fail``."""
+
+    PASS = "pass"
+    FAIL = "fail"
+
+
+DEFAULT_POLICY = InconclusivePolicy.FAIL
+
+
+class BarSyntaxError(ValueError):
+    """A bar flag's value cannot be read (the message says what was expected)."""
+
+
+@attrs.frozen
+class Bar:
+    """One threshold: ``metric`` (``"score"`` or ``"activation"``) must reach ``threshold``
+    (a fraction in ``[0, 1]``), on task ``task`` or on the run's aggregate when ``None``."""
+
+    metric: str
+    threshold: float
+    task: str | None = None
+
+    @property
+    def flag(self) -> str:
+        """The flag that sets this bar (``--min-score`` or ``--min-activation``)."""
+        return METRIC_FLAGS[self.metric]
+
+    @property
+    def label(self) -> str:
+        """``success of task 'X' ≥ 90%`` / ``run success ≥ 80%``."""
+        word = METRIC_WORDS[self.metric]
+        what = f"{word} of task {self.task!r}" if self.task is not None else f"run {word}"
+        return f"{what} ≥ {format_fraction(self.threshold)}"
+
+    @property
+    def source(self) -> str:
+        """The flag as it would be written: ``--min-score 'TASK=0.9'``."""
+        value = format_number(self.threshold)
+        return f"{self.flag} {value}" if self.task is None else f"{self.flag} {self.task}={value}"
+
+
+def format_fraction(value: float) -> str:
+    """``0.9`` → ``90%``, ``0.875`` → ``87.5%``."""
+    text = f"{value * 100:.1f}".rstrip("0").rstrip(".")
+    return f"{text}%"
+
+
+def format_number(value: float) -> str:
+    """``0.9`` → ``0.9``, ``1.0`` → ``1``."""
+    return f"{value:g}"
+
+
+def _threshold(text: str, where: str) -> float:
+    raw = text.strip()
+    try:
+        value = float(raw[:-1]) / 100.0 if raw.endswith("%") else float(raw)
+    except ValueError:
+        raise BarSyntaxError(
+            f"{where}: {text!r} is not a number; give a fraction such as 0.8 or a percentage "
+            "such as 80%"
+        ) from None
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise BarSyntaxError(f"{where}: {text!r} must lie between 0 and 1 (or 0% and 100%)")
+    return value
+
+
+def parse_bar(text: str, metric: str) -> Bar:
+    """Read one ``--min-score``/``--min-activation`` value: ``0.8``, ``80%`` or ``TASK=0.9``.
+
+    A value that is a number on its own is a bar on the run's aggregate. Otherwise the text is
+    split at its **last** ``=``: the left part is the task name (which may itself contain
+    spaces and ``=``), the right part the number.
+    """
+    flag = METRIC_FLAGS[metric]
+    try:
+        return Bar(metric, _threshold(text, flag), None)
+    except BarSyntaxError:
+        if "=" not in text:
+            raise
+    name, _, number = text.rpartition("=")
+    if not name.strip():
+        raise BarSyntaxError(f"{flag} {text!r}: the task name before '=' is empty")
+    return Bar(metric, _threshold(number, f"{flag} {text!r}"), name)
+
+
+def check_bar_tasks(
+    bars: Iterable[Bar], task_names: Sequence[str], activation_tasks: Iterable[str]
+) -> None:
+    """Every per-task bar must name a task of the spec (a did-you-mean otherwise); an
+    activation bar needs a task (or, for the aggregate, any task) with ``activates:``.
+
+    Raises :class:`BarSyntaxError` with the message to show.
+    """
+    with_activation = set(activation_tasks)
+    for bar in bars:
+        if bar.task is None:
+            if bar.metric == ACTIVATION and not with_activation:
+                raise BarSyntaxError(
+                    f"{bar.source}: no task of the spec has an activates: check, so there is "
+                    "no activation rate to gate on"
+                )
+            continue
+        if bar.task not in task_names:
+            close = difflib.get_close_matches(bar.task, list(task_names), n=1, cutoff=0.6)
+            suggestion = f" Did you mean {close[0]!r}?" if close else ""
+            shown = ", ".join(repr(n) for n in task_names) or "none"
+            raise BarSyntaxError(
+                f"{bar.flag}: the spec has no task named {bar.task!r}.{suggestion} Tasks: {shown}."
+            )
+        if bar.metric == ACTIVATION and bar.task not in with_activation:
+            raise BarSyntaxError(
+                f"{bar.flag}: task {bar.task!r} has no activates: check, so it has no "
+                "activation rate to gate on"
+            )
+
+
+def judge_bar(threshold: float, interval: Interval | None) -> BarVerdict:
+    """The case a bar is in, given the rate's interval (``None``: nothing was measured)."""
+    if interval is None:
+        return BarVerdict.UNMEASURED
+    if interval.low >= threshold:
+        return BarVerdict.MET
+    if interval.high < threshold:
+        return BarVerdict.FAILED
+    return BarVerdict.INCONCLUSIVE
+
+
+def counts_as_pass(verdict: BarVerdict, policy: InconclusivePolicy) -> bool:
+    """Whether a bar in case ``verdict`` lets the gate pass under ``policy``."""
+    if verdict is BarVerdict.MET:
+        return True
+    if verdict is BarVerdict.INCONCLUSIVE:
+        return policy is InconclusivePolicy.PASS
+    return False
+
+
+@attrs.frozen
+class Measured:
+    """A rate as a bar sees it: the point estimate, its interval and what it rests on.
+
+    ``successes``/``trials`` are set for a single task's rate (``None`` for an aggregate).
+    """
+
+    value: float | None
+    interval: Interval | None
+    successes: int | None = None
+    trials: int | None = None
+
+
+@attrs.frozen
+class BarResult:
+    """One bar, the rate it was judged on, and its verdict under the gate's policy."""
+
+    bar: Bar
+    measured: Measured
+    verdict: BarVerdict
+    passed: bool
+
+    @property
+    def reason(self) -> str:
+        """One sentence: what the interval says about the bar."""
+        interval = self.measured.interval
+        bar = format_fraction(self.bar.threshold)
+        if interval is None:
+            return f"nothing was measured (no usable attempt), so the {bar} bar cannot be met"
+        shown = f"[{format_fraction(interval.low)}–{format_fraction(interval.high)}]"
+        if self.verdict is BarVerdict.MET:
+            return f"the interval {shown} lies at or above {bar}"
+        if self.verdict is BarVerdict.FAILED:
+            return f"the interval {shown} lies below {bar}"
+        return (
+            f"the interval {shown} straddles {bar}: too few attempts to tell (more attempts "
+            "narrow it)"
+        )
+
+    def to_json(self) -> dict[str, object]:
+        """Plain data for ``--format json``."""
+        interval = self.measured.interval
+        return {
+            "metric": self.bar.metric,
+            "task": self.bar.task,
+            "threshold": self.bar.threshold,
+            "value": self.measured.value,
+            "interval": attrs.asdict(interval) if interval is not None else None,
+            "successes": self.measured.successes,
+            "trials": self.measured.trials,
+            "verdict": self.verdict.value,
+            "passed": self.passed,
+            "reason": self.reason,
+        }
+
+
+@attrs.frozen
+class GateResult:
+    """Every bar's result; the gate passes when each bar counts as a pass under ``policy``."""
+
+    bars: list[BarResult]
+    policy: InconclusivePolicy
+    confidence: float
+
+    @property
+    def passed(self) -> bool:
+        """True when no bar failed (or was inconclusive under the ``fail`` policy)."""
+        return all(result.passed for result in self.bars)
+
+    @property
+    def failures(self) -> list[BarResult]:
+        """The bars that stop the gate."""
+        return [result for result in self.bars if not result.passed]
+
+    def to_json(self) -> dict[str, object]:
+        """The ``gate`` block of ``--format json``."""
+        return {
+            "passed": self.passed,
+            "confidence": self.confidence,
+            "inconclusive": self.policy.value,
+            "bars": [result.to_json() for result in self.bars],
+        }
+
+
+def evaluate_gate(
+    bars: Sequence[Bar],
+    measure: Mapping[tuple[str, str | None], Measured],
+    *,
+    policy: InconclusivePolicy = DEFAULT_POLICY,
+    confidence: float,
+) -> GateResult:
+    """Judge every bar on its rate: ``measure[(metric, task or None)]``.
+
+    A bar whose rate is missing from ``measure`` (a task that was never run) is unmeasured.
+    """
+    results = []
+    for bar in bars:
+        measured = measure.get((bar.metric, bar.task), Measured(None, None))
+        verdict = judge_bar(bar.threshold, measured.interval)
+        results.append(BarResult(bar, measured, verdict, counts_as_pass(verdict, policy)))
+    return GateResult(results, policy, confidence)
+
+
+def measure_run(run: RunScore) -> dict[tuple[str, str | None], Measured]:
+    """Every rate a bar can be set on, from a run scored at the gate's confidence: each
+    task's success and activation rate (Wilson intervals) and the run's aggregate of each
+    (the task-mean interval; see ``docs/statistics.md``)."""
+    measure: dict[tuple[str, str | None], Measured] = {}
+    for task in run.tasks:
+        measure[(SCORE, task.name)] = Measured(
+            task.score, task.score_interval, task.successes, task.usable
+        )
+        if task.activation_expected is not None:
+            measure[(ACTIVATION, task.name)] = Measured(
+                task.activation_score,
+                task.activation_interval,
+                task.activation_successes,
+                task.activation_usable,
+            )
+    measure[(SCORE, None)] = Measured(run.score, run.score_interval)
+    measure[(ACTIVATION, None)] = Measured(run.avg_activation_score, run.activation_interval)
+    return measure
