@@ -8,7 +8,12 @@ import random
 
 import pytest
 
-from caliper.results.sequential import confidence_sequence, log_mixture
+from caliper.results.sequential import (
+    bar_decision,
+    confidence_sequence,
+    log_mixture,
+    log_one_sided,
+)
 from caliper.results.stats import wilson_interval
 
 
@@ -73,3 +78,34 @@ def test_a_fixed_n_interval_watched_after_every_attempt_fails_that_bound() -> No
 
     misses = sum(_ever_excluded(0.5, 100, rng, inside) for _ in range(runs))
     assert misses / runs > 0.15
+
+
+@pytest.mark.parametrize("n", [2, 6, 7, 15])
+def test_one_sided_mixture_matches_the_truncated_uniform_integral(n: int) -> None:
+    # all passes, bar 0.5: the uniform mixture over (0.5, 1) is
+    # (1/0.5) * integral of (q/0.5)^n dq = 2^(n+1) (1 - 0.5^(n+1)) / (n + 1); the 64-point
+    # grid is its midpoint rule
+    exact = 2 ** (n + 1) * (1 - 0.5 ** (n + 1)) / (n + 1)
+    assert math.exp(log_one_sided(n, n, 0.5, above=True)) == pytest.approx(exact, rel=0.01)
+    assert log_one_sided(0, n, 0.5, above=False) == pytest.approx(
+        log_one_sided(n, n, 0.5, above=True)
+    )
+
+
+@pytest.mark.parametrize(("p", "bar"), [(0.5, 0.5), (0.7, 0.7), (0.45, 0.5), (0.9, 0.9)])
+def test_the_sequential_bar_test_keeps_its_error_rate_when_watched(p: float, bar: float) -> None:
+    """At the worst case (the true rate on or just below the bar) a wrong 'met' (or, at the
+    bar, a wrong 'failed') within 200 attempts, looking after each, stays under 5 %."""
+    rng = random.Random(4321)
+    runs = 800
+    wrong = 0
+    for _ in range(runs):
+        successes = 0
+        for n in range(1, 201):
+            successes += rng.random() < p
+            decision = bar_decision(successes, n, bar, 0.95)
+            if decision is not None:
+                wrong += decision == ("failed" if p >= bar else "met")
+                break
+    slack = 3 * math.sqrt(0.05 * 0.95 / runs)
+    assert wrong / runs <= 0.05 + slack

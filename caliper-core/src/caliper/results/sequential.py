@@ -18,6 +18,19 @@ interval (the log-likelihood is concave in p) found by bisection on each side of
 a = b = 1 (no prior preference), after n passes in n attempts the lower end solves
 (n + 1) p^n = α: 95 % needs 8 straight passes to put a bar of 50 % below the interval.
 
+Deciding a bar b uses two **one-sided** mixture tests, which need far fewer attempts than
+waiting for the two-sided interval to clear b. Evidence that p > b is
+
+    U_n(b) = mean over q_j in (b, 1) of  Π (q_j / b)^x (1 − q_j / 1 − b)^(1 − x)
+
+(a finite, equal-weight mixture over a grid of alternatives above b). Each factor has
+expectation p q/b + (1 − p)(1 − q)/(1 − b) ≤ 1 whenever p ≤ b < q, so U_n is a non-negative
+supermartingale under every p ≤ b and Ville's inequality gives P(∃ n: U_n ≥ 1/α) ≤ α: the
+bar is **met** once U_n ≥ 1/α. Mirror-wise, D_n(b) over q_j in (0, b) **fails** it. A wrong
+"met" can only happen when p < b, where only U matters, and a wrong "failed" only when
+p ≥ b, where only D matters, so each test runs at the full α. This is a mixture sequential
+probability ratio test; it is valid under looking after every attempt and stopping at will.
+
 Pure functions, no I/O. See ``docs/statistics.md``.
 """
 
@@ -91,3 +104,37 @@ def confidence_sequence(
     # s/n is always inside: the mixture (an average of likelihoods) is at most the maximum
     # likelihood, so M_n(s/n) ≤ 1 < 1/α
     return SequenceInterval(edge(0.0, centre), edge(1.0, centre), n, successes)
+
+
+GRID = 64
+"""Alternatives in each one-sided mixture (equal weights; validity does not depend on it)."""
+
+
+def log_one_sided(successes: int, n: int, bar: float, above: bool) -> float:
+    """``log U_n(bar)`` (``above``) or ``log D_n(bar)``: the one-sided mixture evidence that
+    the pass rate is above (below) ``bar`` after ``successes`` passes in ``n``."""
+    failures = n - successes
+    if not 0.0 < bar < 1.0:
+        return -math.inf
+    lo, hi = (bar, 1.0) if above else (0.0, bar)
+    terms = []
+    for j in range(GRID):
+        q = lo + (hi - lo) * (j + 0.5) / GRID
+        terms.append(successes * math.log(q / bar) + failures * math.log((1 - q) / (1 - bar)))
+    top = max(terms)
+    return top + math.log(sum(math.exp(t - top) for t in terms) / GRID)
+
+
+def bar_decision(successes: int, n: int, bar: float, confidence: float) -> str | None:
+    """``"met"``, ``"failed"`` or ``None`` (undecided) for a bar on the pass rate, by the
+    one-sided mixture tests above at level ``1 − confidence``."""
+    if bar <= 0.0:
+        return "met"
+    if n <= 0:
+        return None
+    threshold = -math.log(1.0 - confidence)
+    if log_one_sided(successes, n, bar, above=True) >= threshold:
+        return "met"
+    if log_one_sided(successes, n, bar, above=False) >= threshold:
+        return "failed"
+    return None

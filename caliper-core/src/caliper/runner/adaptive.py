@@ -5,8 +5,10 @@ attempt the task's anytime-valid confidence sequence
 (:func:`caliper.results.sequential.confidence_sequence`, over its usable attempts) is checked:
 
 * its bar (``--min-score``: a ``TASK=x`` bar, else the run-wide one, applied per task) is
-  **met** once the lower bound is at or above it, **failed** once the upper bound is below it
-  — the same semantics as the CI gate (:mod:`caliper.results.gate`);
+  **met** once the sequential test shows the rate is above it, **failed** once it shows the
+  rate is below it (:func:`caliper.results.sequential.bar_decision`, one-sided mixture tests
+  valid under continuous monitoring) — the CI gate's meaning (:mod:`caliper.results.gate`) of
+  a decided bar, with a test that may look after every attempt;
 * or the interval is narrower than ``--precision W``;
 * or ``--max-k`` attempts were scheduled.
 
@@ -27,7 +29,7 @@ from typing import Any
 import attrs
 
 from caliper.results.models import AttemptRecord, Outcome
-from caliper.results.sequential import confidence_sequence
+from caliper.results.sequential import bar_decision, confidence_sequence
 
 
 @attrs.frozen
@@ -72,10 +74,16 @@ def stop_reason(
     interval = confidence_sequence(successes, usable, settings.confidence)
     level = f"{settings.confidence * 100:g}%"
     span = f"[{_pct(interval.low)}–{_pct(interval.high)}]"
-    if bar is not None and interval.low >= bar:
-        return f"bar {_pct(bar)} met: the anytime-valid {level} interval {span} is above it"
-    if bar is not None and interval.high < bar:
-        return f"bar {_pct(bar)} failed: the anytime-valid {level} interval {span} is below it"
+    decision = (
+        bar_decision(successes, usable, bar, settings.confidence) if bar is not None else None
+    )
+    if decision is not None:
+        assert bar is not None
+        side = "above" if decision == "met" else "below"
+        return (
+            f"bar {_pct(bar)} {decision}: {successes}/{usable} passed, {side} it at "
+            f"{level} by the sequential test (anytime-valid interval {span})"
+        )
     if settings.precision is not None and interval.width < settings.precision:
         return (
             f"precise enough: the anytime-valid {level} interval {span} is narrower than "
