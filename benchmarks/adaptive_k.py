@@ -108,8 +108,8 @@ def main() -> None:
     summary = (
         f"All scenarios: adaptive spent {total_auto / total_fixed:.0%} of the fixed run's "
         f"attempts ({far_share:.0%} on the far bars); worst adaptive error rate {worst:.2%} "
-        f"(nominal level {1 - CONFIDENCE:.0%}). {args.runs} simulated tasks per scenario, seed {args.seed}, "
-        f"{time.monotonic() - started:.0f} s."
+        f"(nominal level {1 - CONFIDENCE:.0%}). {args.runs} simulated tasks per scenario, "
+        f"seed {args.seed}, {time.monotonic() - started:.0f} s."
     )
     if args.markdown:
         print("\n".join(lines))
