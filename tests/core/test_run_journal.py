@@ -170,3 +170,23 @@ def test_resume_refuses_a_changed_spec_or_k_unless_forced(space: Workspace) -> N
     assert any("spec file changed" in f for f in forced.results["meta"]["forced"])
     for task in forced.results["tasks"]:
         assert [a["attempt"] for a in task["attempts"]] == list(range(1, K + 1))
+
+
+def test_resume_continues_a_fail_fast_stopped_task(space: Workspace) -> None:
+    counter = space.root / "counter"
+    spec = space.spec(f"""\
+        tasks:
+          - name: shaky
+            prompt: "fake: rate-limit-first 1 {counter}\\nfake: say ok"
+            assert: "assert True"
+        """)
+    stopped = space.run(spec, "--k", "3", "--workers", "1", "--fail-fast", "1", "--retries", "0")
+    task = stopped.task("shaky")
+    assert task["aborted"] is True
+    assert [a["outcome"] for a in task["attempts"]] == ["infra_error"]
+    resumed = space.run(spec, "--resume", "--fail-fast", "1", "--retries", "0")
+    assert resumed.returncode == 0, resumed.stderr
+    task = resumed.task("shaky")
+    assert task["aborted"] is False
+    assert [a["outcome"] for a in task["attempts"]] == ["infra_error", "pass", "pass"]
+    assert resumed.results["meta"]["run_id"] == stopped.results["meta"]["run_id"]
