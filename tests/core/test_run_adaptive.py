@@ -66,3 +66,10 @@ def test_adaptive_k_needs_a_bar_or_precision(space: Workspace) -> None:
     assert run.returncode == 2 and "--min-score" in run.stderr
     fixed = space.run(spec, "--k", "3", "--max-k", "5")
     assert fixed.returncode == 2 and "only applies with --k auto" in fixed.stderr
+
+
+def test_a_task_bar_must_name_a_task(space: Workspace) -> None:
+    spec = space.spec("tasks:\n  - name: greet\n    prompt: hi\n    assert: 'assert True'\n")
+    run = space.run(spec, "--k", "auto", "--min-score", "gret=0.8")
+    assert run.returncode == 2 and "Did you mean 'greet'?" in run.stderr
+    assert not list(space.root.glob(".caliper/results/*/*")), "nothing is left behind"

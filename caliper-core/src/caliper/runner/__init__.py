@@ -107,6 +107,13 @@ def run_spec(
         console=progress_console,
         title=f"caliper run {prepared.spec.name} ({prepared.engine.label})",
     )
+    adaptive = None
+    if options.adaptive is not None:
+        from caliper.runner.adaptive import AdaptiveK, check_bar_tasks
+
+        check_bar_tasks(options.adaptive, [task.name for task in prepared.spec.tasks])
+
+        adaptive = AdaptiveK(options.adaptive, [task.name for task in prepared.spec.tasks])
     journal = RunJournal(
         prepared,
         plan,
@@ -115,11 +122,6 @@ def run_spec(
         notify=lambda text: _notify(progress, text),
     )
     journal.open()
-    adaptive = None
-    if options.adaptive is not None:
-        from caliper.runner.adaptive import AdaptiveK
-
-        adaptive = AdaptiveK(options.adaptive, [task.name for task in prepared.spec.tasks])
     keeper = None
     if options.keep_workdirs:
         from caliper.runner.workdirs import WorkdirKeeper, archive_folder

@@ -60,6 +60,23 @@ class AdaptiveSettings:
         }
 
 
+def check_bar_tasks(settings: AdaptiveSettings, task_names: Sequence[str]) -> None:
+    """A ``--min-score TASK=x`` must name a task of the spec (exit 2 with a did-you-mean)."""
+    import difflib
+
+    from caliper.errors import UsageError
+
+    for name in settings.task_bars:
+        if name in task_names:
+            continue
+        close = difflib.get_close_matches(name, list(task_names), n=1)
+        raise UsageError(
+            f"--min-score {name}=…: the spec has no task named {name!r}."
+            + (f" Did you mean {close[0]!r}?" if close else ""),
+            hint=f"Tasks: {', '.join(task_names)}.",
+        )
+
+
 def _pct(value: float) -> str:
     return f"{value * 100:.1f}%"
 

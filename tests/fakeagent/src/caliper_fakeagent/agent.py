@@ -14,7 +14,7 @@ prints one JSON event per line, like real agent CLIs' stream modes do:
 * ``exit CODE`` – crash with that exit code and no result
 * ``rate-limit [RETRY_AFTER]`` / ``auth-fail [MESSAGE]`` – report a provider error and exit 1
 * ``coin P COUNTFILE`` – write ``coin.txt`` with probability P, drawn from a generator seeded
-  by COUNTFILE's path and how many runs it has counted (seeded pass rates)
+  by COUNTFILE's file name and how many runs it has counted (seeded pass rates)
 * ``rate-limit-first N COUNTFILE [RETRY_AFTER]`` – rate-limited for the first N runs that
   share COUNTFILE (an absolute path that counts them), then carry on
 * ``garbage`` – print output that is not JSON and exit 0
@@ -178,7 +178,7 @@ class Agent:
             counter.seek(0)
             counter.truncate()
             counter.write(str(seen + 1))
-        if random.Random(f"{path}:{seen}").random() < float(chance):
+        if random.Random(f"{Path(path).name}:{seen}").random() < float(chance):
             self.do_write("coin.txt heads")
 
     def do_rate_limit_first(self, rest: str) -> int | None:
