@@ -190,3 +190,49 @@ def test_resume_continues_a_fail_fast_stopped_task(space: Workspace) -> None:
     assert task["aborted"] is False
     assert [a["outcome"] for a in task["attempts"]] == ["infra_error", "pass", "pass"]
     assert resumed.results["meta"]["run_id"] == stopped.results["meta"]["run_id"]
+
+
+def test_a_killed_runs_journal_holds_no_secret(space: Workspace) -> None:
+    secret = "s3cr3t-journal-token-77"
+    spec = space.spec("""\
+        mcp:
+          weather:
+            command: python3
+            args: [server.py]
+            env:
+              API_TOKEN: ${CALIPER_TEST_TOKEN}
+        tasks:
+          - name: leaks
+            prompt: |
+              fake: mcp
+            assert: "assert False, 'the config was wrong'"
+          - name: slow
+            prompt: "fake: sleep 30"
+            assert: "assert True"
+        """)
+    env = space.env(CALIPER_TEST_TOKEN=secret)
+    process = subprocess.Popen(
+        [str(CALIPER), "run", str(spec), "--model", "fake", "--k", "1", "--workers", "2"],
+        cwd=space.root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            found = _journals(space)
+            if found and _attempt_lines(found[0]) >= 1:
+                break
+            time.sleep(0.05)
+        os.kill(process.pid, signal.SIGKILL)
+        process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    (journal,) = _journals(space)
+    text = journal.read_text(encoding="utf-8")
+    assert _attempt_lines(journal) == 1
+    assert secret not in text
+    assert "[redacted]" in text
