@@ -56,3 +56,19 @@ def test_caliper_retry_reruns_the_429_attempt(lab: ClaudeRunLab) -> None:  # noq
     (earlier,) = retried["tries"]
     assert earlier["outcome"] == "infra_error" and "429" in earlier["reason"]
     assert earlier["run_id"] == parent["meta"]["run_id"]
+
+
+def test_claude_reported_wait_is_honoured(lab: ClaudeRunLab) -> None:  # noqa: F811
+    """Claude Code retries once itself (CLAUDE_CODE_MAX_RETRIES=1), reporting its wait in an
+    api_retry event; caliper's own retry then waits that long instead of its backoff."""
+    limited = {**RATE_LIMITED, "retry_after": 1}
+    server = lab.server({"turns": [{"error": limited, "times": 2}, {"text": "Hello."}]})
+    process = lab.start(_spec(lab), server, "--retries", "1", env={"CLAUDE_CODE_MAX_RETRIES": "1"})
+    _out, err = lab.finish(process)
+    (run,) = lab.results()
+    (attempt,) = run["tasks"][0]["attempts"]
+    assert attempt["outcome"] == "pass", (attempt, err)
+    (earlier,) = attempt["tries"]
+    assert earlier["outcome"] == "infra_error"
+    assert earlier["retry_after"] is not None and earlier["retry_after"] >= 1
+    assert earlier["waited_seconds"] == pytest.approx(earlier["retry_after"], abs=0.001)
