@@ -102,6 +102,7 @@ def test_sigkill_then_resume_ends_with_exactly_k_attempts(space: Workspace) -> N
     assert report.returncode == 0, report.stderr
     data = json.loads(report.stdout)
     assert data["meta"]["incomplete"] is True
+    assert data["meta"]["finished_at"] is None
     assert sum(len(t["attempts"]) for t in data["tasks"]) == kept
     assert "--resume" in data["meta"]["stop_reason"]
 

@@ -108,6 +108,7 @@ class RunJournal:
         from caliper.results.journal import header
 
         meta = self.meta(self.carried_records, run_id)
+        meta.finished_at = None  # a killed run never finished
         return header(codec.converter().unstructure(meta), self.tasks_data())
 
     # -- while the run goes on ----------------------------------------------------------------
