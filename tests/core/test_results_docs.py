@@ -17,6 +17,7 @@ from caliper.results.models import (
     RunResults,
     SkillSnapshot,
     TaskResult,
+    TryRecord,
 )
 from caliper.results.scoring import SkillActivation, TaskScore, UsageTotals
 
@@ -31,7 +32,18 @@ def section(title: str) -> str:
 
 
 @pytest.mark.parametrize(
-    "cls", [RunResults, RunMeta, SkillSnapshot, TaskResult, AttemptRecord, Usage, Turn, CheckRecord]
+    "cls",
+    [
+        RunResults,
+        RunMeta,
+        SkillSnapshot,
+        TaskResult,
+        AttemptRecord,
+        TryRecord,
+        Usage,
+        Turn,
+        CheckRecord,
+    ],
 )
 def test_every_saved_field_is_documented(cls):
     body = section(f"`{cls.__name__}`")

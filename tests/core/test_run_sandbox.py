@@ -114,7 +114,7 @@ def test_failed_setup_skips_the_agent_and_cleanup_still_runs(tmp_path):
             prompt: "fake: say hi"
             assert: "assert True"
         """)
-    run = space.run(spec, "--k", "2", "--setup-timeout", "1")
+    run = space.run(spec, "--k", "2", "--setup-timeout", "1", "--retries", "0")
     assert run.returncode == 0, run.stderr
     broken = run.attempts("broken setup")
     assert [a["outcome"] for a in broken] == ["infra_error", "infra_error"]

@@ -97,6 +97,7 @@ class ClaudeCodeBackend(Backend):
             error=outcome.error,
             exit_code=process.returncode,
             duration_seconds=process.duration_seconds,
+            retry_after=errors.retry_after(parsed, outcome.status),
         )
 
     def run_prompt(self, request: PromptRequest) -> PromptResult:

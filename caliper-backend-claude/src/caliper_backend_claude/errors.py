@@ -113,3 +113,15 @@ def _crash(process: ProcessResult, stream: ClaudeStream) -> Outcome:
         AgentStatus.INFRA_ERROR,
         f"Claude Code exited with status {process.returncode} and {what}{detail}",
     )
+
+
+def retry_after(stream: ClaudeStream, status: AgentStatus) -> float | None:
+    """Seconds Claude Code said it would wait before its next try (``retry_delay_ms`` of its
+    last ``api_retry`` event, which follows the provider's ``Retry-After``), for an attempt
+    that ended in an infra error after retrying; ``None`` otherwise."""
+    if status is not AgentStatus.INFRA_ERROR or not stream.retries:
+        return None
+    delay = stream.retries[-1].get("retry_delay_ms")
+    if isinstance(delay, (int, float)) and not isinstance(delay, bool) and delay >= 0:
+        return delay / 1000.0
+    return None

@@ -232,6 +232,10 @@ class AttemptResult:
     duration_seconds: float | None = None
     built_in: Sequence[str] | None = None
     user_setup: UserSetup | None = None
+    retry_after: float | None = None
+    """Seconds the provider asked to wait before trying again (an HTTP ``Retry-After`` the
+    CLI reported with a rate limit or overload), ``None`` when it said nothing. The runner's
+    automatic retry (``--retries``) waits that long instead of its own backoff."""
 
 
 @attrs.frozen

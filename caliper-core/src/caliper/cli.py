@@ -22,6 +22,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("caliper.commands.compare", "Diff two saved runs task by task."),
     "tune": ("caliper.commands.tune", "Tune a skill's description against measured activation."),
     "import": ("caliper.commands.import_cmd", "Convert skill-creator eval files into a spec."),
+    "retry": ("caliper.commands.retry", "Re-run the unusable attempts of a saved run."),
+    "regrade": ("caliper.commands.regrade", "Judge a saved run's attempts again."),
     "plugins": ("caliper.commands.plugins", "List installed plugins and agent CLIs."),
     "update-cli": ("caliper.commands.update_cli", "Check or update the agent CLIs."),
 }

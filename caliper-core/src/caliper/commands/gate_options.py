@@ -59,7 +59,8 @@ def bar_options(function: F) -> F:
             metavar="[TASK=]RATE",
             callback=_parse("score"),
             help="A bar on the run's score, or on one task's success rate with TASK=RATE "
-            "(repeatable). A failed bar exits 3.",
+            "(repeatable). A failed bar exits 3. With --k auto, also what each task's "
+            "attempts are decided against.",
         ),
         click.option(
             "--min-activation",

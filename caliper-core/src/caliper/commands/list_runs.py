@@ -36,7 +36,11 @@ def run_row(entry) -> dict:
         avg_activation_score=run.avg_activation_score,
         ablated=ablated_names(meta),
         partial=meta.partial,
+        incomplete=meta.incomplete,
+        attempts=sum(len(task.attempts) for task in results.tasks),
     )
+    if meta.incomplete:
+        row["stop_reason"] = meta.stop_reason
     return row
 
 
@@ -84,7 +88,9 @@ def command(spec: str | None, output_format: str) -> None:
     Without SPEC: each spec under the nearest .caliper/ folder, its number of runs and its
     latest run. With SPEC (a spec name or spec file): each run with its id, time, engine, k,
     score, the skills it ablated (how you find the control run to compare against) and
-    whether it was cut short.
+    whether it was cut short: `partial` (stopped early and saved) or `incomplete` (killed:
+    only its journal exists; the attempts it holds are shown, `caliper run SPEC --resume
+    RUN` continues it).
 
     \b
     Examples:

@@ -15,6 +15,7 @@ from caliper.commands.gate_options import BARS_HELP, bar_options, junit_option
 from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_CHARS
 from caliper.runner.options import (
     DEFAULT_K,
+    DEFAULT_RETRIES,
     DEFAULT_SETUP_TIMEOUT,
     DEFAULT_TIMEOUT,
     DEFAULT_WORKERS,
@@ -83,15 +84,54 @@ class Seconds(click.FloatRange):
         return seconds
 
 
+class AttemptCount(click.ParamType):
+    """``--k``: a whole number of attempts of at least 1, or ``auto`` (adaptive k)."""
+
+    name = "k"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None):
+        if isinstance(value, int) or value == "auto":
+            return value
+        try:
+            number = int(str(value))
+        except ValueError:
+            self.fail(f"{value!r} is neither a whole number nor 'auto'.", param, ctx)
+        if number < 1:
+            self.fail(f"{value!r} must be at least 1.", param, ctx)
+        return number
+
+
 @click.command(name="run", epilog=EPILOG)
 @click.argument("spec", type=click.Path(path_type=Path, dir_okay=False))
 @click.option(
     "--k",
     "k",
+    type=AttemptCount(),
+    default=None,
+    show_default=str(DEFAULT_K),
+    help="Attempts per task. The success rate is computed over these k runs "
+    "(with --resume: the run's own k). 'auto': adaptive k, see --max-k.",
+)
+@click.option(
+    "--max-k",
     type=click.IntRange(min=1),
-    default=DEFAULT_K,
-    show_default=True,
-    help="Attempts per task. The success rate is computed over these k runs.",
+    default=None,
+    help="With --k auto: at most this many attempts per task (default 20).",
+)
+@click.option(
+    "--min-k",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --k auto: at least this many usable attempts per task before it may stop "
+    "(default 1).",
+)
+@click.option(
+    "--precision",
+    type=click.FloatRange(min=0, max=1, min_open=True),
+    default=None,
+    metavar="W",
+    help="With --k auto: also stop a task once its interval is narrower than W (a fraction, "
+    "e.g. 0.2).",
 )
 @click.option(
     "--workers",
@@ -176,6 +216,57 @@ class Seconds(click.FloatRange):
     is_flag=True,
     help="Show every attempt's outcome and reason, and pass@k / pass^k.",
 )
+@click.option(
+    "--retries",
+    type=click.IntRange(min=0, max=10),
+    default=DEFAULT_RETRIES,
+    show_default=True,
+    metavar="N",
+    help="Try an attempt up to N more times after a transient failure (infra_error: a rate "
+    "limit, an overloaded or unreachable provider), with exponential backoff and jitter or "
+    "the CLI's Retry-After. Every try is kept in the results. 0: never.",
+)
+@click.option(
+    "--keep-workdirs",
+    is_flag=True,
+    help="Keep each attempt's final working directory as a .tar.gz beside the results "
+    "(.caliper/results/SPEC/RUN-ID.workdirs/), so `caliper regrade` can re-run assert: "
+    "checks. Links out of it and the private folder are never kept.",
+)
+@click.option(
+    "--workdir-max-bytes",
+    type=click.IntRange(min=0),
+    default=50 * 1024 * 1024,
+    show_default=True,
+    metavar="N",
+    help="With --keep-workdirs: at most N bytes of files per attempt (0: no limit); the "
+    "attempt's workdir_note says what a cap left out.",
+)
+@click.option(
+    "--workdirs-max-bytes",
+    type=click.IntRange(min=0),
+    default=500 * 1024 * 1024,
+    show_default=True,
+    metavar="N",
+    help="With --keep-workdirs: at most N bytes of files for the whole run (0: no limit).",
+)
+@click.option(
+    "--resume",
+    "resume",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="[RUN]",
+    help="Continue an interrupted, killed or --fail-fast-stopped run of SPEC (default: its "
+    "latest run): same run id, only the missing attempts run. Refused when the spec, its "
+    "skills, the engine or k changed since.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="With --resume: continue even though the spec, skills, engine or k changed "
+    "(recorded in the run's metadata).",
+)
 @confidence_option
 @click.option(
     "--max-turn-chars",
@@ -204,6 +295,9 @@ def command(
     timeout: float,
     setup_timeout: float,
     judge_timeout: float | None,
+    max_k: int | None,
+    min_k: int | None,
+    precision: float | None,
     ablate: tuple[str, ...],
     fail_fast: int,
     model: str | None,
@@ -218,6 +312,12 @@ def command(
     min_activation: tuple[Bar, ...],
     inconclusive: str,
     junit: Path | None,
+    retries: int,
+    keep_workdirs: bool,
+    workdir_max_bytes: int,
+    workdirs_max_bytes: int,
+    resume: str | None,
+    force: bool,
 ) -> None:
     """Run SPEC's tasks k times through a real agent CLI and save the results.
 
@@ -225,21 +325,34 @@ def command(
     agent discovers them. Results are saved as JSON (see `caliper report`) and summarised
     here. Progress is shown on stderr when it is a terminal.
     """
-    from caliper.commands.gate_options import (
-        check_bars_before_run,
-        check_junit_target,
-        raise_if_failed,
-        write_junit_report,
-    )
-    from caliper.errors import CaliperError
-    from caliper.runner import EXIT_ALL_UNUSABLE, RunOptions, run_spec
+    from caliper.commands.gate_options import check_bars_before_run, check_junit_target
+    from caliper.runner import RunOptions, run_spec
     from caliper.runner.options import judge_timeout_from_env
 
     if judge_timeout is None:
         judge_timeout = judge_timeout_from_env()
+    adaptive = adaptive_settings(k, max_k, min_k, precision, min_score, confidence)
+    if adaptive is not None:
+        k = adaptive.max_k
+    continuation = None
+    if resume is not None and adaptive is not None:
+        from caliper.errors import UsageError
+
+        raise UsageError("--resume cannot be combined with --k auto yet.")
+    if resume is not None:
+        continuation = resume_source(spec, resume, force)
+        meta = continuation.meta
+        k = k if k is not None else int(meta.get("k") or DEFAULT_K)
+        model = model if model is not None else meta.get("requested_model", meta.get("backend"))
+        judge_model = judge_model if judge_model is not None else meta.get("judge_requested")
+        ablate = ablate or tuple(meta.get("ablated") or ())
+    elif force:
+        from caliper.errors import UsageError
+
+        raise UsageError("--force only applies with --resume.")
     options = RunOptions(
         spec_path=spec,
-        k=k,
+        k=k if k is not None else DEFAULT_K,
         workers=workers,
         timeout=timeout,
         setup_timeout=setup_timeout,
@@ -253,12 +366,130 @@ def command(
         judge_timeout=judge_timeout,
         max_turn_chars=max_turn_chars,
         max_attempt_chars=max_attempt_chars,
+        retries=retries,
+        adaptive=adaptive,
+        keep_workdirs=keep_workdirs,
+        workdir_max_bytes=workdir_max_bytes,
+        workdirs_max_bytes=workdirs_max_bytes,
     )
     check_save_targets(spec, output)
     bars = (*min_score, *min_activation)
     check_bars_before_run(spec, bars)
     check_junit_target(junit)
-    report = run_spec(options)
+    report = run_spec(options, continuation=continuation)
+    finish_report(report, verbose, output, confidence, bars, inconclusive, junit)
+
+
+def adaptive_settings(
+    k: int | str | None,
+    max_k: int | None,
+    min_k: int | None,
+    precision: float | None,
+    min_score: tuple[Bar, ...],
+    confidence: float,
+):
+    """The ``--k auto`` settings, ``None`` for a fixed k; misuse is a usage error (exit 2).
+
+    With ``--k auto`` the ``--min-score`` bars (the same bars the gate judges) are what each
+    task is decided against.
+    """
+    from caliper.errors import UsageError
+
+    if k != "auto":
+        used = [
+            flag
+            for flag, value in (
+                ("--max-k", max_k),
+                ("--min-k", min_k),
+                ("--precision", precision),
+            )
+            if value is not None
+        ]
+        if used:
+            raise UsageError(
+                f"{', '.join(used)} only appl{'ies' if len(used) == 1 else 'y'} with --k auto.",
+                hint="Add --k auto for adaptive k, or drop the flag.",
+            )
+        return None
+    from caliper.runner.adaptive import AdaptiveSettings
+
+    run_bar, task_bars = None, {}
+    for bar in min_score:
+        if bar.task is None:
+            run_bar = bar.threshold
+        else:
+            task_bars[bar.task] = bar.threshold
+    if run_bar is None and not task_bars and precision is None:
+        raise UsageError(
+            "--k auto needs something to decide: a bar (--min-score 0.8) or a precision "
+            "(--precision 0.2).",
+            hint="Each task stops once its bar is decided or its interval is narrow enough.",
+        )
+    max_k = max_k or 20
+    min_k = min_k or 1
+    if min_k > max_k:
+        raise UsageError(f"--min-k {min_k} is larger than --max-k {max_k}.")
+    return AdaptiveSettings(
+        max_k=max_k,
+        min_k=min_k,
+        precision=precision,
+        confidence=confidence,
+        run_bar=run_bar,
+        task_bars=task_bars,
+    )
+
+
+def resume_source(spec: Path, ref: str, force: bool):
+    """The saved run ``--resume [RUN]`` names (default: SPEC's latest), as a continuation."""
+    from caliper.errors import UsageError
+    from caliper.results.store import (
+        ResultsError,
+        caliper_root,
+        latest_run,
+        load_run_data,
+        resolve_run_ref,
+    )
+    from caliper.runner.plan import Continuation
+    from caliper.spec.model import spec_name_for
+
+    cwd = Path.cwd()
+    if ref:
+        path = resolve_run_ref(ref, cwd=cwd)
+    else:
+        try:
+            entry = latest_run(caliper_root(cwd, spec), spec_name_for(spec))
+        except ResultsError:
+            entry = None
+        if entry is None:
+            raise UsageError(
+                f"--resume: {spec} has no saved run to continue.",
+                hint="Run it without --resume first (`caliper list` shows saved runs).",
+            )
+        path = entry.path
+    data = load_run_data(path)
+    if data["meta"].get("spec_name") != spec_name_for(spec):
+        raise UsageError(
+            f"--resume {ref}: that run is of spec {data['meta'].get('spec_name')!r}, not of "
+            f"{spec_name_for(spec)!r}.",
+            hint="Name a run of this spec (`caliper list SPEC` shows them).",
+        )
+    return Continuation(kind="resume", path=path, data=data, force=force)
+
+
+def finish_report(
+    report: RunReport,
+    verbose: bool,
+    output: Path | None,
+    confidence: float,
+    bars: tuple[Bar, ...] = (),
+    inconclusive: str = "fail",
+    junit: Path | None = None,
+) -> None:
+    """Print a finished run's report and raise the exit its outcome calls for."""
+    from caliper.commands.gate_options import raise_if_failed, write_junit_report
+    from caliper.errors import CaliperError
+    from caliper.runner import EXIT_ALL_UNUSABLE
+
     try:
         _show(report, verbose, output, confidence)
     except CaliperError as exc:

@@ -50,8 +50,16 @@ def render_runs(spec_name: str, rows: list[dict], console: Console) -> None:
             str(row["k"]),
             fmt.pct(row["score"]),
             escape(", ".join(row["ablated"])) or fmt.DASH,
-            "[yellow]partial[/yellow]" if row["partial"] else "",
+            _state(row),
         )
     console.print(table)
     for problem in problems:
         console.print(Text(problem, style="red"), soft_wrap=True)
+
+
+def _state(row: dict) -> str:
+    """``incomplete (N attempts)`` for a killed run, ``partial`` for one stopped early."""
+    if row.get("incomplete"):
+        count = row.get("attempts", 0)
+        return f"[red]incomplete[/red] ({count} attempt{'s' if count != 1 else ''})"
+    return "[yellow]partial[/yellow]" if row["partial"] else ""

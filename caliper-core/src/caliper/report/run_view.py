@@ -436,6 +436,18 @@ def task_panel(task: TaskResult, score: TaskScore, width: int | None = None) -> 
     return titled_panel(table, title, width)
 
 
+def _adaptive_lines(results: RunResults, console: Console) -> None:
+    """``--k auto``: each task's k as run and why it stopped."""
+    if not results.meta.adaptive:
+        return
+    console.print()
+    console.print(Text(f"  Adaptive k (--max-k {results.meta.adaptive.get('max_k')}):"))
+    for task in results.tasks:
+        reason = task.stop_reason or "stopped with the run"
+        line = f"    {task.name}: k = {len(task.attempts)}, {reason}"
+        console.print(Text(line, style="dim"), soft_wrap=True)
+
+
 def render_run(
     results: RunResults,
     console: Console,
@@ -456,6 +468,7 @@ def render_run(
     if verbose:
         for task, score in zip(results.tasks, run.tasks, strict=True):
             console.print(task_panel(task, score, console.width))
+    _adaptive_lines(results, console)
     console.print()
     _score_lines(run, console)
     outside = outside_loads(results)

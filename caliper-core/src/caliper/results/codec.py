@@ -18,7 +18,7 @@ from cattrs.preconf.json import make_converter
 
 from caliper.results import compact
 from caliper.results.compact import StorageLimits
-from caliper.results.models import SCHEMA_VERSION, RunResults, SkillSnapshot
+from caliper.results.models import SCHEMA_VERSION, AttemptRecord, RunResults, SkillSnapshot
 from caliper.textsafe import well_formed
 
 
@@ -83,6 +83,40 @@ def dumps(results: RunResults, limits: StorageLimits | None = None) -> str:
     """
     data = to_data(results)
     compact.compact_run(data, limits if limits is not None else StorageLimits())
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=_json_fallback)
+    return well_formed(text) + "\n"
+
+
+def attempt_data(record: AttemptRecord, limits: StorageLimits | None = None) -> dict[str, Any]:
+    """One attempt as it is stored: JSON-ready, its text capped by ``limits`` and written once.
+
+    The journal stores this form and the final file is assembled from it unchanged, so the
+    caps are applied exactly once (capping again would cut the markers themselves).
+    """
+    data = converter().unstructure(record)
+    compact.compact_attempt(data, limits if limits is not None else StorageLimits())
+    return data
+
+
+def attempt_from_data(data: dict[str, Any]) -> AttemptRecord:
+    """An :class:`AttemptRecord` from its stored form (a copy is expanded; ``data`` is kept)."""
+    import copy
+
+    expanded = copy.deepcopy(data)
+    compact.expand_attempt(expanded)
+    try:
+        return converter().structure(expanded, AttemptRecord)
+    except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as exc:
+        raise ResultsDecodeError(_describe(exc)) from exc
+
+
+def line(data: Any) -> str:
+    """``data`` as one JSON line (no newline; UTF-8 safe), as the journal stores it."""
+    return well_formed(json.dumps(data, ensure_ascii=False, default=_json_fallback))
+
+
+def dumps_data(data: Any) -> str:
+    """Already stored-form run data (see :func:`attempt_data`) as the text of a results file."""
     text = json.dumps(data, indent=2, ensure_ascii=False, default=_json_fallback)
     return well_formed(text) + "\n"
 

@@ -51,6 +51,27 @@ class CheckRecord:
 
 
 @attrs.define
+class TryRecord:
+    """One earlier try of an attempt that was tried again, kept so its spend stays visible.
+
+    Written by the automatic retry inside a run (``--retries``) and by ``caliper retry``
+    (``run_id`` then names the run the try was made in). The attempt's own fields are its
+    last try, which is the one scored.
+    """
+
+    outcome: Outcome
+    reason: str | None = None
+    duration_seconds: float | None = None
+    usage: Usage | None = None
+    model: str | None = None
+    retry_after: float | None = None
+    """Seconds the agent CLI asked to wait before trying again (``Retry-After``), if it said."""
+    waited_seconds: float | None = None
+    """Seconds caliper waited after this try before the next one."""
+    run_id: str | None = None
+
+
+@attrs.define
 class AttemptRecord:
     """One attempt of one task, as observed.
 
@@ -84,6 +105,15 @@ class AttemptRecord:
     """Skills shipped inside the agent CLI that the model loaded: seen, never scored."""
     user_setup: dict[str, list[str]] | None = None
     """What of the user's own setup this attempt loaded (names per kind), when asked."""
+    retry_after: float | None = None
+    """Seconds the agent CLI asked to wait before another try (``Retry-After``), if it said."""
+    workdir_archive: str | None = None
+    """``--keep-workdirs``: the final working directory's archive, relative to the results
+    folder of the spec (``<run-id>.workdirs/<task>-<n>.tar.gz``)."""
+    workdir_note: str | None = None
+    """What the kept working directory lacks (a size cap cut it, links outside left out)."""
+    tries: list[TryRecord] = attrs.field(factory=list)
+    """Earlier tries of this attempt, oldest first (empty when it was tried once)."""
 
     @property
     def passed(self) -> bool:
@@ -101,6 +131,8 @@ class TaskResult:
     activation_expected: list[str] | None = None
     check_keys: list[str] = attrs.field(factory=list)
     aborted: bool = False
+    stop_reason: str | None = None
+    """Why an adaptive run (``--k auto``) stopped adding attempts to this task."""
 
 
 @attrs.define
@@ -151,6 +183,27 @@ class RunMeta:
     spec_hash: str | None = None
     partial: bool = False
     stop_reason: str | None = None
+    requested_model: str | None = None
+    """``--model`` as given (``None``: the default engine); ``--resume`` and ``retry`` reuse it."""
+    judge_requested: str | None = None
+    """``--judge-model`` as given."""
+    retries: int | None = None
+    """``--retries``: automatic tries per attempt after a transient failure."""
+    parent_run: str | None = None
+    """``SPEC/RUN-ID`` of the run this one was derived from (``caliper retry``/``regrade``)."""
+    derived_by: str | None = None
+    """``retry`` or ``regrade`` when this run was derived from ``parent_run``."""
+    changes: list[str] = attrs.field(factory=list)
+    """What differs from the parent run (retried attempts, a new judge model, a spec change)."""
+    resumed_at: list[str] = attrs.field(factory=list)
+    """When ``caliper run --resume`` continued this run (UTC ISO times)."""
+    forced: list[str] = attrs.field(factory=list)
+    """The differences ``--force`` let a resume or retry go on despite."""
+    adaptive: dict[str, Any] | None = None
+    """``--k auto``: the method, ``max_k``, ``min_k``, ``precision``, ``confidence`` and bars
+    (``k`` is then ``max_k``; each task's ``stop_reason`` says why it stopped)."""
+    incomplete: bool = False
+    """Read from a journal without a final results file (the run was killed or is running)."""
     schema_version: int = SCHEMA_VERSION
 
 

@@ -24,7 +24,9 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -57,6 +59,8 @@ class RunEntry:
     spec_name: str
     run_id: str
     path: Path
+    incomplete: bool = False
+    """True when the entry is a journal with no (newer) final results file: a killed run."""
 
 
 def new_run_id(when: datetime.datetime | None = None) -> str:
@@ -150,6 +154,47 @@ def _claim(folder: Path, base: str) -> tuple[Path, str]:
     raise ResultsWriteError(
         f"Could not save results in {folder}: {MAX_SAME_SECOND} runs already use the id {base}."
     )
+
+
+def claim_journal(folder: Path, base: str, first: Callable[[str], dict]):
+    """Create a new run's journal in ``folder`` under run id ``base`` (``-2``, ``-3``… when
+    taken by a results file or a journal); ``first(run_id)`` gives its header line.
+
+    Returns the open :class:`~caliper.results.journal.JournalWriter` and the run id. Raises
+    :class:`OSError` when the folder cannot be written.
+    """
+    from caliper.results.journal import JOURNAL_SUFFIX, JournalWriter
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for n in range(1, MAX_SAME_SECOND + 1):
+        run_id = base if n == 1 else f"{base}-{n}"
+        if (folder / f"{run_id}.json").exists():
+            continue
+        try:
+            writer = JournalWriter.create(folder / f"{run_id}{JOURNAL_SUFFIX}", first(run_id))
+        except FileExistsError:
+            continue
+        return writer, run_id
+    raise ResultsWriteError(
+        f"Could not save results in {folder}: {MAX_SAME_SECOND} runs already use the id {base}."
+    )
+
+
+def claim_results(folder: Path, base: str) -> tuple[Path, str]:
+    """Reserve ``<run-id>.json`` in ``folder`` for a run saved without a journal."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return _claim(folder, base)
+    except OSError as exc:
+        raise _write_error(folder, exc) from exc
+
+
+def rescue(
+    results: RunResults, failure: ResultsWriteError, output: Path | None, *, text: str
+) -> ResultsWriteError:
+    """Write the run's ``text`` to ``output`` or the temp folder after the store failed;
+    the returned error says where it went."""
+    return _rescue(results, failure, output, text=text)
 
 
 def _file_mode() -> int:
@@ -317,6 +362,37 @@ def save_run(
     return path
 
 
+def save_assembled(
+    text: str,
+    results: RunResults,
+    *,
+    path: Path,
+    output: Path | None = None,
+    journal: Path | None = None,
+) -> Path:
+    """Write a run assembled from its journal (``text``) atomically to ``path``, its claimed
+    place in the store, then remove ``journal``; also copy it to ``output`` when given.
+
+    When the store cannot be written the journal is kept (the run can still be reported and
+    resumed) and the results are rescued as :func:`save_run` does.
+    """
+    try:
+        write_atomic(path, text)
+    except ResultsWriteError as exc:
+        raise _rescue(results, exc, output, text=text) from exc
+    if journal is not None:
+        journal.unlink(missing_ok=True)
+    if output is not None:
+        try:
+            write_export(output, text)
+        except ResultsWriteError as exc:
+            raise ResultsWriteError(
+                f"Results were saved to {path}, but the --output copy failed. {exc.message}",
+                hint=exc.hint,
+            ) from exc
+    return path
+
+
 def rescue_path(results: RunResults) -> Path:
     """Where a run that could not be saved in the store is written instead."""
     name = f"caliper-{results.meta.spec_name}-{results.meta.run_id}.json"
@@ -328,12 +404,13 @@ def _rescue(
     failure: ResultsWriteError,
     output: Path | None,
     limits: StorageLimits | None = None,
+    text: str | None = None,
 ) -> ResultsWriteError:
     """Write the run to ``output`` or the temp folder; the error to raise says where it went."""
     from caliper.results import codec
 
     try:
-        text = codec.dumps(results, limits)
+        text = text if text is not None else codec.dumps(results, limits)
     except Exception:  # the run cannot be serialised: nothing more to try
         return failure
     places = [p for p in (output, rescue_path(results)) if p is not None and _keeps_a_copy(p)]
@@ -365,7 +442,48 @@ def _keeps_a_copy(path: Path) -> bool:
 
 
 def load_run(path: Path) -> RunResults:
-    """Read one results file; a missing, unreadable or foreign file raises :class:`ResultsError`."""
+    """Read one results file (or a killed run's journal, as a partial run); a missing,
+    unreadable or foreign file raises :class:`ResultsError`."""
+    from caliper.results import codec
+    from caliper.results.journal import JOURNAL_SUFFIX
+
+    if not path.name.endswith(JOURNAL_SUFFIX):
+        return _load_results_file(path)
+    try:
+        return codec.from_data(load_run_data(path))
+    except codec.ResultsDecodeError as exc:
+        raise ResultsError(f"{path} is not a readable caliper journal: {exc}.") from None
+
+
+def load_run_data(path: Path) -> dict[str, Any]:
+    """A saved run's data in its stored form (attempts capped and written once, as on disk),
+    from a results file or a journal. Raises :class:`ResultsError` like :func:`load_run`."""
+    import json
+
+    from caliper.results.journal import (
+        JOURNAL_SUFFIX,
+        JournalError,
+        journal_run_data,
+        read_journal,
+    )
+
+    if path.name.endswith(JOURNAL_SUFFIX):
+        try:
+            return journal_run_data(read_journal(path), path)
+        except FileNotFoundError:
+            raise ResultsError(f"No journal at {path}.") from None
+        except OSError as exc:
+            raise ResultsError(f"Cannot read journal {path}: {exc}.") from None
+        except JournalError as exc:
+            raise ResultsError(
+                f"{exc}, so it is not a readable caliper journal.",
+                hint="Point at a file under .caliper/results/, or re-run the spec.",
+            ) from None
+    _load_results_file(path)  # the same checks and messages as a plain read
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _load_results_file(path: Path) -> RunResults:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -401,14 +519,35 @@ def list_runs(root: Path, spec_name: str | None = None) -> list[RunEntry]:
         folders = sorted(p for p in results_dir.iterdir() if p.is_dir())
     else:
         folders = []
-    entries = [
-        RunEntry(folder.name, file.stem, file)
-        for folder in folders
-        if folder.is_dir()
-        for file in folder.glob("*.json")
-        if not file.name.startswith(".") and _has_content(file)
-    ]
+    from caliper.results.journal import JOURNAL_SUFFIX, run_id_of
+
+    entries = []
+    for folder in folders:
+        if not folder.is_dir():
+            continue
+        found = {
+            file.stem: RunEntry(folder.name, file.stem, file)
+            for file in folder.glob("*.json")
+            if not file.name.startswith(".") and _has_content(file)
+        }
+        for journal in folder.glob(f"*{JOURNAL_SUFFIX}"):
+            if journal.name.startswith(".") or not _has_content(journal):
+                continue
+            run_id = run_id_of(journal)
+            final = found.get(run_id)
+            # a journal newer than the final file is a resume that was killed; an older one
+            # is left over from a save cut short just before the journal was removed
+            if final is None or _mtime(journal) > _mtime(final.path):
+                found[run_id] = RunEntry(folder.name, run_id, journal, incomplete=True)
+        entries += found.values()
     return sorted(entries, key=lambda e: (run_sort_key(e.run_id), e.spec_name))
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0
 
 
 def _has_content(path: Path) -> bool:
@@ -488,6 +627,8 @@ def resolve_run_ref(ref: str, *, cwd: Path) -> Path:
         found = _run_by_id(ref, cwd)
         if found is not None:
             return found
+    if ref.endswith(".journal.jsonl") and candidate.is_file():
+        return candidate
     if ref.endswith(".json"):
         if not candidate.is_file():
             raise ResultsError(

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from caliper.errors import CaliperError
-from caliper.results.models import RunResults, TaskResult
+from caliper.results.models import RunResults
 from caliper.runner.options import RunOptions
 
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from caliper.engine import Engine
     from caliper.plugins import PluginHost
+    from caliper.runner.plan import Continuation, RunPlan
     from caliper.runner.prepare import PreparedRun
     from caliper.runner.progress import Progress
 
@@ -73,26 +74,29 @@ def run_spec(
     *,
     host: PluginHost | None = None,
     progress_console: Console | None = None,
+    continuation: Continuation | None = None,
 ) -> RunReport:
     """Run ``options.spec_path`` and save the results; see :class:`RunReport` for exit codes.
+
+    ``continuation`` resumes a saved run (same id, only its missing attempts) or retries one
+    (a new run; see :mod:`.plan`). Every finished attempt goes to the run's journal at once
+    (:mod:`caliper.results.journal`); the results file is assembled from it at the end.
 
     Raises :class:`CaliperError` subclasses for problems found before the first attempt.
     """
     from caliper import process
     from caliper.plugins import PluginHost
-    from caliper.results.compact import StorageLimits
-    from caliper.results.store import ResultsWriteError, save_run
     from caliper.runner.control import RunController
-    from caliper.runner.execute import execute
+    from caliper.runner.execute import Events, execute
+    from caliper.runner.journaling import RunJournal
     from caliper.runner.judging import LazyEngine
-    from caliper.runner.meta import build_meta, new_run_id, now_iso
+    from caliper.runner.meta import now_iso
     from caliper.runner.prepare import prepare_run
     from caliper.runner.progress import Progress
 
     host = host or PluginHost()
     prepared = prepare_run(options, host)
-    output = options.output.absolute() if options.output is not None else None
-    run_id, started_at = new_run_id(), now_iso()
+    plan = _plan(prepared, continuation, now_iso())
     cli_version = _cli_version(prepared)
     judge_engine = LazyEngine(lambda: judge_engine_for(host, options, prepared))
     progress = Progress(
@@ -101,52 +105,60 @@ def run_spec(
         console=progress_console,
         title=f"caliper run {prepared.spec.name} ({prepared.engine.label})",
     )
+    adaptive = None
+    if options.adaptive is not None:
+        from caliper.runner.adaptive import AdaptiveK, check_bar_tasks
+
+        check_bar_tasks(options.adaptive, [task.name for task in prepared.spec.tasks])
+
+        adaptive = AdaptiveK(options.adaptive, [task.name for task in prepared.spec.tasks])
+    journal = RunJournal(
+        prepared,
+        plan,
+        judge_engine=judge_engine,
+        cli_version=cli_version,
+        notify=lambda text: _notify(progress, text),
+    )
+    journal.open()
+    keeper = None
+    if options.keep_workdirs:
+        from caliper.runner.workdirs import WorkdirKeeper, archive_folder
+
+        assert journal.run_id is not None
+        keeper = WorkdirKeeper(
+            archive_folder(journal.folder, journal.run_id),
+            max_bytes=options.workdir_max_bytes,
+            run_max_bytes=options.workdirs_max_bytes,
+        )
     controller = RunController(notify=lambda text: _notify(progress, text))
     process.reset_stop()
     process.adopt_orphans()
     controller.install_signals()
     try:
+        for record in journal.carried_records:
+            progress.attempt_done(record)
         with progress:
-            execution = execute(prepared, controller, progress, judge_engine)
+            execution = execute(
+                prepared,
+                controller,
+                progress,
+                judge_engine,
+                jobs=plan.jobs,
+                events=Events(attempt_done=journal.record, task_aborted=journal.aborted),
+                keeper=keeper,
+                adaptive=adaptive,
+            )
         process.sweep_orphans()
-        all_records = [r for rs in execution.records.values() for r in rs]
-        meta = build_meta(
-            prepared,
-            all_records,
-            run_id=run_id,
-            started_at=started_at,
-            judge_engine=judge_engine,
-            cli_version=cli_version,
-        )
+        stop_reason = None
         if execution.interrupted or execution.fatal is not None:
-            meta.partial = True
-            meta.stop_reason = prepared.secrets.redact(execution.stop_reason)
-        tasks = [
-            TaskResult(
-                name=task.name,
-                index=task.index,
-                k=options.k,
-                attempts=execution.records[task.name],
-                activation_expected=task.activates,
-                check_keys=list(task.checks),
-                aborted=task.name in execution.aborted,
-            )
-            for task in prepared.spec.tasks
-        ]
-        results = RunResults(meta=meta, tasks=tasks)
-        saved_to: Path | None = None
-        save_error: CaliperError | None = None
-        try:
-            saved_to = save_run(
-                results,
-                spec_path=prepared.spec.path,
-                output=output,
-                root=prepared.results_root,
-                limits=StorageLimits(options.max_turn_chars, options.max_attempt_chars),
-            )
-        except ResultsWriteError as exc:  # shown after the report, which is still printed
-            save_error = exc
+            stop_reason = prepared.secrets.redact(execution.stop_reason) or "stopped"
+        results, saved_to, save_error = journal.finish(
+            aborted=execution.aborted,
+            stop_reason=stop_reason,
+            task_stop_reasons=adaptive.reasons() if adaptive is not None else None,
+        )
     finally:
+        journal.close()
         controller.restore_signals()
         process.reset_stop()
     return RunReport(
@@ -171,6 +183,14 @@ def judge_engine_for(host: PluginHost, options: RunOptions, prepared: PreparedRu
     if options.judge_model is not None and options.judge_model.strip():
         return resolve_engine(host, options.judge_model, flag="--judge-model")
     return Engine(prepared.engine.backend, prepared.engine.model, None)
+def _plan(prepared: PreparedRun, continuation: Continuation | None, now: str) -> RunPlan:
+    from caliper.runner.plan import RunPlan, every_attempt, resume_plan, retry_plan
+
+    if continuation is None:
+        return RunPlan(jobs=every_attempt(prepared.spec, prepared.options.k))
+    if continuation.kind == "resume":
+        return resume_plan(prepared, continuation, now)
+    return retry_plan(prepared, continuation)
 
 
 def _notify(progress: Progress, text: str) -> None:

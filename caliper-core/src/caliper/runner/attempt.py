@@ -31,6 +31,7 @@ from caliper.sandbox import (
 if TYPE_CHECKING:
     from caliper.judge import JudgeContext
     from caliper.runner.prepare import PreparedRun
+    from caliper.runner.workdirs import WorkdirKeeper
     from caliper.spec.model import Task
 
 _STATUS_OUTCOME = {
@@ -182,6 +183,7 @@ def _observed(
         model=result.model,
         error=result.error,
         **_history_fields(task),
+        retry_after=result.retry_after,
     )
 
 
@@ -206,6 +208,7 @@ def _agent_steps(
     controller: RunController,
     judge_engine: LazyEngine,
     patterns: Sequence[re.Pattern[str]],
+    keeper: WorkdirKeeper | None = None,
 ) -> tuple[AttemptRecord, CaliperError | None]:
     """Setup, install, run the agent and judge it (everything but cleanup)."""
     options = prepared.options
@@ -256,6 +259,10 @@ def _agent_steps(
         return record, None
     forbidden = find_forbidden_reads(result.transcript, patterns)
     workdir_removed = restore_workdir(sandbox)
+    if keeper is not None:  # what the agent left, before any check runs in it
+        record.workdir_archive, record.workdir_note = keeper.keep(
+            task.name, number, sandbox.workdir
+        )
     judged = prepared.secrets.redact_result(result)  # judges (and judge models) never see secrets
     judgement = judge_attempt(
         task,
@@ -300,8 +307,11 @@ def run_one_attempt(
     controller: RunController,
     judge_engine: LazyEngine,
     patterns: Sequence[re.Pattern[str]],
+    keeper: WorkdirKeeper | None = None,
 ) -> AttemptReport:
-    """Run attempt ``number`` (1-based) of ``task``; never raises for agent or judge trouble."""
+    """Run attempt ``number`` (1-based) of ``task``; never raises for agent or judge trouble.
+
+    With ``keeper`` (``--keep-workdirs``) the final working directory is archived."""
     report = AttemptReport(task=task, number=number, record=None)
     try:
         controller.check()
@@ -312,7 +322,7 @@ def run_one_attempt(
         try:
             with controller.busy():
                 report.record, report.fatal = _agent_steps(
-                    prepared, task, number, sandbox, controller, judge_engine, patterns
+                    prepared, task, number, sandbox, controller, judge_engine, patterns, keeper
                 )
         except Stopped:
             report.record = None

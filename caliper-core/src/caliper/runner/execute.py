@@ -22,8 +22,10 @@ from caliper.runner.control import RunController
 from caliper.runner.judging import LazyEngine
 
 if TYPE_CHECKING:
+    from caliper.runner.adaptive import AdaptiveK
     from caliper.runner.prepare import PreparedRun
     from caliper.runner.progress import Progress
+    from caliper.runner.workdirs import WorkdirKeeper
     from caliper.spec.model import Task
 
 FAIL_FAST_OUTCOMES = (Outcome.INFRA_ERROR, Outcome.TIMEOUT)
@@ -72,17 +74,51 @@ class _FailFast:
             return task_name in self.tripped
 
 
+@attrs.frozen
+class Events:
+    """Where the scheduler reports, in the main thread, as things happen.
+
+    ``attempt_done`` gets each finished record as soon as it is recorded (the journal appends
+    it there); ``task_aborted`` the name of a task ``--fail-fast`` stopped.
+    """
+
+    attempt_done: Callable[[AttemptRecord], None] = lambda _record: None
+    task_aborted: Callable[[str], None] = lambda _name: None
+
+
 def execute(
     prepared: PreparedRun,
     controller: RunController,
     progress: Progress,
     judge_engine: LazyEngine,
+    jobs: list[tuple[str, int]] | None = None,
+    events: Events | None = None,
+    keeper: WorkdirKeeper | None = None,
+    adaptive: AdaptiveK | None = None,
 ) -> Execution:
-    """Run every task k times on the worker pool and collect the records."""
+    """Run ``jobs`` (``(task name, attempt number)``; default: every task k times) on the
+    worker pool and collect the records; ``events`` hears of each as it finishes."""
+    from caliper.runner.retry import RetryPolicy, run_with_retries
+
     spec = prepared.spec
     options = prepared.options
     patterns = prepared.forbidden
+    events = events or Events()
+    policy = RetryPolicy(retries=options.retries)
+    by_name = {task.name: task for task in spec.tasks}
+    if jobs is None:
+        jobs = [(task.name, n) for task in spec.tasks for n in range(1, options.k + 1)]
     fail_fast = _FailFast(options.fail_fast)
+    refill: Callable[[int], list[tuple[Task, int]]] | None = None
+    if adaptive is not None:  # --k auto: jobs are handed out as workers free up
+
+        def refill(free: int) -> list[tuple[Task, int]]:
+            if controller.stop_requested.is_set():
+                return []
+            return [(by_name[n], i) for n, i in adaptive.next_jobs(free, fail_fast.stopped)]
+
+        jobs = []
+    planned = [(by_name[name], n) for name, n in jobs if name in by_name]
     records: dict[str, list[AttemptRecord]] = {task.name: [] for task in spec.tasks}
     skipped: set[str] = set()
     skipped_lock = threading.Lock()
@@ -95,7 +131,13 @@ def execute(
                     skipped.add(task.name)
             return AttemptReport(task=task, number=number, record=None)
         try:
-            report = run_one_attempt(prepared, task, number, controller, judge_engine, patterns)
+            report = run_with_retries(
+                lambda: run_one_attempt(
+                    prepared, task, number, controller, judge_engine, patterns, keeper
+                ),
+                policy,
+                controller.stop_requested,
+            )
         except OSError as exc:  # e.g. the temp folder is full or not writable
             error = CaliperError(
                 f"Could not prepare an attempt sandbox: {exc}",
@@ -110,15 +152,22 @@ def execute(
         return report
 
     def handle(report: AttemptReport) -> None:
+        if adaptive is not None:
+            if report.record is not None:
+                adaptive.observe(report.record)
+            else:
+                adaptive.lost(report.task.name)
         if report.record is not None:
             records[report.task.name].append(report.record)
+            events.attempt_done(report.record)
             progress.attempt_done(report.record)
             if report.tripped_fail_fast:
+                events.task_aborted(report.task.name)
                 progress.task_aborted(report.task.name)
         if report.fatal is not None and execution.fatal is None:
             execution.fatal = report.fatal
 
-    _run_pool(spec.tasks, options.k, options.workers, job, handle, controller)
+    _run_pool(planned, options.workers, job, handle, controller, refill)
     for name in records:
         records[name].sort(key=lambda r: r.attempt)
     execution.aborted = skipped
@@ -129,18 +178,20 @@ def execute(
 
 
 def _run_pool(
-    tasks: tuple[Task, ...],
-    k: int,
+    planned: list[tuple[Task, int]],
     workers: int,
     job: Callable[[Task, int], AttemptReport],
     handle: Callable[[AttemptReport], None],
     controller: RunController,
+    refill: Callable[[int], list[tuple[Task, int]]] | None = None,
 ) -> None:
     pool = concurrent.futures.ThreadPoolExecutor(
         max_workers=max(1, workers), thread_name_prefix="caliper-attempt"
     )
     try:
-        pending = {pool.submit(job, task, n) for task in tasks for n in range(1, k + 1)}
+        pending = {pool.submit(job, task, n) for task, n in planned}
+        if refill is not None:
+            pending |= {pool.submit(job, task, n) for task, n in refill(workers)}
         while pending:
             done, pending = concurrent.futures.wait(
                 pending, timeout=POLL_SECONDS, return_when=concurrent.futures.FIRST_COMPLETED
@@ -148,6 +199,9 @@ def _run_pool(
             for future in done:
                 if not future.cancelled():
                     handle(future.result())
+            if refill is not None and done and not controller.killed:
+                free = max(1, workers) - len(pending)
+                pending |= {pool.submit(job, task, n) for task, n in refill(free)}
             if controller.killed:
                 for future in pending:
                     future.cancel()

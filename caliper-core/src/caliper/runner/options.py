@@ -6,15 +6,20 @@ import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
 from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_CHARS
 
+if TYPE_CHECKING:
+    from caliper.runner.adaptive import AdaptiveSettings
+
 DEFAULT_K = 3
 DEFAULT_WORKERS = 4
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_SETUP_TIMEOUT = 60.0
+DEFAULT_RETRIES = 2
 
 
 @attrs.frozen
@@ -39,6 +44,15 @@ class RunOptions:
     """``--judge-timeout`` (or ``CALIPER_JUDGE_TIMEOUT``); ``None``: the attempt's ``timeout``."""
     max_turn_chars: int = DEFAULT_MAX_TURN_CHARS
     max_attempt_chars: int = DEFAULT_MAX_ATTEMPT_CHARS
+    retries: int = DEFAULT_RETRIES
+    """``--retries``: more tries an attempt gets after a transient failure (see ``.retry``)."""
+    keep_workdirs: bool = False
+    """``--keep-workdirs``: archive each attempt's final working directory (``.workdirs``)."""
+    adaptive: AdaptiveSettings | None = None
+    """``--k auto``: adaptive k (``k`` is then ``--max-k``); see :mod:`.adaptive`."""
+    workdir_max_bytes: int = 50 * 1024 * 1024
+    workdirs_max_bytes: int = 500 * 1024 * 1024
+    """``--retries``: more tries an attempt gets after a transient failure (see ``.retry``)."""
 
     @property
     def judge_seconds(self) -> float:

@@ -12,7 +12,11 @@ prints one JSON event per line, like real agent CLIs' stream modes do:
 * ``grandchild PIDFILE`` – start a process that sleeps forever, write its pid to PIDFILE
 * ``stderr TEXT`` – write TEXT to stderr (``\\x1b`` and other backslash escapes decoded)
 * ``exit CODE`` – crash with that exit code and no result
-* ``rate-limit`` / ``auth-fail [MESSAGE]`` – report a provider error and exit 1
+* ``rate-limit [RETRY_AFTER]`` / ``auth-fail [MESSAGE]`` – report a provider error and exit 1
+* ``coin P COUNTFILE`` – write ``coin.txt`` with probability P, drawn from a generator seeded
+  by COUNTFILE's file name and how many runs it has counted (seeded pass rates)
+* ``rate-limit-first N COUNTFILE [RETRY_AFTER]`` – rate-limited for the first N runs that
+  share COUNTFILE (an absolute path that counts them), then carry on
 * ``garbage`` – print output that is not JSON and exit 0
 * ``max-turns`` – end with a ``max_turns`` result
 * ``usage IN OUT [CACHE_READ CACHE_WRITE]`` / ``model NAME`` – what to report at the end
@@ -155,9 +159,36 @@ class Agent:
         sys.stderr.write("fake agent: crashed on purpose\n")
         return int(rest or 1)
 
-    def do_rate_limit(self, _rest: str) -> int:
-        emit({"type": "error", "kind": "rate_limit", "message": "429: rate limited, retry later"})
+    def do_rate_limit(self, rest: str) -> int:
+        event = {"type": "error", "kind": "rate_limit", "message": "429: rate limited, retry later"}
+        if rest:
+            event["retry_after"] = float(rest)
+        emit(event)
         return 1
+
+    def do_coin(self, rest: str) -> None:
+        import fcntl
+        import random
+
+        chance, path = rest.split()
+        with open(path, "a+", encoding="utf-8") as counter:  # parallel attempts: locked
+            fcntl.flock(counter, fcntl.LOCK_EX)
+            counter.seek(0)
+            seen = int(counter.read() or 0)
+            counter.seek(0)
+            counter.truncate()
+            counter.write(str(seen + 1))
+        if random.Random(f"{Path(path).name}:{seen}").random() < float(chance):
+            self.do_write("coin.txt heads")
+
+    def do_rate_limit_first(self, rest: str) -> int | None:
+        count, path, *after = rest.split()
+        counter = Path(path)
+        seen = int(counter.read_text() or 0) if counter.is_file() else 0
+        counter.write_text(str(seen + 1))
+        if seen < int(count):
+            return self.do_rate_limit(" ".join(after))
+        return None
 
     def do_auth_fail(self, rest: str) -> int:
         message = _unescape(rest) if rest else "not logged in: run `fake-agent login`"

@@ -171,6 +171,7 @@ def parse_output(done: ProcessResult, *, installed: Sequence[str]) -> AttemptRes
                 status=AgentStatus.INFRA_ERROR,
                 model=model,
                 error=f"fake agent: {errors[0].get('message')}",
+                retry_after=errors[0].get("retry_after"),
                 **common,
             )
         if done.returncode:

@@ -1,0 +1,202 @@
+"""``caliper regrade RUN``: judge a saved run's attempts again, without running the agent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from caliper.commands.confidence import confidence_option
+
+EPILOG = """\b
+Examples:
+  caliper regrade my-skill                        # the latest run, current expect:/assert:
+  caliper regrade 2026-11-30T18-01-33Z --judge-model claude-code:claude-opus-4-5
+
+\b
+The spec's current checks are used, so a fixed expect: or assert: is applied to old
+attempts. expect: and activates: re-grade from the saved transcript; assert: (and other
+local checks) need the attempt's working directory, kept by `caliper run --keep-workdirs`.
+The new run names its parent (parent_run) and what changed (changes).
+
+\b
+Exit codes:
+  0  regraded, at least one attempt usable
+  1  every attempt unusable, or the results could not be saved
+  2  RUN not found, its spec is gone or invalid, an assert: without kept working
+     directories, a --judge-model that cannot be resolved
+  3  an MCP ${VAR} of the spec is unset
+"""
+
+
+@click.command(name="regrade", epilog=EPILOG)
+@click.argument("ref", metavar="RUN")
+@click.option(
+    "--judge-model",
+    metavar="TARGET",
+    help="Engine for LLM judges (expect:); default: the one the parent run asked for.",
+)
+@click.option(
+    "--judge-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Time budget of one judge call (default: the parent run's --timeout).",
+)
+@click.option(
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="PATH",
+    help="Also save the new run's results JSON to PATH.",
+)
+@click.option("--verbose", "-v", is_flag=True, help="Show every attempt's outcome and reason.")
+@confidence_option
+def command(
+    ref: str,
+    judge_model: str | None,
+    judge_timeout: float | None,
+    output: Path | None,
+    verbose: bool,
+    confidence: float,
+) -> None:
+    """Re-run the judges of the saved run RUN on its saved attempts and save a new run."""
+    from caliper.commands.run import check_save_targets
+    from caliper.engine import resolve_engine
+    from caliper.errors import CaliperError, UsageError
+    from caliper.mcp import resolve_servers
+    from caliper.plugins import PluginHost
+    from caliper.results import codec
+    from caliper.results.compact import StorageLimits
+    from caliper.results.journal import assemble
+    from caliper.results.store import (
+        ResultsWriteError,
+        claim_results,
+        load_run_data,
+        new_run_id,
+        resolve_run_ref,
+        save_assembled,
+    )
+    from caliper.runner.judging import FatalJudgeError, LazyEngine
+    from caliper.runner.meta import now_iso
+    from caliper.runner.regrade import JUDGED, Regrader, environ, spec_file_hash
+    from caliper.spec.load import load_spec
+
+    path = resolve_run_ref(ref, cwd=Path.cwd())
+    data = load_run_data(path)
+    meta = data["meta"]
+    name = f"{meta.get('spec_name')}/{meta.get('run_id')}"
+    spec_path = Path(meta.get("spec_path") or "")
+    if not spec_path.is_file():
+        raise UsageError(
+            f"Cannot regrade run {name}: its spec {spec_path} is not there any more.",
+            hint="Put the spec back where the run read it, then regrade.",
+        )
+    check_save_targets(spec_path, output)
+    host = PluginHost()
+    judges = host.judges()
+    spec = load_spec(spec_path, judges)
+    secrets = resolve_servers(spec.mcp, environ()).secrets
+    asked = judge_model if judge_model is not None else meta.get("judge_requested")
+    judge_engine = LazyEngine(lambda: resolve_engine(host, asked, flag="--judge-model"))
+    snapshots = meta.get("skill_snapshots") or []
+    regrader = Regrader(
+        spec=spec,
+        judges=dict(judges),
+        judge_engine=judge_engine,
+        secrets=secrets,
+        results_folder=path.parent,
+        timeout=judge_timeout or float(meta.get("timeout") or 120.0),
+        declared=tuple(s.get("name") for s in snapshots),
+        installed=tuple(s.get("name") for s in snapshots if not s.get("ablated")),
+    )
+    tasks = {task.name: task for task in spec.tasks}
+    todo, kept = [], []
+    for task_data in data.get("tasks") or []:
+        for attempt in task_data.get("attempts") or []:
+            task = tasks.get(task_data.get("name"))
+            judged = attempt.get("outcome") in {o.value for o in JUDGED}
+            if task is not None and judged and not attempt.get("setup_failed"):
+                todo.append((task, attempt))
+            else:
+                kept.append(attempt)
+    missing = regrader.missing_workdirs(todo)
+    if missing:
+        raise UsageError(
+            f"Cannot regrade run {name}: its assert: (or other local) checks need each "
+            f"attempt's working directory, and none was kept for {', '.join(missing[:5])}"
+            + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+            + ".",
+            hint="Run the spec with `caliper run --keep-workdirs` to regrade such checks later.",
+        )
+    limits = StorageLimits()
+    regraded = []
+    started = now_iso()
+    try:
+        for task, attempt in todo:
+            record = regrader.regrade(task, codec.attempt_from_data(attempt))
+            regraded.append(codec.attempt_data(record, limits))
+    except FatalJudgeError as exc:
+        raise exc.error from None
+    new_meta = dict(meta)
+    changes = [f"judges re-run on {len(todo)} attempt(s) with the spec's current checks"]
+    now_hash = spec_file_hash(spec_path)
+    if meta.get("spec_hash") and meta["spec_hash"] != now_hash:
+        changes.append(
+            f"spec changed since the parent run (SHA-256 {meta['spec_hash'][:12]}… → "
+            f"{now_hash[:12]}…)"
+        )
+    engine = judge_engine.engine
+    if engine is not None:
+        before = ":".join(p for p in (meta.get("judge_backend"), meta.get("judge_model")) if p)
+        after = ":".join(p for p in (engine.backend_id, engine.model) if p)
+        if before != after:
+            changes.append(f"judge engine {before or 'none'} → {after}")
+        new_meta.update(judge_backend=engine.backend_id, judge_model=engine.model)
+    new_meta.update(
+        parent_run=name,
+        derived_by="regrade",
+        changes=changes,
+        spec_hash=now_hash,
+        judge_requested=asked,
+        started_at=started,
+        finished_at=now_iso(),
+        resumed_at=[],
+        incomplete=False,
+    )
+    folder = path.parent
+    try:
+        target, run_id = claim_results(folder, new_run_id())
+    except ResultsWriteError as exc:
+        raise exc from None
+    new_meta["run_id"] = run_id
+    task_headers = [{k: v for k, v in t.items() if k != "attempts"} for t in data["tasks"]]
+    assembled = assemble(
+        new_meta,
+        task_headers,
+        [*kept, *regraded],
+        {t["name"] for t in data["tasks"] if t.get("aborted")},
+    )
+    text = codec.dumps_data(assembled)
+    results = codec.from_data(json.loads(text))
+    try:
+        saved = save_assembled(text, results, path=target, output=output)
+    except CaliperError:
+        target.unlink(missing_ok=True)
+        raise
+    _show(results, saved, verbose, confidence)
+
+
+def _show(results, saved: Path, verbose: bool, confidence: float) -> None:
+    from caliper.errors import CaliperError
+    from caliper.report import make_console
+    from caliper.report.run_view import render_run
+
+    render_run(results, make_console(), verbose=verbose, path=saved, confidence=confidence)
+    records = [a for task in results.tasks for a in task.attempts]
+    if records and not any(r.outcome.usable or r.outcome.value == "not_checked" for r in records):
+        raise CaliperError(
+            "Every attempt was unusable (infra_error, timeout or judge_error), so no success "
+            "rate could be measured.",
+            exit_code=1,
+        )

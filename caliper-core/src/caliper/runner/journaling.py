@@ -1,0 +1,253 @@
+"""A running run's journal, and assembling its results file from it at the end.
+
+:class:`RunJournal` claims the run id by creating ``<run-id>.journal.jsonl`` (a resume
+rewrites its own), appends each finished attempt the moment the scheduler reports it, in the
+stored form the final file keeps (secrets redacted, text capped), and at the end assembles
+the results file from the journal (:func:`caliper.results.journal.assemble`, pure), saves it
+atomically and removes the journal. See :mod:`caliper.results.journal` for the format.
+
+When the journal cannot be created (a store that is not writable is refused earlier, so this
+is rare) the run goes on with the attempts kept in memory only, and says so once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from caliper.errors import CaliperError, UsageError
+from caliper.results.compact import StorageLimits
+from caliper.results.models import AttemptRecord, RunMeta, RunResults, TaskResult
+
+if TYPE_CHECKING:
+    from caliper.results.journal import JournalWriter
+    from caliper.runner.judging import LazyEngine
+    from caliper.runner.plan import RunPlan
+    from caliper.runner.prepare import PreparedRun
+
+
+class RunJournal:
+    """The journal of one run while it goes on (appends happen in the main thread)."""
+
+    def __init__(
+        self,
+        prepared: PreparedRun,
+        plan: RunPlan,
+        *,
+        judge_engine: LazyEngine,
+        cli_version: str | None,
+        notify: Callable[[str], None],
+    ) -> None:
+        from caliper.results import codec
+        from caliper.results.store import RESULTS_DIR, caliper_root
+        from caliper.runner.meta import now_iso
+
+        self.prepared = prepared
+        self.plan = plan
+        self._judge_engine = judge_engine
+        self._cli_version = cli_version
+        self._notify = notify
+        options = prepared.options
+        self.limits = StorageLimits(options.max_turn_chars, options.max_attempt_chars)
+        self.stored: list[dict[str, Any]] = list(plan.carried)
+        self.carried_records = [codec.attempt_from_data(a) for a in plan.carried]
+        self.new_records: list[AttemptRecord] = []
+        self.aborted_names: set[str] = set()
+        self.writer: JournalWriter | None = None
+        self.run_id: str | None = plan.run_id
+        self.started_at = plan.started_at or now_iso()
+        root = prepared.results_root or caliper_root(Path.cwd(), prepared.spec.path)
+        self.folder = root / RESULTS_DIR / prepared.spec.name
+        self.output = options.output.absolute() if options.output is not None else None
+
+    # -- the pieces of the results file -------------------------------------------------------
+    def meta(self, records: Iterable[AttemptRecord], run_id: str) -> RunMeta:
+        """The run's metadata for ``records``, with what the plan and the flags add."""
+        from caliper.runner.meta import build_meta
+
+        options = self.prepared.options
+        meta = build_meta(
+            self.prepared,
+            list(records),
+            run_id=run_id,
+            started_at=self.started_at,
+            judge_engine=self._judge_engine,
+            cli_version=self._cli_version,
+        )
+        meta.requested_model = options.model
+        meta.judge_requested = options.judge_model
+        meta.retries = options.retries
+        if options.adaptive is not None:
+            meta.adaptive = options.adaptive.to_data()
+        for key, value in self.plan.notes.items():
+            setattr(meta, key, value)
+        return meta
+
+    def tasks_data(self) -> list[dict[str, Any]]:
+        """Each task of the spec, without attempts, as the results file stores it."""
+        from caliper.results import codec
+
+        k = self.prepared.options.k
+        return [
+            codec.converter().unstructure(
+                TaskResult(
+                    name=task.name,
+                    index=task.index,
+                    k=k,
+                    activation_expected=task.activates,
+                    check_keys=list(task.checks),
+                )
+            )
+            for task in self.prepared.spec.tasks
+        ]
+
+    def _header(self, run_id: str) -> dict[str, Any]:
+        from caliper.results import codec
+        from caliper.results.journal import header
+
+        meta = self.meta(self.carried_records, run_id)
+        meta.finished_at = None  # a killed run never finished
+        return header(codec.converter().unstructure(meta), self.tasks_data())
+
+    # -- while the run goes on ----------------------------------------------------------------
+    def open(self) -> None:
+        """Create (or, for a resume, rewrite) the journal before the first attempt."""
+        from caliper.results.journal import JOURNAL_SUFFIX, JournalWriter, is_locked
+        from caliper.results.store import ResultsWriteError, claim_journal, new_run_id
+
+        if self.run_id is not None:  # a resume keeps its id and its journal's place
+            path = self.folder / f"{self.run_id}{JOURNAL_SUFFIX}"
+            if is_locked(path):
+                raise UsageError(
+                    f"Run {self.prepared.spec.name}/{self.run_id} is still running "
+                    "(another caliper process holds its journal).",
+                    hint="Wait for it to finish, or stop it first.",
+                )
+            lines = [self._header(self.run_id), *({"attempt": a} for a in self.plan.carried)]
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                self.writer = JournalWriter.replace(path, lines)
+            except OSError as exc:
+                raise ResultsWriteError(
+                    f"Could not write the journal {path}: {exc.strerror or exc}.",
+                    hint="Free some space or fix the folder's permissions, then resume again.",
+                ) from exc
+            return
+        try:
+            self.writer, self.run_id = claim_journal(self.folder, new_run_id(), self._header)
+            for attempt in self.plan.carried:  # a retry copies its parent's other attempts
+                self.writer.append({"attempt": attempt})
+        except (OSError, CaliperError) as exc:
+            self.run_id = new_run_id()
+            self._notify(
+                f"Warning: could not create the run's journal in {self.folder} ({exc}); "
+                "finished attempts are kept in memory only until the run is saved."
+            )
+
+    def record(self, record: AttemptRecord) -> None:
+        """Journal one finished attempt (its earlier tries from the plan put in front)."""
+        from caliper.results import codec
+
+        history = self.plan.history.get((record.task_name, record.attempt))
+        if history:
+            record.tries = [*history, *record.tries]
+        data = codec.attempt_data(record, self.limits)
+        self.stored.append(data)
+        self.new_records.append(record)
+        self._append({"attempt": data})
+
+    def aborted(self, task_name: str) -> None:
+        """Journal that ``--fail-fast`` stopped a task."""
+        self.aborted_names.add(task_name)
+        self._append({"event": "aborted", "task": task_name})
+
+    def _append(self, item: dict[str, Any]) -> None:
+        if self.writer is None:
+            return
+        try:
+            self.writer.append(item)
+        except OSError as exc:
+            self._notify(
+                f"Warning: writing the run's journal {self.writer.path} failed "
+                f"({exc.strerror or exc}); the rest of the run is kept in memory only."
+            )
+            self.writer.close()
+            self.writer = None
+
+    def close(self) -> None:
+        """Release the journal (it stays on disk unless the run was saved)."""
+        if self.writer is not None:
+            self.writer.close()
+
+    # -- at the end ---------------------------------------------------------------------------
+    def _attempts(self) -> list[dict[str, Any]]:
+        """The journal's attempts (read back from disk), or the in-memory copy without one."""
+        from caliper.results.journal import JournalError, read_journal
+
+        if self.writer is None:
+            return self.stored
+        try:
+            return read_journal(self.writer.path).attempts
+        except (OSError, JournalError):
+            return self.stored
+
+    def finish(
+        self,
+        *,
+        aborted: Iterable[str],
+        stop_reason: str | None,
+        task_stop_reasons: dict[str, str] | None = None,
+    ) -> tuple[RunResults, Path | None, CaliperError | None]:
+        """Assemble the results file from the journal, save it; return results, where they
+        went and the save error (if saving failed)."""
+        from caliper.results import codec
+        from caliper.results.journal import assemble
+        from caliper.results.store import (
+            ResultsWriteError,
+            claim_results,
+            rescue,
+            save_assembled,
+        )
+
+        assert self.run_id is not None
+        attempts = self._attempts()
+        journal = self.writer.path if self.writer is not None else None
+        claim_error: ResultsWriteError | None = None
+        path: Path | None = self.folder / f"{self.run_id}.json"
+        if journal is None:  # no journal claimed the id: claim a results file now
+            try:
+                path, self.run_id = claim_results(self.folder, self.run_id)
+            except ResultsWriteError as exc:
+                claim_error, path = exc, None
+        meta = self.meta([*self.carried_records, *self.new_records], self.run_id)
+        if stop_reason is not None:
+            meta.partial = True
+            meta.stop_reason = stop_reason
+        data = assemble(
+            codec.converter().unstructure(meta),
+            self.tasks_data(),
+            attempts,
+            {*aborted, *self.aborted_names},
+            task_stop_reasons,
+        )
+        text = codec.dumps_data(data)
+        results = codec.from_data(json.loads(text))
+        if path is None:
+            assert claim_error is not None
+            return results, None, rescue(results, claim_error, self.output, text=text)
+        try:
+            saved = save_assembled(text, results, path=path, output=self.output, journal=journal)
+        except ResultsWriteError as exc:
+            if journal is None and not _has_content(path):
+                path.unlink(missing_ok=True)  # give the claimed name back
+            return results, None, exc
+        return results, saved, None
+
+
+def _has_content(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False

@@ -1,0 +1,170 @@
+"""Re-running the judges of a saved run on its saved attempts (``caliper regrade``).
+
+No agent runs. Each attempt the judges saw in the parent run (one that completed: ``pass``,
+``task_fail``, ``judge_error``, ``not_checked``) is judged again with the spec's *current*
+checks: ``expect:`` and ``activates:`` from the saved transcript and final answer (as the
+results file kept them), ``assert:`` and other local checks against a copy of the attempt's
+final working directory unpacked from its ``--keep-workdirs`` archive (with
+:func:`caliper.spec.safetar.extract`). Attempts the judges never saw (``infra_error``,
+``timeout``, a failed setup) and ``cheat`` attempts are copied unchanged.
+
+The result is a new run: ``parent_run`` names the parent, ``derived_by`` is ``regrade`` and
+``changes`` says what differs (the judge model, the spec's hash).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from caliper.attempt import AgentStatus, AttemptResult, AttemptSandbox
+from caliper.errors import UsageError
+from caliper.results.models import AttemptRecord, Outcome
+
+if TYPE_CHECKING:
+    from caliper.judge import Judge, JudgeContext
+    from caliper.mcp import SecretSet
+    from caliper.runner.judging import LazyEngine
+    from caliper.spec.model import Spec, Task
+
+JUDGED = (Outcome.PASS, Outcome.TASK_FAIL, Outcome.JUDGE_ERROR, Outcome.NOT_CHECKED)
+
+
+@attrs.frozen
+class Regrader:
+    """What judging a saved attempt again needs: the current spec, its judges, the judge
+    engine, the secrets to redact, where the parent's files are and the judge time budget."""
+
+    spec: Spec
+    judges: dict[str, Judge]
+    judge_engine: LazyEngine
+    secrets: SecretSet
+    results_folder: Path
+    timeout: float
+    declared: tuple[str, ...]
+    installed: tuple[str, ...]
+
+    def needs_workdir(self, task: Task) -> bool:
+        """True when a check of ``task`` runs local code against the working directory."""
+        return any(
+            key in self.judges and self.judges[key].scores_outcome and not self.judges[key].uses_llm
+            for key in task.checks
+        )
+
+    def missing_workdirs(self, attempts: list[tuple[Task, dict[str, Any]]]) -> list[str]:
+        """``task #n`` of every attempt to regrade whose local checks lack a kept workdir."""
+        missing = []
+        for task, data in attempts:
+            if not self.needs_workdir(task):
+                continue
+            archive = data.get("workdir_archive")
+            if not archive or not (self.results_folder / archive).is_file():
+                missing.append(f"{task.name} #{data.get('attempt')}")
+        return missing
+
+    def regrade(self, task: Task, record: AttemptRecord) -> AttemptRecord:
+        """``record`` judged again (a copy; its tries and observations kept)."""
+        from caliper.runner.judging import judge_attempt
+        from caliper.sandbox import make_sandbox, remove_sandbox
+
+        result = AttemptResult(
+            status=AgentStatus.COMPLETED,
+            final_answer=record.final_answer,
+            transcript=tuple(record.transcript or ()),
+            activated=record.activated,
+            undeclared=record.undeclared,
+            usage=record.usage,
+            model=record.model,
+        )
+        sandbox = make_sandbox(
+            spec_dir=self.spec.directory,
+            extra_path=self.spec.sandbox.extra_path,
+            prefix="caliper-regrade-",
+        )
+        try:
+            if record.workdir_archive and self.needs_workdir(task):
+                self._unpack(self.results_folder / record.workdir_archive, sandbox.workdir)
+            judgement = judge_attempt(
+                task, self.judges, self._contexts(task, result, sandbox), llm_allowed=True
+            )
+        finally:
+            remove_sandbox(sandbox)
+        new = attrs.evolve(
+            record,
+            checks=judgement.checks,
+            activation_passed=judgement.activation_passed,
+            outcome=judgement.outcome,
+            reason=judgement.reason,
+        )
+        _redact_checks(new, self.secrets)
+        return new
+
+    @staticmethod
+    def _unpack(archive: Path, workdir: Path) -> None:
+        from caliper.spec.safetar import extract
+
+        try:
+            extract(archive, workdir)
+        except (tarfile.TarError, OSError) as exc:
+            raise UsageError(
+                f"Cannot unpack the kept working directory {archive}: {exc}.",
+                hint="The archive is damaged or was changed; re-run the attempt instead.",
+            ) from None
+
+    def _contexts(self, task: Task, result: AttemptResult, sandbox: AttemptSandbox):
+        from caliper.judge import JudgeContext
+        from caliper.sandbox import make_sandbox, remove_sandbox
+
+        @contextlib.contextmanager
+        def judge_sandbox() -> Iterator[AttemptSandbox]:
+            box = make_sandbox(spec_dir=self.spec.directory, parent=sandbox.root, prefix="judge-")
+            try:
+                yield box
+            finally:
+                remove_sandbox(box)
+
+        def make(key: str) -> JudgeContext:
+            return JudgeContext(
+                task_name=task.name,
+                task_prompt=task.prompt,
+                value=task.checks[key],
+                attempt=result,
+                workdir=sandbox.workdir,
+                spec_dir=self.spec.directory,
+                declared_skills=self.declared,
+                installed_skills=self.installed,
+                timeout=self.timeout,
+                judge_engine=self.judge_engine,
+                make_sandbox=judge_sandbox,
+                agent_env=dict(sandbox.base_env),
+            )
+
+        return make
+
+
+def _redact_checks(record: AttemptRecord, secrets: SecretSet) -> None:
+    if not secrets.values:
+        return
+    record.reason = secrets.redact(record.reason)
+    for check in record.checks:
+        check.reason = secrets.redact(check.reason)
+        check.error = secrets.redact(check.error)
+        check.details = secrets.redact_value(check.details)
+
+
+def spec_file_hash(path: Path) -> str:
+    """SHA-256 of the spec file's bytes now."""
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def environ() -> dict[str, str]:
+    """The caller's environment (for ``${VAR}`` in ``mcp:``, resolved only for redaction)."""
+    return dict(os.environ)
