@@ -39,6 +39,8 @@ def test_adaptive_k_stops_each_task_when_decided(space: Workspace) -> None:
         "12",
         "--min-score",
         "0.5",
+        "--inconclusive",
+        "pass",  # --min-score is also the run's gate bar: the mixed run straddles 0.5
         "--workers",
         "2",
         timeout=180,
