@@ -73,8 +73,9 @@ def render_explain(comparison: RunComparison, console: Console) -> None:
             f"{alpha:.3g}. Per task: Fisher's exact test (two-sided) on usable attempts, "
             "Δ interval by Newcombe's hybrid score method. Whole run: an exact stratified "
             "permutation test of the mean change, paired by task; its Δ interval takes the "
-            "same tasks as given (MOVER of continuity-corrected Wilson limits). Holm's correction covers every task and the whole "
-            "run together, so the chance of any false alarm is at most "
+            "same tasks as given (MOVER of continuity-corrected Wilson limits). Holm's "
+            "correction covers every task and the whole run together, so the chance of any "
+            "false alarm is at most "
             f"{alpha:.3g}. docs/statistics.md explains each.",
         )
     )
