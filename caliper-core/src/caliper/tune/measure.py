@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import yaml
 
-from caliper.backend import SKILL_COPY_IGNORES
 from caliper.errors import CaliperError
 from caliper.results.models import Outcome, RunResults
 from caliper.results.stats import Interval, interval_data, mean_rate_interval, wilson_interval
@@ -154,12 +153,12 @@ def write_candidate(neighbourhood: Neighbourhood, description: str, folder: Path
     destination = folder / neighbourhood.name
     if destination.exists():
         shutil.rmtree(destination)
-    shutil.copytree(
-        neighbourhood.skill_dir,
-        destination,
-        symlinks=False,
-        ignore=shutil.ignore_patterns(*SKILL_COPY_IGNORES),
-    )
+    from caliper.skill_tree import SkillTooLarge, copy_tree
+
+    try:  # the installers' rules: links only inside the folder, specs and results left out
+        copy_tree(neighbourhood.skill_dir, destination)
+    except SkillTooLarge as exc:
+        raise CaliperError(str(exc)) from None
     skill_file = destination / "SKILL.md"
     text = skill_file.read_bytes().decode("utf-8")
     skill_file.write_bytes(replace_description(text, description).encode("utf-8"))
