@@ -125,3 +125,27 @@ def test_keep_workdirs_cap_says_what_it_left_out(space: Workspace) -> None:
     assert "per-attempt cap of 3 bytes" in attempt["workdir_note"]
     with tarfile.open(run.results_path.parent / attempt["workdir_archive"]) as tar:
         assert "out.txt" not in tar.getnames()
+
+
+def test_regrade_without_judge_model_grades_with_the_engine_that_graded_the_run(
+    space: Workspace,
+) -> None:
+    """The run's judge followed its --model (issue 16), so regrade with no --judge-model uses
+    that same engine, not the claude-code default."""
+    spec = space.spec(f"""\
+        tasks:
+          - name: judged
+            prompt: "{PROMPT}\\nfake: say all done"
+            expect: "The agent says it is done. fake-judge: pass"
+        """)
+    parent = space.run(spec, "--k", "1")
+    assert parent.returncode == 0, parent.stderr
+    assert parent.results["meta"]["judge_backend"] == "fake"
+    spec.write_text(
+        spec.read_text().replace("fake-judge: pass", "fake-judge: fail"), encoding="utf-8"
+    )
+    done = _regrade(space, parent.results["meta"]["run_id"])
+    assert done.returncode == 0, done.stderr
+    _, child = _runs(space)
+    assert child["meta"]["judge_backend"] == "fake"
+    assert [a["outcome"] for a in child["tasks"][0]["attempts"]] == ["task_fail"]
