@@ -26,14 +26,21 @@ def report_data(results, path: Path) -> dict:
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "html"]),
     default="text",
     show_default=True,
     help="text: the same report `caliper run` prints; json: the saved run plus derived "
-    "`scores` and `usage_totals` blocks.",
+    "`scores` and `usage_totals` blocks; html: one self-contained page with a transcript "
+    "viewer (to stdout, or to -o FILE).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --format html: write the page to FILE instead of stdout.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Add pass@k / pass^k and a panel per task.")
-def command(ref: str | None, output_format: str, verbose: bool) -> None:
+def command(ref: str | None, output_format: str, verbose: bool, output: Path | None) -> None:
     """Show a saved run again.
 
     REF is a results JSON file, a spec file (its latest run) or a spec name (its latest run
@@ -45,11 +52,13 @@ def command(ref: str | None, output_format: str, verbose: bool) -> None:
       caliper report my-skill                 # my-skill's latest run
       caliper report .caliper/results/my-skill/2026-11-30T18-01-33Z.json -v
       caliper report my-skill --format json | jq .scores
+      caliper report my-skill --format html -o my-skill.html
 
     \b
     Exit codes:
       0  the report was shown
-      2  REF matches no saved run, or the file is not a readable results file
+      2  REF matches no saved run, the file is not a readable results file, or
+         -o FILE cannot be written
     """
     from caliper.results.store import ResultsError, caliper_root, latest_run, load_run
 
@@ -67,7 +76,16 @@ def command(ref: str | None, output_format: str, verbose: bool) -> None:
         from caliper.results.store import resolve_run_ref
 
         path = resolve_run_ref(ref, cwd=cwd)
+    if output is not None and output_format != "html":
+        from caliper.errors import UsageError
+
+        raise UsageError("-o/--output is for --format html.", hint="Add --format html.")
     results = load_run(path)
+    if output_format == "html":
+        from caliper.report.html.output import emit_page, run_html
+
+        emit_page(run_html(results, path), output)
+        return
     if output_format == "json":
         click.echo(json.dumps(report_data(results, path), indent=2, ensure_ascii=False))
         return

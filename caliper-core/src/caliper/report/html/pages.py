@@ -1,0 +1,26 @@
+"""The three pages: one run, two runs compared, one spec's history. Each returns HTML text."""
+
+from __future__ import annotations
+
+from caliper.report.html.env import render
+from caliper.report.html.run_data import meta_line, run_view
+from caliper.results.models import RunResults
+
+
+def run_page(results: RunResults, *, source: str | None = None) -> str:
+    """The report of one saved run as one self-contained HTML document.
+
+    ``source`` is where the run was read from (shown in the footer).
+    """
+    view = run_view(results)
+    return render("run.html.j2", title=meta_line(results.meta), view=view, source=source)
+
+
+def compare_page(*args, **kwargs) -> str:  # replaced below once written
+    """Placeholder."""
+    raise NotImplementedError
+
+
+def history_page(*args, **kwargs) -> str:  # replaced below once written
+    """Placeholder."""
+    raise NotImplementedError
