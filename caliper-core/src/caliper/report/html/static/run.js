@@ -70,7 +70,8 @@
     if (a.expected !== null) rows.push(["expected", a.expected.join(", ") || "none"]);
     rows.forEach(function (r) { facts.appendChild(el("tr", {}, [el("th", {text: r[0]}), el("td", {text: String(r[1])})])); });
     parts.push(facts);
-    if (a.reason) parts.push(section("Reason", [pre(a.reason, "reason")]));
+    const saidByCheck = a.checks.some(function (c) { return c.reason === a.reason || c.error === a.reason; });
+    if (a.reason && !saidByCheck) parts.push(section("Reason", [pre(a.reason, "reason")]));
     if (a.error && a.error !== a.reason) parts.push(section("Error", [pre(a.error, "error")]));
     if (a.setup_cleanup.length) parts.push(section("Setup / cleanup", a.setup_cleanup.map(function (t) { return pre(t); })));
     if (a.checks.length) {
