@@ -20,8 +20,12 @@ def _hooks():
 
 def test_there_are_hooks_for_each_plugin_kind():
     names = {name for name, _ in _hooks()}
-    assert {"register_backends", "register_skill_installers", "register_mcp_translators",
-            "register_judges"} <= names
+    assert {
+        "register_backends",
+        "register_skill_installers",
+        "register_mcp_translators",
+        "register_judges",
+    } <= names
 
 
 def test_every_hook_has_a_docstring_saying_when_it_is_called():

@@ -107,7 +107,9 @@ def test_plugins_command_lists_every_first_party_plugin_as_json():
 
     out = subprocess.run(
         [sys.executable, "-c", "from caliper.cli import main; main(['plugins', '--json'])"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     data = json.loads(out.stdout)
     dists = {d["distribution"] for d in data["distributions"]}
@@ -119,7 +121,9 @@ def test_plugins_command_lists_every_first_party_plugin_as_json():
 def test_version_lists_plugins():
     out = subprocess.run(
         [sys.executable, "-c", "from caliper.cli import main; main(['--version'])"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert out.stdout.startswith(f"caliper {caliper.__version__}")
     assert "caliper-judge-llm" in out.stdout
@@ -139,13 +143,24 @@ def test_copy_skill_tree_leaves_out_specs_results_and_git(tmp_path):
     target = tmp_path / "installed"
     copy_skill_tree(ResolvedSkill("s", "d", source), target)
     assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*")) == [
-        "SKILL.md", "scripts", "scripts/run.sh"]
+        "SKILL.md",
+        "scripts",
+        "scripts/run.sh",
+    ]
 
 
 def test_subcommand_exit_codes_reach_the_shell(tmp_path):
     missing = tmp_path / "nope.eval.yaml"
-    out = subprocess.run([sys.executable, "-c",
-                          "import sys; from caliper.cli import main; sys.exit(main())",
-                          "validate", str(missing)], capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from caliper.cli import main; sys.exit(main())",
+            "validate",
+            str(missing),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 2
     assert "Traceback" not in out.stderr

@@ -98,3 +98,53 @@ def test_report_with_an_empty_caliper_folder(tmp_path):
     out = caliper("report", cwd=tmp_path)
     assert out.returncode == 2
     assert "There are no saved runs under" in out.stderr
+
+
+# A results file as caliper wrote it before intervals existed (schema 1, no source_kind on
+# snapshots, no derived blocks): it must still load, report, and get intervals derived.
+OLD_FILE = {
+    "meta": {
+        "run_id": "2026-10-01T09-00-00Z",
+        "spec_name": "demo",
+        "spec_path": "/work/demo.eval.yaml",
+        "started_at": "2026-10-01T09:00:00+00:00",
+        "k": 3,
+        "skill_snapshots": [{"name": "my-skill", "path": "/skills/my-skill"}],
+        "schema_version": 1,
+    },
+    "tasks": [
+        {
+            "name": "Writes a commit",
+            "index": 0,
+            "k": 3,
+            "attempts": [
+                {"task_name": "Writes a commit", "attempt": n, "outcome": outcome}
+                for n, outcome in ((1, "pass"), (2, "pass"), (3, "task_fail"))
+            ],
+        }
+    ],
+}
+
+
+def test_an_old_schema_1_file_reports_with_derived_intervals(tmp_path):
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(OLD_FILE))
+    out = caliper("report", str(path), "--format", "json", "--confidence", "0.9", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    interval = data["scores"]["tasks"][0]["score_interval"]
+    assert interval["method"] == "wilson" and interval["level"] == 0.9
+    assert interval["low"] < 2 / 3 < interval["high"]
+    assert data["scores"]["score_interval"]["level"] == 0.9
+    text = caliper("report", str(path), cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    assert "66.7%" in text.stdout
+    assert "score_interval" not in path.read_text()  # derived, never written back
+
+
+@pytest.mark.parametrize("bad", ["0", "1", "1.5", "nan", "abc"])
+def test_report_refuses_a_bad_confidence(tmp_path, bad):
+    project = make_project(tmp_path)
+    out = caliper("report", "demo", "--confidence", bad, cwd=project)
+    assert out.returncode == 2
+    assert "--confidence" in out.stderr and "Traceback" not in out.stderr

@@ -11,6 +11,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
 from caliper.attempt import Turn
+from caliper.results.scoring import score_run
 
 LONG = "x" * 4000 + "END-OF-LONG-OUTPUT"
 
@@ -44,8 +45,13 @@ def visible_rows(browser) -> list[str]:
 def test_summary_shows_the_numbers(page):
     # task scores 2/3, 2/2 (the infra error is not counted) and 0/3: mean 55.6 %
     assert text(page, "#score") == "55.6%"
-    # Wilson 95 % for 4 of 8 pooled usable attempts: 0.2152 to 0.7848 (published value)
-    assert text(page, "#score-interval") == "[21.5–78.5%]"
+    # the run's interval is the one the scoring API derives (its maths is tested there)
+    interval = score_run(demo_run()).score_interval
+    shown = f"[{interval.low * 100:.1f}–{interval.high * 100:.1f}%]"
+    assert text(page, "#score-interval") == shown
+    # a task's interval is Wilson's: 2 of 3 at 95 % is 0.2077 to 0.9385 (published value)
+    row = page.driver.find_element(By.CSS_SELECTOR, '#tasks tr[data-name="Writes a commit"]')
+    assert "[20.8–93.9%]" in row.text
     # activation 2/3 and 1/2 (one attempt not observed): mean 58.3 %
     assert text(page, "#activation") == "58.3%"
     # 8 counted attempts of 1000 in + 200 cache read + 50 cache write, 100 out

@@ -7,13 +7,16 @@ from pathlib import Path
 
 import click
 
+from caliper.commands.confidence import DEFAULT_CONFIDENCE, confidence_option
 
-def report_data(results, path: Path) -> dict:
-    """The JSON of ``caliper report --format json``: the saved run plus derived blocks."""
+
+def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> dict:
+    """The JSON of ``caliper report --format json``: the saved run plus derived blocks
+    (intervals at ``confidence``)."""
     from caliper.results import codec
     from caliper.results.scoring import score_run, scores_data, usage_data
 
-    run = score_run(results)
+    run = score_run(results, confidence)
     data = codec.to_data(results)
     data["path"] = str(path)
     data["scores"] = scores_data(run)
@@ -40,7 +43,10 @@ def report_data(results, path: Path) -> dict:
     help="With --format html: write the page to FILE instead of stdout.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Add pass@k / pass^k and a panel per task.")
-def command(ref: str | None, output_format: str, verbose: bool, output: Path | None) -> None:
+@confidence_option
+def command(
+    ref: str | None, output_format: str, verbose: bool, confidence: float, output: Path | None
+) -> None:
     """Show a saved run again.
 
     REF is a results JSON file, a spec file (its latest run) or a spec name (its latest run
@@ -84,15 +90,21 @@ def command(ref: str | None, output_format: str, verbose: bool, output: Path | N
     if output_format == "html":
         from caliper.report.html.output import emit_page, run_html
 
-        emit_page(run_html(results, path), output)
+        emit_page(run_html(results, path, confidence), output)
         return
     if output_format == "json":
-        click.echo(json.dumps(report_data(results, path), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(report_data(results, path, confidence), indent=2, ensure_ascii=False))
         return
     from caliper.report import make_console
     from caliper.report.run_view import render_run
 
-    render_run(results, make_console(), verbose=verbose, path=_shown_path(path, cwd))
+    render_run(
+        results,
+        make_console(),
+        verbose=verbose,
+        path=_shown_path(path, cwd),
+        confidence=confidence,
+    )
 
 
 def _shown_path(path: Path, cwd: Path) -> Path:

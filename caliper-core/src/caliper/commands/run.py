@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from caliper.commands.confidence import confidence_option
 from caliper.runner.options import (
     DEFAULT_K,
     DEFAULT_SETUP_TIMEOUT,
@@ -135,6 +136,7 @@ class Seconds(click.FloatRange):
     is_flag=True,
     help="Show every attempt's outcome and reason, and pass@k / pass^k.",
 )
+@confidence_option
 def command(
     spec: Path,
     k: int,
@@ -147,6 +149,7 @@ def command(
     judge_model: str | None,
     output: Path | None,
     verbose: bool,
+    confidence: float,
 ) -> None:
     """Run SPEC's tasks k times through a real agent CLI and save the results.
 
@@ -172,7 +175,7 @@ def command(
     )
     check_save_targets(spec, output)
     report = run_spec(options)
-    _show(report, verbose, output)
+    _show(report, verbose, output, confidence)
     if report.save_error is not None:
         raise report.save_error
     if report.fatal is not None:
@@ -227,7 +230,7 @@ def check_save_targets(spec: Path, output: Path | None) -> None:
         )
 
 
-def _show(report: RunReport, verbose: bool, output: Path | None) -> None:
+def _show(report: RunReport, verbose: bool, output: Path | None, confidence: float) -> None:
     """Print the run's report; a rendering bug must not hide where the results are."""
     from caliper.errors import CaliperError
     from caliper.report import make_console
@@ -235,7 +238,9 @@ def _show(report: RunReport, verbose: bool, output: Path | None) -> None:
 
     try:
         console = make_console()
-        render_run(report.results, console, verbose=verbose, path=report.saved_to)
+        render_run(
+            report.results, console, verbose=verbose, path=report.saved_to, confidence=confidence
+        )
         if output is not None and report.saved_to is not None and report.save_error is None:
             console.print(f"A copy was saved to {output}", soft_wrap=True, markup=False)
     except BrokenPipeError:

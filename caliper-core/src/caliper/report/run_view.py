@@ -24,6 +24,7 @@ from caliper.results.models import (
     TaskResult,
 )
 from caliper.results.scoring import RunScore, TaskScore, TaskStatus, UsageTotals, score_run
+from caliper.results.stats import DEFAULT_CONFIDENCE
 
 # Below this many columns the task table is laid out compactly (see ``task_table``).
 NARROW_WIDTH = 110
@@ -325,10 +326,16 @@ def task_panel(task: TaskResult, score: TaskScore, width: int | None = None) -> 
 
 
 def render_run(
-    results: RunResults, console: Console, *, verbose: bool = False, path: Path | None = None
+    results: RunResults,
+    console: Console,
+    *,
+    verbose: bool = False,
+    path: Path | None = None,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> None:
-    """Print the whole report of ``results`` to ``console``; ``path`` is where it was saved."""
-    run = score_run(results)
+    """Print the whole report of ``results`` to ``console``; ``path`` is where it was saved;
+    intervals are at ``confidence``."""
+    run = score_run(results, confidence)
     _header(results.meta, console)
     console.print()
     if results.tasks:

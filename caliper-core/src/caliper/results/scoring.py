@@ -10,7 +10,9 @@ The rules, in short (``docs/results.md`` has the long form):
   ``not_checked`` (a trigger probe with nothing to grade) is neither;
 * a task's score is successes / usable attempts, ``None`` when nothing was usable;
 * the run's score is the mean of task scores, skipping tasks whose score is ``None``;
-* activation is scored apart from success, over attempts whose ``activation_passed`` is set.
+* activation is scored apart from success, over attempts whose ``activation_passed`` is set;
+* every rate carries a confidence interval at the level asked for (``confidence``), derived
+  here and never stored (``caliper.results.stats`` has the methods).
 """
 
 from __future__ import annotations
@@ -22,6 +24,14 @@ import attrs
 
 from caliper.attempt import Usage
 from caliper.results.models import AttemptRecord, Outcome, RunResults, TaskResult
+from caliper.results.stats import (
+    DEFAULT_CONFIDENCE,
+    Interval,
+    check_confidence,
+    interval_data,
+    mean_rate_interval,
+    wilson_interval,
+)
 
 
 class TaskStatus(str, enum.Enum):
@@ -67,7 +77,12 @@ class UsageTotals:
 
 @attrs.frozen
 class TaskScore:
-    """The derived numbers of one task."""
+    """The derived numbers of one task.
+
+    ``score_interval`` is the Wilson interval of ``successes / usable`` and
+    ``activation_interval`` that of ``activation_successes / activation_usable``, both at
+    ``confidence``; ``None`` when the rate has no attempts to rest on.
+    """
 
     name: str
     k: int
@@ -87,6 +102,9 @@ class TaskScore:
     activation_successes: int
     activation_score: float | None
     usage: UsageTotals
+    score_interval: Interval | None = None
+    activation_interval: Interval | None = None
+    confidence: float = DEFAULT_CONFIDENCE
 
 
 @attrs.frozen
@@ -95,7 +113,9 @@ class SkillActivation:
 
     Counted over observed attempts (``activated`` known) of tasks that assert ``activates:``.
     ``expected``: attempts whose task expects the skill; ``fired``: attempts where it loaded;
-    ``hits``: both. ``recall = hits / expected``, ``precision = hits / fired``.
+    ``hits``: both. ``recall = hits / expected``, ``precision = hits / fired``;
+    ``recall_interval`` / ``precision_interval`` are their Wilson intervals (``None`` when
+    the divisor is 0).
     """
 
     skill: str
@@ -103,6 +123,8 @@ class SkillActivation:
     fired: int
     hits: int
     ablated: bool = False
+    recall_interval: Interval | None = None
+    precision_interval: Interval | None = None
 
     @property
     def recall(self) -> float | None:
@@ -115,7 +137,13 @@ class SkillActivation:
 
 @attrs.frozen
 class RunScore:
-    """The derived numbers of a whole run."""
+    """The derived numbers of a whole run.
+
+    ``score_interval`` is the interval of ``score`` (a mean of task rates: see
+    :func:`caliper.results.stats.mean_rate_interval`, which counts both each task's binomial
+    noise and the spread between tasks); ``activation_interval`` the same for
+    ``avg_activation_score``. Both at ``confidence``.
+    """
 
     tasks: list[TaskScore]
     score: float | None
@@ -126,6 +154,9 @@ class RunScore:
     activation_tasks: int
     activation_per_skill: list[SkillActivation]
     usage: UsageTotals
+    score_interval: Interval | None = None
+    activation_interval: Interval | None = None
+    confidence: float = DEFAULT_CONFIDENCE
 
     @property
     def asserts_activation(self) -> bool:
@@ -231,8 +262,9 @@ def _status(task: TaskResult, usable: int, successes: int, not_checked: int) -> 
     return TaskStatus.PARTIAL if successes else TaskStatus.FAIL
 
 
-def score_task(task: TaskResult) -> TaskScore:
-    """The derived numbers of one task."""
+def score_task(task: TaskResult, confidence: float = DEFAULT_CONFIDENCE) -> TaskScore:
+    """The derived numbers of one task, intervals at ``confidence``."""
+    check_confidence(confidence)
     attempts = task.attempts
     usable = sum(1 for a in attempts if a.outcome.usable)
     successes = sum(1 for a in attempts if a.outcome is Outcome.PASS)
@@ -261,6 +293,9 @@ def score_task(task: TaskResult) -> TaskScore:
         activation_successes=act_successes,
         activation_score=rate(act_successes, act_usable),
         usage=usage_totals(attempts),
+        score_interval=wilson_interval(successes, usable, confidence),
+        activation_interval=wilson_interval(act_successes, act_usable, confidence),
+        confidence=confidence,
     )
 
 
@@ -268,7 +303,9 @@ def score_task(task: TaskResult) -> TaskScore:
 _UNOBSERVED = (Outcome.INFRA_ERROR, Outcome.TIMEOUT)
 
 
-def activation_scoreboard(results: RunResults) -> list[SkillActivation]:
+def activation_scoreboard(
+    results: RunResults, confidence: float = DEFAULT_CONFIDENCE
+) -> list[SkillActivation]:
     """Recall and precision per declared skill (see :class:`SkillActivation`)."""
     ablated = set(results.meta.ablated)
     names: list[str] = [s.name for s in results.meta.skill_snapshots]
@@ -293,13 +330,23 @@ def activation_scoreboard(results: RunResults) -> list[SkillActivation]:
                 expected += wanted
                 fired += loaded
                 hits += wanted and loaded
-        board.append(SkillActivation(name, expected, fired, hits, ablated=name in ablated))
+        board.append(
+            SkillActivation(
+                name,
+                expected,
+                fired,
+                hits,
+                ablated=name in ablated,
+                recall_interval=wilson_interval(hits, expected, confidence),
+                precision_interval=wilson_interval(hits, fired, confidence),
+            )
+        )
     return board
 
 
-def score_run(results: RunResults) -> RunScore:
-    """The derived numbers of a whole run."""
-    tasks = [score_task(t) for t in results.tasks]
+def score_run(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> RunScore:
+    """The derived numbers of a whole run, intervals at ``confidence``."""
+    tasks = [score_task(t, confidence) for t in results.tasks]
     activation_tasks = [t for t in tasks if t.activation_score is not None]
     return RunScore(
         tasks=tasks,
@@ -309,8 +356,13 @@ def score_run(results: RunResults) -> RunScore:
         not_checked=sum(t.not_checked for t in tasks),
         avg_activation_score=mean(t.activation_score for t in activation_tasks),
         activation_tasks=len(activation_tasks),
-        activation_per_skill=activation_scoreboard(results),
+        activation_per_skill=activation_scoreboard(results, confidence),
         usage=usage_totals(a for t in results.tasks for a in t.attempts),
+        score_interval=mean_rate_interval([(t.successes, t.usable) for t in tasks], confidence),
+        activation_interval=mean_rate_interval(
+            [(t.activation_successes, t.activation_usable) for t in activation_tasks], confidence
+        ),
+        confidence=confidence,
     )
 
 
@@ -327,18 +379,28 @@ def scores_data(run: RunScore) -> dict:
         row = attrs.asdict(task, recurse=False)
         row["status"] = task.status.value
         row["usage"] = _usage_data(task.usage)
+        row["score_interval"] = interval_data(task.score_interval)
+        row["activation_interval"] = interval_data(task.activation_interval)
         tasks.append(row)
     skills = []
     for skill in run.activation_per_skill:
-        row = attrs.asdict(skill)
-        row.update(recall=skill.recall, precision=skill.precision)
+        row = attrs.asdict(skill, recurse=False)
+        row.update(
+            recall=skill.recall,
+            precision=skill.precision,
+            recall_interval=interval_data(skill.recall_interval),
+            precision_interval=interval_data(skill.precision_interval),
+        )
         skills.append(row)
     return {
+        "confidence": run.confidence,
         "score": run.score,
+        "score_interval": interval_data(run.score_interval),
         "scored_tasks": run.scored_tasks,
         "unusable": run.unusable,
         "not_checked": run.not_checked,
         "avg_activation_score": run.avg_activation_score,
+        "activation_interval": interval_data(run.activation_interval),
         "activation_tasks": run.activation_tasks,
         "activation_per_skill": skills,
         "tasks": tasks,

@@ -11,11 +11,11 @@ from caliper.errors import UsageError
 from caliper.results.models import RunResults
 
 
-def run_html(results: RunResults, path: Path | None) -> str:
-    """The run page of ``results`` (read from ``path``)."""
+def run_html(results: RunResults, path: Path | None, confidence: float) -> str:
+    """The run page of ``results`` (read from ``path``), intervals at ``confidence``."""
     from caliper.report.html.pages import run_page
 
-    return run_page(results, source=str(path) if path else None)
+    return run_page(results, source=str(path) if path else None, confidence=confidence)
 
 
 def write_page(text: str, output: Path) -> None:

@@ -5,14 +5,18 @@ from __future__ import annotations
 from caliper.report.html.env import render
 from caliper.report.html.run_data import meta_line, run_view
 from caliper.results.models import RunResults
+from caliper.results.stats import DEFAULT_CONFIDENCE
 
 
-def run_page(results: RunResults, *, source: str | None = None) -> str:
+def run_page(
+    results: RunResults, *, source: str | None = None, confidence: float = DEFAULT_CONFIDENCE
+) -> str:
     """The report of one saved run as one self-contained HTML document.
 
-    ``source`` is where the run was read from (shown in the footer).
+    ``source`` is where the run was read from (shown in the footer); intervals are at
+    ``confidence``.
     """
-    view = run_view(results)
+    view = run_view(results, confidence)
     return render("run.html.j2", title=meta_line(results.meta), view=view, source=source)
 
 

@@ -12,10 +12,10 @@ from typing import Any
 import attrs
 
 from caliper.report import fmt
-from caliper.report.html.intervals import rate_interval
 from caliper.results.compare import ablated_names
 from caliper.results.models import AttemptRecord, Outcome, RunMeta, RunResults, TaskResult
 from caliper.results.scoring import RunScore, TaskScore, score_run
+from caliper.results.stats import DEFAULT_CONFIDENCE, interval_data
 
 OUTCOME_LABELS = {
     Outcome.PASS: "pass",
@@ -44,6 +44,7 @@ def _summary(results: RunResults, run: RunScore) -> dict[str, Any]:
     successes = sum(t.successes for t in run.tasks)
     act_usable = sum(t.activation_usable for t in run.tasks)
     act_successes = sum(t.activation_successes for t in run.tasks)
+    interval = run.score_interval
     usage = run.usage
     return {
         "spec_name": meta.spec_name,
@@ -73,12 +74,14 @@ def _summary(results: RunResults, run: RunScore) -> dict[str, Any]:
         "scored_tasks": run.scored_tasks,
         "tasks": len(results.tasks),
         "pooled": {"successes": successes, "usable": usable},
-        "score_interval": rate_interval(successes, usable),
+        "score_interval": interval_data(run.score_interval),
+        "confidence": run.confidence,
+        "interval_method": interval.method if interval else None,
         "activation": run.avg_activation_score,
         "activation_text": fmt.pct(run.avg_activation_score),
         "activation_tasks": run.activation_tasks,
         "activation_pooled": {"successes": act_successes, "usable": act_usable},
-        "activation_interval": rate_interval(act_successes, act_usable),
+        "activation_interval": interval_data(run.activation_interval),
         "asserts_activation": run.asserts_activation,
         "tokens_in": fmt.tokens(usage.tokens_in),
         "tokens_out": fmt.tokens(usage.tokens_out),
@@ -204,10 +207,10 @@ def _task_row(index: int, task: TaskResult, score: TaskScore) -> dict[str, Any]:
         "usable": score.usable,
         "score": score.score,
         "score_text": fmt.pct(score.score),
-        "interval": rate_interval(score.successes, score.usable),
+        "interval": interval_data(score.score_interval),
         "activation": score.activation_score,
         "activation_text": fmt.pct(score.activation_score),
-        "activation_interval": rate_interval(score.activation_successes, score.activation_usable),
+        "activation_interval": interval_data(score.activation_interval),
         "expected": task.activation_expected,
         "tokens": score.usage.total_tokens,
         "tokens_text": fmt.tokens(score.usage.total_tokens),
@@ -228,10 +231,10 @@ def _scoreboard(run: RunScore) -> list[dict[str, Any]]:
             "hits": s.hits,
             "recall": s.recall,
             "recall_text": fmt.pct(s.recall),
-            "recall_interval": rate_interval(s.hits, s.expected),
+            "recall_interval": interval_data(s.recall_interval),
             "precision": s.precision,
             "precision_text": fmt.pct(s.precision),
-            "precision_interval": rate_interval(s.hits, s.fired),
+            "precision_interval": interval_data(s.precision_interval),
         }
         for s in run.activation_per_skill
     ]
@@ -258,9 +261,12 @@ def _confusion(results: RunResults, skills: list[str]) -> list[dict[str, Any]]:
     return rows
 
 
-def run_view(results: RunResults) -> dict[str, Any]:
-    """The whole run page as data: summary, task rows, scoreboard, confusion, attempt details."""
-    run = score_run(results)
+def run_view(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> dict[str, Any]:
+    """The whole run page as data: summary, task rows, scoreboard, confusion, attempt details.
+
+    Every interval is the one :mod:`caliper.results.scoring` derives, at ``confidence``.
+    """
+    run = score_run(results, confidence)
     rows = [
         _task_row(i, t, s) for i, (t, s) in enumerate(zip(results.tasks, run.tasks, strict=True))
     ]
