@@ -24,12 +24,19 @@ class RegressionFound(CaliperError):
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "html"]),
     default="text",
     show_default=True,
-    help="text: a before → after table; json: the full comparison for scripts.",
+    help="text: a before → after table; json: the full comparison for scripts; html: a "
+    "self-contained page (to stdout, or to -o FILE).",
 )
-def command(before: str, after: str, output_format: str) -> None:
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --format html: write the page to FILE instead of stdout.",
+)
+def command(before: str, after: str, output_format: str, output: Path | None) -> None:
     """Diff two saved runs of the same spec, task by task (BEFORE → AFTER).
 
     Each of BEFORE and AFTER is a results JSON file, a spec file or a spec name (the spec's
@@ -42,17 +49,21 @@ def command(before: str, after: str, output_format: str) -> None:
       caliper compare RUN-A.json RUN-B.json
       caliper list my-skill          # find the ablated (control) run's file
       caliper compare CONTROL.json my-skill --format json
+      caliper compare RUN-A.json RUN-B.json --format html -o compare.html
 
     \b
     Exit codes:
       0  no task regressed
       1  at least one task regressed
-      2  usage error: a run was not found or not readable, or both sides are the same run
+      2  usage error: a run was not found or not readable, or both sides are the same run,
+         or -o FILE cannot be written
     """
     from caliper.errors import UsageError
     from caliper.results.compare import compare_runs, comparison_data, same_run
     from caliper.results.store import load_run, resolve_run_ref
 
+    if output is not None and output_format != "html":
+        raise UsageError("-o/--output is for --format html.", hint="Add --format html.")
     cwd = Path.cwd()
     a_path = resolve_run_ref(before, cwd=cwd)
     b_path = resolve_run_ref(after, cwd=cwd)
@@ -68,7 +79,12 @@ def command(before: str, after: str, output_format: str) -> None:
             hint="Name two different runs: `caliper list SPEC` shows their results files.",
         )
     comparison = compare_runs(a, b, a_path=str(a_path), b_path=str(b_path))
-    if output_format == "json":
+    if output_format == "html":
+        from caliper.report.html import compare_page
+        from caliper.report.html.output import emit_page
+
+        emit_page(compare_page(a, b, comparison), output)
+    elif output_format == "json":
         click.echo(json.dumps(comparison_data(comparison), indent=2, ensure_ascii=False))
     else:
         from caliper.report import make_console

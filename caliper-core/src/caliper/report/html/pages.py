@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from caliper.report.html.compare_data import compare_view
 from caliper.report.html.env import render
 from caliper.report.html.run_data import meta_line, run_view
+from caliper.results.compare import RunComparison
 from caliper.results.models import RunResults
 from caliper.results.stats import DEFAULT_CONFIDENCE
 
@@ -20,9 +22,17 @@ def run_page(
     return render("run.html.j2", title=meta_line(results.meta), view=view, source=source)
 
 
-def compare_page(*args, **kwargs) -> str:  # replaced below once written
-    """Placeholder."""
-    raise NotImplementedError
+def compare_page(
+    a: RunResults,
+    b: RunResults,
+    comparison: RunComparison,
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> str:
+    """Two runs side by side per task: both scores with intervals, Δ with its interval, the
+    significance figures the comparison carries, and an engine matrix when engines differ."""
+    view = compare_view(a, b, comparison, confidence)
+    return render("compare.html.j2", title=f"{comparison.spec_name}: {comparison.title}", view=view)
 
 
 def history_page(*args, **kwargs) -> str:  # replaced below once written
