@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("caliper.commands.report", "Show a saved run again."),
     "list": ("caliper.commands.list_runs", "List specs and their saved runs."),
     "compare": ("caliper.commands.compare", "Diff two saved runs task by task."),
+    "history": ("caliper.commands.history", "A spec's score and activation over its runs."),
     "plugins": ("caliper.commands.plugins", "List installed plugins and agent CLIs."),
     "update-cli": ("caliper.commands.update_cli", "Check or update the agent CLIs."),
 }

@@ -3,11 +3,20 @@
 Every page is one file with its CSS, JavaScript and charts inline (no network), rendered by
 Jinja2 with autoescaping on. Attempt details travel as JSON inside
 ``<script type="application/json">`` and are turned into DOM only when a person opens them.
-Import this package lazily: it pulls in Jinja2.
+The page functions live in :mod:`caliper.report.html.pages`; importing this package alone
+imports nothing heavy (Jinja2 loads with ``pages``).
 """
 
 from __future__ import annotations
 
-from caliper.report.html.pages import compare_page, history_page, run_page
+from typing import Any
 
 __all__ = ["compare_page", "history_page", "run_page"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from caliper.report.html import pages
+
+        return getattr(pages, name)
+    raise AttributeError(name)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from caliper.report.html.compare_data import compare_view
 from caliper.report.html.env import render
 from caliper.report.html.run_data import meta_line, run_view
@@ -35,6 +37,36 @@ def compare_page(
     return render("compare.html.j2", title=f"{comparison.spec_name}: {comparison.title}", view=view)
 
 
-def history_page(*args, **kwargs) -> str:  # replaced below once written
-    """Placeholder."""
-    raise NotImplementedError
+def history_page(
+    spec: str,
+    rows: list[dict[str, Any]],
+    links: dict[str, str],
+    matrix: dict[str, Any] | None,
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> str:
+    """A spec's runs over time: score and activation charts with interval bands (a colour per
+    engine, hollow dots for ablated runs, each dot a link to ``links[run_id]``), the runs
+    table and, when there are several engines or ablations, the matrix of their latest runs.
+
+    ``rows`` are :func:`caliper.commands.history.history_rows`, oldest first.
+    """
+    from caliper.report.html import history_data
+
+    readable = [r for r in rows if "error" not in r]
+    return render(
+        "history.html.j2",
+        title=f"{spec}: history",
+        spec=spec,
+        runs=len(rows),
+        score_chart=history_data.chart(rows, "score", links, "score over runs"),
+        activation_chart=(
+            history_data.chart(rows, "activation", links, "activation over runs")
+            if any(r["activation"] is not None for r in readable)
+            else None
+        ),
+        colours=history_data.engine_colours(rows),
+        table=history_data.table_rows(rows, links),
+        matrix=matrix,
+        confidence=confidence,
+    )

@@ -10,6 +10,7 @@ through :func:`html.escape`, so a label can never become markup.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 
 import attrs
@@ -19,6 +20,7 @@ PASS_COLOUR = "#2e7d32"
 BAND_COLOUR = "#90caf9"
 LINE_COLOUR = "#1565c0"
 GRID_COLOUR = "#d0d7de"
+MAX_X_LABELS = 8
 
 
 def _num(value: float) -> str:
@@ -84,6 +86,7 @@ class ChartPoint:
     href: str | None = None
     colour: str = LINE_COLOUR
     hollow: bool = False
+    label: str = ""
 
 
 def _band_path(coords: Sequence[tuple[float, float, float]]) -> str:
@@ -101,7 +104,7 @@ def time_chart(
 
     Runs without a rate get no dot; the band and the line break around them.
     """
-    pad_left, pad_right, pad_top, pad_bottom = 40, 12, 10, 20
+    pad_left, pad_right, pad_top, pad_bottom = 40, 40, 10, 22
     inner_w = width - pad_left - pad_right
     inner_h = height - pad_top - pad_bottom
     n = len(points)
@@ -125,6 +128,13 @@ def time_chart(
             f'<text x="{pad_left - 6}" y="{y}" dy="4" text-anchor="end" '
             f'font-size="11">{int(tick * 100)}%</text>'
         )
+    every = max(1, math.ceil(n / MAX_X_LABELS))
+    for i, point in enumerate(points):
+        if point.label and i % every == 0:
+            parts.append(
+                f'<text class="x-label" x="{_num(x_of(i))}" y="{height - 4}" '
+                f'text-anchor="middle" font-size="10">{esc(point.label)}</text>'
+            )
     segments: list[list[int]] = [[]]
     for i, point in enumerate(points):
         if point.value is None:
