@@ -50,6 +50,21 @@ def history_rows(entries, confidence: float) -> list[dict]:
     return rows
 
 
+SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: list[float | None]) -> str:
+    """A terminal sparkline of rates in ``[0, 1]`` (``·`` where a run has no rate)."""
+    out = []
+    for value in values:
+        if value is None:
+            out.append("·")
+        else:
+            level = max(0.0, min(1.0, value))
+            out.append(SPARK_BLOCKS[round(level * (len(SPARK_BLOCKS) - 1))])
+    return "".join(out)
+
+
 def _interval(data: dict | None) -> str:
     return "" if not data else f"[{data['low'] * 100:.0f}–{data['high'] * 100:.0f}%]"
 
@@ -60,8 +75,6 @@ def _pct(value: float | None) -> str:
 
 def render_text(spec: str, rows: list[dict]) -> str:
     """The terminal form: sparklines of score and activation, then one line per run."""
-    from caliper.report.html.svg import sparkline  # plain Python: no Jinja2 behind it
-
     good = [r for r in rows if "error" not in r]
     lines = [
         f"{spec}: {len(rows)} saved run(s), oldest first",

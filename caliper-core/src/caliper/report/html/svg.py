@@ -176,17 +176,3 @@ def time_chart(
         parts.append(dot)
     parts.append("</svg>")
     return Markup("".join(parts))
-
-
-SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
-
-
-def sparkline(values: Sequence[float | None]) -> str:
-    """A terminal sparkline of rates in ``[0, 1]`` (``·`` where a run has no rate)."""
-    out = []
-    for value in values:
-        if value is None:
-            out.append("·")
-        else:
-            out.append(SPARK_BLOCKS[round(_clamp(value) * (len(SPARK_BLOCKS) - 1))])
-    return "".join(out)
