@@ -47,13 +47,13 @@ def planted_page(tmp_path_factory, browser):
     return browser, out
 
 
-def _assert_nothing_ran(browser) -> None:
+def _assert_nothing_ran(browser, scripts=("application/json", "")) -> None:
     driver = browser.driver
     assert browser.alert_text() is None, "an alert was raised"
     assert driver.find_elements(By.CSS_SELECTOR, "img") == [], "an <img> was injected"
     assert driver.find_elements(By.CSS_SELECTOR, "textarea") == []
-    scripts = driver.find_elements(By.TAG_NAME, "script")
-    assert [s.get_attribute("type") or "" for s in scripts] == ["application/json", ""]
+    found = driver.find_elements(By.TAG_NAME, "script")
+    assert [s.get_attribute("type") or "" for s in found] == list(scripts)
     assert browser.console_errors() == []
 
 
@@ -94,3 +94,37 @@ def test_the_json_blob_cannot_end_its_script_element(planted_page):
     assert "\\u003c/script\\u003e" in blob
     # only our own two script elements exist in the source
     assert html.count("<script") == 2 and html.count("</script>") == 2
+
+
+def test_compare_and_history_pages_show_payloads_literally(tmp_path, browser):
+    """Task names, engine names and skill names reach the compare page, the engine matrix
+    and the history charts' tooltips: none of them runs."""
+    folder = tmp_path / ".caliper" / "results" / "planted"
+    before = planted_run()
+    before.meta.run_id = "2026-11-29T10-00-00Z"
+    before.meta.model = f"model {PAYLOAD}"
+    before.meta.ablated = [f"skill {PAYLOAD}"]
+    a = save(before, folder)
+    b = save(planted_run(), folder)
+    out = tmp_path / "compare.html"
+    done = caliper("compare", str(a), str(b), "--format", "html", "-o", str(out), cwd=tmp_path)
+    assert done.returncode in (0, 1), done.stderr
+    browser.open(out)
+    driver = browser.driver
+    _assert_nothing_ran(browser, scripts=[""])
+    assert driver.find_element(By.CSS_SELECTOR, "#compare-tasks td.name").text == (
+        f"Task {PAYLOAD}"
+    )
+    assert f"model {PAYLOAD}" in driver.find_element(By.ID, "a-label").text
+    assert f"Task {PAYLOAD}" in driver.find_element(By.ID, "matrix").text
+
+    page = tmp_path / "history.html"
+    done = caliper("history", "planted", "--format", "html", "-o", str(page), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    browser.open(page)
+    _assert_nothing_ran(browser, scripts=[""])
+    titles = driver.execute_script(
+        "return Array.from(document.querySelectorAll('circle.dot title')).map(t => t.textContent)"
+    )
+    assert any(f"model {PAYLOAD}" in t for t in titles), titles
+    assert f"Task {PAYLOAD}" in driver.find_element(By.ID, "matrix").text
