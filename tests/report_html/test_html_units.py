@@ -99,6 +99,8 @@ def _modules_after(args: list[str], cwd: Path) -> set[str]:
         ["report", "--help"],
         ["history", "demo"],
         ["history", "demo", "--format", "json"],
+        ["report", "demo"],
+        ["report", "demo", "--format", "json"],
     ],
     ids=" ".join,
 )
