@@ -24,8 +24,10 @@ def test_tasks_match_by_name_whatever_the_order():
     assert comparison.only_in_b == ["new"]
     one, two = rows(comparison)["one"], rows(comparison)["two"]
     assert one.delta == pytest.approx(2 / 3) and not one.regression
-    assert two.delta == pytest.approx(-1 / 3) and two.regression
-    assert comparison.has_regression
+    # 3/3 -> 2/3 is a drop, but one noise explains (Fisher p = 1): never a regression
+    assert two.delta == pytest.approx(-1 / 3) and not two.regression
+    assert two.verdict == "not significant"
+    assert not comparison.has_regression
     assert one.a_outcomes == ["pass", "task_fail", "task_fail"]
 
 
@@ -57,13 +59,22 @@ def test_equal_scores_are_not_a_regression():
 
 
 def test_activation_regression_is_kept_apart():
-    a = run([task("x", [P, P], expected=["my-skill"], activated=[["my-skill"], ["my-skill"]])])
-    b = run([task("x", [P, P], expected=["my-skill"], activated=[["my-skill"], []])], run_id="b")
+    # activation 10/10 -> 0/10 (Fisher p ~ 1e-5) while success stays 10/10
+    a = run([task("x", [P] * 10, expected=["my-skill"], activated=[["my-skill"]] * 10)])
+    b = run([task("x", [P] * 10, expected=["my-skill"], activated=[[]] * 10)], run_id="b")
     comparison = compare_runs(a, b)
     x = comparison.tasks[0]
-    assert x.activation_delta == -0.5 and x.activation_regression
+    assert x.activation_delta == -1.0 and x.activation_regression
     assert comparison.has_activation_regression
     assert not comparison.has_regression
+
+
+def test_a_small_activation_drop_is_not_significant():
+    a = run([task("x", [P, P], expected=["my-skill"], activated=[["my-skill"], ["my-skill"]])])
+    b = run([task("x", [P, P], expected=["my-skill"], activated=[["my-skill"], []])], run_id="b")
+    x = compare_runs(a, b).tasks[0]
+    assert x.activation_delta == -0.5 and not x.activation_regression
+    assert x.activation_verdict == "not significant"
 
 
 def test_usage_deltas_are_reported_but_never_regressions():
@@ -157,8 +168,8 @@ def test_trigger_only_tasks_compare_on_activation():
 
 
 def test_json_form_has_every_block():
-    a = run([task("x", [P]), task("only-a", [P])])
-    b = run([task("x", [F])], run_id="b")
+    a = run([task("x", [P] * 10), task("only-a", [P])])
+    b = run([task("x", [F] * 10)], run_id="b")
     data = json.loads(json.dumps(comparison_data(compare_runs(a, b, a_path="A", b_path="B"))))
     assert data["has_regression"] is True
     assert data["has_activation_regression"] is False
@@ -167,3 +178,85 @@ def test_json_form_has_every_block():
     assert data["a_path"] == "A"
     assert "total_tokens" in data["a_usage"]
     assert {"warnings", "skill_drift", "usage"} <= set(data)
+
+
+def test_an_overall_drop_can_be_supported_when_no_single_task_is():
+    # five tasks 5/5 -> 3/5: each task alone is noise (Fisher p = 0.44), the run is not
+    a = run([task(f"t{i}", [P] * 5) for i in range(5)])
+    b = run([task(f"t{i}", [P, P, P, F, F]) for i in range(5)], run_id="b")
+    comparison = compare_runs(a, b)
+    assert all(t.verdict == "not significant" for t in comparison.tasks)
+    assert comparison.tasks[0].p_value == pytest.approx(0.4444, abs=1e-4)
+    assert comparison.overall_verdict == "regressed" and comparison.overall_regression
+    assert comparison.has_regression
+    assert comparison.delta == pytest.approx(-0.4)
+    assert comparison.delta_interval.high < 0
+
+
+def test_holm_adjusts_over_tasks_and_the_whole_run():
+    a = run([task("a", [P] * 10), task("b", [P] * 10), task("c", [P] * 10)])
+    b = run([task("a", [F] * 10), task("b", [P] * 10), task("c", [P] * 9 + [F])], run_id="b")
+    comparison = compare_runs(a, b)
+    by_name = rows(comparison)
+    raw = [by_name[n].p_value for n in "abc"] + [comparison.p_value]
+    from caliper.results.significance import holm_adjust
+
+    assert [by_name[n].p_adjusted for n in "abc"] + [comparison.p_adjusted] == pytest.approx(
+        holm_adjust(raw)
+    )
+    assert by_name["a"].regression and not by_name["c"].regression
+    assert comparison.correction == "holm" and comparison.alpha == pytest.approx(0.05)
+
+
+def test_a_lower_confidence_calls_more_changes():
+    a = run([task("x", [P] * 6)])
+    b = run([task("x", [P, P, F, F, F, F])], run_id="b")  # Fisher p = 0.061
+    assert not compare_runs(a, b).has_regression
+    assert compare_runs(a, b, confidence=0.9).has_regression
+
+
+def test_sides_that_are_partial_or_never_started_make_a_pair_not_comparable():
+    good = run([task("x", [P, P, P])])
+    partial = run([task("x", [P])], run_id="b", partial=True, stop_reason="interrupted (Ctrl-C)")
+    never = run(
+        [task("x", [INFRA])],
+        run_id="c",
+        partial=True,
+        stop_reason="the agent CLI cannot log in: not logged in",
+    )
+    empty = run([], run_id="d")
+    comparison = compare_runs(good, partial)
+    assert comparison.a_side.complete and comparison.b_side.state == "partial"
+    assert comparison.b_side.reason == "interrupted (Ctrl-C)"
+    assert not comparison.comparable
+    never_side = compare_runs(good, never).b_side
+    assert never_side.state == "never started" and "cannot log in" in never_side.reason
+    assert compare_runs(never, good).a_side.state == "never started"
+    assert compare_runs(good, empty).b_side.reason == "no attempt ran"
+    assert compare_runs(good, run([task("x", [P])], run_id="e")).comparable
+
+
+def test_ablation_pair_names_what_the_skill_adds():
+    skills = [snapshot("my-skill", ablated=True)]
+    a = run(
+        [task(f"t{i}", [F] * 8 + [P] * 2) for i in range(3)], skills=skills, ablated=["my-skill"]
+    )
+    b = run([task(f"t{i}", [P] * 8 + [F] * 2) for i in range(3)], run_id="b")
+    comparison = compare_runs(a, b)
+    assert comparison.ablation == "my-skill"
+    from caliper.report.compare_view import ablation_headline
+
+    headline = ablation_headline(comparison)
+    assert headline.startswith("my-skill adds +60 pts [+")
+    assert "p<0.001" in headline and "not significant" not in headline
+
+
+def test_sensitivity_says_what_the_pair_could_detect():
+    a = run([task(f"t{i}", [P, P, F]) for i in range(5)])
+    b = run([task(f"t{i}", [P, F, F]) for i in range(5)], run_id="b")
+    sens = compare_runs(a, b).sensitivity
+    assert sens.tasks == 5 and sens.tests == 6
+    assert sens.task_drop is None  # Fisher at k=3 cannot reject at all
+    assert 0.3 < sens.overall_drop < 0.67
+    assert sens.k_needed is not None and sens.k_needed > 3
+    assert sens.target_drop == pytest.approx(0.33)

@@ -148,3 +148,23 @@ def test_report_refuses_a_bad_confidence(tmp_path, bad):
     out = caliper("report", "demo", "--confidence", bad, cwd=project)
     assert out.returncode == 2
     assert "--confidence" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("bad", ["0", "1", "1.5", "nan"])
+def test_run_refuses_a_bad_confidence_before_anything_runs(tmp_path, bad):
+    out = caliper("run", "missing.eval.yaml", "--confidence", bad, cwd=tmp_path)
+    assert out.returncode == 2
+    assert "--confidence" in out.stderr and "strictly between 0 and 1" in out.stderr
+    assert "Traceback" not in out.stderr
+    assert not (tmp_path / ".caliper").exists()
+
+
+def test_report_text_shows_intervals_at_the_level_asked(tmp_path):
+    project = make_project(tmp_path)
+    first = ".caliper/results/demo/2026-11-30T18-01-33Z.json"
+    out = caliper("report", first, cwd=project)
+    assert "33.3% [6.1–79.2]" in out.stdout  # 1/3: Wilson 95% (R prop.test, correct=FALSE)
+    assert "95% intervals rest on 2–3 usable attempts per task" in out.stdout
+    out = caliper("report", first, "--confidence", "0.8", cwd=project)
+    assert out.returncode == 0, out.stderr
+    assert "80% intervals" in out.stdout and "33.3% [6.1–79.2]" not in out.stdout

@@ -104,19 +104,19 @@ def test_compare_report_reads_before_to_after():
     text = rendered(render_compare, compare_runs(a, b))
     assert "CALIPER  —  compare  —  demo" in text
     assert "without my-skill → full neighbourhood" in text
-    assert "33.3% → 100.0%" in text and "+66.7%" in text
+    assert "33.3% → 100.0%" in text and "+67 pts" in text
     assert "✓✗✗ → ✓✓✓" in text
-    assert "Δ (matched) +66.7% ↑" in text
+    assert "Δ +67 pts [" in text and "not significant" in text  # Fisher p = 0.4
     assert "Tokens  300K → 180K   Δ -40% (-120K)" in text
     assert "Wall    1m 0s → 42s   Δ -30% (-18s)" in text
     assert "No regression." in text
 
 
 def test_compare_report_flags_regressions_and_unmeasured_tasks():
-    a = run([task("x", [P, P]), task("y", [P]), task("only-before", [P])])
-    b = run([task("x", [P, F]), task("y", [INFRA])], run_id="b", k=5)
+    a = run([task("x", [P] * 10), task("y", [P]), task("only-before", [P])])
+    b = run([task("x", [F] * 10), task("y", [INFRA])], run_id="b", k=5)
     text = rendered(render_compare, compare_runs(a, b))
-    assert "-50.0%" in text
+    assert "−100 pts" in text
     assert "Regression in 1 task(s): x" in text
     assert "Not measured on both sides (left out of Δ): y" in text
     assert "Only in before: only-before" in text
@@ -150,3 +150,53 @@ def test_trigger_probes_are_not_called_unmeasured():
 def test_newer_schema_is_flagged():
     text = rendered(render_run, run([task("a", [P])], schema_version=99))
     assert "Saved by a newer caliper (schema 99)" in text
+
+
+def rendered_at(width: int, draw, *args, **kwargs) -> str:
+    console = Console(record=True, width=width, color_system=None)
+    draw(*args, console, **kwargs)
+    return console.export_text()
+
+
+def test_run_report_shows_intervals_beside_rates():
+    text = rendered(render_run, run([task("Two of three", [P, P, F]), task("All", [P, P, P])]))
+    # 2/3: Wilson 95% [20.77, 93.85] (R: prop.test(2, 3, correct=FALSE)$conf.int)
+    assert "66.7% [20.8–93.9]" in text
+    assert "100.0% [43.9–100]" in text  # 3/3: Wilson [43.85, 100]
+    assert "95% intervals rest on 3 usable attempts per task; the score on 2 tasks" in text
+
+
+def test_run_report_level_follows_the_confidence_asked():
+    text = rendered(render_run, run([task("Two of three", [P, P, F])]), confidence=0.9)
+    assert "90% intervals rest on 3 usable attempts per task" in text
+    assert "66.7% [20.8–93.9]" not in text
+
+
+def test_sample_line_names_the_range_of_attempts_and_unmeasured_tasks():
+    results = run([task("a", [P, F]), task("b", [P, P, P]), task("c", [INFRA])])
+    text = rendered(render_run, results)
+    assert "95% intervals rest on 2–3 usable attempts per task; the score on 2 of 3 tasks" in text
+
+
+def test_intervals_on_the_activation_board_and_the_score_line():
+    text = rendered(render_run, sample_run())
+    line = next(row for row in text.splitlines() if row.lstrip().startswith("Score"))
+    assert "66.7% [" in line
+    board = text.split("Activation")[-1]
+    # my-skill: 2 of 3 expected attempts loaded it (recall), 2 of 2 loads wanted (precision)
+    assert "66.7% [20.8–93.9]" in board and "100.0% [34.2–100]" in board
+
+
+def test_narrow_report_stacks_intervals_and_fits_80_columns():
+    long = "A task whose name is long enough to need wrapping on a narrow terminal"
+    results = run(
+        [
+            task(long, [P, P, F], expected=["my-skill"], activated=[["my-skill"]] * 3),
+            task("Config file", [P, INFRA, F]),
+        ]
+    )
+    text = rendered_at(80, render_run, results)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "…" not in text
+    assert "[21–94]" in text  # 2/3, whole percents under the rate
+    assert "66.7%" in text

@@ -54,6 +54,9 @@ def test_side_by_side_with_delta_and_interval(compared):
     config = driver.find_element(By.CSS_SELECTOR, '#compare-tasks tr[data-name="Config file"]')
     assert cells(config)[5] == "+50.0%"
     assert driver.find_element(By.ID, "delta").text == "+27.8%"
+    # 1/3 → 2/3 is no evidence of change: Fisher's exact p = 1.0 for [[1, 2], [2, 1]]
+    assert row.find_element(By.CSS_SELECTOR, ".verdict-tag").text == "not significant"
+    assert row.find_element(By.CSS_SELECTOR, "td.p").text.startswith("1.000")
     warnings = driver.find_element(By.ID, "warnings").text
     assert "ablation differs" in warnings
     assert driver.find_elements(By.ID, "matrix") == []  # same engine: no matrix
@@ -91,15 +94,24 @@ def test_different_engines_get_a_matrix(tmp_path, browser):
     print(f"screenshot: {browser.screenshot('compare-matrix')}")
 
 
-def test_a_regression_still_writes_the_page_and_exits_1(tmp_path):
+def test_a_supported_regression_shows_p_and_verdict_and_exits_1(tmp_path, browser):
     results = tmp_path / ".caliper" / "results" / "demo"
-    a = save(demo_run(run_id="2026-11-30T16-00-00Z"), results)
-    b = save(_before(), results)
+    a = save(
+        run([task("Writes a commit", [P] * 8 + [F] * 2)], run_id="2026-11-30T16-00-00Z"), results
+    )
+    b = save(run([task("Writes a commit", [P] * 2 + [F] * 8)]), results)
     out = tmp_path / "worse.html"
     done = caliper("compare", str(a), str(b), "--format", "html", "-o", str(out), cwd=tmp_path)
-    assert done.returncode == 1, done.stderr
-    assert "Regression" in done.stderr
-    assert 'class="cmp-row regression"' in out.read_text()
+    assert done.returncode == 1, done.stderr  # the page is written, then the gate fails
+    assert "noise" in done.stderr
+    browser.open(out)
+    row = browser.driver.find_element(By.CSS_SELECTOR, "tr.cmp-row")
+    assert "regression" in row.get_attribute("class")
+    # Fisher's exact test, two-sided, 8/10 vs 2/10: p = 0.02301 (R: fisher.test); one test,
+    # so Holm leaves it as it is
+    assert row.find_element(By.CSS_SELECTOR, "td.p").text == "0.023 (0.023)"
+    assert row.find_element(By.CSS_SELECTOR, ".verdict-tag").text == "regressed"
+    assert browser.console_errors() == []
 
 
 def test_output_needs_html(tmp_path):

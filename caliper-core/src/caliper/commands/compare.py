@@ -1,4 +1,4 @@
-"""``caliper compare``: diff two saved runs task by task; exit 1 on a regression."""
+"""``caliper compare``: diff two saved runs task by task, telling a real change from noise."""
 
 from __future__ import annotations
 
@@ -7,15 +7,24 @@ from pathlib import Path
 
 import click
 
+from caliper.commands.confidence import confidence_option
 from caliper.errors import CaliperError
 
 EXIT_REGRESSION = 1
+EXIT_NOT_COMPARABLE = 2
+FAIL_ON = ("score", "activation", "both")
 
 
 class RegressionFound(CaliperError):
-    """At least one task scored lower after than before (exit 1, for CI gates)."""
+    """A statistically supported drop (exit 1, for CI gates)."""
 
     exit_code = EXIT_REGRESSION
+
+
+class NotComparable(CaliperError):
+    """A side is partial or never started, and ``--allow-partial`` was not given (exit 2)."""
+
+    exit_code = EXIT_NOT_COMPARABLE
 
 
 @click.command(name="compare")
@@ -36,27 +45,63 @@ class RegressionFound(CaliperError):
     type=click.Path(dir_okay=False, path_type=Path),
     help="With --format html: write the page to FILE instead of stdout.",
 )
-def command(before: str, after: str, output_format: str, output: Path | None) -> None:
+@confidence_option
+@click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON),
+    default="score",
+    show_default=True,
+    help="Which supported regression exits 1: of the success score, of activation, or of either.",
+)
+@click.option(
+    "--allow-partial",
+    is_flag=True,
+    help="Compare even when a side is partial (stopped early) or never started; without "
+    "it such a pair is 'not comparable' (exit 2).",
+)
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Show every test (p before and after Holm's correction) and what the pair could "
+    "detect: the smallest drop at this k and the k a drop would need.",
+)
+def command(
+    before: str,
+    after: str,
+    output_format: str,
+    confidence: float,
+    fail_on: str,
+    allow_partial: bool,
+    explain: bool,
+    output: Path | None,
+) -> None:
     """Diff two saved runs of the same spec, task by task (BEFORE → AFTER).
 
     Each of BEFORE and AFTER is a results JSON file, a spec file or a spec name (the spec's
-    latest run). Tasks are matched by name; Δ is after − before. A task is a regression when
-    its success rate dropped and both sides had usable attempts. Token, wall-time and
-    activation changes are shown but never count as a regression.
+    latest run). Tasks are matched by name; Δ is after − before, in percentage points, with
+    its interval. A change counts only when a test supports it at the level (default 95%):
+    Fisher's exact test per task and a stratified test paired by task for the whole run,
+    Holm-corrected together. A task is regressed only when its drop is supported; any other
+    drop is shown as "not significant". Token and wall-time changes are shown, never tested.
+    The footer says how small a drop the pair could have detected.
 
     \b
     Examples:
       caliper compare RUN-A.json RUN-B.json
       caliper list my-skill          # find the ablated (control) run's file
-      caliper compare CONTROL.json my-skill --format json
+      caliper compare CONTROL.json my-skill --explain
+      caliper compare BASE.json my-skill --fail-on both --format json
       caliper compare RUN-A.json RUN-B.json --format html -o compare.html
 
     \b
     Exit codes:
-      0  no task regressed
-      1  at least one task regressed
-      2  usage error: a run was not found or not readable, or both sides are the same run,
-         or -o FILE cannot be written
+      0  no statistically supported regression (of what --fail-on names)
+      1  a supported regression: of the success score (default), of activation
+         with --fail-on activation, of either with --fail-on both
+      2  usage error: a run was not found or not readable, both sides are the
+         same run, a bad --confidence, an -o FILE that cannot be written; or the
+         runs are not comparable (a side is partial or never started) and
+         --allow-partial was not given
     """
     from caliper.errors import UsageError
     from caliper.results.compare import compare_runs, comparison_data, same_run
@@ -78,21 +123,59 @@ def command(before: str, after: str, output_format: str, output: Path | None) ->
             f"{a_path} and {b_path} hold the same run ({a.meta.spec_name} {a.meta.run_id}).",
             hint="Name two different runs: `caliper list SPEC` shows their results files.",
         )
-    comparison = compare_runs(a, b, a_path=str(a_path), b_path=str(b_path))
+    comparison = compare_runs(a, b, a_path=str(a_path), b_path=str(b_path), confidence=confidence)
     if output_format == "html":
         from caliper.report.html import compare_page
         from caliper.report.html.output import emit_page
 
-        emit_page(compare_page(a, b, comparison), output)
+        emit_page(compare_page(a, b, comparison, confidence=confidence), output)
     elif output_format == "json":
         click.echo(json.dumps(comparison_data(comparison), indent=2, ensure_ascii=False))
     else:
         from caliper.report import make_console
         from caliper.report.compare_view import render_compare
 
-        render_compare(comparison, make_console())
-    if comparison.has_regression:
+        render_compare(comparison, make_console(), explain=explain)
+    if not comparison.comparable and not allow_partial:
+        raise NotComparable(_not_comparable_message(comparison), hint=_hint(comparison))
+    _check_regressions(comparison, fail_on)
+
+
+def _not_comparable_message(comparison) -> str:
+    parts = []
+    for label, run_id, side in (
+        ("before", comparison.a_run_id, comparison.a_side),
+        ("after", comparison.b_run_id, comparison.b_side),
+    ):
+        if not side.complete:
+            reason = f" ({side.reason.rstrip('. ')})" if side.reason else ""
+            parts.append(f"the {label} run {run_id} {side.phrase}{reason}")
+    return "Not comparable: " + "; ".join(parts) + "."
+
+
+def _hint(comparison) -> str:
+    return (
+        "Re-run the spec to get a complete run (`caliper list SPEC` shows which runs are "
+        "partial), or pass --allow-partial to compare what finished."
+    )
+
+
+def _check_regressions(comparison, fail_on: str) -> None:
+    reasons = []
+    if fail_on in ("score", "both") and comparison.has_regression:
         names = [t.name for t in comparison.tasks if t.regression]
+        if names:
+            reasons.append(
+                f"{len(names)} task(s) dropped by more than noise explains: {', '.join(names)}"
+            )
+        if comparison.overall_regression and comparison.matched_measured > 1:
+            reasons.append("the whole run's score dropped by more than noise explains")
+    if fail_on in ("activation", "both") and comparison.has_activation_regression:
+        names = [t.name for t in comparison.tasks if t.activation_regression]
+        what = f" in {', '.join(names)}" if names else " over the run"
+        reasons.append(f"activation dropped{what} by more than noise explains")
+    if reasons:
+        level = f"{comparison.confidence * 100:g}%"
         raise RegressionFound(
-            f"Regression: {len(names)} task(s) scored lower after than before: {', '.join(names)}."
+            f"Regression (at {level}, Holm-corrected): " + "; ".join(reasons) + "."
         )

@@ -1,7 +1,9 @@
-"""The report of ``caliper compare``: before → after per task, then totals and warnings."""
+"""The report of ``caliper compare``: before → after per task with Δ, its interval and the
+test's verdict, then the whole run, costs, the verdict and what the pair could detect."""
 
 from __future__ import annotations
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.rule import Rule
@@ -9,19 +11,53 @@ from rich.table import Table
 from rich.text import Text
 
 from caliper.report import fmt
-from caliper.results.compare import RunComparison, TaskComparison
+from caliper.results.compare import (
+    IMPROVED,
+    NO_CHANGE,
+    NOT_SIGNIFICANT,
+    REGRESSED,
+    RunComparison,
+    SideState,
+    TaskComparison,
+)
 from caliper.results.scoring import TaskStatus
 
 EPSILON = 1e-9
 
+VERDICT_STYLE = {
+    REGRESSED: "bold red",
+    IMPROVED: "green",
+    NOT_SIGNIFICANT: "yellow",
+    NO_CHANGE: "dim",
+}
 
-def _delta_markup(delta: float | None, *, regression: bool) -> str:
+
+def _level(comparison: RunComparison) -> str:
+    return f"{comparison.confidence * 100:g}%"
+
+
+def _delta_markup(
+    delta: float | None, verdict: str, interval: str = "", *, stacked: bool = False
+) -> str:
     if delta is None:
         return fmt.DASH
-    text = fmt.signed_pct(delta)
-    if regression:
-        return f"[bold red]{text}[/bold red]"
-    return f"[green]{text}[/green]" if delta > EPSILON else text
+    text = fmt.signed_points(delta)
+    if verdict == REGRESSED:
+        text = f"[bold red]{text}[/bold red]"
+    elif verdict == IMPROVED:
+        text = f"[green]{text}[/green]"
+    if not interval:
+        return text
+    return f"{text}\n[dim]{interval}[/dim]" if stacked else f"{text} [dim]{interval}[/dim]"
+
+
+def _verdict_cell(verdict: str, p: float | None, *, stacked: bool = False) -> str:
+    if p is None:
+        return fmt.DASH
+    style = VERDICT_STYLE.get(verdict, "")
+    label = f"[{style}]{verdict}[/{style}]" if style else verdict
+    shown = fmt.p_value(p)
+    return f"{label}\n[dim]{shown}[/dim]" if stacked else f"{label} [dim]{shown}[/dim]"
 
 
 def _pair(a: float | None, b: float | None) -> str:
@@ -32,14 +68,21 @@ def _has_activation(comparison: RunComparison) -> bool:
     return any(t.a_activation is not None or t.b_activation is not None for t in comparison.tasks)
 
 
-def comparison_table(comparison: RunComparison) -> Table:
-    """One row per matched task."""
-    table = Table()
+def _narrow_table() -> Table:
+    return Table(box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1, 0, 0))
+
+
+def comparison_table(comparison: RunComparison, *, narrow: bool = False) -> Table:
+    """One row per matched task: before → after, Δ in points with its interval, the verdict
+    of its test with its Holm-adjusted p. ``narrow`` stacks each interval and p under its value and
+    leaves activation to the lines below the table."""
+    table = _narrow_table() if narrow else Table()
     # Only the task name wraps: before → after figures and glyph strips are never cut.
     table.add_column("Task", overflow="fold", min_width=12)
     table.add_column("success", justify="right", no_wrap=True)
     table.add_column("Δ", justify="right", no_wrap=True)
-    activation = _has_activation(comparison)
+    table.add_column("verdict", no_wrap=True)
+    activation = _has_activation(comparison) and not narrow
     if activation:
         table.add_column("activation", justify="right", no_wrap=True)
     table.add_column("attempts", no_wrap=True)
@@ -47,7 +90,13 @@ def comparison_table(comparison: RunComparison) -> Table:
         row = [
             escape(task.name),
             _pair(task.a_score, task.b_score),
-            _delta_markup(task.delta, regression=task.regression),
+            _delta_markup(
+                task.delta,
+                task.verdict,
+                fmt.signed_interval(task.delta_interval),
+                stacked=narrow,
+            ),
+            _verdict_cell(task.verdict, task.p_adjusted, stacked=narrow),
         ]
         if activation:
             row.append(_activation_cell(task))
@@ -73,24 +122,60 @@ def _cost_delta(label: str, a: str, b: str, delta: str, pct: float | None, raw: 
     return line
 
 
-def render_compare(comparison: RunComparison, console: Console) -> None:
-    """Print ``comparison`` to ``console``."""
+def _side_line(label: str, run_id: str, side: SideState) -> Text | None:
+    if side.complete:
+        return None
+    reason = f": {side.reason.rstrip('. ')}" if side.reason else ""
+    return Text(f"  ⚠ {label} ({run_id}) {side.phrase}{reason}.", style="bold yellow")
+
+
+def _header(comparison: RunComparison, console: Console) -> None:
     console.print(Rule(escape(f"CALIPER  —  compare  —  {comparison.spec_name}")))
-    console.print(Text(f"    {comparison.title}   ·   k={comparison.k}", style="dim"))
+    console.print(
+        Text(
+            f"    {comparison.title}   ·   k={comparison.k}   ·   {_level(comparison)}",
+            style="dim",
+        )
+    )
+    for line in (
+        _side_line("before", comparison.a_run_id, comparison.a_side),
+        _side_line("after", comparison.b_run_id, comparison.b_side),
+    ):
+        if line is not None:
+            console.print(line)
+    if not comparison.comparable:
+        console.print(Text("  Not comparable: see the verdict below.", style="bold red"))
+
+
+def _fits(console: Console, table: Table) -> bool:
+    from rich.measure import Measurement
+
+    width = Measurement.get(console, console.options.update(width=10_000), table).maximum
+    return width <= console.width
+
+
+def render_compare(comparison: RunComparison, console: Console, *, explain: bool = False) -> None:
+    """Print ``comparison`` to ``console``; ``explain`` adds every test's detail and what the
+    pair could have detected."""
+    _header(comparison, console)
     console.print()
     if comparison.tasks:
-        console.print(comparison_table(comparison))
+        table = comparison_table(comparison)
+        if not _fits(console, table):
+            table = comparison_table(comparison, narrow=True)
+        console.print(table)
+        if table.box is box.SIMPLE_HEAD:
+            _activation_lines(comparison, console)
     else:
         console.print(Text("  No task appears in both runs.", style="yellow"))
     console.print()
-    overall = Text(f" Overall  {_pair(comparison.a_overall, comparison.b_overall)}   ")
-    if comparison.delta is None:
-        overall.append("Δ (matched) —  no task measured on both sides", style="dim")
-    else:
-        arrow = "↑" if comparison.delta > EPSILON else "↓" if comparison.delta < -EPSILON else "="
-        style = "green" if arrow == "↑" else "red" if arrow == "↓" else ""
-        overall.append(f"Δ (matched) {fmt.signed_pct(comparison.delta)} {arrow}", style=style)
-    console.print(overall)
+    console.print(overall_line(comparison))
+    headline = ablation_headline(comparison)
+    if headline:
+        console.print(Text(f" {headline}", style="bold"))
+    activation = activation_overall_line(comparison)
+    if activation is not None:
+        console.print(activation)
     usage = comparison.usage
     console.print(
         _cost_delta(
@@ -114,22 +199,177 @@ def render_compare(comparison: RunComparison, console: Console) -> None:
     )
     _verdict(comparison, console)
     _notes(comparison, console)
+    if explain:
+        from caliper.report.compare_explain import render_explain
+
+        render_explain(comparison, console)
+    elif _undecided(comparison):
+        line = sensitivity_line(comparison)
+        if line:
+            console.print()
+            console.print(Text(f" {line} (--explain: the detail)", style="dim"))
+
+
+def overall_line(comparison: RunComparison) -> Text:
+    """`` Overall  75.0% → 35.0%   Δ −40 pts [−62, −18] p<0.001``, over the tasks measured
+    on both sides, with ``not significant`` when the change is not supported."""
+    overall = Text(f" Overall  {_pair(comparison.a_overall, comparison.b_overall)}   ")
+    if comparison.delta is None:
+        overall.append("Δ —  no task measured on both sides", style="dim")
+        return overall
+    verdict = comparison.overall_verdict
+    style = "green" if verdict == IMPROVED else "bold red" if verdict == REGRESSED else ""
+    interval = fmt.signed_interval(comparison.delta_interval)
+    p = fmt.p_value(comparison.p_adjusted)
+    overall.append(f"Δ {fmt.signed_points(comparison.delta)}", style=style)
+    tail = f" {interval} {p}"
+    if verdict not in (REGRESSED, IMPROVED):
+        tail += f" {verdict}"
+    overall.append(tail, style="dim")
+    return overall
+
+
+def ablation_headline(comparison: RunComparison) -> str | None:
+    """For an ablation pair (``--ablate X`` run → full run): ``X adds +40 pts [+18, +62],
+    p=0.003`` (or says the difference is not significant)."""
+    if comparison.ablation is None or comparison.delta is None:
+        return None
+    interval = fmt.signed_interval(comparison.delta_interval)
+    p = fmt.p_value(comparison.p_adjusted)
+    sentence = f"{comparison.ablation} adds {fmt.signed_points(comparison.delta)} {interval}, {p}"
+    if comparison.overall_verdict not in (REGRESSED, IMPROVED):
+        sentence += f" (not significant at {_level(comparison)})"
+    return sentence
+
+
+def activation_overall_line(comparison: RunComparison) -> Text | None:
+    """The activation counterpart of the overall line (``None`` without activation)."""
+    if comparison.activation_delta is None:
+        return None
+    line = Text(
+        f" Activation  {_pair(comparison.a_activation_overall, comparison.b_activation_overall)}"
+        f"   Δ {fmt.signed_points(comparison.activation_delta)} "
+    )
+    verdict = comparison.activation_overall_verdict
+    interval = fmt.signed_interval(comparison.activation_delta_interval)
+    line.append(f"{interval}, {fmt.p_value(comparison.activation_p_adjusted)}", style="dim")
+    if verdict not in (REGRESSED, IMPROVED):
+        line.append(f", {verdict}", style="dim")
+    return line
+
+
+def _activation_lines(comparison: RunComparison, console: Console) -> None:
+    rows = [t for t in comparison.tasks if t.a_activation is not None or t.b_activation is not None]
+    if not rows:
+        return
+    console.print(Text(" Activation per task:", style="bold"))
+    for task in rows:
+        line = Text(f"   {task.name}: {_pair(task.a_activation, task.b_activation)}")
+        if task.activation_delta is not None:
+            line.append(f"  Δ {fmt.signed_points(task.activation_delta)}")
+            if task.activation_p_adjusted is not None:
+                style = VERDICT_STYLE.get(task.activation_verdict, "")
+                line.append(
+                    f"  {task.activation_verdict} ({fmt.p_value(task.activation_p_adjusted)})",
+                    style=style,
+                )
+        console.print(line)
 
 
 def _verdict(comparison: RunComparison, console: Console) -> None:
     console.print()
-    regressed = [t.name for t in comparison.tasks if t.regression]
-    if regressed:
+    level = _level(comparison)
+    if not comparison.comparable:
+        sides = [
+            f"{label} {side.phrase}"
+            for label, side in (("before", comparison.a_side), ("after", comparison.b_side))
+            if not side.complete
+        ]
         console.print(
-            Text(f" Regression in {len(regressed)} task(s): {', '.join(regressed)}", "bold red")
+            Text(
+                f" Not comparable: {' and '.join(sides)}; its numbers do not measure the "
+                "skill. Pass --allow-partial to compare what there is.",
+                style="bold red",
+            )
         )
-    else:
-        console.print(Text(" No regression.", style="green"))
+        return
+    regressed = [t for t in comparison.tasks if t.regression]
+    if regressed:
+        names = ", ".join(t.name for t in regressed)
+        console.print(Text(f" Regression in {len(regressed)} task(s): {names}", "bold red"))
+    if comparison.overall_regression and comparison.matched_measured > 1:
+        console.print(
+            Text(
+                f" Regression overall: {fmt.signed_points(comparison.delta)} "
+                f"{fmt.signed_interval(comparison.delta_interval)}, "
+                f"{fmt.p_value(comparison.p_adjusted)}",
+                "bold red",
+            )
+        )
+    if not regressed and not comparison.overall_regression:
+        console.print(
+            Text(
+                f" No regression. (No drop is supported at {level} after Holm's correction.)",
+                style="green",
+            )
+        )
+    unsupported = [
+        t for t in comparison.tasks if t.verdict == NOT_SIGNIFICANT and (t.delta or 0) < 0
+    ]
+    if unsupported:
+        parts = ", ".join(
+            f"{t.name} ({fmt.signed_points(t.delta)}, not significant)" for t in unsupported
+        )
+        console.print(Text(f" Drops not supported by the data: {parts}", style="yellow"))
     act = [t.name for t in comparison.tasks if t.activation_regression]
     if act:
         console.print(
             Text(f" Activation dropped in {len(act)} task(s): {', '.join(act)}", style="red")
         )
+    if comparison.activation_overall_regression:
+        console.print(
+            Text(
+                f" Activation dropped overall: {fmt.signed_points(comparison.activation_delta)}",
+                style="red",
+            )
+        )
+
+
+def _undecided(comparison: RunComparison) -> bool:
+    """True when some change (or the whole) was left unsupported: the footer then says how
+    small a drop the pair could have detected."""
+    verdicts = [t.verdict for t in comparison.tasks] + [comparison.overall_verdict]
+    return NOT_SIGNIFICANT in verdicts or comparison.overall_verdict == NO_CHANGE
+
+
+def sensitivity_line(comparison: RunComparison) -> str:
+    """The one-line summary of what this pair could detect (``""`` when nothing was
+    measured): the smallest drop on every task the whole-run test would catch, a single
+    task's, and the k that would catch the drop seen (or 20 points)."""
+    sens = comparison.sensitivity
+    if sens is None:
+        return ""
+    level = f"{sens.level * 100:g}%"
+    tasks = f"{sens.tasks} task" + ("s" if sens.tasks != 1 else "")
+    basis = f"{_k_label(sens.a_attempts, sens.b_attempts)}, {tasks}, {level}"
+    line = f"Sensitivity ({basis}, {sens.power * 100:g}% power): "
+    scope = " on every task" if sens.tasks > 1 else ""
+    if sens.overall_drop is None:
+        line += f"no drop{scope} is detectable"
+    else:
+        line += f"detects a drop of ≥{round(sens.overall_drop * 100)} pts{scope}"
+    if sens.tasks > 1:
+        alone = "none" if sens.task_drop is None else f"≥{round(sens.task_drop * 100)} pts"
+        line += f"; one task alone: {alone}"
+    if sens.k_needed is not None:
+        line += f"; k={sens.k_needed} would detect a {round(sens.target_drop * 100)}-pt drop"
+    return line + "."
+
+
+def _k_label(a: float, b: float) -> str:
+    if a == b and float(a).is_integer():
+        return f"k={a:g}"
+    return f"{a:.3g}→{b:.3g} usable per task"
 
 
 def _notes(comparison: RunComparison, console: Console) -> None:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from caliper.results.models import Outcome
+
+if TYPE_CHECKING:
+    from caliper.results.stats import Interval
 
 DASH = "—"
 BAR_WIDTH = 20
@@ -21,6 +26,64 @@ STRIP_SYMBOLS = {
 def pct(value: float | None) -> str:
     """``0.667`` → ``66.7%``; ``None`` → ``—``."""
     return DASH if value is None else f"{value * 100:.1f}%"
+
+
+def _bound(value: float, digits: int) -> str:
+    if value in (0.0, 1.0):
+        return f"{value * 100:.0f}"
+    return f"{value * 100:.{digits}f}"
+
+
+def interval(value: Interval | None, *, digits: int = 1) -> str:
+    """An interval as ``[20.8–93.9]`` (percent, ``digits`` decimals; exact ends as ``0`` and
+    ``100``); ``""`` for ``None``."""
+    if value is None:
+        return ""
+    return f"[{_bound(value.low, digits)}–{_bound(value.high, digits)}]"
+
+
+def pct_interval(value: float | None, bounds: Interval | None, *, stacked: bool = False) -> str:
+    """``66.7% [20.8–93.9]``; ``stacked`` puts the interval, in whole percents, on a second
+    line (``[21–94]``, for narrow tables); ``—`` when there is no rate."""
+    if value is None:
+        return DASH
+    if bounds is None:
+        return pct(value)
+    if stacked:
+        return f"{pct(value)}\n{interval(bounds, digits=0)}"
+    return f"{pct(value)} {interval(bounds)}"
+
+
+def signed_points(value: float | None) -> str:
+    """A difference of rates in percentage points: ``-0.333`` → ``−33 pts``; ``None`` → ``—``."""
+    if value is None:
+        return DASH
+    points = round(value * 100)
+    sign = "+" if points > 0 else "−" if points < 0 else "±"
+    return f"{sign}{abs(points)} pts"
+
+
+def signed_interval(value: Interval | None) -> str:
+    """A difference interval in points: ``[+18, +62]``; ``""`` for ``None``."""
+    if value is None:
+        return ""
+    return f"[{_signed(value.low)}, {_signed(value.high)}]"
+
+
+def _signed(value: float) -> str:
+    points = round(value * 100)
+    return f"+{points}" if points > 0 else f"−{abs(points)}" if points < 0 else "0"
+
+
+def p_value(value: float | None) -> str:
+    """A p-value as ``p=0.003``, ``p<0.001`` or ``p=1``; ``""`` for ``None``."""
+    if value is None:
+        return ""
+    if value < 0.001:
+        return "p<0.001"
+    if value >= 0.995:
+        return "p=1"
+    return f"p={value:.3f}" if value < 0.1 else f"p={value:.2f}"
 
 
 def signed_pct(value: float | None) -> str:

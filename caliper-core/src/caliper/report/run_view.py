@@ -104,14 +104,19 @@ def _loaded_union(task: TaskResult) -> str:
     return ", ".join(names)
 
 
-def _activation_cell(task: TaskResult, score: TaskScore) -> str:
+def _activation_cell(task: TaskResult, score: TaskScore, *, stacked: bool = False) -> str:
     if task.activation_expected is None:
         loaded = _loaded_union(task)
         return f"[dim]{escape(loaded)}[/dim]" if loaded else fmt.DASH
     if not score.activation_usable:
         return fmt.DASH
     style = "green" if score.activation_successes == score.activation_usable else "yellow"
-    return f"[{style}]{score.activation_successes}/{score.activation_usable}[/{style}]"
+    cell = f"[{style}]{score.activation_successes}/{score.activation_usable}[/{style}]"
+    if stacked:
+        bounds = fmt.interval(score.activation_interval, digits=0)
+        return f"{cell}\n[dim]{bounds}[/dim]" if bounds else cell
+    bounds = fmt.interval(score.activation_interval)
+    return f"{cell} [dim]{bounds}[/dim]" if bounds else cell
 
 
 def _k_cell(score: TaskScore) -> str:
@@ -123,7 +128,43 @@ def _k_cell(score: TaskScore) -> str:
     return cell
 
 
-def task_table(results: RunResults, run: RunScore, *, verbose: bool, narrow: bool = False) -> Table:
+def _laid_out_task_table(
+    results: RunResults, run: RunScore, console: Console, *, verbose: bool
+) -> Table:
+    """The task table with intervals beside their rates when that fits the console with task
+    names on one line (or at least 20 columns wide), else with each interval under its rate."""
+    narrow = console.width < NARROW_WIDTH
+    longest = max((len(t.name) for t in results.tasks), default=0)
+    for name_width in (longest, min(longest, 20)):
+        for stacked in (False, True):
+            probe = task_table(
+                results,
+                run,
+                verbose=verbose,
+                narrow=narrow,
+                stacked=stacked,
+                name_width=name_width,
+            )
+            if _natural_width(console, probe) <= console.width:
+                return task_table(results, run, verbose=verbose, narrow=narrow, stacked=stacked)
+    return task_table(results, run, verbose=verbose, narrow=narrow, stacked=True)
+
+
+def _natural_width(console: Console, table: Table) -> int:
+    from rich.measure import Measurement
+
+    return Measurement.get(console, console.options.update(width=10_000), table).maximum
+
+
+def task_table(
+    results: RunResults,
+    run: RunScore,
+    *,
+    verbose: bool,
+    narrow: bool = False,
+    stacked: bool = False,
+    name_width: int | None = None,
+) -> Table:
     """The per-task table of a run.
 
     Only the task name wraps (on words): the numbers, glyphs and status labels keep their
@@ -150,11 +191,13 @@ def task_table(results: RunResults, run: RunScore, *, verbose: bool, narrow: boo
     table.add_column("", no_wrap=True)
     for task, score in zip(results.tasks, run.tasks, strict=True):
         label, style = STATUS_STYLE[score.status]
-        row = [escape(task.name), _k_cell(score), fmt.pct(score.score)]
+        success = fmt.pct_interval(score.score, score.score_interval, stacked=stacked)
+        name = escape(task.name) if name_width is None else "x" * max(name_width, 1)
+        row = [name, _k_cell(score), success]
         if verbose and not narrow:
             row += [fmt.pct(score.pass_at_k), fmt.pct(score.pass_hat_k)]
         if run.asserts_activation:
-            row.append(_activation_cell(task, score))
+            row.append(_activation_cell(task, score, stacked=stacked))
         row += [
             fmt.tokens(score.usage.total_tokens),
             fmt.duration(score.usage.wall_seconds),
@@ -167,24 +210,49 @@ def task_table(results: RunResults, run: RunScore, *, verbose: bool, narrow: boo
 
 def _score_lines(run: RunScore, console: Console) -> None:
     line = Text(" Score       ", style="bold")
-    line.append(f"{fmt.pct(run.score):>6}  ")
+    line.append(f"{fmt.pct(run.score):>6} ")
+    line.append(f"{fmt.interval(run.score_interval):<13} ", style="dim")
     line.append(fmt.bar(run.score), style="green" if run.score is not None else "dim")
-    total = len(run.tasks)
-    if run.scored_tasks < total:
-        line.append(f"   {run.scored_tasks} of {total} tasks measured", style="dim")
     if run.unusable:
         line.append(f"   ⊘ {run.unusable} unusable", style="yellow")
     console.print(line)
     if run.activation_tasks:
         act = Text(" Activation  ", style="bold")
-        act.append(f"{fmt.pct(run.avg_activation_score):>6}  ")
+        act.append(f"{fmt.pct(run.avg_activation_score):>6} ")
+        act.append(f"{fmt.interval(run.activation_interval):<13} ", style="dim")
         act.append(fmt.bar(run.avg_activation_score), style="cyan")
         act.append(f"   over {run.activation_tasks} tasks", style="dim")
         console.print(act)
+    basis = sample_line(run)
+    if basis:
+        console.print(Text(basis, style="dim"))
 
 
-def activation_table(run: RunScore) -> Table:
-    """Recall and precision of each declared skill."""
+def _span(counts: list[int]) -> str:
+    low, high = min(counts), max(counts)
+    return str(low) if low == high else f"{low}–{high}"
+
+
+def sample_line(run: RunScore) -> str:
+    """One line saying what the intervals rest on: the level, the usable attempts behind each
+    task's rate and the tasks behind the score (``""`` when nothing was measured)."""
+    usable = [t.usable for t in run.tasks if t.usable]
+    if not usable:
+        return ""
+    level = f"{run.confidence * 100:g}%"
+    plural = "s" if max(usable) != 1 else ""
+    total = len(run.tasks)
+    tasks = f"{len(usable)} of {total}" if len(usable) < total else str(total)
+    noun = "task" if total == 1 else "tasks"
+    return (
+        f" {level} intervals rest on {_span(usable)} usable attempt{plural} per task; "
+        f"the score on {tasks} {noun}"
+    )
+
+
+def activation_table(run: RunScore, *, narrow: bool = False) -> Table:
+    """Recall and precision of each declared skill, with their intervals (under the rate
+    when ``narrow``)."""
     table = Table(title="Activation", title_justify="left")
     table.add_column("Skill")
     for column in ("expected", "fired", "hits", "recall", "precision"):
@@ -196,8 +264,8 @@ def activation_table(run: RunScore) -> Table:
             str(skill.expected),
             str(skill.fired),
             str(skill.hits),
-            fmt.pct(skill.recall),
-            fmt.pct(skill.precision),
+            fmt.pct_interval(skill.recall, skill.recall_interval, stacked=narrow),
+            fmt.pct_interval(skill.precision, skill.precision_interval, stacked=narrow),
         )
     return table
 
@@ -339,8 +407,7 @@ def render_run(
     _header(results.meta, console)
     console.print()
     if results.tasks:
-        narrow = console.width < NARROW_WIDTH
-        console.print(task_table(results, run, verbose=verbose, narrow=narrow))
+        console.print(_laid_out_task_table(results, run, console, verbose=verbose))
     else:
         console.print(Text("  No task was run.", style="yellow"))
     if verbose:
@@ -350,7 +417,7 @@ def render_run(
     _score_lines(run, console)
     if run.asserts_activation:
         console.print()
-        console.print(activation_table(run))
+        console.print(activation_table(run, narrow=console.width < NARROW_WIDTH))
     console.print()
     for line in usage_lines(run.usage):
         console.print(line)

@@ -1,23 +1,64 @@
 """Diffing two saved runs task by task. Pure: takes two :class:`RunResults`, returns data.
 
-``a`` is *before* and ``b`` is *after*; every delta is after − before. Only the success score
-can be a regression, and only on a task measured on both sides. Activation, tokens and wall
-time are reported beside it and never feed ``has_regression``.
+``a`` is *before* and ``b`` is *after*; every delta is after − before. A change counts only
+when a test supports it at the chosen level (``alpha = 1 − confidence``), after Holm's
+correction over every test of the family (each matched task, plus the whole run when more
+than one task is matched):
+
+* per task, Fisher's exact test on the two binomial samples, with Newcombe's interval for Δ;
+* the whole run, an exact stratified permutation test paired by task, with the paired
+  task-mean interval for Δ.
+
+A supported drop of the success score is a *regression* (``has_regression``); the same for
+activation sets ``has_activation_regression``. Tokens and wall time are reported beside and
+never tested. Each side's state (complete, partial, never started) says whether the pair is
+comparable at all.
 """
 
 from __future__ import annotations
 
 import attrs
 
+from caliper.results import power as power_mod
 from caliper.results.models import RunMeta, RunResults, SkillSnapshot
 from caliper.results.scoring import TaskScore, UsageTotals, mean, score_run
+from caliper.results.significance import fisher_exact, holm_adjust, stratified_exact_test
+from caliper.results.stats import (
+    DEFAULT_CONFIDENCE,
+    Interval,
+    check_confidence,
+    interval_data,
+    mean_rate_interval,
+    newcombe_difference_interval,
+    paired_mean_difference_interval,
+)
 
 EPSILON = 1e-9
+CORRECTION = "holm"
+
+# TaskComparison.verdict / activation_verdict and RunComparison.overall_verdict
+REGRESSED = "regressed"
+IMPROVED = "improved"
+NOT_SIGNIFICANT = "not significant"
+NO_CHANGE = "no change"
+UNMEASURED = "unmeasured"
+
+# SideState.state
+COMPLETE = "complete"
+PARTIAL = "partial"
+NEVER_STARTED = "never started"
 
 
 @attrs.frozen
 class TaskComparison:
-    """One task present in both runs."""
+    """One task present in both runs.
+
+    ``delta_interval`` is Newcombe's interval of ``delta``; ``p_value`` Fisher's exact
+    two-sided p and ``p_adjusted`` the same after Holm's correction. ``verdict`` is one of
+    ``regressed``, ``improved`` (a supported change), ``not significant``, ``no change`` or
+    ``unmeasured``; ``regression`` is ``verdict == "regressed"``. The ``activation_*``
+    fields are the same for the activation rate.
+    """
 
     name: str
     a_status: str
@@ -36,6 +77,70 @@ class TaskComparison:
     b_tokens: int | None
     a_wall: float | None
     b_wall: float | None
+    a_successes: int = 0
+    a_usable: int = 0
+    b_successes: int = 0
+    b_usable: int = 0
+    a_interval: Interval | None = None
+    b_interval: Interval | None = None
+    delta_interval: Interval | None = None
+    p_value: float | None = None
+    p_adjusted: float | None = None
+    verdict: str = UNMEASURED
+    activation_delta_interval: Interval | None = None
+    activation_p_value: float | None = None
+    activation_p_adjusted: float | None = None
+    activation_verdict: str = UNMEASURED
+
+
+@attrs.frozen
+class SideState:
+    """Whether one side of a pair can be compared.
+
+    ``state`` is ``complete``, ``partial`` (the run stopped early: Ctrl-C, a signal, a login
+    or setup failure; ``reason`` says why) or ``never started`` (not one attempt gave a
+    verdict, so nothing was measured). Only two complete sides are comparable without
+    ``--allow-partial``.
+    """
+
+    state: str
+    reason: str | None
+    usable_attempts: int
+
+    @property
+    def complete(self) -> bool:
+        """True when the side ran to the end and measured something."""
+        return self.state == COMPLETE
+
+    @property
+    def phrase(self) -> str:
+        """``is partial`` / ``never started`` / ``is complete``, for sentences."""
+        return "never started" if self.state == NEVER_STARTED else f"is {self.state}"
+
+
+@attrs.frozen
+class Sensitivity:
+    """How small a drop this pair could have detected (with chance ``power`` at ``level``).
+
+    ``task_drop``: the smallest drop of one task alone that its test (Fisher, at Holm's first
+    step ``alpha / tests``) catches, at the pair's attempts per task; ``overall_drop``: the
+    smallest drop on every task that the whole-run test catches. Both from ``baseline`` (the
+    before side's rate over matched tasks, held to [0.5, 0.95]); ``None`` means no drop at
+    all would be caught. ``k_needed`` is the k (both sides) at which the whole-run test would
+    catch a drop of ``target_drop`` on every task (``None`` past 1000).
+    """
+
+    level: float
+    power: float
+    tasks: int
+    tests: int
+    a_attempts: float
+    b_attempts: float
+    baseline: float
+    task_drop: float | None
+    overall_drop: float | None
+    target_drop: float
+    k_needed: int | None
 
 
 @attrs.frozen
@@ -69,7 +174,14 @@ class UsageDelta:
 
 @attrs.frozen
 class RunComparison:
-    """Everything ``caliper compare`` shows (and writes with ``--format json``)."""
+    """Everything ``caliper compare`` shows (and writes with ``--format json``).
+
+    ``a_overall``/``b_overall`` are the mean scores over tasks measured on both sides, with
+    their intervals; ``delta_interval`` is the paired interval of ``delta`` and ``p_value``
+    the stratified test's two-sided p (``p_adjusted`` after Holm, together with the tasks).
+    ``overall_regression`` is a supported drop of the whole; ``has_regression`` is it or any
+    task's. ``a_side``/``b_side`` say whether each side is complete; ``comparable`` is both.
+    """
 
     spec_name: str
     title: str
@@ -92,6 +204,30 @@ class RunComparison:
     b_usage: UsageTotals
     warnings: list[str]
     skill_drift: list[SkillDrift]
+    confidence: float = DEFAULT_CONFIDENCE
+    alpha: float = 1.0 - DEFAULT_CONFIDENCE
+    correction: str = CORRECTION
+    a_overall_interval: Interval | None = None
+    b_overall_interval: Interval | None = None
+    delta_interval: Interval | None = None
+    p_value: float | None = None
+    p_adjusted: float | None = None
+    overall_verdict: str = UNMEASURED
+    overall_regression: bool = False
+    activation_matched: int = 0
+    a_activation_overall: float | None = None
+    b_activation_overall: float | None = None
+    activation_delta: float | None = None
+    activation_delta_interval: Interval | None = None
+    activation_p_value: float | None = None
+    activation_p_adjusted: float | None = None
+    activation_overall_verdict: str = UNMEASURED
+    activation_overall_regression: bool = False
+    a_side: SideState = SideState(COMPLETE, None, 0)
+    b_side: SideState = SideState(COMPLETE, None, 0)
+    comparable: bool = True
+    ablation: str | None = None
+    sensitivity: Sensitivity | None = None
 
 
 def _delta(a: float | None, b: float | None) -> float | None:
@@ -102,9 +238,13 @@ def _pct(a: float | None, delta: float | None) -> float | None:
     return None if not a or delta is None else delta / a
 
 
-def _compare_task(a: TaskScore, b: TaskScore, a_out: list[str], b_out: list[str]) -> TaskComparison:
+def _compare_task(
+    a: TaskScore, b: TaskScore, a_out: list[str], b_out: list[str], confidence: float
+) -> TaskComparison:
     delta = _delta(a.score, b.score)
     act_delta = _delta(a.activation_score, b.activation_score)
+    measured = a.usable > 0 and b.usable > 0
+    act_measured = a.activation_usable > 0 and b.activation_usable > 0
     return TaskComparison(
         name=a.name,
         a_status=a.status.value,
@@ -112,18 +252,87 @@ def _compare_task(a: TaskScore, b: TaskScore, a_out: list[str], b_out: list[str]
         a_score=a.score,
         b_score=b.score,
         delta=delta,
-        regression=delta is not None and delta < -EPSILON,
+        regression=False,
         a_outcomes=a_out,
         b_outcomes=b_out,
         a_activation=a.activation_score,
         b_activation=b.activation_score,
         activation_delta=act_delta,
-        activation_regression=act_delta is not None and act_delta < -EPSILON,
+        activation_regression=False,
         a_tokens=a.usage.total_tokens,
         b_tokens=b.usage.total_tokens,
         a_wall=a.usage.wall_seconds,
         b_wall=b.usage.wall_seconds,
+        a_successes=a.successes,
+        a_usable=a.usable,
+        b_successes=b.successes,
+        b_usable=b.usable,
+        a_interval=a.score_interval,
+        b_interval=b.score_interval,
+        delta_interval=newcombe_difference_interval(
+            a.successes, a.usable, b.successes, b.usable, confidence
+        ),
+        p_value=fisher_exact(a.successes, a.usable, b.successes, b.usable) if measured else None,
+        activation_delta_interval=newcombe_difference_interval(
+            a.activation_successes,
+            a.activation_usable,
+            b.activation_successes,
+            b.activation_usable,
+            confidence,
+        ),
+        activation_p_value=(
+            fisher_exact(
+                a.activation_successes,
+                a.activation_usable,
+                b.activation_successes,
+                b.activation_usable,
+            )
+            if act_measured
+            else None
+        ),
     )
+
+
+def verdict_for(delta: float | None, p_adjusted: float | None, alpha: float) -> str:
+    """``regressed``/``improved`` when ``p_adjusted <= alpha``, else ``not significant`` (or
+    ``no change`` when Δ is 0, ``unmeasured`` when there is no test)."""
+    if delta is None or p_adjusted is None:
+        return UNMEASURED
+    if abs(delta) <= EPSILON:
+        return NO_CHANGE
+    if p_adjusted <= alpha:
+        return REGRESSED if delta < 0 else IMPROVED
+    return NOT_SIGNIFICANT
+
+
+@attrs.frozen
+class _Family:
+    """One family of tests (success or activation) after Holm's correction."""
+
+    task_adjusted: dict[str, float]
+    overall_p: float | None
+    overall_adjusted: float | None
+    overall_interval: Interval | None
+    tests: int
+
+
+def _family(pairs: dict[str, tuple[int, int, int, int]], confidence: float) -> _Family:
+    """Fisher per task and, for several tasks, the stratified test of the whole, corrected
+    together with Holm (one task: the whole is that task)."""
+    names = [name for name in pairs]
+    p_values = [fisher_exact(*pairs[name]) for name in names]
+    overall_p = overall_interval = None
+    if len(names) == 1:
+        overall_p = p_values[0]
+        overall_interval = newcombe_difference_interval(*pairs[names[0]], confidence=confidence)
+    elif names:
+        overall_p = stratified_exact_test([pairs[n] for n in names])
+        overall_interval = paired_mean_difference_interval([pairs[n] for n in names], confidence)
+    family = p_values + ([overall_p] if len(names) > 1 else [])
+    adjusted = holm_adjust(family)
+    task_adjusted = dict(zip(names, adjusted[: len(names)], strict=True))
+    overall_adjusted = adjusted[-1] if adjusted else None
+    return _Family(task_adjusted, overall_p, overall_adjusted, overall_interval, len(family))
 
 
 def _usage_delta(a: UsageTotals, b: UsageTotals) -> UsageDelta:
@@ -229,23 +438,141 @@ def same_run(a: RunResults, b: RunResults) -> bool:
     return a.meta.spec_name == b.meta.spec_name and a.meta.run_id == b.meta.run_id
 
 
+def side_state(results: RunResults) -> SideState:
+    """Whether ``results`` can be one side of a comparison (see :class:`SideState`)."""
+    attempts = [a for t in results.tasks for a in t.attempts]
+    usable = sum(1 for a in attempts if a.outcome.usable)
+    measured = usable + sum(1 for a in attempts if a.outcome.value == "not_checked")
+    if measured == 0:
+        reason = results.meta.stop_reason
+        if reason is None:
+            reason = (
+                "no attempt ran"
+                if not attempts
+                else f"all {len(attempts)} attempt(s) were unusable (infra_error, timeout "
+                "or judge_error)"
+            )
+        return SideState(NEVER_STARTED, reason, 0)
+    if results.meta.partial:
+        return SideState(PARTIAL, results.meta.stop_reason or "the run stopped early", usable)
+    return SideState(COMPLETE, None, usable)
+
+
+def _ablation_sentence(a: RunMeta, b: RunMeta) -> str | None:
+    """Who is measured by an ablation pair: ``"my-skill"`` when only ``a`` left skills out."""
+    a_out, b_out = ablated_names(a), ablated_names(b)
+    if a.spec_name != b.spec_name or a_out == b_out:
+        return None
+    if not b_out or set(b_out) < set(a_out):
+        return ", ".join(n for n in a_out if n not in b_out)
+    return None
+
+
+def _sensitivity(
+    rows: list[TaskComparison], tests: int, alpha: float, confidence: float
+) -> Sensitivity | None:
+    measured = [r for r in rows if r.a_usable and r.b_usable]
+    if not measured:
+        return None
+    tasks = len(measured)
+    a_k = sum(r.a_usable for r in measured) / tasks
+    b_k = sum(r.b_usable for r in measured) / tasks
+    before = sum(r.a_successes for r in measured) / sum(r.a_usable for r in measured)
+    baseline = round(min(0.95, max(0.5, before)), 2)
+    task_alpha = power_mod.family_alpha(alpha, tests)
+    overall_alpha = task_alpha if tasks > 1 else alpha
+    task_drop = power_mod.task_detectable_drop(
+        round(a_k), round(b_k), task_alpha, baseline=baseline
+    )
+    overall_drop = power_mod.overall_detectable_drop(
+        tasks, a_k, b_k, overall_alpha, baseline=baseline
+    )
+    drops = [-r.delta for r in measured if r.delta is not None and r.delta < -EPSILON]
+    target = round(max(drops), 2) if drops else 0.2
+    target = min(max(target, 0.05), baseline)
+    return Sensitivity(
+        level=confidence,
+        power=power_mod.DEFAULT_POWER,
+        tasks=tasks,
+        tests=tests,
+        a_attempts=a_k,
+        b_attempts=b_k,
+        baseline=baseline,
+        task_drop=task_drop,
+        overall_drop=overall_drop,
+        target_drop=target,
+        k_needed=power_mod.attempts_needed(target, tasks, overall_alpha, baseline=baseline),
+    )
+
+
 def compare_runs(
-    a: RunResults, b: RunResults, *, a_path: str | None = None, b_path: str | None = None
+    a: RunResults,
+    b: RunResults,
+    *,
+    a_path: str | None = None,
+    b_path: str | None = None,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> RunComparison:
-    """Compare run ``a`` (before) with run ``b`` (after). Callers refuse ``same_run`` pairs."""
-    a_score, b_score = score_run(a), score_run(b)
+    """Compare run ``a`` (before) with run ``b`` (after) at ``confidence``. Callers refuse
+    ``same_run`` pairs."""
+    check_confidence(confidence)
+    alpha = 1.0 - confidence
+    a_score, b_score = score_run(a, confidence), score_run(b, confidence)
     a_tasks = {t.name: t for t in a_score.tasks}
     b_tasks = {t.name: t for t in b_score.tasks}
     a_outs = {t.name: [r.outcome.value for r in t.attempts] for t in a.tasks}
     b_outs = {t.name: [r.outcome.value for r in t.attempts] for t in b.tasks}
     rows = [
-        _compare_task(a_tasks[name], b_tasks[name], a_outs[name], b_outs[name])
+        _compare_task(a_tasks[name], b_tasks[name], a_outs[name], b_outs[name], confidence)
         for name in a_tasks
         if name in b_tasks
     ]
-    measured = [r for r in rows if r.a_score is not None and r.b_score is not None]
+    score_pairs = {
+        r.name: (r.a_successes, r.a_usable, r.b_successes, r.b_usable)
+        for r in rows
+        if r.a_usable and r.b_usable
+    }
+    act_pairs = {}
+    for r in rows:
+        ta, tb = a_tasks[r.name], b_tasks[r.name]
+        if ta.activation_usable and tb.activation_usable:
+            act_pairs[r.name] = (
+                ta.activation_successes,
+                ta.activation_usable,
+                tb.activation_successes,
+                tb.activation_usable,
+            )
+    score_family = _family(score_pairs, confidence)
+    act_family = _family(act_pairs, confidence)
+    judged = []
+    for r in rows:
+        p_adj = score_family.task_adjusted.get(r.name)
+        act_adj = act_family.task_adjusted.get(r.name)
+        verdict = verdict_for(r.delta, p_adj, alpha)
+        act_verdict = verdict_for(r.activation_delta, act_adj, alpha)
+        judged.append(
+            attrs.evolve(
+                r,
+                p_adjusted=p_adj,
+                verdict=verdict,
+                regression=verdict == REGRESSED,
+                activation_p_adjusted=act_adj,
+                activation_verdict=act_verdict,
+                activation_regression=act_verdict == REGRESSED,
+            )
+        )
+    rows = judged
+    measured = [r for r in rows if r.name in score_pairs]
     a_overall = mean(r.a_score for r in measured)
     b_overall = mean(r.b_score for r in measured)
+    delta = _delta(a_overall, b_overall)
+    overall_verdict = verdict_for(delta, score_family.overall_adjusted, alpha)
+    act_rows = [r for r in rows if r.name in act_pairs]
+    a_act = mean(r.a_activation for r in act_rows)
+    b_act = mean(r.b_activation for r in act_rows)
+    act_delta = _delta(a_act, b_act)
+    act_verdict = verdict_for(act_delta, act_family.overall_adjusted, alpha)
+    a_side, b_side = side_state(a), side_state(b)
     return RunComparison(
         spec_name=b.meta.spec_name,
         title=title_for(a.meta, b.meta),
@@ -260,21 +587,58 @@ def compare_runs(
         matched_measured=len(measured),
         a_overall=a_overall,
         b_overall=b_overall,
-        delta=_delta(a_overall, b_overall),
-        has_regression=any(r.regression for r in rows),
-        has_activation_regression=any(r.activation_regression for r in rows),
+        delta=delta,
+        has_regression=overall_verdict == REGRESSED or any(r.regression for r in rows),
+        has_activation_regression=(
+            act_verdict == REGRESSED or any(r.activation_regression for r in rows)
+        ),
         usage=_usage_delta(a_score.usage, b_score.usage),
         a_usage=a_score.usage,
         b_usage=b_score.usage,
         warnings=meta_warnings(a.meta, b.meta),
         skill_drift=skill_drift(a.meta, b.meta),
+        confidence=confidence,
+        alpha=alpha,
+        a_overall_interval=mean_rate_interval(
+            [(r.a_successes, r.a_usable) for r in measured], confidence
+        ),
+        b_overall_interval=mean_rate_interval(
+            [(r.b_successes, r.b_usable) for r in measured], confidence
+        ),
+        delta_interval=score_family.overall_interval,
+        p_value=score_family.overall_p,
+        p_adjusted=score_family.overall_adjusted,
+        overall_verdict=overall_verdict,
+        overall_regression=overall_verdict == REGRESSED,
+        activation_matched=len(act_rows),
+        a_activation_overall=a_act,
+        b_activation_overall=b_act,
+        activation_delta=act_delta,
+        activation_delta_interval=act_family.overall_interval,
+        activation_p_value=act_family.overall_p,
+        activation_p_adjusted=act_family.overall_adjusted,
+        activation_overall_verdict=act_verdict,
+        activation_overall_regression=act_verdict == REGRESSED,
+        a_side=a_side,
+        b_side=b_side,
+        comparable=a_side.complete and b_side.complete,
+        ablation=_ablation_sentence(a.meta, b.meta),
+        sensitivity=_sensitivity(rows, score_family.tests, alpha, confidence),
     )
 
 
 def comparison_data(comparison: RunComparison) -> dict:
     """``comparison`` as plain data for ``caliper compare --format json``."""
-    data = attrs.asdict(comparison)
+    data = attrs.asdict(comparison, value_serializer=_serialize)
     for key in ("a_usage", "b_usage"):
         usage: UsageTotals = getattr(comparison, key)
         data[key]["total_tokens"] = usage.total_tokens
+    for key in ("a_side", "b_side"):
+        data[key]["complete"] = getattr(comparison, key).complete
     return data
+
+
+def _serialize(_instance, _field, value):
+    if isinstance(value, Interval):
+        return interval_data(value)
+    return value

@@ -1,9 +1,9 @@
 """What the compare page and the engine matrix show, as plain data (no HTML here).
 
-The comparison itself (which tasks match, Δ, regressions, warnings, and the significance
-figures once the statistics work provides them) comes from :mod:`caliper.results.compare`;
-this module adds what only a page needs: each side's intervals and attempt strips, and the
-matrix of several runs of one spec.
+The comparison itself (which tasks match, Δ with its interval, the tests' p-values after
+Holm's correction, verdicts, warnings, sensitivity) comes from
+:mod:`caliper.results.compare`; this module adds what only a page needs: display strings,
+attempt strips, and the matrix of several runs of one spec.
 """
 
 from __future__ import annotations
@@ -13,18 +13,10 @@ from typing import Any
 
 from caliper.report import fmt
 from caliper.report.html.run_data import engine_label
-from caliper.results.compare import RunComparison, ablated_names, comparison_data
+from caliper.results.compare import REGRESSED, RunComparison, TaskComparison, ablated_names
 from caliper.results.models import RunResults
-from caliper.results.scoring import TaskScore, score_run
-from caliper.results.stats import (
-    DEFAULT_CONFIDENCE,
-    interval_data,
-    newcombe_difference_interval,
-    paired_mean_difference_interval,
-)
-
-SIGNIFICANCE_KEYS = ("p_value", "significant", "verdict", "delta_interval")
-"""Per-task keys of ``caliper compare --format json`` that the page shows when present."""
+from caliper.results.scoring import score_run
+from caliper.results.stats import DEFAULT_CONFIDENCE, interval_data
 
 
 def heat(value: float | None) -> str:
@@ -51,19 +43,68 @@ def _strip(results: RunResults, name: str) -> list[dict[str, str]]:
     return []
 
 
-def _side(score: TaskScore) -> dict[str, Any]:
+def p_text(value: float | None) -> str:
+    """A p-value as people read it: ``0.031``, ``< 0.001``; ``—`` when there was no test."""
+    if value is None:
+        return fmt.DASH
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _verdict_class(verdict: str) -> str:
+    return verdict.replace(" ", "-")
+
+
+def _task_row(a: RunResults, b: RunResults, task: TaskComparison) -> dict[str, Any]:
     return {
-        "score": score.score,
-        "text": fmt.pct(score.score),
-        "counts": f"{score.successes}/{score.usable}",
-        "interval": interval_data(score.score_interval),
-        "status": score.status.value,
+        "name": task.name,
+        "a": {
+            "score": task.a_score,
+            "text": fmt.pct(task.a_score),
+            "counts": f"{task.a_successes}/{task.a_usable}",
+            "interval": interval_data(task.a_interval),
+        },
+        "b": {
+            "score": task.b_score,
+            "text": fmt.pct(task.b_score),
+            "counts": f"{task.b_successes}/{task.b_usable}",
+            "interval": interval_data(task.b_interval),
+        },
+        "a_strip": _strip(a, task.name),
+        "b_strip": _strip(b, task.name),
+        "delta": task.delta,
+        "delta_text": fmt.signed_pct(task.delta),
+        "delta_interval": interval_data(task.delta_interval),
+        "p": p_text(task.p_value),
+        "p_adjusted": p_text(task.p_adjusted),
+        "verdict": task.verdict,
+        "verdict_class": _verdict_class(task.verdict),
+        "regression": task.regression,
+        "a_activation": fmt.pct(task.a_activation),
+        "b_activation": fmt.pct(task.b_activation),
+        "activation_delta": fmt.signed_pct(task.activation_delta),
+        "activation_verdict": task.activation_verdict,
+        "activation_regression": task.activation_regression,
     }
 
 
-def _significance(row: dict[str, Any]) -> dict[str, Any]:
-    """The significance figures of one task row of the comparison's data, if it has them."""
-    return {key: row[key] for key in SIGNIFICANCE_KEYS if key in row and row[key] is not None}
+def _sensitivity(comparison: RunComparison) -> str | None:
+    """One sentence on how small a drop the pair could have caught."""
+    sens = comparison.sensitivity
+    if sens is None:
+        return None
+    parts = []
+    if sens.task_drop is not None:
+        parts.append(f"a drop of {sens.task_drop * 100:.0f} points in one task")
+    if sens.overall_drop is not None:
+        parts.append(f"{sens.overall_drop * 100:.0f} points on every task")
+    if not parts:
+        return "At this k no drop, however large, could have been detected."
+    text = f"With {sens.power * 100:.0f}% power this pair could detect {' or '.join(parts)}"
+    if sens.k_needed is not None:
+        text += (
+            f"; catching {sens.target_drop * 100:.0f} points on every task needs k={sens.k_needed}"
+        )
+    return text + "."
 
 
 def compare_view(
@@ -72,45 +113,18 @@ def compare_view(
     comparison: RunComparison,
     confidence: float = DEFAULT_CONFIDENCE,
 ) -> dict[str, Any]:
-    """The compare page as data: both sides per task, Δ with its interval, significance."""
-    a_run, b_run = score_run(a, confidence), score_run(b, confidence)
-    a_tasks = {t.name: t for t in a_run.tasks}
-    b_tasks = {t.name: t for t in b_run.tasks}
-    data = comparison_data(comparison)
-    rows = []
-    pairs = []
-    for task, row_data in zip(comparison.tasks, data["tasks"], strict=True):
-        sa, sb = a_tasks[task.name], b_tasks[task.name]
-        extra = _significance(row_data)
-        delta_interval = extra.pop("delta_interval", None) or interval_data(
-            newcombe_difference_interval(
-                sa.successes, sa.usable, sb.successes, sb.usable, confidence
-            )
-        )
-        pairs.append((sa.successes, sa.usable, sb.successes, sb.usable))
-        rows.append(
-            {
-                "name": task.name,
-                "a": _side(sa),
-                "b": _side(sb),
-                "a_strip": _strip(a, task.name),
-                "b_strip": _strip(b, task.name),
-                "delta": task.delta,
-                "delta_text": fmt.signed_pct(task.delta),
-                "delta_interval": delta_interval,
-                "regression": task.regression,
-                "significance": extra,
-                "a_activation": fmt.pct(task.a_activation),
-                "b_activation": fmt.pct(task.b_activation),
-                "activation_delta": fmt.signed_pct(task.activation_delta),
-            }
-        )
-    overall_interval = data.get("delta_interval") or interval_data(
-        paired_mean_difference_interval(pairs, confidence)
-    )
+    """The compare page as data: both sides per task, Δ with its interval, p-values, verdicts."""
     engines_differ = a.meta.spec_name == b.meta.spec_name and engine_label(
         a.meta.backend, a.meta.model
     ) != engine_label(b.meta.backend, b.meta.model)
+    sides = [
+        f"the {label} run {run_id} {side.phrase}"
+        for label, run_id, side in (
+            ("before", comparison.a_run_id, comparison.a_side),
+            ("after", comparison.b_run_id, comparison.b_side),
+        )
+        if not side.complete
+    ]
     return {
         "title": comparison.title,
         "spec_name": comparison.spec_name,
@@ -118,25 +132,31 @@ def compare_view(
         "b": {"run_id": b.meta.run_id, "label": run_label(b), "path": comparison.b_path},
         "a_overall": fmt.pct(comparison.a_overall),
         "b_overall": fmt.pct(comparison.b_overall),
-        "a_interval": interval_data(a_run.score_interval),
-        "b_interval": interval_data(b_run.score_interval),
+        "a_interval": interval_data(comparison.a_overall_interval),
+        "b_interval": interval_data(comparison.b_overall_interval),
         "delta": comparison.delta,
         "delta_text": fmt.signed_pct(comparison.delta),
-        "delta_interval": overall_interval,
-        "overall_significance": {
-            k: data[k] for k in SIGNIFICANCE_KEYS if k in data and k != "delta_interval"
-        },
-        "has_significance": any(r["significance"] for r in rows),
+        "delta_interval": interval_data(comparison.delta_interval),
+        "p": p_text(comparison.p_value),
+        "p_adjusted": p_text(comparison.p_adjusted),
+        "verdict": comparison.overall_verdict,
+        "verdict_class": _verdict_class(comparison.overall_verdict),
+        "overall_regression": comparison.overall_regression,
         "has_regression": comparison.has_regression,
-        "tasks": rows,
+        "regressed": REGRESSED,
+        "correction": comparison.correction,
+        "alpha": comparison.alpha,
+        "tasks": [_task_row(a, b, task) for task in comparison.tasks],
         "only_in_a": comparison.only_in_a,
         "only_in_b": comparison.only_in_b,
         "warnings": comparison.warnings,
+        "not_comparable": sides,
+        "sensitivity": _sensitivity(comparison),
         "tokens": (fmt.tokens(comparison.usage.a_tokens), fmt.tokens(comparison.usage.b_tokens)),
         "tokens_delta": fmt.signed_pct(comparison.usage.tokens_delta_pct),
         "wall": (fmt.duration(comparison.usage.a_wall), fmt.duration(comparison.usage.b_wall)),
         "wall_delta": fmt.signed_pct(comparison.usage.wall_delta_pct),
-        "confidence": confidence,
+        "confidence": comparison.confidence,
         "matrix": matrix_view([a, b], confidence) if engines_differ else None,
     }
 

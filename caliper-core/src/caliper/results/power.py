@@ -1,0 +1,164 @@
+"""How big a change a pair of runs could detect: power of compare's tests. Pure, stdlib only.
+
+A pair that found "no supported regression" may simply be too small to see one. These
+functions say how small: the smallest drop each of compare's tests would catch with a given
+chance (``power``, 80% by default) at its significance level, and the k that would catch a
+given drop. ``docs/statistics.md`` has the table they generate.
+
+* One task (Fisher's exact test): computed exactly, summing the binomial chances of every
+  pair of outcomes the test rejects.
+* The whole run (the stratified test, a drop of the same size on every task): the normal
+  approximation of the mean of the per-task changes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import math
+from statistics import NormalDist
+
+from caliper.results.significance import _RELATIVE_TOLERANCE, hypergeometric_pmf
+
+DEFAULT_POWER = 0.80
+DEFAULT_BASELINE = 0.80
+STEP = 0.01  # drops are searched in whole points
+MAX_K = 1000
+
+
+def _binomial(n: int, p: float) -> list[float]:
+    return [math.comb(n, x) * p**x * (1.0 - p) ** (n - x) for x in range(n + 1)]
+
+
+@functools.cache
+def _drop_region(a_trials: int, b_trials: int, alpha: float) -> tuple[tuple[int, int], ...]:
+    """The ``(a_successes, b_successes)`` pairs Fisher's two-sided test calls a drop.
+
+    For each total of successes the hypergeometric law is computed once and every table's
+    two-sided p read from it (the same rule as :func:`fisher_exact`), so the region costs
+    O(k² log k) rather than a test per table.
+    """
+    region = []
+    for total in range(a_trials + b_trials + 1):
+        pmf = hypergeometric_pmf(a_trials + b_trials, b_trials, total)
+        masses = sorted(pmf.values())
+        for xb, seen in pmf.items():
+            xa = total - xb
+            if not xb * a_trials < xa * b_trials:
+                continue
+            limit = seen * (1.0 + _RELATIVE_TOLERANCE)
+            p = math.fsum(m for m in masses[: bisect.bisect_right(masses, limit)])
+            if p <= alpha:
+                region.append((xa, xb))
+    return tuple(region)
+
+
+def task_power(a_trials: int, b_trials: int, before: float, after: float, alpha: float) -> float:
+    """The chance that Fisher's two-sided test at ``alpha`` flags a drop for one task whose
+    pass chance moves from ``before`` to ``after`` (``a_trials``/``b_trials`` attempts)."""
+    region = _drop_region(a_trials, b_trials, alpha)
+    if not region:
+        return 0.0
+    pa, pb = _binomial(a_trials, before), _binomial(b_trials, after)
+    return math.fsum(pa[xa] * pb[xb] for xa, xb in region)
+
+
+def _scan_drops(baseline: float):
+    steps = round(baseline / STEP)
+    for i in range(1, steps + 1):
+        yield round(i * STEP, 10)
+
+
+def task_detectable_drop(
+    a_trials: int,
+    b_trials: int,
+    alpha: float,
+    *,
+    baseline: float = DEFAULT_BASELINE,
+    power: float = DEFAULT_POWER,
+) -> float | None:
+    """The smallest drop from ``baseline`` (in steps of 0.01) that one task's test catches
+    with chance ``power``; ``None`` when no drop, not even to 0, would be caught."""
+    for drop in _scan_drops(baseline):
+        if task_power(a_trials, b_trials, baseline, baseline - drop, alpha) >= power:
+            return drop
+    return None
+
+
+def overall_power(
+    tasks: int,
+    a_trials: float,
+    b_trials: float,
+    before: float,
+    after: float,
+    alpha: float,
+    *,
+    approximate: bool = False,
+) -> float:
+    """The chance that the stratified test at ``alpha`` (two-sided) flags a drop when every
+    one of ``tasks`` tasks moves from ``before`` to ``after``: exact for one task with whole
+    attempt counts (the test is then Fisher's) unless ``approximate``, else the normal
+    approximation."""
+    if tasks < 1 or a_trials <= 0 or b_trials <= 0:
+        return 0.0
+    whole = float(a_trials).is_integer() and float(b_trials).is_integer()
+    if tasks == 1 and whole and not approximate:
+        return task_power(int(a_trials), int(b_trials), before, after, alpha)
+    drop = before - after
+    pooled = (a_trials * before + b_trials * after) / (a_trials + b_trials)
+    null_sd = math.sqrt(pooled * (1 - pooled) * (1 / a_trials + 1 / b_trials) / tasks)
+    alt_sd = math.sqrt((before * (1 - before) / a_trials + after * (1 - after) / b_trials) / tasks)
+    if alt_sd == 0.0:
+        return 1.0 if drop > 0 else 0.0
+    z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
+    return NormalDist().cdf((drop - z * null_sd) / alt_sd)
+
+
+def overall_detectable_drop(
+    tasks: int,
+    a_trials: float,
+    b_trials: float,
+    alpha: float,
+    *,
+    baseline: float = DEFAULT_BASELINE,
+    power: float = DEFAULT_POWER,
+) -> float | None:
+    """The smallest drop from ``baseline`` on every task that the whole-run test catches with
+    chance ``power``; ``None`` when none would be."""
+    for drop in _scan_drops(baseline):
+        if overall_power(tasks, a_trials, b_trials, baseline, baseline - drop, alpha) >= power:
+            return drop
+    return None
+
+
+def attempts_needed(
+    drop: float,
+    tasks: int,
+    alpha: float,
+    *,
+    baseline: float = DEFAULT_BASELINE,
+    power: float = DEFAULT_POWER,
+    max_k: int = MAX_K,
+) -> int | None:
+    """The smallest k (on both sides) at which the whole-run test catches a drop of ``drop``
+    on every one of ``tasks`` tasks with chance ``power``; ``None`` past ``max_k``."""
+    if drop <= 0 or drop > baseline or tasks < 1:
+        return None
+    after = baseline - drop
+    approx = None
+    for k in range(1, max_k + 1):
+        if overall_power(tasks, k, k, baseline, after, alpha, approximate=True) >= power:
+            approx = k
+            break
+    if approx is None or tasks > 1:
+        return approx
+    # one task: the exact test needs at least what the normal approximation says; step up
+    for k in range(approx, max_k + 1):
+        if task_power(k, k, baseline, after, alpha) >= power:
+            return k
+    return None
+
+
+def family_alpha(alpha: float, tests: int) -> float:
+    """The level the first (smallest) p-value of ``tests`` must clear under Holm: α / m."""
+    return alpha / max(1, tests)
