@@ -122,3 +122,17 @@ def test_output_needs_html(tmp_path):
     assert done.returncode == 2
     assert "-o/--output is for --format html" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_pair_that_is_not_comparable_says_so_and_exits_2(tmp_path, browser):
+    results = tmp_path / ".caliper" / "results" / "demo"
+    a = save(demo_run(run_id="2026-11-30T16-00-00Z", partial=True, stop_reason="Ctrl-C"), results)
+    b = save(demo_run(), results)
+    out = tmp_path / "partial.html"
+    done = caliper("compare", str(a), str(b), "--format", "html", "-o", str(out), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "Not comparable" in done.stderr
+    browser.open(out)
+    notice = browser.driver.find_element(By.ID, "not-comparable").text
+    assert notice.startswith("Not comparable: the before run 2026-11-30T16-00-00Z")
+    assert browser.console_errors() == []
