@@ -165,13 +165,9 @@ def command(spec: str, output_format: str, output: Path | None, confidence: floa
     elif output_format == "text":
         click.echo(render_text(name, rows))
     else:
-        from caliper.report.html.history_output import write_history
+        from caliper.report.html.history_output import runs_dir, write_history
 
         target = output or root / "reports" / f"{name}-history.html"
         written = write_history(name, rows, target, confidence)
         click.echo(f"Wrote {target} and {written} run report(s) in {runs_dir(target)}.", err=True)
 
-
-def runs_dir(page: Path) -> Path:
-    """Where the history page at ``page`` keeps its runs' report pages."""
-    return page.with_name(page.stem + ".runs")

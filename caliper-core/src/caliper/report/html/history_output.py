@@ -8,6 +8,11 @@ from typing import Any
 from caliper.report.html.output import write_page
 
 
+def runs_dir(page: Path) -> Path:
+    """Where the history page at ``page`` keeps its runs' report pages (``<stem>.runs/``)."""
+    return page.with_name(page.stem + ".runs")
+
+
 def _latest_per_variant(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The newest readable run of each engine-and-ablation variant (oldest variant first)."""
     latest: dict[tuple, dict[str, Any]] = {}
@@ -23,7 +28,6 @@ def write_history(spec: str, rows: list[dict[str, Any]], target: Path, confidenc
 
     Links are relative, so the page and its folder can be moved or published together.
     """
-    from caliper.commands.history import runs_dir
     from caliper.report.html.compare_data import matrix_view
     from caliper.report.html.pages import history_page, run_page
     from caliper.results.store import load_run
