@@ -3,6 +3,7 @@ browser fixture's skip-or-fail rule."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -127,3 +128,18 @@ def test_missing_browser_skips_outside_ci_and_fails_in_ci(tmp_path):
         inside = _probe(tmp_path, **env)
         assert inside.returncode == 1, inside.stdout
         assert "CI requires the browser tests to run" in inside.stdout
+
+
+def test_undecodable_text_in_a_transcript_does_not_break_the_page(tmp_path):
+    """A lone surrogate (from bytes a CLI printed that were not UTF-8) reaches the results as
+    ``\\udcff``; the page is still written, as UTF-8."""
+    results = demo_run()
+    results.tasks[0].attempts[0].final_answer = "bad byte: \udcff"
+    from caliper.results import codec
+
+    path = tmp_path / "odd.json"  # JSON escapes the surrogate, so the file itself is ASCII
+    path.write_text(json.dumps(codec.to_data(results), ensure_ascii=True), encoding="utf-8")
+    out = tmp_path / "odd.html"
+    done = caliper("report", str(path), "--format", "html", "-o", str(out), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "bad byte: ?" in out.read_text(encoding="utf-8")

@@ -33,8 +33,15 @@ def write_page(text: str, output: Path) -> None:
         ) from None
 
 
+def _encodable(text: str) -> str:
+    """``text`` with lone surrogates (undecodable bytes a CLI printed) replaced by ``?``, so
+    the page can always be written as UTF-8."""
+    return text.encode("utf-8", errors="replace").decode("utf-8")
+
+
 def emit_page(text: str, output: Path | None) -> None:
     """Write ``text`` to ``output`` (saying so on stderr), or to stdout when ``output`` is None."""
+    text = _encodable(text)
     if output is None:
         sys.stdout.write(text)
         sys.stdout.flush()
