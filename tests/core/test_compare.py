@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from test_results_support import INFRA, JUDGE, NC, TIMEOUT, F, P, run, snapshot, task
@@ -65,6 +66,10 @@ def test_activation_regression_is_kept_apart():
     comparison = compare_runs(a, b)
     x = comparison.tasks[0]
     assert x.activation_delta == -1.0 and x.activation_regression
+    # 0/10 vs 10/10: Newcombe Table II (h), mirrored: [-1.0000, -0.6075]
+    assert x.activation_delta_interval.low == pytest.approx(-1.0)
+    assert x.activation_delta_interval.high == pytest.approx(-0.6075, abs=1e-4)
+    assert x.activation_p_value == pytest.approx(2 / math.comb(20, 10))  # Fisher, extreme table
     assert comparison.has_activation_regression
     assert not comparison.has_regression
 
@@ -249,6 +254,11 @@ def test_ablation_pair_names_what_the_skill_adds():
     headline = ablation_headline(comparison)
     assert headline.startswith("my-skill adds +60 pts [+")
     assert "p<0.001" in headline and "not significant" not in headline
+    reverse = compare_runs(b, a)
+    assert reverse.ablation is None and reverse.ablation_removed == "my-skill"
+    assert ablation_headline(reverse).startswith("without my-skill: −60 pts [")
+    plain = compare_runs(b, run([task("t0", [P] * 3)], run_id="c"))
+    assert ablation_headline(plain) is None
 
 
 def test_sensitivity_says_what_the_pair_could_detect():

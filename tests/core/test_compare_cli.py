@@ -252,6 +252,7 @@ def test_explain_shows_every_test_and_the_sensitivity(tmp_path):
     assert "(whole run)" in out.stdout and "Fisher" in out.stdout and "Holm" in out.stdout
     assert "What this pair could detect" in out.stdout
     assert "Detectable drop from 80%" in out.stdout
+    assert "k needed (both sides) to catch a drop on every task of 10 pts: k=" in out.stdout
 
 
 def test_a_partial_side_is_not_comparable_unless_allowed(tmp_path):

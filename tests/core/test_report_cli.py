@@ -168,3 +168,17 @@ def test_report_text_shows_intervals_at_the_level_asked(tmp_path):
     out = caliper("report", first, "--confidence", "0.8", cwd=project)
     assert out.returncode == 0, out.stderr
     assert "80% intervals" in out.stdout and "33.3% [6.1–79.2]" not in out.stdout
+
+
+def test_run_prints_intervals_at_the_level_asked(tmp_path):
+    from caliper_fakeagent.harness import Workspace
+
+    space = Workspace.create(tmp_path)
+    spec = space.spec(
+        'tasks:\n  - name: hi\n    prompt: "fake: say hi"\n    assert: "assert True"\n'
+    )
+    result = space.run(spec, "--k", "2", "--confidence", "0.9")
+    assert result.returncode == 0, result.stderr
+    assert "90% intervals rest on 2 usable attempts per task" in result.stdout
+    assert "100.0% [42.5–100]" in result.stdout  # 2/2: Wilson 90% low = 2 / (2 + 1.645²)
+    assert "score_interval" not in result.results_path.read_text()  # derived, never saved

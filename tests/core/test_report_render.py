@@ -200,3 +200,32 @@ def test_narrow_report_stacks_intervals_and_fits_80_columns():
     assert "…" not in text
     assert "[21–94]" in text  # 2/3, whole percents under the rate
     assert "66.7%" in text
+
+
+def test_narrow_compare_keeps_strips_whole_with_long_names_and_unsupported_drops():
+    long = "Triggers on a commit request from the user"
+    loaded = [["my-skill"]] * 10
+    a = run(
+        [
+            task(long, [P] * 10, expected=["my-skill"], activated=loaded),
+            task("Config", [P] * 8 + [F] * 2),
+        ],
+        k=10,
+    )
+    b = run(
+        [
+            task(
+                long, [P] * 9 + [F], expected=["my-skill"], activated=[["my-skill"]] * 3 + [[]] * 7
+            ),
+            task("Config", [P] * 5 + [F] * 5),
+        ],
+        run_id="b",
+        k=10,
+    )
+    text = rendered_at(80, render_compare, compare_runs(a, b))
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "✓" * 10 + " → " + "✓" * 9 + "✗" in text
+    assert "✓" * 8 + "✗✗ → " + "✓" * 5 + "✗" * 5 in text
+    assert "n.s. = not significant" in text
+    assert "Config (−30 pts, not significant)" in text.replace("\n", " ")
+    assert "Activation dropped in 1 task(s)" in text

@@ -116,3 +116,15 @@ def test_stratified_test_is_deterministic_and_skips_empty_sides():
 def test_bad_alternative_is_refused():
     with pytest.raises(ValueError):
         fisher_exact(1, 2, 1, 2, "sideways")
+
+
+def test_the_seeded_monte_carlo_fallback_agrees_with_the_exact_value(monkeypatch):
+    from caliper.results import significance
+
+    pairs = [(4, 4, 1, 3), (2, 5, 2, 2), (1, 2, 2, 3)]
+    exact = stratified_exact_test(pairs)
+    monkeypatch.setattr(significance, "MAX_EXACT_SUPPORT", 1)
+    estimate = stratified_exact_test(pairs)
+    assert estimate != exact  # the fallback really ran
+    assert estimate == pytest.approx(exact, abs=0.01)
+    assert stratified_exact_test(pairs) == estimate  # seeded: the same every time

@@ -40,6 +40,6 @@ def confidence_option(func):
         type=ConfidenceLevel(),
         default=DEFAULT_CONFIDENCE,
         show_default=True,
-        help="Confidence level of every interval (and 1 − LEVEL is the significance level "
-        "of compare's tests).",
+        help="Confidence level of the intervals shown; compare also tests at the "
+        "significance level 1 − LEVEL.",
     )(func)

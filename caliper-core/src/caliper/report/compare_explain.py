@@ -13,6 +13,7 @@ from caliper.results import power as power_mod
 from caliper.results.compare import RunComparison
 
 KS = (3, 5, 10, 20)
+DROPS = (0.1, 0.2, 0.3, 0.4)
 
 
 def _p(value: float | None) -> str:
@@ -56,6 +57,10 @@ def _drop(value: float | None) -> str:
     return "none" if value is None else f"{round(value * 100)} pts"
 
 
+def _drop_sentence(value: float | None) -> str:
+    return "no drop at all would be" if value is None else f"a drop of {_drop(value)} would be"
+
+
 def render_explain(comparison: RunComparison, console: Console) -> None:
     """Print the detail of every test and the sensitivity of the pair."""
     level = f"{comparison.confidence * 100:g}%"
@@ -88,10 +93,10 @@ def render_explain(comparison: RunComparison, console: Console) -> None:
         f" Baseline {round(sens.baseline * 100)}% (the before side's rate over matched tasks, "
         f"held to 50–95%), {sens.a_attempts:g} → {sens.b_attempts:g} usable attempts per "
         f"task, {sens.tasks} matched task(s), {sens.tests} test(s) in Holm's family.",
-        f" Whole run: the smallest drop on every task caught with {sens.power * 100:g}% "
-        f"chance at p ≤ {overall_alpha:.3g} is {_drop(sens.overall_drop)}.",
+        f" Whole run (at p ≤ {overall_alpha:.3g}): {_drop_sentence(sens.overall_drop)} caught "
+        f"on every task {sens.power * 100:g}% of the time.",
         f" One task alone (Fisher at p ≤ {task_alpha:.3g}, Holm's first step): "
-        f"{_drop(sens.task_drop)}.",
+        f"{_drop_sentence(sens.task_drop)} caught {sens.power * 100:g}% of the time.",
     ]
     target = round(sens.target_drop * 100)
     if sens.k_needed is None:
@@ -101,6 +106,15 @@ def render_explain(comparison: RunComparison, console: Console) -> None:
             f" A {target}-pt drop on every task needs k={sens.k_needed} on both sides to be "
             f"caught {sens.power * 100:g}% of the time."
         )
+    needed = []
+    for drop in DROPS:
+        if drop > sens.baseline:
+            continue
+        k = power_mod.attempts_needed(drop, sens.tasks, overall_alpha, baseline=sens.baseline)
+        needed.append(f"{round(drop * 100)} pts: k={k}" if k else f"{round(drop * 100)} pts: none")
+    lines.append(
+        " k needed (both sides) to catch a drop on every task of " + ", ".join(needed) + "."
+    )
     for line in lines:
         console.print(Text(line))
     console.print()

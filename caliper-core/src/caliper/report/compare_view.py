@@ -51,11 +51,17 @@ def _delta_markup(
     return f"{text}\n[dim]{interval}[/dim]" if stacked else f"{text} [dim]{interval}[/dim]"
 
 
-def _verdict_cell(verdict: str, p: float | None, *, stacked: bool = False) -> str:
+SHORT_VERDICT = {NOT_SIGNIFICANT: "n.s.", NO_CHANGE: "same"}
+
+
+def _verdict_cell(
+    verdict: str, p: float | None, *, stacked: bool = False, short: bool = False
+) -> str:
     if p is None:
         return fmt.DASH
     style = VERDICT_STYLE.get(verdict, "")
-    label = f"[{style}]{verdict}[/{style}]" if style else verdict
+    shown_verdict = SHORT_VERDICT.get(verdict, verdict) if short else verdict
+    label = f"[{style}]{shown_verdict}[/{style}]" if style else shown_verdict
     shown = fmt.p_value(p)
     return f"{label}\n[dim]{shown}[/dim]" if stacked else f"{label} [dim]{shown}[/dim]"
 
@@ -72,10 +78,18 @@ def _narrow_table() -> Table:
     return Table(box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1, 0, 0))
 
 
-def comparison_table(comparison: RunComparison, *, narrow: bool = False) -> Table:
+def comparison_table(
+    comparison: RunComparison,
+    *,
+    narrow: bool = False,
+    short: bool = False,
+    name_width: int | None = None,
+) -> Table:
     """One row per matched task: before → after, Δ in points with its interval, the verdict
     of its test with its Holm-adjusted p. ``narrow`` stacks each interval and p under its value and
-    leaves activation to the lines below the table."""
+    leaves activation to the lines below the table; ``short`` writes ``not significant`` as
+    ``n.s.`` and ``no change`` as ``same`` (a legend follows the table); ``name_width``
+    replaces task names with a placeholder that wide (to measure a layout)."""
     table = _narrow_table() if narrow else Table()
     # Only the task name wraps: before → after figures and glyph strips are never cut.
     table.add_column("Task", overflow="fold", min_width=12)
@@ -87,8 +101,9 @@ def comparison_table(comparison: RunComparison, *, narrow: bool = False) -> Tabl
         table.add_column("activation", justify="right", no_wrap=True)
     table.add_column("attempts", no_wrap=True)
     for task in comparison.tasks:
+        name = escape(task.name) if name_width is None else "x" * max(1, name_width)
         row = [
-            escape(task.name),
+            name,
             _pair(task.a_score, task.b_score),
             _delta_markup(
                 task.delta,
@@ -96,7 +111,7 @@ def comparison_table(comparison: RunComparison, *, narrow: bool = False) -> Tabl
                 fmt.signed_interval(task.delta_interval),
                 stacked=narrow,
             ),
-            _verdict_cell(task.verdict, task.p_adjusted, stacked=narrow),
+            _verdict_cell(task.verdict, task.p_adjusted, stacked=narrow, short=short),
         ]
         if activation:
             row.append(_activation_cell(task))
@@ -154,16 +169,30 @@ def _fits(console: Console, table: Table) -> bool:
     return width <= console.width
 
 
+def _laid_out_table(comparison: RunComparison, console: Console) -> tuple[Table, bool]:
+    """The widest layout that fits: boxed with every column, else narrow (intervals and p
+    stacked, activation below), else narrow with short verdicts; task names may wrap to 20
+    columns. Returns the table and whether verdicts are short."""
+    longest = max((len(t.name) for t in comparison.tasks), default=0)
+    layouts = ((False, False), (True, False), (True, True))
+    for name_width in (longest, min(longest, 20)):
+        for narrow, short in layouts:
+            probe = comparison_table(comparison, narrow=narrow, short=short, name_width=name_width)
+            if _fits(console, probe):
+                return comparison_table(comparison, narrow=narrow, short=short), short
+    return comparison_table(comparison, narrow=True, short=True), True
+
+
 def render_compare(comparison: RunComparison, console: Console, *, explain: bool = False) -> None:
     """Print ``comparison`` to ``console``; ``explain`` adds every test's detail and what the
     pair could have detected."""
     _header(comparison, console)
     console.print()
     if comparison.tasks:
-        table = comparison_table(comparison)
-        if not _fits(console, table):
-            table = comparison_table(comparison, narrow=True)
+        table, short = _laid_out_table(comparison, console)
         console.print(table)
+        if short:
+            console.print(Text(" n.s. = not significant; same = no change", style="dim"))
         if table.box is box.SIMPLE_HEAD:
             _activation_lines(comparison, console)
     else:
@@ -231,12 +260,19 @@ def overall_line(comparison: RunComparison) -> Text:
 
 def ablation_headline(comparison: RunComparison) -> str | None:
     """For an ablation pair (``--ablate X`` run → full run): ``X adds +40 pts [+18, +62],
-    p=0.003`` (or says the difference is not significant)."""
-    if comparison.ablation is None or comparison.delta is None:
+    p=0.003``; the other way round ``without X: −40 pts [−62, −18], p=0.003``; either says
+    when the difference is not significant."""
+    if comparison.delta is None:
         return None
     interval = fmt.signed_interval(comparison.delta_interval)
     p = fmt.p_value(comparison.p_adjusted)
-    sentence = f"{comparison.ablation} adds {fmt.signed_points(comparison.delta)} {interval}, {p}"
+    change = fmt.signed_points(comparison.delta)
+    if comparison.ablation is not None:
+        sentence = f"{comparison.ablation} adds {change} {interval}, {p}"
+    elif comparison.ablation_removed is not None:
+        sentence = f"without {comparison.ablation_removed}: {change} {interval}, {p}"
+    else:
+        return None
     if comparison.overall_verdict not in (REGRESSED, IMPROVED):
         sentence += f" (not significant at {_level(comparison)})"
     return sentence

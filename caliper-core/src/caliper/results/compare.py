@@ -180,7 +180,9 @@ class RunComparison:
     their intervals; ``delta_interval`` is the paired interval of ``delta`` and ``p_value``
     the stratified test's two-sided p (``p_adjusted`` after Holm, together with the tasks).
     ``overall_regression`` is a supported drop of the whole; ``has_regression`` is it or any
-    task's. ``a_side``/``b_side`` say whether each side is complete; ``comparable`` is both.
+    task's. ``ablation`` names the skills only ``a`` left out (the pair measures what they
+    add); ``ablation_removed`` those only ``b`` left out (what removing them costs).
+    ``a_side``/``b_side`` say whether each side is complete; ``comparable`` is both.
     """
 
     spec_name: str
@@ -227,6 +229,7 @@ class RunComparison:
     b_side: SideState = SideState(COMPLETE, None, 0)
     comparable: bool = True
     ablation: str | None = None
+    ablation_removed: str | None = None
     sensitivity: Sensitivity | None = None
 
 
@@ -243,8 +246,6 @@ def _compare_task(
 ) -> TaskComparison:
     delta = _delta(a.score, b.score)
     act_delta = _delta(a.activation_score, b.activation_score)
-    measured = a.usable > 0 and b.usable > 0
-    act_measured = a.activation_usable > 0 and b.activation_usable > 0
     return TaskComparison(
         name=a.name,
         a_status=a.status.value,
@@ -272,23 +273,12 @@ def _compare_task(
         delta_interval=newcombe_difference_interval(
             a.successes, a.usable, b.successes, b.usable, confidence
         ),
-        p_value=fisher_exact(a.successes, a.usable, b.successes, b.usable) if measured else None,
         activation_delta_interval=newcombe_difference_interval(
             a.activation_successes,
             a.activation_usable,
             b.activation_successes,
             b.activation_usable,
             confidence,
-        ),
-        activation_p_value=(
-            fisher_exact(
-                a.activation_successes,
-                a.activation_usable,
-                b.activation_successes,
-                b.activation_usable,
-            )
-            if act_measured
-            else None
         ),
     )
 
@@ -309,6 +299,7 @@ def verdict_for(delta: float | None, p_adjusted: float | None, alpha: float) -> 
 class _Family:
     """One family of tests (success or activation) after Holm's correction."""
 
+    task_p: dict[str, float]
     task_adjusted: dict[str, float]
     overall_p: float | None
     overall_adjusted: float | None
@@ -332,7 +323,14 @@ def _family(pairs: dict[str, tuple[int, int, int, int]], confidence: float) -> _
     adjusted = holm_adjust(family)
     task_adjusted = dict(zip(names, adjusted[: len(names)], strict=True))
     overall_adjusted = adjusted[-1] if adjusted else None
-    return _Family(task_adjusted, overall_p, overall_adjusted, overall_interval, len(family))
+    return _Family(
+        dict(zip(names, p_values, strict=True)),
+        task_adjusted,
+        overall_p,
+        overall_adjusted,
+        overall_interval,
+        len(family),
+    )
 
 
 def _usage_delta(a: UsageTotals, b: UsageTotals) -> UsageDelta:
@@ -463,7 +461,7 @@ def _ablation_sentence(a: RunMeta, b: RunMeta) -> str | None:
     a_out, b_out = ablated_names(a), ablated_names(b)
     if a.spec_name != b.spec_name or a_out == b_out:
         return None
-    if not b_out or set(b_out) < set(a_out):
+    if set(b_out) < set(a_out):
         return ", ".join(n for n in a_out if n not in b_out)
     return None
 
@@ -553,9 +551,11 @@ def compare_runs(
         judged.append(
             attrs.evolve(
                 r,
+                p_value=score_family.task_p.get(r.name),
                 p_adjusted=p_adj,
                 verdict=verdict,
                 regression=verdict == REGRESSED,
+                activation_p_value=act_family.task_p.get(r.name),
                 activation_p_adjusted=act_adj,
                 activation_verdict=act_verdict,
                 activation_regression=act_verdict == REGRESSED,
@@ -623,6 +623,7 @@ def compare_runs(
         b_side=b_side,
         comparable=a_side.complete and b_side.complete,
         ablation=_ablation_sentence(a.meta, b.meta),
+        ablation_removed=_ablation_sentence(b.meta, a.meta),
         sensitivity=_sensitivity(rows, score_family.tests, alpha, confidence),
     )
 

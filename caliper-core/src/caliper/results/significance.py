@@ -18,10 +18,11 @@ from collections.abc import Sequence
 from functools import reduce
 
 # Relative slack when comparing probabilities of tables, as R's fisher.test does (1 + 1e-7).
-_RELATIVE_TOLERANCE = 1e-7
+RELATIVE_TOLERANCE = 1e-7
 # The exact stratified test keeps at most this many distinct values of the statistic; beyond
 # it (very unequal k across many tasks) a seeded Monte Carlo estimate is used instead.
 MAX_EXACT_SUPPORT = 200_000
+MAX_EXACT_WORK = 2_000_000  # products of support sizes one convolution step may take
 MONTE_CARLO_DRAWS = 20_000
 MONTE_CARLO_SEED = 20261201
 
@@ -83,7 +84,7 @@ def fisher_exact(
     elif alternative == GREATER:
         p = math.fsum(q for x, q in pmf.items() if x >= b_successes)
     else:
-        p = math.fsum(q for q in pmf.values() if q <= seen * (1.0 + _RELATIVE_TOLERANCE))
+        p = math.fsum(q for q in pmf.values() if q <= seen * (1.0 + RELATIVE_TOLERANCE))
     return min(1.0, p)
 
 
@@ -101,7 +102,8 @@ def stratified_exact_test(
     task the before/after labels of its attempts are exchangeable: given each task's total
     successes, the after-side's successes are hypergeometric, independently across tasks. The
     statistic's exact distribution is the convolution of those, so the p-value is exact and
-    needs no seed; only when the support grows past :data:`MAX_EXACT_SUPPORT` is it estimated
+    needs no seed; only when the support grows past :data:`MAX_EXACT_SUPPORT` (or a step
+    would cost more than :data:`MAX_EXACT_WORK`) is it estimated
     from :data:`MONTE_CARLO_DRAWS` seeded draws. ``two-sided`` compares ``|D|`` (the
     statistic's null mean is 0), ``less`` tests a drop, ``greater`` a rise.
     """
@@ -126,6 +128,9 @@ def stratified_exact_test(
     observed = sum(statistic(xb, na, nb, xa + xb) for xa, na, xb, nb in kept)
     distribution: dict[int, float] | None = {0: 1.0}
     for na, nb, total, values in strata:
+        if len(distribution) * len(values) > MAX_EXACT_WORK:
+            distribution = None
+            break
         step: dict[int, float] = {}
         for value, mass in distribution.items():
             for xb, q in values.items():
