@@ -42,6 +42,9 @@ def test_side_by_side_with_delta_and_interval(compared):
     assert driver.find_element(By.ID, "compare-title").text == (
         "demo: without git-commit → full neighbourhood"
     )
+    # the same sentence as the text report's ablation headline
+    headline = driver.find_element(By.ID, "headline").text
+    assert headline == "git-commit adds +28 pts [−9, +64], p=1 (not significant at 95%)"
     row = driver.find_element(By.CSS_SELECTOR, '#compare-tasks tr[data-name="Writes a commit"]')
     values = cells(row)
     assert values[1] == "✗✗✓" and values[3] == "✓✗✓"

@@ -114,6 +114,8 @@ def compare_view(
     confidence: float = DEFAULT_CONFIDENCE,
 ) -> dict[str, Any]:
     """The compare page as data: both sides per task, Δ with its interval, p-values, verdicts."""
+    from caliper.report.compare_view import ablation_headline  # the text report's own sentence
+
     engines_differ = a.meta.spec_name == b.meta.spec_name and engine_label(
         a.meta.backend, a.meta.model
     ) != engine_label(b.meta.backend, b.meta.model)
@@ -127,6 +129,7 @@ def compare_view(
     ]
     return {
         "title": comparison.title,
+        "headline": ablation_headline(comparison),
         "spec_name": comparison.spec_name,
         "a": {"run_id": a.meta.run_id, "label": run_label(a), "path": comparison.a_path},
         "b": {"run_id": b.meta.run_id, "label": run_label(b), "path": comparison.b_path},
