@@ -143,3 +143,31 @@ def test_undecodable_text_in_a_transcript_does_not_break_the_page(tmp_path):
     done = caliper("report", str(path), "--format", "html", "-o", str(out), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "bad byte: ?" in out.read_text(encoding="utf-8")
+
+
+def test_setup_and_cleanup_failures_show_in_the_viewer(tmp_path, browser):
+    from selenium.webdriver.common.by import By
+
+    results = run([task("t", [Outcome.INFRA_ERROR, Outcome.PASS])])
+    first, second = results.tasks[0].attempts
+    first.setup_failed = True
+    first.reason = "setup exited with status 1: npm ERR! missing package.json"
+    # as the runner writes it: the attempt's own error, "; ", then the cleanup's failure
+    second.error = "agent said; no; cleanup exited with status 2: rm: x; rm: y"
+    path = save(results, tmp_path)
+    out = tmp_path / "setup.html"
+    assert (
+        caliper("report", str(path), "--format", "html", "-o", str(out), cwd=tmp_path).returncode
+        == 0
+    )
+    browser.open(out)
+    notes = []
+    for button in browser.driver.find_elements(By.CSS_SELECTOR, "button.att"):
+        button.click()
+        sections = browser.driver.find_elements(By.CSS_SELECTOR, "#viewer .v-section")
+        notes += [s.text for s in sections if s.text.startswith("Setup / cleanup")]
+    assert notes == [
+        "Setup / cleanup\nsetup exited with status 1: npm ERR! missing package.json",
+        "Setup / cleanup\ncleanup exited with status 2: rm: x; rm: y",
+    ]
+    assert browser.console_errors() == []

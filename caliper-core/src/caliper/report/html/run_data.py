@@ -131,9 +131,13 @@ def _setup_cleanup(record: AttemptRecord) -> list[str]:
     notes = []
     if record.setup_failed and record.reason:
         notes.append(record.reason)
-    for part in (record.error or "").split("; "):
-        if part.startswith("cleanup"):
-            notes.append(part)
+    error = record.error or ""
+    # the runner appends "; " + describe_shell_failure("cleanup", ...) to the attempt's error
+    for marker in ("cleanup exited", "cleanup timed out", "cleanup was interrupted"):
+        at = error.find(marker)
+        if at == 0 or (at > 0 and error[at - 2 : at] == "; "):
+            notes.append(error[at:])
+            break
     return notes
 
 
