@@ -126,8 +126,16 @@ def _call(call: ToolCall) -> dict[str, Any]:
 def _two_runs(suite: BackendConformance, kit: ConformanceKit) -> list[Path]:
     """Run a two-task spec twice through the real CLI; return the saved results files."""
     skills = [kit.skill("alpha-target"), kit.skill("beta-neighbour")]
-    script = kit.script(
-        rules=[
+    # the judge's rule first: Hermes' catch-all for tool-less calls would answer it otherwise
+    judge = {
+        "when": {"judge": True},
+        "text": '{"passed": false, "reasoning": "The answer says 41, not 42."}',
+    }
+    script = {
+        "turns": [],
+        "rules": [
+            judge,
+            *suite.aux_rules(),
             {
                 "when": {"user_text_contains": "[activate-alpha]"},
                 "turns": [
@@ -140,11 +148,15 @@ def _two_runs(suite: BackendConformance, kit: ConformanceKit) -> list[Path]:
                 ],
             },
             {
+                "when": {"user_text_contains": "[judged]"},
+                "turns": [{"text": "It is 41."}],
+            },
+            {
                 "when": {"user_text_contains": "[plain]"},
                 "turns": [{"text": f"I will not write the file. {MARKUP}"}],
             },
-        ]
-    )
+        ],
+    }
     server = kit.server(script)
     spec = kit.spec(
         [
@@ -161,12 +173,13 @@ def _two_runs(suite: BackendConformance, kit: ConformanceKit) -> list[Path]:
                 "assert": "import os\nassert os.path.exists('missing.txt'), 'missing.txt was "
                 "never written'",
             },
+            {"name": "judged", "prompt": "Six times seven? [judged]", "expect": "Says 42."},
         ],
         skills=skills,
     )
     paths = []
     for k in ("2", "1"):
-        done = kit.run(spec, server, "--k", k)
+        done = kit.run(spec, server, "--k", k, "--judge-model", suite.engine())
         assert done.results_path is not None, done.describe()
         paths.append(done.results_path)
     return paths
@@ -192,7 +205,8 @@ def test_pages_on_real_runs(suite, tmp_path, agent_cli, browser):
     assert done.returncode == 0, done.stderr
     browser.open(page)
     driver = browser.driver
-    assert driver.find_element(By.ID, "score").text == "50.0%"  # alpha passes, plain fails
+    # alpha passes; plain fails its assert; judged fails the LLM judge: mean of 1, 0, 0
+    assert driver.find_element(By.ID, "score").text == "33.3%"
     assert driver.find_element(By.ID, "engine").text.startswith(name)
     driver.find_element(By.CSS_SELECTOR, '#tasks tr[data-name="alpha chores"] button.att').click()
     viewer = driver.find_element(By.ID, "viewer")
@@ -210,6 +224,12 @@ def test_pages_on_real_runs(suite, tmp_path, agent_cli, browser):
     reason = viewer.find_element(By.CSS_SELECTOR, '.check[data-key="assert"]').text
     assert "missing.txt was never written" in reason
     assert browser.alert_text() is None and driver.find_elements(By.TAG_NAME, "img") == []
+    driver.find_element(By.CSS_SELECTOR, '#tasks tr[data-name="judged"] button.att').click()
+    check = viewer.find_element(By.CSS_SELECTOR, '.check[data-key="expect"]')
+    assert f"(judge {name}" in check.text, check.text
+    assert check.find_element(By.CSS_SELECTOR, "pre.judge-reasoning").text == (
+        "The answer says 41, not 42."
+    )
     assert browser.console_errors() == []
 
     compare = tmp_path / f"{name}-compare.html"
@@ -219,7 +239,7 @@ def test_pages_on_real_runs(suite, tmp_path, agent_cli, browser):
     assert done.returncode in (0, 1), done.stderr
     browser.open(compare)
     rows = driver.find_elements(By.CSS_SELECTOR, "#compare-tasks tr.cmp-row")
-    assert [r.get_attribute("data-name") for r in rows] == ["alpha chores", "plain"]
+    assert [r.get_attribute("data-name") for r in rows] == ["alpha chores", "plain", "judged"]
     assert browser.console_errors() == []
 
     history = tmp_path / f"{name}-history.html"
