@@ -145,7 +145,8 @@ def command(spec: str, output_format: str, output: Path | None, confidence: floa
     \b
     Exit codes:
       0  the history was shown (or written)
-      2  SPEC has no saved runs, or the html page cannot be written
+      2  SPEC has no saved runs, a bad --confidence, or the html page cannot be
+         written
     """
     from caliper.errors import UsageError
     from caliper.results.store import caliper_root, list_runs
