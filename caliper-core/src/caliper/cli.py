@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("caliper.commands.import_cmd", "Convert skill-creator eval files into a spec."),
     "retry": ("caliper.commands.retry", "Re-run the unusable attempts of a saved run."),
     "regrade": ("caliper.commands.regrade", "Judge a saved run's attempts again."),
+    "history": ("caliper.commands.history", "A spec's score and activation over its runs."),
     "plugins": ("caliper.commands.plugins", "List installed plugins and agent CLIs."),
     "update-cli": ("caliper.commands.update_cli", "Check or update the agent CLIs."),
 }

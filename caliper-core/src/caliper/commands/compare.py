@@ -38,11 +38,18 @@ class NotComparable(CaliperError):
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json", "markdown"]),
+    type=click.Choice(["text", "json", "markdown", "html"]),
     default="text",
     show_default=True,
     help="text: a before → after table; json: the full comparison for scripts; markdown: "
-    "a summary table for $GITHUB_STEP_SUMMARY.",
+    "a summary table for $GITHUB_STEP_SUMMARY; html: a self-contained page (to stdout, or "
+    "to -o FILE).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --format html: write the page to FILE instead of stdout.",
 )
 @confidence_option
 @click.option(
@@ -74,6 +81,7 @@ def command(
     allow_partial: bool,
     explain: bool,
     junit: Path | None,
+    output: Path | None,
 ) -> None:
     """Diff two saved runs of the same spec, task by task (BEFORE → AFTER).
 
@@ -92,6 +100,7 @@ def command(
       caliper compare CONTROL.json my-skill --explain
       caliper compare BASE.json my-skill --fail-on both --format json
       caliper compare BASE.json my-skill --junit compare.xml --format markdown
+      caliper compare RUN-A.json RUN-B.json --format html -o compare.html
 
     \b
     Exit codes:
@@ -99,14 +108,17 @@ def command(
       1  a supported regression: of the success score (default), of activation
          with --fail-on activation, of either with --fail-on both
       2  usage error: a run was not found or not readable, both sides are the
-         same run, a bad --confidence; or the runs are not comparable (a side is
-         partial or never started) and --allow-partial was not given
+         same run, a bad --confidence, an -o FILE that cannot be written; or the
+         runs are not comparable (a side is partial or never started) and
+         --allow-partial was not given
       1  also: the --junit report could not be written
     """
     from caliper.errors import UsageError
     from caliper.results.compare import compare_runs, comparison_data, same_run
     from caliper.results.store import load_run, resolve_run_ref
 
+    if output is not None and output_format != "html":
+        raise UsageError("-o/--output is for --format html.", hint="Add --format html.")
     cwd = Path.cwd()
     a_path = resolve_run_ref(before, cwd=cwd)
     b_path = resolve_run_ref(after, cwd=cwd)
@@ -122,7 +134,12 @@ def command(
             hint="Name two different runs: `caliper list SPEC` shows their results files.",
         )
     comparison = compare_runs(a, b, a_path=str(a_path), b_path=str(b_path), confidence=confidence)
-    if output_format == "json":
+    if output_format == "html":
+        from caliper.report.html import compare_page
+        from caliper.report.html.output import emit_page
+
+        emit_page(compare_page(a, b, comparison, confidence=confidence), output)
+    elif output_format == "json":
         click.echo(json.dumps(comparison_data(comparison), indent=2, ensure_ascii=False))
     elif output_format == "markdown":
         from caliper.report.markdown_compare import compare_markdown

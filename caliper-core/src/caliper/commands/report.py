@@ -36,12 +36,19 @@ def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> 
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json", "markdown"]),
+    type=click.Choice(["text", "json", "markdown", "html"]),
     default="text",
     show_default=True,
     help="text: the same report `caliper run` prints; json: the saved run plus derived "
     "`scores` and `usage_totals` blocks (and `gate` with bars); markdown: a summary table "
-    "for $GITHUB_STEP_SUMMARY.",
+    "for $GITHUB_STEP_SUMMARY; html: one self-contained page with a transcript viewer (to "
+    "stdout, or to -o FILE).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --format html: write the page to FILE instead of stdout.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Add pass@k / pass^k and a panel per task.")
 @confidence_option
@@ -51,6 +58,7 @@ def command(
     output_format: str,
     verbose: bool,
     confidence: float,
+    output: Path | None,
     min_score: tuple[Bar, ...],
     min_activation: tuple[Bar, ...],
     inconclusive: str,
@@ -68,11 +76,13 @@ def command(
       caliper report my-skill --format json | jq .scores
       caliper report my-skill --min-score 0.8   # judge bars on a saved run
       caliper report my-skill --format markdown >> "$GITHUB_STEP_SUMMARY"
+      caliper report my-skill --format html -o my-skill.html
 
     \b
     Exit codes:
       0  the report was shown
-      2  REF matches no saved run, or the file is not a readable results file
+      2  REF matches no saved run, the file is not a readable results file, or
+         -o FILE cannot be written
       3  a --min-score/--min-activation bar was not met (see `caliper run --help`)
     """
     from caliper.results.store import ResultsError, caliper_root, latest_run, load_run
@@ -91,7 +101,16 @@ def command(
         from caliper.results.store import resolve_run_ref
 
         path = resolve_run_ref(ref, cwd=cwd)
+    if output is not None and output_format != "html":
+        from caliper.errors import UsageError
+
+        raise UsageError("-o/--output is for --format html.", hint="Add --format html.")
     results = load_run(path)
+    if output_format == "html":
+        from caliper.report.html.output import emit_page, run_html
+
+        emit_page(run_html(results, path, confidence), output)
+        return
     gate = _gate(results, (*min_score, *min_activation), inconclusive, confidence)
     if output_format == "json":
         data = report_data(results, path, confidence)

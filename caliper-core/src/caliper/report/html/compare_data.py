@@ -1,0 +1,208 @@
+"""What the compare page and the engine matrix show, as plain data (no HTML here).
+
+The comparison itself (which tasks match, Δ with its interval, the tests' p-values after
+Holm's correction, verdicts, warnings, sensitivity) comes from
+:mod:`caliper.results.compare`; this module adds what only a page needs: display strings,
+attempt strips, and the matrix of several runs of one spec.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from caliper.report import fmt
+from caliper.report.html.run_data import engine_label
+from caliper.results.compare import REGRESSED, RunComparison, TaskComparison, ablated_names
+from caliper.results.models import RunResults
+from caliper.results.scoring import score_run
+from caliper.results.stats import DEFAULT_CONFIDENCE, interval_data
+
+
+def heat(value: float | None) -> str:
+    """A background colour for a rate: red at 0 %, yellow at 50 %, green at 100 %."""
+    if value is None:
+        return "#f6f8fa"
+    return f"hsl({round(max(0.0, min(1.0, value)) * 120)}, 70%, 85%)"
+
+
+def run_label(results: RunResults) -> str:
+    """``engine`` plus ``without X`` for an ablated run."""
+    ablated = ablated_names(results.meta)
+    label = engine_label(results.meta.backend, results.meta.model)
+    return f"{label} without {', '.join(ablated)}" if ablated else label
+
+
+def _strip(results: RunResults, name: str) -> list[dict[str, str]]:
+    for task in results.tasks:
+        if task.name == name:
+            return [
+                {"outcome": a.outcome.value, "symbol": fmt.STRIP_SYMBOLS[a.outcome][0]}
+                for a in task.attempts
+            ]
+    return []
+
+
+def p_text(value: float | None) -> str:
+    """A p-value as people read it: ``0.031``, ``< 0.001``; ``—`` when there was no test."""
+    if value is None:
+        return fmt.DASH
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _verdict_class(verdict: str) -> str:
+    return verdict.replace(" ", "-")
+
+
+def _task_row(a: RunResults, b: RunResults, task: TaskComparison) -> dict[str, Any]:
+    return {
+        "name": task.name,
+        "a": {
+            "score": task.a_score,
+            "text": fmt.pct(task.a_score),
+            "counts": f"{task.a_successes}/{task.a_usable}",
+            "interval": interval_data(task.a_interval),
+        },
+        "b": {
+            "score": task.b_score,
+            "text": fmt.pct(task.b_score),
+            "counts": f"{task.b_successes}/{task.b_usable}",
+            "interval": interval_data(task.b_interval),
+        },
+        "a_strip": _strip(a, task.name),
+        "b_strip": _strip(b, task.name),
+        "delta": task.delta,
+        "delta_text": fmt.signed_pct(task.delta),
+        "delta_interval": interval_data(task.delta_interval),
+        "p": p_text(task.p_value),
+        "p_adjusted": p_text(task.p_adjusted),
+        "verdict": task.verdict,
+        "verdict_class": _verdict_class(task.verdict),
+        "regression": task.regression,
+        "a_activation": fmt.pct(task.a_activation),
+        "b_activation": fmt.pct(task.b_activation),
+        "activation_delta": fmt.signed_pct(task.activation_delta),
+        "activation_verdict": task.activation_verdict,
+        "activation_regression": task.activation_regression,
+    }
+
+
+def _sensitivity(comparison: RunComparison) -> str | None:
+    """One sentence on how small a drop the pair could have caught."""
+    sens = comparison.sensitivity
+    if sens is None:
+        return None
+    parts = []
+    if sens.task_drop is not None:
+        parts.append(f"a drop of {sens.task_drop * 100:.0f} points in one task")
+    if sens.overall_drop is not None:
+        parts.append(f"{sens.overall_drop * 100:.0f} points on every task")
+    if not parts:
+        return "At this k no drop, however large, could have been detected."
+    text = f"With {sens.power * 100:.0f}% power this pair could detect {' or '.join(parts)}"
+    if sens.k_needed is not None:
+        text += (
+            f"; catching {sens.target_drop * 100:.0f} points on every task needs k={sens.k_needed}"
+        )
+    return text + "."
+
+
+def compare_view(
+    a: RunResults,
+    b: RunResults,
+    comparison: RunComparison,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> dict[str, Any]:
+    """The compare page as data: both sides per task, Δ with its interval, p-values, verdicts."""
+    from caliper.report.compare_view import ablation_headline  # the text report's own sentence
+
+    engines_differ = a.meta.spec_name == b.meta.spec_name and engine_label(
+        a.meta.backend, a.meta.model
+    ) != engine_label(b.meta.backend, b.meta.model)
+    sides = [
+        f"the {label} run {run_id} {side.phrase}"
+        for label, run_id, side in (
+            ("before", comparison.a_run_id, comparison.a_side),
+            ("after", comparison.b_run_id, comparison.b_side),
+        )
+        if not side.complete
+    ]
+    return {
+        "title": comparison.title,
+        "headline": ablation_headline(comparison),
+        "spec_name": comparison.spec_name,
+        "a": {"run_id": a.meta.run_id, "label": run_label(a), "path": comparison.a_path},
+        "b": {"run_id": b.meta.run_id, "label": run_label(b), "path": comparison.b_path},
+        "a_overall": fmt.pct(comparison.a_overall),
+        "b_overall": fmt.pct(comparison.b_overall),
+        "a_interval": interval_data(comparison.a_overall_interval),
+        "b_interval": interval_data(comparison.b_overall_interval),
+        "delta": comparison.delta,
+        "delta_text": fmt.signed_pct(comparison.delta),
+        "delta_interval": interval_data(comparison.delta_interval),
+        "p": p_text(comparison.p_value),
+        "p_adjusted": p_text(comparison.p_adjusted),
+        "verdict": comparison.overall_verdict,
+        "verdict_class": _verdict_class(comparison.overall_verdict),
+        "overall_regression": comparison.overall_regression,
+        "has_regression": comparison.has_regression,
+        "regressed": REGRESSED,
+        "correction": comparison.correction,
+        "alpha": comparison.alpha,
+        "tasks": [_task_row(a, b, task) for task in comparison.tasks],
+        "only_in_a": comparison.only_in_a,
+        "only_in_b": comparison.only_in_b,
+        "warnings": comparison.warnings,
+        "not_comparable": sides,
+        "sensitivity": _sensitivity(comparison),
+        "tokens": (fmt.tokens(comparison.usage.a_tokens), fmt.tokens(comparison.usage.b_tokens)),
+        "tokens_delta": fmt.signed_pct(comparison.usage.tokens_delta_pct),
+        "wall": (fmt.duration(comparison.usage.a_wall), fmt.duration(comparison.usage.b_wall)),
+        "wall_delta": fmt.signed_pct(comparison.usage.wall_delta_pct),
+        "confidence": comparison.confidence,
+        "matrix": matrix_view([a, b], confidence) if engines_differ else None,
+    }
+
+
+def matrix_view(
+    runs: Sequence[RunResults], confidence: float = DEFAULT_CONFIDENCE
+) -> dict[str, Any]:
+    """Tasks down, runs across: each cell a task's score, interval and strip in that run.
+
+    Tasks are listed in the order they first appear; a run without a task gets an empty cell.
+    """
+    columns = []
+    names: list[str] = []
+    scored = []
+    for results in runs:
+        run = score_run(results, confidence)
+        scored.append({t.name: t for t in run.tasks})
+        columns.append(
+            {
+                "label": run_label(results),
+                "run_id": results.meta.run_id,
+                "overall": fmt.pct(run.score),
+                "overall_value": run.score,
+                "interval": interval_data(run.score_interval),
+            }
+        )
+        names += [t.name for t in results.tasks if t.name not in names]
+    rows = []
+    for name in names:
+        cells = []
+        for results, by_name in zip(runs, scored, strict=True):
+            score = by_name.get(name)
+            if score is None:
+                cells.append(None)
+                continue
+            cells.append(
+                {
+                    "text": fmt.pct(score.score),
+                    "counts": f"{score.successes}/{score.usable}",
+                    "interval": interval_data(score.score_interval),
+                    "colour": heat(score.score),
+                    "strip": _strip(results, name),
+                }
+            )
+        rows.append({"name": name, "cells": cells})
+    return {"columns": columns, "rows": rows}

@@ -1,0 +1,55 @@
+"""Writing the history page and, beside it, one report page per run it links to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from caliper.report.html.output import write_page
+
+
+def runs_dir(page: Path) -> Path:
+    """Where the history page at ``page`` keeps its runs' report pages (``<stem>.runs/``)."""
+    return page.with_name(page.stem + ".runs")
+
+
+def _latest_per_variant(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The newest readable run of each engine-and-ablation variant (oldest variant first)."""
+    latest: dict[tuple, dict[str, Any]] = {}
+    for row in rows:
+        if "error" not in row:
+            latest[(row.get("engine"), tuple(row["ablated"]))] = row
+    return list(latest.values())
+
+
+def write_history(spec: str, rows: list[dict[str, Any]], target: Path, confidence: float) -> int:
+    """Write the history page of ``spec`` at ``target`` and each run's report in
+    ``<target stem>.runs/``; return how many run reports were written.
+
+    Links are relative, so the page and its folder can be moved or published together.
+    """
+    from caliper.report.html.compare_data import matrix_view
+    from caliper.report.html.pages import history_page, run_page
+    from caliper.results.store import load_run
+
+    folder = runs_dir(target)
+    links: dict[str, str] = {}
+    loaded = {}
+    for row in rows:
+        if "error" in row:
+            continue
+        results = load_run(Path(row["path"]))
+        loaded[row["run_id"]] = results
+        write_page(
+            run_page(results, source=row["path"], confidence=confidence),
+            folder / f"{row['run_id']}.html",
+        )
+        links[row["run_id"]] = f"{folder.name}/{row['run_id']}.html"
+    variants = _latest_per_variant(rows)
+    matrix = (
+        matrix_view([loaded[r["run_id"]] for r in variants], confidence)
+        if len(variants) > 1
+        else None
+    )
+    write_page(history_page(spec, rows, links, matrix, confidence=confidence), target)
+    return len(links)

@@ -1,0 +1,50 @@
+"""Writing a page where the command was asked to: a file (``-o FILE``) or stdout."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from caliper.errors import UsageError
+from caliper.results.models import RunResults
+
+
+def run_html(results: RunResults, path: Path | None, confidence: float) -> str:
+    """The run page of ``results`` (read from ``path``), intervals at ``confidence``."""
+    from caliper.report.html.pages import run_page
+
+    return run_page(results, source=str(path) if path else None, confidence=confidence)
+
+
+def write_page(text: str, output: Path) -> None:
+    """Write ``text`` to ``output`` whole or not at all; an error becomes a usage error."""
+    from caliper.results.store import ResultsWriteError, write_atomic
+
+    if output.is_dir():
+        raise UsageError(f"-o {output} is a folder.", hint="Name a file, e.g. -o report.html.")
+    try:
+        write_atomic(output, text)
+    except ResultsWriteError as exc:
+        raise UsageError(
+            f"Could not write {output}: {exc.message.split(': ', 1)[-1]}",
+            hint="Choose another -o FILE.",
+        ) from None
+
+
+def _encodable(text: str) -> str:
+    """``text`` with lone surrogates (undecodable bytes a CLI printed) replaced by ``?``, so
+    the page can always be written as UTF-8."""
+    return text.encode("utf-8", errors="replace").decode("utf-8")
+
+
+def emit_page(text: str, output: Path | None) -> None:
+    """Write ``text`` to ``output`` (saying so on stderr), or to stdout when ``output`` is None."""
+    text = _encodable(text)
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    write_page(text, output)
+    click.echo(f"Wrote {output} ({len(text.encode('utf-8')) / 1024:.0f} KiB).", err=True)

@@ -1,0 +1,72 @@
+"""The three pages: one run, two runs compared, one spec's history. Each returns HTML text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from caliper.report.html.compare_data import compare_view
+from caliper.report.html.env import render
+from caliper.report.html.run_data import meta_line, run_view
+from caliper.results.compare import RunComparison
+from caliper.results.models import RunResults
+from caliper.results.stats import DEFAULT_CONFIDENCE
+
+
+def run_page(
+    results: RunResults, *, source: str | None = None, confidence: float = DEFAULT_CONFIDENCE
+) -> str:
+    """The report of one saved run as one self-contained HTML document.
+
+    ``source`` is where the run was read from (shown in the footer); intervals are at
+    ``confidence``.
+    """
+    view = run_view(results, confidence)
+    return render("run.html.j2", title=meta_line(results.meta), view=view, source=source)
+
+
+def compare_page(
+    a: RunResults,
+    b: RunResults,
+    comparison: RunComparison,
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> str:
+    """Two runs side by side per task: both scores with intervals, Δ with its interval, the
+    significance figures the comparison carries, and an engine matrix when engines differ."""
+    view = compare_view(a, b, comparison, confidence)
+    return render("compare.html.j2", title=f"{comparison.spec_name}: {comparison.title}", view=view)
+
+
+def history_page(
+    spec: str,
+    rows: list[dict[str, Any]],
+    links: dict[str, str],
+    matrix: dict[str, Any] | None,
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> str:
+    """A spec's runs over time: score and activation charts with interval bands (a colour per
+    engine, hollow dots for ablated runs, each dot a link to ``links[run_id]``), the runs
+    table and, when there are several engines or ablations, the matrix of their latest runs.
+
+    ``rows`` are :func:`caliper.commands.history.history_rows`, oldest first.
+    """
+    from caliper.report.html import history_data
+
+    readable = [r for r in rows if "error" not in r]
+    return render(
+        "history.html.j2",
+        title=f"{spec}: history",
+        spec=spec,
+        runs=len(rows),
+        score_chart=history_data.chart(rows, "score", links, "score over runs"),
+        activation_chart=(
+            history_data.chart(rows, "activation", links, "activation over runs")
+            if any(r["activation"] is not None for r in readable)
+            else None
+        ),
+        colours=history_data.engine_colours(rows),
+        table=history_data.table_rows(rows, links),
+        matrix=matrix,
+        confidence=confidence,
+    )

@@ -1,0 +1,303 @@
+"""What the run page shows, as plain data built from a saved run (no HTML here).
+
+The page's template lays this out; the attempts' details go to the browser as JSON and are
+only turned into DOM when opened.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+
+from caliper.report import fmt
+from caliper.results.compare import ablated_names
+from caliper.results.models import AttemptRecord, Outcome, RunMeta, RunResults, TaskResult
+from caliper.results.scoring import RunScore, TaskScore, score_run
+from caliper.results.stats import DEFAULT_CONFIDENCE, interval_data
+
+OUTCOME_LABELS = {
+    Outcome.PASS: "pass",
+    Outcome.TASK_FAIL: "task failed",
+    Outcome.CHEAT: "cheat (read a forbidden file)",
+    Outcome.INFRA_ERROR: "infrastructure error (not counted)",
+    Outcome.TIMEOUT: "timed out (not counted)",
+    Outcome.JUDGE_ERROR: "judge error (not counted)",
+    Outcome.NOT_CHECKED: "not checked (trigger probe)",
+}
+
+
+def engine_label(backend: str | None, model: str | None) -> str:
+    """``backend:model`` as far as known."""
+    return ":".join(p for p in (backend, model) if p) or "unknown engine"
+
+
+def attempt_id(task_index: int, attempt_index: int) -> str:
+    """The key of one attempt in the page's JSON (``t<task>-a<attempt>``, 0-based)."""
+    return f"t{task_index}-a{attempt_index}"
+
+
+def _summary(results: RunResults, run: RunScore) -> dict[str, Any]:
+    meta = results.meta
+    usable = sum(t.usable for t in run.tasks)
+    successes = sum(t.successes for t in run.tasks)
+    act_usable = sum(t.activation_usable for t in run.tasks)
+    act_successes = sum(t.activation_successes for t in run.tasks)
+    interval = run.score_interval
+    usage = run.usage
+    return {
+        "spec_name": meta.spec_name,
+        "spec_path": meta.spec_path,
+        "run_id": meta.run_id,
+        "started_at": meta.started_at,
+        "finished_at": meta.finished_at,
+        "engine": engine_label(meta.backend, meta.model),
+        "judge": (
+            engine_label(meta.judge_backend, meta.judge_model)
+            if meta.judge_backend or meta.judge_model
+            else None
+        ),
+        "judge_prompt_version": meta.judge_prompt_version,
+        "cli_version": meta.cli_version,
+        "caliper_version": meta.caliper_version,
+        "plugin_versions": dict(meta.plugin_versions),
+        "k": meta.k,
+        "timeout": meta.timeout,
+        "workers": meta.workers,
+        "ablated": ablated_names(meta),
+        "partial": meta.partial,
+        "stop_reason": meta.stop_reason,
+        "spec_hash": meta.spec_hash,
+        "score": run.score,
+        "score_text": fmt.pct(run.score),
+        "scored_tasks": run.scored_tasks,
+        "tasks": len(results.tasks),
+        "pooled": {"successes": successes, "usable": usable},
+        "score_interval": interval_data(run.score_interval),
+        "confidence": run.confidence,
+        "interval_method": interval.method if interval else None,
+        "activation": run.avg_activation_score,
+        "activation_text": fmt.pct(run.avg_activation_score),
+        "activation_tasks": run.activation_tasks,
+        "activation_pooled": {"successes": act_successes, "usable": act_usable},
+        "activation_interval": interval_data(run.activation_interval),
+        "asserts_activation": run.asserts_activation,
+        "tokens_in": fmt.tokens(usage.tokens_in),
+        "tokens_out": fmt.tokens(usage.tokens_out),
+        "total_tokens": usage.total_tokens,
+        "wall": fmt.duration(usage.wall_seconds),
+        "wall_per_attempt": fmt.seconds(usage.wall_per_attempt),
+        "judge_tokens": fmt.tokens(usage.judge_tokens) if usage.judge_tokens else None,
+        "unusable_attempts": usage.unusable_attempts,
+        "unusable_tokens": fmt.tokens(usage.unusable_tokens),
+        "unusable_wall": fmt.duration(usage.unusable_wall_seconds),
+        "not_checked": run.not_checked,
+        "neighbourhood": [attrs.asdict(s) for s in meta.skill_snapshots],
+    }
+
+
+def _skill_load_turns(record: AttemptRecord) -> list[bool]:
+    """For each transcript turn: does it load one of the skills the attempt activated?"""
+    names = record.activated or []
+    marks = []
+    for turn in record.transcript or []:
+        loads = False
+        if turn.role == "tool" and names:
+            text = json.dumps(turn.tool_input, ensure_ascii=False, default=str)
+            tool = (turn.tool_name or "").lower()
+            if "skill" in tool or "SKILL.md" in text:
+                loads = any(name in text for name in names)
+        marks.append(loads)
+    return marks
+
+
+def _turn_data(turn: Any, loads_skill: bool) -> dict[str, Any]:
+    data: dict[str, Any] = {"role": turn.role}
+    if turn.content is not None:
+        data["content"] = turn.content
+    if turn.role == "tool":
+        data["tool_name"] = turn.tool_name
+        data["tool_input"] = turn.tool_input
+        data["tool_output"] = turn.tool_output
+        data["is_error"] = turn.is_error
+    if loads_skill:
+        data["skill_load"] = True
+    return data
+
+
+def _setup_cleanup(record: AttemptRecord) -> list[str]:
+    """What the setup and cleanup scripts said (saved only when they failed)."""
+    notes = []
+    if record.setup_failed and record.reason:
+        notes.append(record.reason)
+    error = record.error or ""
+    # the runner appends "; " + describe_shell_failure("cleanup", ...) to the attempt's error
+    for marker in ("cleanup exited", "cleanup timed out", "cleanup was interrupted"):
+        at = error.find(marker)
+        if at == 0 or (at > 0 and error[at - 2 : at] == "; "):
+            notes.append(error[at:])
+            break
+    return notes
+
+
+def attempt_details(task: TaskResult, record: AttemptRecord) -> dict[str, Any]:
+    """Everything the transcript viewer shows for one attempt, as JSON-ready data."""
+    usage = attrs.asdict(record.usage) if record.usage else None
+    if usage is not None:
+        usage["total_tokens"] = record.usage.total_tokens
+    marks = _skill_load_turns(record)
+    return {
+        "task": task.name,
+        "attempt": record.attempt,
+        "outcome": record.outcome.value,
+        "outcome_label": OUTCOME_LABELS[record.outcome],
+        "reason": record.reason,
+        "error": record.error,
+        "duration": record.duration_seconds,
+        "duration_text": fmt.duration(record.duration_seconds),
+        "usage": usage,
+        "model": record.model,
+        "final_answer": record.final_answer,
+        "transcript": (
+            None
+            if record.transcript is None
+            else [_turn_data(t, m) for t, m in zip(record.transcript, marks, strict=True)]
+        ),
+        "activated": record.activated,
+        "expected": task.activation_expected,
+        "activation_passed": record.activation_passed,
+        "checks": [
+            {
+                "key": c.key,
+                "passed": c.passed,
+                "reason": c.reason,
+                "error": c.error,
+                "judge": {
+                    k: v
+                    for k, v in (c.details or {}).items()
+                    if k in ("judge_backend", "judge_model", "judge_usage")
+                },
+            }
+            for c in record.checks
+        ],
+        "setup_cleanup": _setup_cleanup(record),
+        "setup_failed": record.setup_failed,
+        "forbidden_reads": list(record.forbidden_reads),
+    }
+
+
+def _task_row(index: int, task: TaskResult, score: TaskScore) -> dict[str, Any]:
+    attempts = []
+    for j, record in enumerate(task.attempts):
+        symbol, _style = fmt.STRIP_SYMBOLS[record.outcome]
+        attempts.append(
+            {
+                "id": attempt_id(index, j),
+                "number": record.attempt,
+                "outcome": record.outcome.value,
+                "symbol": symbol,
+                "label": OUTCOME_LABELS[record.outcome],
+                "fired": " ".join(record.activated or []),
+                "observed": record.activated is not None,
+                "activation_passed": record.activation_passed,
+            }
+        )
+    return {
+        "index": index,
+        "name": task.name,
+        "status": score.status.value,
+        "successes": score.successes,
+        "usable": score.usable,
+        "score": score.score,
+        "score_text": fmt.pct(score.score),
+        "interval": interval_data(score.score_interval),
+        "activation": score.activation_score,
+        "activation_text": fmt.pct(score.activation_score),
+        "activation_interval": interval_data(score.activation_interval),
+        "expected": task.activation_expected,
+        "tokens": score.usage.total_tokens,
+        "tokens_text": fmt.tokens(score.usage.total_tokens),
+        "wall": score.usage.wall_seconds,
+        "wall_text": fmt.duration(score.usage.wall_seconds),
+        "unusable": score.unusable,
+        "attempts": attempts,
+    }
+
+
+def _scoreboard(run: RunScore) -> list[dict[str, Any]]:
+    return [
+        {
+            "skill": s.skill,
+            "ablated": s.ablated,
+            "expected": s.expected,
+            "fired": s.fired,
+            "hits": s.hits,
+            "recall": s.recall,
+            "recall_text": fmt.pct(s.recall),
+            "recall_interval": interval_data(s.recall_interval),
+            "precision": s.precision,
+            "precision_text": fmt.pct(s.precision),
+            "precision_interval": interval_data(s.precision_interval),
+        }
+        for s in run.activation_per_skill
+    ]
+
+
+def _confusion(results: RunResults, skills: list[str]) -> list[dict[str, Any]]:
+    """Per task that asserts activation: for each skill, expected or not, and how often it
+    fired over the attempts where loading was observed."""
+    rows = []
+    for task in results.tasks:
+        if task.activation_expected is None:
+            continue
+        observed = [a for a in task.attempts if a.activated is not None]
+        cells = []
+        for skill in skills:
+            expected = skill in task.activation_expected
+            fired = sum(1 for a in observed if skill in (a.activated or []))
+            if expected:
+                kind = "hit" if fired == len(observed) and observed else "miss"
+            else:
+                kind = "false-alarm" if fired else "quiet"
+            cells.append({"skill": skill, "expected": expected, "fired": fired, "kind": kind})
+        rows.append({"task": task.name, "observed": len(observed), "cells": cells})
+    return rows
+
+
+def run_view(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> dict[str, Any]:
+    """The whole run page as data: summary, task rows, scoreboard, confusion, attempt details.
+
+    Every interval is the one :mod:`caliper.results.scoring` derives, at ``confidence``.
+    """
+    run = score_run(results, confidence)
+    rows = [
+        _task_row(i, t, s) for i, (t, s) in enumerate(zip(results.tasks, run.tasks, strict=True))
+    ]
+    board = _scoreboard(run)
+    skills = [s["skill"] for s in board]
+    fired = sorted({name for t in results.tasks for a in t.attempts for name in a.activated or []})
+    outcomes = [
+        o.value for o in Outcome if any(a.outcome is o for t in results.tasks for a in t.attempts)
+    ]
+    details = {
+        attempt_id(i, j): attempt_details(task, record)
+        for i, task in enumerate(results.tasks)
+        for j, record in enumerate(task.attempts)
+    }
+    return {
+        "summary": _summary(results, run),
+        "tasks": rows,
+        "scoreboard": board,
+        "confusion": _confusion(results, skills),
+        "skills": skills,
+        "fired_skills": fired,
+        "outcomes": [(o, OUTCOME_LABELS[Outcome(o)]) for o in outcomes],
+        "attempts": details,
+        "attempt_count": len(details),
+    }
+
+
+def meta_line(meta: RunMeta) -> str:
+    """``spec — engine — run id`` for page titles."""
+    return f"{meta.spec_name} — {engine_label(meta.backend, meta.model)} — {meta.run_id}"

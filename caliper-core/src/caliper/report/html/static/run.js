@@ -1,0 +1,156 @@
+/* The run page: filters, the transcript viewer. Attempt details are parsed from the JSON
+   blob the first time one is opened, and each attempt's DOM is built only when opened. */
+(function () {
+  const TRUNCATE = 2000;
+  let details = null;
+  function data() {
+    if (details === null) details = JSON.parse(document.getElementById("attempt-data").textContent);
+    return details;
+  }
+
+  function pre(text, cls) {
+    const value = text === null || text === undefined ? "" : String(text);
+    const box = el("div", {cls: "pre-box"});
+    const p = el("pre", {cls: cls || ""});
+    if (value.length > TRUNCATE) {
+      p.textContent = value.slice(0, TRUNCATE) + "…";
+      const more = el("button", {type: "button", cls: "show-all", text: "show all (" + value.length + " characters)"});
+      more.addEventListener("click", function () { p.textContent = value; more.remove(); });
+      box.appendChild(p); box.appendChild(more);
+    } else {
+      p.textContent = value;
+      box.appendChild(p);
+    }
+    return box;
+  }
+
+  function asText(value) {
+    if (value === null || value === undefined) return "";
+    return typeof value === "string" ? value : JSON.stringify(value, null, 2);
+  }
+
+  function turnNode(turn, index) {
+    const classes = ["turn", turn.role];
+    if (turn.skill_load) classes.push("skill-load");
+    if (turn.is_error) classes.push("tool-error");
+    const node = el("div", {cls: classes.join(" "), "data-turn": String(index)});
+    if (turn.role === "tool") {
+      const summary = el("summary", {}, [turn.tool_name || "tool call"]);
+      if (turn.skill_load) summary.appendChild(el("span", {cls: "badge", text: "skill load"}));
+      if (turn.is_error) summary.appendChild(el("span", {cls: "badge err", text: "error"}));
+      const box = el("details", {cls: "tool"}, [summary,
+        el("div", {cls: "role", text: "input"}), pre(asText(turn.tool_input), "tool-input"),
+        el("div", {cls: "role", text: "output"}), pre(asText(turn.tool_output), "tool-output")]);
+      if (turn.content) box.appendChild(pre(turn.content));
+      node.appendChild(box);
+    } else {
+      node.appendChild(el("div", {cls: "role", text: turn.role}));
+      node.appendChild(pre(turn.content, "turn-text"));
+    }
+    return node;
+  }
+
+  function verdict(passed) {
+    if (passed === true) return el("span", {cls: "verdict pass", text: "✓ passed"});
+    if (passed === false) return el("span", {cls: "verdict fail", text: "✗ failed"});
+    return el("span", {cls: "verdict none", text: "⊘ no verdict"});
+  }
+
+  function section(title, children) {
+    return el("section", {cls: "v-section"}, [el("h3", {text: title})].concat(children));
+  }
+
+  function render(a) {
+    const parts = [];
+    const facts = el("table", {cls: "kv"});
+    const rows = [["outcome", a.outcome_label], ["duration", a.duration_text], ["model", a.model || "—"]];
+    if (a.usage) rows.push(["tokens", a.usage.input_tokens + " in, " + a.usage.output_tokens + " out, " +
+      a.usage.cache_read_tokens + " cache read, " + a.usage.cache_creation_tokens + " cache write (total " + a.usage.total_tokens + ")"]);
+    rows.push(["skills loaded", a.activated === null ? "not observable" : (a.activated.join(", ") || "none")]);
+    if (a.expected !== null) rows.push(["expected", a.expected.join(", ") || "none"]);
+    rows.forEach(function (r) { facts.appendChild(el("tr", {}, [el("th", {text: r[0]}), el("td", {text: String(r[1])})])); });
+    parts.push(facts);
+    const saidByCheck = a.checks.some(function (c) { return c.reason === a.reason || c.error === a.reason; });
+    if (a.reason && !saidByCheck) parts.push(section("Reason", [pre(a.reason, "reason")]));
+    if (a.error && a.error !== a.reason) parts.push(section("Error", [pre(a.error, "error")]));
+    if (a.setup_cleanup.length) parts.push(section("Setup / cleanup", a.setup_cleanup.map(function (t) { return pre(t); })));
+    if (a.checks.length) {
+      parts.push(section("Checks", a.checks.map(function (c) {
+        const judge = c.judge && c.judge.judge_backend ? " (judge " + c.judge.judge_backend + (c.judge.judge_model ? ":" + c.judge.judge_model : "") + ")" : "";
+        const box = el("div", {cls: "check", "data-key": c.key}, [el("code", {text: c.key}), " ", verdict(c.passed), judge]);
+        if (c.reason) box.appendChild(pre(c.reason, judge ? "judge-reasoning" : "check-reason"));
+        if (c.error) box.appendChild(pre(c.error, "check-error"));
+        return box;
+      })));
+    }
+    if (a.forbidden_reads.length) parts.push(section("Forbidden reads", [pre(a.forbidden_reads.join("\n"))]));
+    if (a.transcript === null) {
+      parts.push(section("Transcript", [el("p", {cls: "note", text: "no transcript was recorded"})]));
+    } else {
+      parts.push(section("Transcript (" + a.transcript.length + " turns)", a.transcript.map(turnNode)));
+    }
+    parts.push(section("Final answer", [a.final_answer ? pre(a.final_answer, "final-answer") : el("p", {cls: "note", text: "none"})]));
+    return parts;
+  }
+
+  const viewer = document.getElementById("viewer");
+  const body = document.getElementById("viewer-body");
+  let openButton = null;
+  function open(id, button) {
+    const a = data()[id];
+    if (!a) return;
+    body.replaceChildren.apply(body, render(a));
+    document.getElementById("viewer-title").textContent = a.task + " — attempt " + a.attempt;
+    viewer.hidden = false;
+    viewer.dataset.attempt = id;
+    if (openButton) openButton.classList.remove("open");
+    openButton = button || document.querySelector('button.att[data-id="' + id + '"]');
+    if (openButton) openButton.classList.add("open");
+    viewer.scrollTop = 0;
+  }
+  function close() {
+    viewer.hidden = true;
+    if (openButton) openButton.classList.remove("open");
+    openButton = null;
+  }
+  document.getElementById("viewer-close").addEventListener("click", close);
+  document.addEventListener("keydown", function (e) { if (e.key === "Escape") close(); });
+  document.getElementById("tasks").addEventListener("click", function (e) {
+    const button = e.target.closest("button.att");
+    if (button) open(button.dataset.id, button);
+  });
+
+  const fOutcome = document.getElementById("f-outcome");
+  const fTask = document.getElementById("f-task");
+  const fSkill = document.getElementById("f-skill");
+  const count = document.getElementById("f-count");
+  function applyFilters() {
+    const outcome = fOutcome.value, task = fTask.value.trim().toLowerCase(), skill = fSkill.value;
+    let shown = 0, total = 0, rowsShown = 0;
+    document.querySelectorAll("#tasks tr.task-row").forEach(function (row) {
+      const nameOk = !task || row.dataset.name.toLowerCase().includes(task);
+      let visible = 0;
+      row.querySelectorAll("button.att").forEach(function (b) {
+        total += 1;
+        const fired = b.dataset.fired ? b.dataset.fired.split(" ") : [];
+        let ok = nameOk && (!outcome || b.dataset.outcome === outcome);
+        if (ok && skill === "-none-") ok = b.dataset.observed === "1" && fired.length === 0;
+        else if (ok && skill) ok = fired.indexOf(skill) >= 0;
+        b.classList.toggle("filtered", !ok);
+        if (ok) visible += 1;
+      });
+      const filtering = outcome || task || skill;
+      row.classList.toggle("filtered", Boolean(filtering) && visible === 0);
+      if (!row.classList.contains("filtered")) rowsShown += 1;
+      shown += visible;
+    });
+    count.textContent = shown + " of " + total + " attempts";
+    document.getElementById("no-match").hidden = rowsShown > 0;
+  }
+  [fOutcome, fSkill].forEach(function (f) { f.addEventListener("change", applyFilters); });
+  fTask.addEventListener("input", applyFilters);
+  document.getElementById("filters").addEventListener("submit", function (e) { e.preventDefault(); });
+
+  const m = /^#attempt=(t\d+-a\d+)$/.exec(window.location.hash);
+  if (m) open(m[1]);
+})();

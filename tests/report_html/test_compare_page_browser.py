@@ -1,0 +1,141 @@
+"""The compare page in headless Chromium: both sides per task, Δ with its interval, matrix."""
+
+from __future__ import annotations
+
+import pytest
+from html_support import INFRA, F, P, caliper, demo_run, run, save, snapshot, task
+from selenium.webdriver.common.by import By
+
+
+def _before():
+    return run(
+        [
+            task("Writes a commit", [F, F, P]),
+            task("Config file", [P, F, INFRA]),
+            task("Plain answer", [F, F, F]),
+        ],
+        run_id="2026-11-30T17-00-00Z",
+        ablated=["git-commit"],
+        skills=[snapshot("git-commit", ablated=True), snapshot("other-skill")],
+    )
+
+
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory, browser):
+    folder = tmp_path_factory.mktemp("compare")
+    results = folder / ".caliper" / "results" / "demo"
+    a = save(_before(), results)
+    b = save(demo_run(), results)
+    out = folder / "compare.html"
+    done = caliper("compare", str(a), str(b), "--format", "html", "-o", str(out), cwd=folder)
+    assert done.returncode == 0, done.stderr  # no task got worse
+    browser.open(out)
+    return browser
+
+
+def cells(row) -> list[str]:
+    return [c.text for c in row.find_elements(By.TAG_NAME, "td")]
+
+
+def test_side_by_side_with_delta_and_interval(compared):
+    driver = compared.driver
+    assert driver.find_element(By.ID, "compare-title").text == (
+        "demo: without git-commit → full neighbourhood"
+    )
+    # the same sentence as the text report's ablation headline
+    headline = driver.find_element(By.ID, "headline").text
+    assert headline == "git-commit adds +28 pts [−9, +64], p=1 (not significant at 95%)"
+    row = driver.find_element(By.CSS_SELECTOR, '#compare-tasks tr[data-name="Writes a commit"]')
+    values = cells(row)
+    assert values[1] == "✗✗✓" and values[3] == "✓✗✓"
+    assert values[2].startswith("33.3% 1/3") and values[4].startswith("66.7% 2/3")
+    assert values[5] == "+33.3%"
+    # Newcombe's hybrid score interval (method 10) for 2/3 − 1/3, worked by hand from the
+    # published Wilson limits 0.0615–0.7923 (1/3) and 0.2077–0.9385 (2/3):
+    # 1/3 − sqrt(0.4590² + 0.4590²) = −0.3158 and 1/3 + sqrt(0.2718² + 0.2718²) = 0.7177
+    assert values[6] == "[-31.6–71.8%]"
+    config = driver.find_element(By.CSS_SELECTOR, '#compare-tasks tr[data-name="Config file"]')
+    assert cells(config)[5] == "+50.0%"
+    assert driver.find_element(By.ID, "delta").text == "+27.8%"
+    # 1/3 → 2/3 is no evidence of change: Fisher's exact p = 1.0 for [[1, 2], [2, 1]]
+    assert row.find_element(By.CSS_SELECTOR, ".verdict-tag").text == "not significant"
+    assert row.find_element(By.CSS_SELECTOR, "td.p").text.startswith("1.000")
+    warnings = driver.find_element(By.ID, "warnings").text
+    assert "ablation differs" in warnings
+    assert driver.find_elements(By.ID, "matrix") == []  # same engine: no matrix
+    assert compared.console_errors() == []
+    print(f"screenshot: {compared.screenshot('compare-page')}")
+
+
+def test_sorting_by_delta(compared):
+    driver = compared.driver
+    driver.find_element(By.CSS_SELECTOR, '#compare-tasks th[data-sort="delta"]').click()
+    names = [
+        r.get_attribute("data-name") for r in driver.find_elements(By.CSS_SELECTOR, "tr.cmp-row")
+    ]
+    assert names == ["Plain answer", "Writes a commit", "Config file"]
+
+
+def test_different_engines_get_a_matrix(tmp_path, browser):
+    results = tmp_path / ".caliper" / "results" / "demo"
+    a = save(demo_run(run_id="2026-11-30T17-00-00Z", backend="codex", model="gpt-9"), results)
+    b = save(demo_run(), results)
+    out = tmp_path / "engines.html"
+    done = caliper("compare", str(a), str(b), "--format", "html", "-o", str(out), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    browser.open(out)
+    matrix = browser.driver.find_element(By.ID, "matrix")
+    heads = [h.text.splitlines()[0] for h in matrix.find_elements(By.CSS_SELECTOR, "thead th")]
+    assert heads == ["task", "codex:gpt-9", "claude-code:claude-sonnet-5"]
+    first = matrix.find_elements(By.CSS_SELECTOR, "tbody tr")[0]
+    assert [c.text.splitlines()[0] for c in first.find_elements(By.TAG_NAME, "td")] == [
+        "Writes a commit",
+        "66.7% 2/3",
+        "66.7% 2/3",
+    ]
+    assert browser.console_errors() == []
+    print(f"screenshot: {browser.screenshot('compare-matrix')}")
+
+
+def test_a_supported_regression_shows_p_and_verdict_and_exits_1(tmp_path, browser):
+    results = tmp_path / ".caliper" / "results" / "demo"
+    a = save(
+        run([task("Writes a commit", [P] * 8 + [F] * 2)], run_id="2026-11-30T16-00-00Z"), results
+    )
+    b = save(run([task("Writes a commit", [P] * 2 + [F] * 8)]), results)
+    out = tmp_path / "worse.html"
+    done = caliper("compare", str(a), str(b), "--format", "html", "-o", str(out), cwd=tmp_path)
+    assert done.returncode == 1, done.stderr  # the page is written, then the gate fails
+    assert "noise" in done.stderr
+    browser.open(out)
+    row = browser.driver.find_element(By.CSS_SELECTOR, "tr.cmp-row")
+    assert "regression" in row.get_attribute("class")
+    # Fisher's exact test, two-sided, 8/10 vs 2/10: p = 0.02301 (R: fisher.test); one test,
+    # so Holm leaves it as it is
+    assert row.find_element(By.CSS_SELECTOR, "td.p").text == "0.023 (0.023)"
+    assert row.find_element(By.CSS_SELECTOR, ".verdict-tag").text == "regressed"
+    assert browser.console_errors() == []
+
+
+def test_output_needs_html(tmp_path):
+    results = tmp_path / ".caliper" / "results" / "demo"
+    a = save(demo_run(run_id="2026-11-30T17-00-00Z"), results)
+    b = save(demo_run(), results)
+    done = caliper("compare", str(a), str(b), "-o", str(tmp_path / "x.html"), cwd=tmp_path)
+    assert done.returncode == 2
+    assert "-o/--output is for --format html" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_pair_that_is_not_comparable_says_so_and_exits_2(tmp_path, browser):
+    results = tmp_path / ".caliper" / "results" / "demo"
+    a = save(demo_run(run_id="2026-11-30T16-00-00Z", partial=True, stop_reason="Ctrl-C"), results)
+    b = save(demo_run(), results)
+    out = tmp_path / "partial.html"
+    done = caliper("compare", str(a), str(b), "--format", "html", "-o", str(out), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "Not comparable" in done.stderr
+    browser.open(out)
+    notice = browser.driver.find_element(By.ID, "not-comparable").text
+    assert notice.startswith("Not comparable: the before run 2026-11-30T16-00-00Z")
+    assert browser.console_errors() == []
