@@ -314,9 +314,7 @@ class _ExitWatch:
             self._poll.register(self._pidfd, select.POLLIN)
         else:
             self._done = threading.Event()
-            threading.Thread(
-                target=self._reap, name="caliper-reaper", daemon=True
-            ).start()
+            threading.Thread(target=self._reap, name="caliper-reaper", daemon=True).start()
 
     def _reap(self) -> None:
         with contextlib.suppress(Exception):

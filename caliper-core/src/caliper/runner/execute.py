@@ -9,6 +9,7 @@ is kept.
 from __future__ import annotations
 
 import concurrent.futures
+import queue
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -139,18 +140,29 @@ def _run_pool(
     pool = concurrent.futures.ThreadPoolExecutor(
         max_workers=max(1, workers), thread_name_prefix="caliper-attempt"
     )
+    # O(1) per finished attempt: each future puts itself on a queue when done, and the loop
+    # takes them off one by one (``concurrent.futures.wait`` walks every pending future)
+    finished: queue.SimpleQueue[concurrent.futures.Future[AttemptReport]] = queue.SimpleQueue()
     try:
-        pending = {pool.submit(job, task, n) for task in tasks for n in range(1, k + 1)}
-        while pending:
-            done, pending = concurrent.futures.wait(
-                pending, timeout=POLL_SECONDS, return_when=concurrent.futures.FIRST_COMPLETED
-            )
-            for future in done:
+        pending = [pool.submit(job, task, n) for task in tasks for n in range(1, k + 1)]
+        for future in pending:
+            future.add_done_callback(finished.put)
+        remaining = len(pending)
+        cancelled = False
+        while remaining:
+            try:
+                future = finished.get(timeout=POLL_SECONDS)
+            except queue.Empty:
+                future = None
+            if future is not None:
+                remaining -= 1
                 if not future.cancelled():
                     handle(future.result())
             if controller.killed:
-                for future in pending:
-                    future.cancel()
+                if not cancelled:
+                    for other in pending:
+                        other.cancel()  # a cancelled future still calls back, so is counted
+                    cancelled = True
                 controller.drain()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
