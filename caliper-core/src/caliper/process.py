@@ -38,8 +38,9 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import BinaryIO, Protocol
 
 import attrs
 
@@ -299,7 +300,7 @@ class _ExitWatch:
     doubles up to 50 ms, so a child exiting after 35 ms would be seen only at ~64 ms.)
     """
 
-    def __init__(self, process: subprocess.Popen[bytes]):
+    def __init__(self, process: StartedProcess):
         self._process = process
         self._pidfd: int | None = None
         self._poll: select.poll | None = None
@@ -361,7 +362,7 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-def _terminate(process: subprocess.Popen[bytes], tag: str, since: int) -> dict[int, _Proc]:
+def _terminate(process: StartedProcess, tag: str, since: int) -> dict[int, _Proc]:
     """End the process, its group and every descendant (see the module docstring); returns
     the last process scan."""
     pgid = process.pid
@@ -389,6 +390,42 @@ def _terminate(process: subprocess.Popen[bytes], tag: str, since: int) -> dict[i
     return end_descendants(pgid, tag, since=since, known=known)
 
 
+class StartedProcess(Protocol):
+    """What :func:`run_process` needs of a started process (``subprocess.Popen`` has it)."""
+
+    pid: int
+    returncode: int | None
+
+    def poll(self) -> int | None:
+        """The exit code if it has exited (and is reaped), else ``None``; never blocks."""
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Block until it exits (``subprocess.TimeoutExpired`` after ``timeout``)."""
+
+
+Starter = Callable[[list[str], BinaryIO, BinaryIO, BinaryIO, Path, dict[str, str]], StartedProcess]
+"""Starts ``argv`` with stdin, stdout, stderr, working directory and complete environment."""
+
+
+def _popen(
+    argv: list[str],
+    stdin: BinaryIO,
+    stdout: BinaryIO,
+    stderr: BinaryIO,
+    cwd: Path,
+    env: dict[str, str],
+) -> StartedProcess:
+    return subprocess.Popen(
+        argv,
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        cwd=str(cwd),
+        env=env,
+        start_new_session=True,
+    )
+
+
 def _read_bounded(handle: tempfile._TemporaryFileWrapper[bytes], limit: int) -> str:  # type: ignore[name-defined]
     handle.flush()
     size = handle.seek(0, os.SEEK_END)
@@ -414,8 +451,13 @@ def run_process(
     stdin_text: str | None = None,
     output_limit: int = DEFAULT_OUTPUT_LIMIT,
     keep_on_stop: bool = False,
+    starter: Starter | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to completion or until ``timeout`` seconds, then end all it started.
+
+    ``starter`` starts the process instead of ``subprocess.Popen`` (the warm ``assert:``
+    runner forks it from a waiting Python); it must put it in a new session of its own, with
+    exactly the environment given, and return a :class:`StartedProcess`.
 
     ``stdin_text`` is written to the process's stdin (which is closed either way, so no CLI
     waits for input). ``env`` is the complete environment: nothing is inherited (the
@@ -434,14 +476,8 @@ def run_process(
             inp.seek(0)
         try:
             with _spawn_lock:
-                process = subprocess.Popen(
-                    list(argv),
-                    stdin=inp,
-                    stdout=out,
-                    stderr=err,
-                    cwd=str(cwd),
-                    env={**env, TAG_VARIABLE: tag},
-                    start_new_session=True,
+                process = (starter or _popen)(
+                    list(argv), inp, out, err, cwd, {**env, TAG_VARIABLE: tag}
                 )
                 _spawned.add(process.pid)
             since = _start_time(process.pid)
@@ -494,6 +530,35 @@ def run_process(
             interrupted=interrupted,
             duration_seconds=duration,
         )
+
+
+def start_service(
+    argv: Sequence[str], *, env: Mapping[str, str], cwd: Path
+) -> subprocess.Popen[bytes]:
+    """Start a helper that lives for the whole run (the warm ``assert:`` server).
+
+    It runs in its own session with a pipe on stdin (closing it asks it to end) and no
+    output; it is known as started here, so the orphan sweep never takes it for an adopted
+    orphan. End it, then call :func:`forget_service`.
+    """
+    with _spawn_lock:
+        popen = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=str(cwd),
+            env=dict(env),
+            start_new_session=True,
+        )
+        _spawned.add(popen.pid)
+    return popen
+
+
+def forget_service(popen: subprocess.Popen[bytes]) -> None:
+    """After a service from :func:`start_service` has been reaped."""
+    with _spawn_lock:
+        _spawned.discard(popen.pid)
 
 
 def stop_all(*, force: bool = False) -> None:
