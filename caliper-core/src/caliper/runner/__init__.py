@@ -78,6 +78,7 @@ def run_spec(
     Raises :class:`CaliperError` subclasses for problems found before the first attempt.
     """
     from caliper import process
+    from caliper.cli_versions import version_in_background
     from caliper.engine import resolve_engine
     from caliper.plugins import PluginHost
     from caliper.results.compact import StorageLimits
@@ -93,7 +94,7 @@ def run_spec(
     prepared = prepare_run(options, host)
     output = options.output.absolute() if options.output is not None else None
     run_id, started_at = new_run_id(), now_iso()
-    cli_version = _cli_version(prepared)
+    cli_version = version_in_background(lambda: _cli_version(prepared))
     judge_engine = LazyEngine(
         lambda: resolve_engine(host, options.judge_model, flag="--judge-model")
     )
@@ -118,7 +119,7 @@ def run_spec(
             run_id=run_id,
             started_at=started_at,
             judge_engine=judge_engine,
-            cli_version=cli_version,
+            cli_version=cli_version(),
         )
         if execution.interrupted or execution.fatal is not None:
             meta.partial = True
