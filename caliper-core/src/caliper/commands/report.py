@@ -71,7 +71,8 @@ def command(ref: str | None, output_format: str, verbose: bool, confidence: floa
         from caliper.results.store import resolve_run_ref
 
         path = resolve_run_ref(ref, cwd=cwd)
-    results = load_run(path)
+    # the text report never shows a turn: read a summary; the JSON holds the whole run
+    results = load_run(path, transcripts=output_format == "json")
     if output_format == "json":
         click.echo(json.dumps(report_data(results, path, confidence), indent=2, ensure_ascii=False))
         return

@@ -364,8 +364,12 @@ def _keeps_a_copy(path: Path) -> bool:
         return False
 
 
-def load_run(path: Path) -> RunResults:
-    """Read one results file; a missing, unreadable or foreign file raises :class:`ResultsError`."""
+def load_run(path: Path, *, transcripts: bool = True) -> RunResults:
+    """Read one results file; a missing, unreadable or foreign file raises :class:`ResultsError`.
+
+    ``transcripts=False`` reads a summary: every attempt's ``transcript`` is ``None`` (see
+    :func:`caliper.results.codec.from_data`).
+    """
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -381,7 +385,7 @@ def load_run(path: Path) -> RunResults:
     from caliper.results import codec
 
     try:
-        return codec.loads(text)
+        return codec.loads(text, transcripts=transcripts)
     except codec.ResultsDecodeError as exc:
         raise ResultsError(
             f"{path} is not a readable caliper results file: {exc}.",
