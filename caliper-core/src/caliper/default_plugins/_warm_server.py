@@ -20,6 +20,10 @@ import sys
 
 import _assert_runner  # imported here, warm, for every child
 
+PRELOAD = ("pathlib", "re", "subprocess", "shutil", "glob", "tempfile", "csv", "collections")
+"""Standard modules most asserts import: loaded once here, so a child finds them ready. (An
+assert sees them in ``sys.modules`` early; it would load the same modules itself.)"""
+
 READ_LIMIT = 64 * 1024 * 1024
 
 
@@ -65,6 +69,9 @@ def _receive(conn):
 def serve(path):
     """Accept requests on the Unix socket ``path`` until stdin closes."""
     sys.dont_write_bytecode = True
+    for name in PRELOAD:
+        with contextlib.suppress(ImportError):
+            __import__(name)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path + ".starting")
     listener.listen(64)

@@ -89,6 +89,7 @@ def run_spec(
     from caliper.runner.meta import build_meta, new_run_id, now_iso
     from caliper.runner.prepare import prepare_run
     from caliper.runner.progress import Progress
+    from caliper.sandbox import finish_removals
 
     host = host or PluginHost()
     prepared = prepare_run(options, host)
@@ -112,6 +113,7 @@ def run_spec(
         with progress:
             execution = execute(prepared, controller, progress, judge_engine)
         process.sweep_orphans()
+        finish_removals()  # the sandboxes, deleted in the background
         all_records = [r for rs in execution.records.values() for r in rs]
         meta = build_meta(
             prepared,
