@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fakes import write_fake_claude  # noqa: E402
+from fakes import write_fake_claude
 
 ROOT = Path(__file__).resolve().parents[2]
 OURS = ROOT / ".venv" / "bin" / "caliper"
@@ -70,7 +70,10 @@ class Workspace:
     def specs(self, name: str, tasks: int, check: str) -> tuple[Path, Path]:
         """One spec per harness (ours names skill folders, the predecessor SKILL.md files)."""
         body = {
-            "assert": '    assert: |\n      from pathlib import Path\n      assert Path("greeting.txt").exists()\n',
+            "assert": (
+                "    assert: |\n      from pathlib import Path\n"
+                '      assert Path("greeting.txt").exists()\n'
+            ),
             "expect": "    expect: The agent greeted the team loudly.\n",
             "activates": "    activates: [shout]\n",
         }[check]
@@ -146,9 +149,7 @@ def predecessor() -> Path:
     exe = PRED_VENV / "bin" / "caliper"
     if not exe.exists():
         subprocess.run([sys.executable, "-m", "venv", str(PRED_VENV)], check=True)
-        subprocess.run(
-            [str(PRED_VENV / "bin" / "pip"), "install", "-q", PREDECESSOR], check=True
-        )
+        subprocess.run([str(PRED_VENV / "bin" / "pip"), "install", "-q", PREDECESSOR], check=True)
     return exe
 
 
@@ -201,22 +202,34 @@ def main() -> int:
         cwd = space.root
 
         def run_argv(exe: Path, spec: Path, k: int, workers: int, out: Path) -> list[str]:
-            return [str(exe), "run", str(spec), "--k", str(k), "--workers", str(workers),
-                    "--output", str(out)]
+            return [
+                str(exe),
+                "run",
+                str(spec),
+                "--k",
+                str(k),
+                "--workers",
+                str(workers),
+                "--output",
+                str(out),
+            ]
 
-        say("## Ours vs the predecessor (wall time, median (min–max) over "
-            f"{pairs} A/B pairs)")
+        say(f"## Ours vs the predecessor (wall time, median (min–max) over {pairs} A/B pairs)")
         say()
-        say("| work | attempts | ours s | predecessor s | ours / predecessor (time) | "
-            "ours / predecessor (peak RSS) |")
+        say(
+            "| work | attempts | ours s | predecessor s | ours / predecessor (time) | "
+            "ours / predecessor (peak RSS) |"
+        )
         say("| --- | --- | --- | --- | --- | --- |")
 
         def row(label: str, attempts: int, result: dict) -> None:
             ours_t = [t for t, _ in result["ours"]]
             pred_t = [t for t, _ in result["pred"]]
-            say(f"| {label} | {attempts} | {spread(ours_t)} | {spread(pred_t)} | "
+            say(
+                f"| {label} | {attempts or '—'} | {spread(ours_t)} | {spread(pred_t)} | "
                 f"{spread(result.get('time_ratio', []))} | "
-                f"{spread(result.get('rss_ratio', []))} |")
+                f"{spread(result.get('rss_ratio', []))} |"
+            )
 
         runs = [
             ("run, assert-only, 1 worker", "assert", 10, 10, 1),
@@ -233,10 +246,16 @@ def main() -> int:
             ours_spec, pred_spec = space.specs(name, tasks, check)
             out = space.root / "out.json"
             result = pair(
-                lambda s=ours_spec, k=k, w=workers: measure(
-                    run_argv(OURS, s, k, w, out), env, cwd),
-                None if pred_exe is None else (lambda s=pred_spec, k=k, w=workers: measure(
-                    run_argv(pred_exe, s, k, w, out), env, cwd)),
+                lambda s=ours_spec, k=k, w=workers, o=out: measure(
+                    run_argv(OURS, s, k, w, o), env, cwd
+                ),
+                None
+                if pred_exe is None
+                else (
+                    lambda s=pred_spec, k=k, w=workers, o=out: measure(
+                        run_argv(pred_exe, s, k, w, o), env, cwd
+                    )
+                ),
                 1 if tasks * k >= 1000 else pairs,
             )
             row(label, tasks * k, result)
@@ -246,8 +265,9 @@ def main() -> int:
             ours_spec, pred_spec = space.specs("validate", 3, "assert")
             result = pair(
                 lambda: measure([str(OURS), "validate", str(ours_spec)], env, cwd),
-                None if pred_exe is None else (
-                    lambda: measure([str(pred_exe), "validate", str(pred_spec)], env, cwd)),
+                None
+                if pred_exe is None
+                else (lambda: measure([str(pred_exe), "validate", str(pred_spec)], env, cwd)),
                 pairs * 2,
             )
             row("validate, 3 tasks, 2 skills", 0, result)
@@ -257,11 +277,21 @@ def main() -> int:
             base_tasks, k = (2, 2) if smoke else (50, 10)
             ours_spec, pred_spec = space.specs("report", base_tasks, "activates")
             ours_base, pred_base = space.root / "ours-base.json", space.root / "pred-base.json"
-            subprocess.run(run_argv(OURS, ours_spec, k, 2, ours_base), env=env, cwd=cwd,
-                           check=True, capture_output=True)
+            subprocess.run(
+                run_argv(OURS, ours_spec, k, 2, ours_base),
+                env=env,
+                cwd=cwd,
+                check=True,
+                capture_output=True,
+            )
             if pred_exe is not None:
-                subprocess.run(run_argv(pred_exe, pred_spec, k, 2, pred_base), env=env,
-                               cwd=cwd, check=True, capture_output=True)
+                subprocess.run(
+                    run_argv(pred_exe, pred_spec, k, 2, pred_base),
+                    env=env,
+                    cwd=cwd,
+                    check=True,
+                    capture_output=True,
+                )
             for factor in (1, 10) if smoke else (1, 10, 100):
                 attempts = base_tasks * k * factor
                 files = {}
@@ -276,21 +306,25 @@ def main() -> int:
                         blow_up(base, target, factor, key, name_key, number)
                         files[side, copy_no] = target
                 for command in ("report", "compare"):
-                    def argv(exe, side, command=command):
+
+                    def argv(exe, side, command=command, files=files):
+                        # the text report of each (what a user reads); compare of two runs
                         if command == "report":
-                            return [str(exe), "report", str(files[side, "a"]), "--format",
-                                    "json"] if side == "ours" else [
-                                str(exe), "report", str(files[side, "a"])]
-                        return [str(exe), "compare", str(files[side, "a"]),
-                                str(files[side, "b"])]
+                            return [str(exe), "report", str(files[side, "a"])]
+                        return [str(exe), "compare", str(files[side, "a"]), str(files[side, "b"])]
+
                     result = pair(
                         lambda: measure(argv(OURS, "ours"), env, cwd),
-                        None if pred_exe is None else (
-                            lambda: measure(argv(pred_exe, "pred"), env, cwd)),
+                        None
+                        if pred_exe is None
+                        else (lambda: measure(argv(pred_exe, "pred"), env, cwd)),
                         pairs if attempts < 50_000 else max(1, pairs // 2),
                     )
-                    row(f"{command} of {'two runs' if command == 'compare' else 'a run'}",
-                        attempts, result)
+                    row(
+                        f"{command} of {'two runs' if command == 'compare' else 'a run'}",
+                        attempts,
+                        result,
+                    )
 
         # ours alone: scaling of the per-attempt cost, parallel efficiency
         say()
@@ -304,27 +338,33 @@ def main() -> int:
                 k = attempts // tasks
                 ours_spec, _ = space.specs(f"scale-{attempts}", tasks, "activates")
                 wall, _ = measure(
-                    run_argv(OURS, ours_spec, k, 2, space.root / "scale.json"), env, cwd)
+                    run_argv(OURS, ours_spec, k, 2, space.root / "scale.json"), env, cwd
+                )
                 say(f"| {attempts} | {wall:.1f} | {wall / attempts * 1000:.1f} |")
             say()
         if not only or "parallel" in only:
             delay = "0.5"
             attempts = 4 if smoke else 16
-            say(f"| workers ({attempts} attempts, a {delay} s agent) | wall s | ideal s | "
-                "efficiency |")
+            say(
+                f"| workers ({attempts} attempts, a {delay} s agent) | wall s | ideal s | "
+                "efficiency |"
+            )
             say("| --- | --- | --- | --- |")
             ours_spec, _ = space.specs("parallel", attempts // 2, "activates")
             (space.root / "fake" / "delay").write_text(delay + "\n")
             for workers in (1, 4, 8):
                 wall, _ = measure(
-                    run_argv(OURS, ours_spec, 2, workers, space.root / "par.json"), env, cwd)
+                    run_argv(OURS, ours_spec, 2, workers, space.root / "par.json"), env, cwd
+                )
                 ideal = -(-attempts // workers) * float(delay)
                 say(f"| {workers} | {wall:.2f} | {ideal:.2f} | {ideal / wall:.0%} |")
             (space.root / "fake" / "delay").unlink()
     say()
-    say(f"Machine: {platform.platform()}, {os.cpu_count()} cores, Python "
+    say(
+        f"Machine: {platform.platform()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}; load average at the end "
-        f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}.")
+        f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}."
+    )
     if args.out is not None:
         args.out.write_text("\n".join(lines) + "\n")
     return 0

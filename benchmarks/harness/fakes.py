@@ -1,8 +1,8 @@
 """The fake agent both harnesses run: a ``/bin/sh`` ``claude`` that replays a canned stream.
 
 One script serves the attempt (``-p --output-format stream-json``: an init event, a
-``Skill`` tool call, a text answer, a result) a judge's question (a verdict, as stream-json or a json envelope) and
-``--version``. A number of seconds in ``delay`` next to it makes it sleep
+``Skill`` tool call, a text answer, a result), a judge's question (a verdict, as stream-json
+or a json envelope) and ``--version``. A number of seconds in ``delay`` next to it makes it sleep
 that long first: a slow agent (the parallel-efficiency benchmark; harnesses do not pass
 their environment through to the agent).
 """
