@@ -2,15 +2,20 @@
 
 Shared by backends for ``Backend.cli_version`` and the ``cli_update_info`` hook. The CLI always
 runs with a throw-away HOME (some CLIs write into their home even for ``--version``), and the
-npm query is bounded so ``caliper update-cli`` never hangs without a network.
+npm query is bounded so ``caliper update-cli`` never hangs without a network. A version is
+cached per binary (path, size, modification time), so a run starts the CLI for ``--version``
+only after it was installed or updated.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -18,6 +23,8 @@ from caliper.process import run_process
 
 VERSION_TIMEOUT = 20.0
 NPM_TIMEOUT = 30.0
+CACHE_NAME = "cli-versions.json"
+CACHE_ENTRIES = 64
 _VERSION = re.compile(r"\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?")
 
 
@@ -27,17 +34,103 @@ def parse_version(text: str) -> str | None:
     return match.group(0) if match else None
 
 
+def _cache_file() -> Path:
+    from caliper.spec.gitcache import cache_root
+
+    return cache_root() / CACHE_NAME
+
+
+def _binary_key(cli: Path) -> str | None:
+    """``path|resolved|size|mtime_ns`` of the CLI: a new install (or an edit) changes it."""
+    try:
+        resolved = cli.resolve()
+        stat = resolved.stat()
+    except OSError:
+        return None
+    return f"{cli.absolute()}|{resolved}|{stat.st_size}|{stat.st_mtime_ns}"
+
+
+def _read_cache(path: Path) -> dict[str, str]:
+    """The cached versions; empty when the file is missing, unreadable or not what we wrote."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _write_cache(path: Path, key: str, version: str) -> None:
+    """Add one entry (best effort: a read-only or full cache folder only costs a re-probe)."""
+    entries = _read_cache(path)
+    entries[key] = version
+    if len(entries) > CACHE_ENTRIES:
+        entries = dict(list(entries.items())[-CACHE_ENTRIES:])
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=".cli-versions-", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(entries, handle)
+        os.replace(temp, path)
+    except OSError:
+        with contextlib.suppress(OSError, UnboundLocalError):
+            os.unlink(temp)
+
+
 def version_from_cli(
     cli: Path,
     *,
     extra_env: Callable[[Path], Mapping[str, str]] | None = None,
     timeout: float = VERSION_TIMEOUT,
+    cache: bool = True,
 ) -> str | None:
     """Run ``CLI --version`` in a throw-away HOME; ``None`` if it fails, hangs or says nothing.
 
     ``extra_env`` receives that HOME and returns variables to add (e.g. a config folder inside
-    it, or switches that keep the CLI quiet).
+    it, or switches that keep the CLI quiet). With ``cache`` a version found before for the
+    same binary (path, size and modification time) is read from ``cli-versions.json`` in
+    caliper's cache folder instead of starting the CLI.
     """
+    key = _binary_key(cli) if cache else None
+    if key is not None:
+        known = _read_cache(_cache_file()).get(key)
+        if known is not None:
+            return known
+    version = _probe(cli, extra_env, timeout)
+    if key is not None and version is not None:
+        _write_cache(_cache_file(), key, version)
+    return version
+
+
+def version_in_background(probe: Callable[[], str | None]) -> Callable[[], str | None]:
+    """Start ``probe`` on a thread now; the returned function waits for its answer.
+
+    So the version probe of a run is never on the path to its first attempt. Called with
+    ``wait=False`` it answers ``None`` at once while the probe is still running.
+    """
+    answer: list[str | None] = [None]
+
+    def work() -> None:
+        with contextlib.suppress(Exception):  # a version probe must never break a run
+            answer[0] = probe()
+
+    thread = threading.Thread(target=work, name="caliper-cli-version", daemon=True)
+    thread.start()
+
+    def result(wait: bool = True) -> str | None:
+        if wait:
+            thread.join()
+        elif thread.is_alive():
+            return None
+        return answer[0]
+
+    return result
+
+
+def _probe(
+    cli: Path, extra_env: Callable[[Path], Mapping[str, str]] | None, timeout: float
+) -> str | None:
     with tempfile.TemporaryDirectory(prefix="caliper-cli-version-") as home:
         env = {
             "PATH": os.environ.get("PATH", os.defpath),

@@ -1,7 +1,8 @@
 """The one place Caliper starts agent processes, and makes sure none outlives its attempt.
 
 Every process runs in its own session (process group). Output goes to temporary files (no pipe
-can fill up and deadlock) and is read back bounded.
+can fill up and deadlock) and is read back bounded. Its exit is noticed at once: a ``poll`` on
+its pidfd (Linux 5.3+), or a reaper thread blocked in ``wait()`` elsewhere (:class:`_ExitWatch`).
 
 **Ending every descendant.** Killing the process group is not enough: a process the agent (or
 an ``assert:``, a ``setup:``) starts with ``setsid`` or ``daemon()`` is in another session and
@@ -28,15 +29,18 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import itertools
+import math
 import os
+import select
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import BinaryIO, Protocol
 
 import attrs
 
@@ -215,11 +219,6 @@ def end_descendants(
     return table
 
 
-def _snapshot(root: int, tag: str, since: int) -> dict[int, int]:
-    table = _process_table(since)
-    return {pid: table[pid].started for pid in _tree(root, tag, table, since)}
-
-
 # -- orphans adopted by caliper ---------------------------------------------------------------
 def adopt_orphans() -> bool:
     """Make this process a child subreaper (Linux), so orphaned descendants of the processes
@@ -287,6 +286,68 @@ def sweep_orphans(table: Mapping[int, _Proc] | None = None) -> None:
     reap_adopted(scan)
 
 
+# -- noticing an exit at once -----------------------------------------------------------------
+STOP_CHECK_SECONDS = 0.1
+"""How often a waiting process checks for a stop request (an exit is noticed at once)."""
+
+
+class _ExitWatch:
+    """Waits for one child to exit and notices it at once.
+
+    Where the kernel has pidfds (Linux 5.3+), the wait is a ``poll`` on the child's pidfd,
+    which becomes readable the moment it exits. Elsewhere a reaper thread blocks in
+    ``Popen.wait()`` and sets an event. (``Popen.wait(timeout=…)`` is a sleep loop that
+    doubles up to 50 ms, so a child exiting after 35 ms would be seen only at ~64 ms.)
+    """
+
+    def __init__(self, process: StartedProcess):
+        self._process = process
+        self._pidfd: int | None = None
+        self._poll: select.poll | None = None
+        self._done: threading.Event | None = None
+        if _PIDFD:
+            try:
+                self._pidfd = os.pidfd_open(process.pid)
+            except OSError:  # e.g. an old kernel, or seccomp forbids it
+                self._pidfd = None
+        if self._pidfd is not None:
+            self._poll = select.poll()
+            self._poll.register(self._pidfd, select.POLLIN)
+        else:
+            self._done = threading.Event()
+            threading.Thread(target=self._reap, name="caliper-reaper", daemon=True).start()
+
+    def _reap(self) -> None:
+        with contextlib.suppress(Exception):
+            self._process.wait()
+        assert self._done is not None
+        self._done.set()
+
+    def wait(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for the exit; true once the child has exited (and is reaped)."""
+        if self._poll is not None:
+            try:
+                ready = self._poll.poll(max(0, math.ceil(seconds * 1000)))
+            except InterruptedError:  # pragma: no cover - PEP 475 retries; kept for safety
+                ready = []
+            if not ready:
+                return self._process.poll() is not None
+            self._process.wait()
+            return True
+        assert self._done is not None
+        return self._done.wait(seconds)
+
+    def close(self) -> None:
+        """Release the pidfd (the reaper thread ends with the child)."""
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+            self._poll = None
+
+
+_PIDFD = hasattr(os, "pidfd_open") and sys.platform.startswith("linux")
+
+
 # -- one process ------------------------------------------------------------------------------
 def _kill_group(pgid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -301,11 +362,18 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-def _terminate(process: subprocess.Popen[bytes], tag: str, since: int) -> dict[int, _Proc]:
+def _terminate(process: StartedProcess, tag: str, since: int) -> dict[int, _Proc]:
     """End the process, its group and every descendant (see the module docstring); returns
     the last process scan."""
     pgid = process.pid
-    known = _snapshot(pgid, tag, since)
+    table = _process_table(since)
+    known = {pid: table[pid].started for pid in _tree(pgid, tag, table, since)}
+    if not known and process.poll() is not None and not _group_alive(pgid):
+        # it exited, its group is empty and no live process carries its marker or descends
+        # from one that does: nothing is left that could start another, so nothing to end
+        with _spawn_lock:
+            _spawned.discard(process.pid)
+        return table
     _kill_group(pgid, signal.SIGTERM)
     _signal_each(known, signal.SIGTERM)
     deadline = time.monotonic() + KILL_GRACE_SECONDS
@@ -320,6 +388,42 @@ def _terminate(process: subprocess.Popen[bytes], tag: str, since: int) -> dict[i
         if process.returncode is not None:
             _spawned.discard(process.pid)
     return end_descendants(pgid, tag, since=since, known=known)
+
+
+class StartedProcess(Protocol):
+    """What :func:`run_process` needs of a started process (``subprocess.Popen`` has it)."""
+
+    pid: int
+    returncode: int | None
+
+    def poll(self) -> int | None:
+        """The exit code if it has exited (and is reaped), else ``None``; never blocks."""
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Block until it exits (``subprocess.TimeoutExpired`` after ``timeout``)."""
+
+
+Starter = Callable[[list[str], BinaryIO, BinaryIO, BinaryIO, Path, dict[str, str]], StartedProcess]
+"""Starts ``argv`` with stdin, stdout, stderr, working directory and complete environment."""
+
+
+def _popen(
+    argv: list[str],
+    stdin: BinaryIO,
+    stdout: BinaryIO,
+    stderr: BinaryIO,
+    cwd: Path,
+    env: dict[str, str],
+) -> StartedProcess:
+    return subprocess.Popen(
+        argv,
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        cwd=str(cwd),
+        env=env,
+        start_new_session=True,
+    )
 
 
 def _read_bounded(handle: tempfile._TemporaryFileWrapper[bytes], limit: int) -> str:  # type: ignore[name-defined]
@@ -347,8 +451,13 @@ def run_process(
     stdin_text: str | None = None,
     output_limit: int = DEFAULT_OUTPUT_LIMIT,
     keep_on_stop: bool = False,
+    starter: Starter | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to completion or until ``timeout`` seconds, then end all it started.
+
+    ``starter`` starts the process instead of ``subprocess.Popen`` (the warm ``assert:``
+    runner forks it from a waiting Python); it must put it in a new session of its own, with
+    exactly the environment given, and return a :class:`StartedProcess`.
 
     ``stdin_text`` is written to the process's stdin (which is closed either way, so no CLI
     waits for input). ``env`` is the complete environment: nothing is inherited (the
@@ -367,14 +476,8 @@ def run_process(
             inp.seek(0)
         try:
             with _spawn_lock:
-                process = subprocess.Popen(
-                    list(argv),
-                    stdin=inp,
-                    stdout=out,
-                    stderr=err,
-                    cwd=str(cwd),
-                    env={**env, TAG_VARIABLE: tag},
-                    start_new_session=True,
+                process = (starter or _popen)(
+                    list(argv), inp, out, err, cwd, {**env, TAG_VARIABLE: tag}
                 )
                 _spawned.add(process.pid)
             since = _start_time(process.pid)
@@ -392,23 +495,26 @@ def run_process(
         with _live_lock:
             _live[pgid] = keep_on_stop
         timed_out = interrupted = False
+        exited = _ExitWatch(process)
         try:
             deadline = None if timeout is None else started + timeout
             while True:
-                try:
-                    process.wait(timeout=0.1)
+                step = STOP_CHECK_SECONDS
+                if deadline is not None:
+                    step = min(step, max(0.0, deadline - time.monotonic()))
+                if exited.wait(step):
                     break
-                except subprocess.TimeoutExpired:
-                    if _should_stop(keep_on_stop):
-                        interrupted = True
-                        break
-                    if deadline is not None and time.monotonic() >= deadline:
-                        timed_out = True
-                        break
+                if _should_stop(keep_on_stop):
+                    interrupted = True
+                    break
+                if deadline is not None and time.monotonic() >= deadline:
+                    timed_out = True
+                    break
         except KeyboardInterrupt:
             interrupted = True
             raise
         finally:
+            exited.close()
             last_scan = _terminate(process, tag, since)
             with _live_lock:
                 _live.pop(pgid, None)
@@ -424,6 +530,35 @@ def run_process(
             interrupted=interrupted,
             duration_seconds=duration,
         )
+
+
+def start_service(
+    argv: Sequence[str], *, env: Mapping[str, str], cwd: Path
+) -> subprocess.Popen[bytes]:
+    """Start a helper that lives for the whole run (the warm ``assert:`` server).
+
+    It runs in its own session with a pipe on stdin (closing it asks it to end) and no
+    output; it is known as started here, so the orphan sweep never takes it for an adopted
+    orphan. End it, then call :func:`forget_service`.
+    """
+    with _spawn_lock:
+        popen = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=str(cwd),
+            env=dict(env),
+            start_new_session=True,
+        )
+        _spawned.add(popen.pid)
+    return popen
+
+
+def forget_service(popen: subprocess.Popen[bytes]) -> None:
+    """After a service from :func:`start_service` has been reaped."""
+    with _spawn_lock:
+        _spawned.discard(popen.pid)
 
 
 def stop_all(*, force: bool = False) -> None:

@@ -13,6 +13,7 @@ import os
 import shutil
 import stat
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -105,11 +106,55 @@ def _make_writable_and_retry(function, path, _exc_info) -> None:  # type: ignore
         function(path)
 
 
-def remove_sandbox(sandbox: AttemptSandbox) -> None:
-    """Delete the sandbox root, including read-only files the agent may have left."""
-    shutil.rmtree(sandbox.root, onerror=_make_writable_and_retry)
-    if sandbox.root.exists():
-        shutil.rmtree(sandbox.root, ignore_errors=True)
+def _remove_now(root: Path) -> None:
+    shutil.rmtree(root, onerror=_make_writable_and_retry)
+    if root.exists():
+        shutil.rmtree(root, ignore_errors=True)
+
+
+_removal_lock = threading.Lock()
+_removals_done = threading.Condition(_removal_lock)
+_removals: list[Path] = []
+_remover: threading.Thread | None = None
+
+
+def _drain_removals() -> None:
+    global _remover
+    while True:
+        with _removal_lock:
+            if not _removals:
+                _remover = None
+                _removals_done.notify_all()
+                return
+            root = _removals.pop(0)
+        with contextlib.suppress(OSError):
+            _remove_now(root)
+
+
+def remove_sandbox(sandbox: AttemptSandbox, *, later: bool = False) -> None:
+    """Delete the sandbox root, including read-only files the agent may have left.
+
+    With ``later`` the deletion happens on a background thread (deleting many small files is
+    slow on some disks, and the next attempt need not wait for it); :func:`finish_removals`
+    waits until all are gone, and the thread is not a daemon, so the process never exits
+    before.
+    """
+    global _remover
+    if not later:
+        _remove_now(sandbox.root)
+        return
+    with _removal_lock:
+        _removals.append(sandbox.root)
+        if _remover is None:
+            _remover = threading.Thread(target=_drain_removals, name="caliper-sandbox-removal")
+            _remover.start()
+
+
+def finish_removals() -> None:
+    """Wait until every sandbox handed to :func:`remove_sandbox` is deleted."""
+    with _removal_lock:
+        while _removals or _remover is not None:
+            _removals_done.wait()
 
 
 def run_shell(

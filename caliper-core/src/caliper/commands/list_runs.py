@@ -20,7 +20,7 @@ def run_row(entry) -> dict:
 
     row: dict = {"run_id": entry.run_id, "path": str(entry.path)}
     try:
-        results = load_run(entry.path)
+        results = load_run(entry.path, transcripts=False)
     except ResultsError as exc:
         row["error"] = exc.message
         return row

@@ -105,7 +105,8 @@ def command(
         from caliper.errors import UsageError
 
         raise UsageError("-o/--output is for --format html.", hint="Add --format html.")
-    results = load_run(path)
+    # text and markdown never show a turn: read a summary; json and html hold the whole run
+    results = load_run(path, transcripts=output_format in ("json", "html"))
     if output_format == "html":
         from caliper.report.html.output import emit_page, run_html
 

@@ -3,8 +3,10 @@
 The value is either inline code (``assert: |`` block) or, when it is a single line ending in
 ``.py``, a file relative to the spec (read once, when the spec is loaded at the start of a
 run). The code runs with the interpreter caliper runs on, in the attempt's working directory,
-with ``CALIPER_WORKDIR`` and ``CALIPER_SPEC_DIR`` set. Exit without an exception passes; a
-failed ``assert`` fails with its message as the reason.
+with ``CALIPER_WORKDIR`` and ``CALIPER_SPEC_DIR`` set, in a child forked from a warm server
+(:mod:`caliper.default_plugins.warm_assert`) or, where that is unavailable, a fresh
+interpreter. Exit without an exception passes; a failed ``assert`` fails with its message as
+the reason.
 """
 
 from __future__ import annotations
@@ -94,6 +96,7 @@ class AssertJudge(Judge):
         return []
 
     def check(self, context: JudgeContext) -> Verdict:
+        from caliper.default_plugins import warm_assert
         from caliper.process import run_process
 
         value = str(context.value)
@@ -133,6 +136,7 @@ class AssertJudge(Judge):
                 env=env,
                 cwd=context.workdir,
                 timeout=context.timeout,
+                starter=warm_assert.starter(),
             )
             outcome = _read_result(result_file)
         details = {"stdout": _tail(done.stdout), "stderr": _tail(done.stderr)}

@@ -52,11 +52,14 @@ def to_data(results: RunResults) -> dict[str, Any]:
     return converter().unstructure(results)
 
 
-def from_data(data: Any) -> RunResults:
+def from_data(data: Any, *, transcripts: bool = True) -> RunResults:
     """A :class:`RunResults` from plain data, e.g. a parsed results file.
 
     A final answer written once (``final_answer_turn``) is put back into its transcript turn;
-    ``data`` is changed in place for that.
+    ``data`` is changed in place for that. With ``transcripts=False`` every attempt's
+    ``transcript`` is left out (``None``): a summary for reading commands (``report``,
+    ``list``, ``compare``) that never look at turns, decoded without building every
+    :class:`~caliper.results.models.Turn` (most of a big run's time and memory).
     """
     if not isinstance(data, dict) or not isinstance(data.get("meta"), dict):
         raise ResultsDecodeError("it has no 'meta' object, so it is not a caliper results file")
@@ -65,11 +68,24 @@ def from_data(data: Any) -> RunResults:
         raise ResultsDecodeError(
             f"its 'meta' lacks {', '.join(missing)}, so it is not a caliper results file"
         )
-    compact.expand_run(data)
+    if transcripts:
+        compact.expand_run(data)
+    else:
+        _drop_transcripts(data)
     try:
         return converter().structure(data, RunResults)
     except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as exc:
         raise ResultsDecodeError(_describe(exc)) from exc
+
+
+def _drop_transcripts(data: dict[str, Any]) -> None:
+    tasks = data.get("tasks")
+    for task in tasks if isinstance(tasks, list) else []:
+        attempts = task.get("attempts") if isinstance(task, dict) else None
+        for attempt in attempts if isinstance(attempts, list) else []:
+            if isinstance(attempt, dict):
+                attempt.pop(compact.FINAL_ANSWER_TURN, None)
+                attempt["transcript"] = None
 
 
 def dumps(results: RunResults, limits: StorageLimits | None = None) -> str:
@@ -129,13 +145,14 @@ def _json_fallback(value: Any) -> Any:
     return str(value)
 
 
-def loads(text: str) -> RunResults:
-    """A :class:`RunResults` from the text of a results file."""
+def loads(text: str, *, transcripts: bool = True) -> RunResults:
+    """A :class:`RunResults` from the text of a results file (see :func:`from_data`)."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ResultsDecodeError(f"it is not valid JSON ({exc})") from exc
-    return from_data(data)
+    del text  # the caller's copy may go: the parsed data is all that is needed now
+    return from_data(data, transcripts=transcripts)
 
 
 def newer_schema(results: RunResults) -> bool:

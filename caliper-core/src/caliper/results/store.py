@@ -441,16 +441,20 @@ def _keeps_a_copy(path: Path) -> bool:
         return False
 
 
-def load_run(path: Path) -> RunResults:
+def load_run(path: Path, *, transcripts: bool = True) -> RunResults:
     """Read one results file (or a killed run's journal, as a partial run); a missing,
-    unreadable or foreign file raises :class:`ResultsError`."""
+    unreadable or foreign file raises :class:`ResultsError`.
+
+    ``transcripts=False`` reads a summary: every attempt's ``transcript`` is ``None`` (see
+    :func:`caliper.results.codec.from_data`).
+    """
     from caliper.results import codec
     from caliper.results.journal import JOURNAL_SUFFIX
 
     if not path.name.endswith(JOURNAL_SUFFIX):
-        return _load_results_file(path)
+        return _load_results_file(path, transcripts=transcripts)
     try:
-        return codec.from_data(load_run_data(path))
+        return codec.from_data(load_run_data(path), transcripts=transcripts)
     except codec.ResultsDecodeError as exc:
         raise ResultsError(f"{path} is not a readable caliper journal: {exc}.") from None
 
@@ -483,7 +487,7 @@ def load_run_data(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _load_results_file(path: Path) -> RunResults:
+def _load_results_file(path: Path, *, transcripts: bool = True) -> RunResults:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -499,7 +503,7 @@ def _load_results_file(path: Path) -> RunResults:
     from caliper.results import codec
 
     try:
-        return codec.loads(text)
+        return codec.loads(text, transcripts=transcripts)
     except codec.ResultsDecodeError as exc:
         raise ResultsError(
             f"{path} is not a readable caliper results file: {exc}.",

@@ -85,6 +85,7 @@ def run_spec(
     Raises :class:`CaliperError` subclasses for problems found before the first attempt.
     """
     from caliper import process
+    from caliper.cli_versions import version_in_background
     from caliper.plugins import PluginHost
     from caliper.runner.control import RunController
     from caliper.runner.execute import Events, execute
@@ -93,11 +94,12 @@ def run_spec(
     from caliper.runner.meta import now_iso
     from caliper.runner.prepare import prepare_run
     from caliper.runner.progress import Progress
+    from caliper.sandbox import finish_removals
 
     host = host or PluginHost()
     prepared = prepare_run(options, host)
     plan = _plan(prepared, continuation, now_iso())
-    cli_version = _cli_version(prepared)
+    cli_version = version_in_background(lambda: _cli_version(prepared))
     judge_engine = LazyEngine(lambda: judge_engine_for(host, options, prepared))
     progress = Progress(
         prepared.spec.tasks,
@@ -149,6 +151,7 @@ def run_spec(
                 adaptive=adaptive,
             )
         process.sweep_orphans()
+        finish_removals()  # the sandboxes, deleted in the background
         stop_reason = None
         if execution.interrupted or execution.fatal is not None:
             stop_reason = prepared.secrets.redact(execution.stop_reason) or "stopped"

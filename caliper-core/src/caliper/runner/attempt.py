@@ -72,7 +72,7 @@ def _judge_sandbox(prepared: PreparedRun, attempt: AttemptSandbox) -> Iterator[A
     try:
         yield sandbox
     finally:
-        remove_sandbox(sandbox)
+        remove_sandbox(sandbox, later=True)
 
 
 def _status_reason(result: AttemptResult) -> str:
@@ -340,7 +340,7 @@ def run_one_attempt(
                 if failure and report.record is not None:
                     report.record.error = "; ".join(filter(None, [report.record.error, failure]))
     finally:
-        remove_sandbox(sandbox)
+        remove_sandbox(sandbox, later=True)
     if report.record is not None:
         _redact(report.record, prepared)
     return report

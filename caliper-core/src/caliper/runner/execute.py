@@ -9,6 +9,7 @@ is kept.
 from __future__ import annotations
 
 import concurrent.futures
+import queue
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -185,26 +186,43 @@ def _run_pool(
     controller: RunController,
     refill: Callable[[int], list[tuple[Task, int]]] | None = None,
 ) -> None:
+    """Run ``planned`` jobs (and what ``refill`` adds as workers free up) on a thread pool,
+    handing each finished report to ``handle`` in the calling thread."""
     pool = concurrent.futures.ThreadPoolExecutor(
         max_workers=max(1, workers), thread_name_prefix="caliper-attempt"
     )
+    # O(1) per finished attempt: each future puts itself on a queue when done, and the loop
+    # takes them off one by one (``concurrent.futures.wait`` walks every pending future)
+    finished: queue.SimpleQueue[concurrent.futures.Future[AttemptReport]] = queue.SimpleQueue()
+    pending: set[concurrent.futures.Future[AttemptReport]] = set()
+    cancelled = False
+
+    def submit(items: list[tuple[Task, int]]) -> None:
+        for task, n in items:
+            future = pool.submit(job, task, n)
+            pending.add(future)
+            future.add_done_callback(finished.put)
+
     try:
-        pending = {pool.submit(job, task, n) for task, n in planned}
+        submit(planned)
         if refill is not None:
-            pending |= {pool.submit(job, task, n) for task, n in refill(workers)}
+            submit(refill(workers))
         while pending:
-            done, pending = concurrent.futures.wait(
-                pending, timeout=POLL_SECONDS, return_when=concurrent.futures.FIRST_COMPLETED
-            )
-            for future in done:
+            try:
+                future = finished.get(timeout=POLL_SECONDS)
+            except queue.Empty:
+                future = None
+            if future is not None:
+                pending.discard(future)
                 if not future.cancelled():
                     handle(future.result())
-            if refill is not None and done and not controller.killed:
-                free = max(1, workers) - len(pending)
-                pending |= {pool.submit(job, task, n) for task, n in refill(free)}
+                if refill is not None and not controller.killed:
+                    submit(refill(max(1, workers) - len(pending)))
             if controller.killed:
-                for future in pending:
-                    future.cancel()
+                if not cancelled:
+                    for other in list(pending):
+                        other.cancel()  # a cancelled future still calls back, so is counted
+                    cancelled = True
                 controller.drain()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

@@ -37,7 +37,7 @@ class RunJournal:
         plan: RunPlan,
         *,
         judge_engine: LazyEngine,
-        cli_version: str | None,
+        cli_version: Callable[..., str | None],
         notify: Callable[[str], None],
     ) -> None:
         from caliper.results import codec
@@ -63,8 +63,14 @@ class RunJournal:
         self.output = options.output.absolute() if options.output is not None else None
 
     # -- the pieces of the results file -------------------------------------------------------
-    def meta(self, records: Iterable[AttemptRecord], run_id: str) -> RunMeta:
-        """The run's metadata for ``records``, with what the plan and the flags add."""
+    def meta(
+        self, records: Iterable[AttemptRecord], run_id: str, *, final: bool = True
+    ) -> RunMeta:
+        """The run's metadata for ``records``, with what the plan and the flags add.
+
+        The CLI version is probed in the background: the final metadata waits for it, the
+        journal's header (written before the first attempt) takes it only if it is known.
+        """
         from caliper.runner.meta import build_meta
 
         options = self.prepared.options
@@ -74,7 +80,7 @@ class RunJournal:
             run_id=run_id,
             started_at=self.started_at,
             judge_engine=self._judge_engine,
-            cli_version=self._cli_version,
+            cli_version=self._cli_version(wait=final),
         )
         meta.requested_model = options.model
         meta.judge_requested = options.judge_model
@@ -107,7 +113,7 @@ class RunJournal:
         from caliper.results import codec
         from caliper.results.journal import header
 
-        meta = self.meta(self.carried_records, run_id)
+        meta = self.meta(self.carried_records, run_id, final=False)
         meta.finished_at = None  # a killed run never finished
         return header(codec.converter().unstructure(meta), self.tasks_data())
 

@@ -1,0 +1,376 @@
+"""Caliper's harness cost, A/B against its predecessor (``caliper-eval==0.21.0`` from PyPI).
+
+Run from the repository root::
+
+    .venv/bin/python benchmarks/harness/bench.py            # the full table (tens of minutes)
+    .venv/bin/python benchmarks/harness/bench.py --smoke    # a reduced run that checks it works
+
+Both harnesses run the same ``/bin/sh`` fake ``claude`` (``fakes.py``) from a throw-away
+workspace; every measurement is a whole ``caliper`` process (wall time and peak RSS from
+``/usr/bin/time``), the two sides alternating (A/B, B/A, …) so drift hits both alike. The
+predecessor is installed into a throw-away venv under /tmp. ``--smoke`` skips it (and the
+timings are meaningless there): it only runs every scenario once at a tiny size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fakes import write_fake_claude
+
+ROOT = Path(__file__).resolve().parents[2]
+OURS = ROOT / ".venv" / "bin" / "caliper"
+PREDECESSOR = "caliper-eval==0.21.0"
+PRED_VENV = Path(tempfile.gettempdir()) / "caliper-bench-predecessor"
+TIME = "/usr/bin/time"
+
+
+# -- the workspace ----------------------------------------------------------------------------
+class Workspace:
+    """Skills, specs, the fake CLI and a HOME, all under one temporary folder."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.home = root / "home"
+        self.home.mkdir()
+        for name, text in (("shout", "Greets loudly."), ("whisper", "Says good night softly.")):
+            folder = root / "skills" / name
+            folder.mkdir(parents=True)
+            (folder / "SKILL.md").write_text(
+                f"---\nname: {name}\ndescription: {text} Use when asked.\n---\nDo it.\n"
+            )
+        self.bin = write_fake_claude(root / "fake")
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """PATH with the fake ``claude`` first, the throw-away HOME, no cache from elsewhere."""
+        env = {
+            "PATH": f"{self.bin}{os.pathsep}{os.environ.get('PATH', os.defpath)}",
+            "HOME": str(self.home),
+            "LC_ALL": "C.UTF-8",
+            "CALIPER_CACHE_DIR": str(self.root / "cache"),
+            "TMPDIR": os.environ.get("TMPDIR", tempfile.gettempdir()),
+        }
+        env.update(extra)
+        return env
+
+    def specs(self, name: str, tasks: int, check: str) -> tuple[Path, Path]:
+        """One spec per harness (ours names skill folders, the predecessor SKILL.md files)."""
+        body = {
+            "assert": (
+                "    assert: |\n      from pathlib import Path\n"
+                '      assert Path("greeting.txt").exists()\n'
+            ),
+            "expect": "    expect: The agent greeted the team loudly.\n",
+            "activates": "    activates: [shout]\n",
+        }[check]
+        tasks_text = "".join(
+            f"  - name: task {i:05d}\n    prompt: Please greet the team ({i}).\n{body}"
+            for i in range(tasks)
+        )
+        out = []
+        for side, suffix in (("ours", ""), ("pred", "/SKILL.md")):
+            spec = self.root / f"{name}-{side}.eval.yaml"
+            spec.write_text(
+                f"skills:\n  - ./skills/shout{suffix}\n  - ./skills/whisper{suffix}\n"
+                f"tasks:\n{tasks_text}"
+            )
+            out.append(spec)
+        return out[0], out[1]
+
+
+# -- measuring --------------------------------------------------------------------------------
+def measure(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int]:
+    """(wall seconds, peak RSS in KiB) of one whole process; fails loudly if it fails."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as stats:
+        started = time.perf_counter()
+        done = subprocess.run(
+            [TIME, "-f", "%M", "-o", stats.name, *argv],
+            env=env,
+            cwd=cwd,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        wall = time.perf_counter() - started
+        rss = int(Path(stats.name).read_text().split()[-1])
+    if done.returncode not in (0,):
+        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return wall, rss
+
+
+def pair(
+    ours: Callable[[], tuple[float, int]],
+    pred: Callable[[], tuple[float, int]] | None,
+    pairs: int,
+) -> dict:
+    """``pairs`` A/B measurements (order alternating); ratios ours/predecessor per pair."""
+    rows = []
+    for i in range(pairs):
+        if pred is None:
+            rows.append((ours(), None))
+        elif i % 2 == 0:
+            a = ours()
+            rows.append((a, pred()))
+        else:
+            b = pred()
+            rows.append((ours(), b))
+    result = {"ours": [r[0] for r in rows], "pred": [r[1] for r in rows if r[1]]}
+    if pred is not None:
+        result["time_ratio"] = [a[0] / b[0] for a, b in rows]
+        result["rss_ratio"] = [a[1] / b[1] for a, b in rows]
+    return result
+
+
+def spread(values: list[float], fmt: str = "{:.2f}") -> str:
+    """``median (min–max)``."""
+    if not values:
+        return "—"
+    med = statistics.median(values)
+    return f"{fmt.format(med)} ({fmt.format(min(values))}–{fmt.format(max(values))})"
+
+
+# -- the predecessor --------------------------------------------------------------------------
+def predecessor() -> Path:
+    """``caliper`` of the predecessor, installed once into a throw-away venv."""
+    exe = PRED_VENV / "bin" / "caliper"
+    if not exe.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(PRED_VENV)], check=True)
+        subprocess.run([str(PRED_VENV / "bin" / "pip"), "install", "-q", PREDECESSOR], check=True)
+    return exe
+
+
+# -- result files of any size -----------------------------------------------------------------
+def blow_up(
+    source: Path, target: Path, factor: int, tasks_key: str, name_key: str, copy_no: int
+) -> None:
+    """Copy a saved run with every task repeated ``factor`` times (renamed) to ``target``;
+    ``copy_no`` makes it another run (its id and time differ)."""
+    data = json.loads(source.read_text())
+    if "meta" in data:  # ours
+        data["meta"]["run_id"] = f"2026-01-0{copy_no + 1}T00-00-00Z"
+        data["meta"]["started_at"] = f"2026-01-0{copy_no + 1}T00:00:00+00:00"
+    if "run" in data:  # the predecessor
+        data["run"]["timestamp"] = f"2026-01-0{copy_no + 1}T00:00:00.000000Z"
+    tasks = data[tasks_key]
+    grown = []
+    for n in range(factor):
+        for task in tasks:
+            copied = copy.deepcopy(task)
+            copied[name_key] = f"{task[name_key]} #{n}"
+            if "task_id" in copied:
+                copied["task_id"] = f"{task['task_id']}-{n}"
+            grown.append(copied)
+    data[tasks_key] = grown
+    target.write_text(json.dumps(data))
+
+
+# -- the scenarios ----------------------------------------------------------------------------
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, once, no predecessor")
+    parser.add_argument("--pairs", type=int, default=5, help="A/B pairs per comparison")
+    parser.add_argument("--out", type=Path, help="also write the Markdown table here")
+    parser.add_argument("--only", help="comma-separated scenario names to run")
+    args = parser.parse_args()
+    smoke = args.smoke
+    pairs = 1 if smoke else args.pairs
+    only = set(args.only.split(",")) if args.only else None
+    pred_exe = None if smoke else predecessor()
+    lines: list[str] = []
+
+    def say(text: str = "") -> None:
+        print(text, flush=True)
+        lines.append(text)
+
+    with tempfile.TemporaryDirectory(prefix="caliper-bench-") as temp:
+        space = Workspace(Path(temp))
+        env = space.env()
+        cwd = space.root
+
+        def run_argv(exe: Path, spec: Path, k: int, workers: int, out: Path) -> list[str]:
+            return [
+                str(exe),
+                "run",
+                str(spec),
+                "--k",
+                str(k),
+                "--workers",
+                str(workers),
+                "--output",
+                str(out),
+            ]
+
+        say(f"## Ours vs the predecessor (wall time, median (min–max) over {pairs} A/B pairs)")
+        say()
+        say(
+            "| work | attempts | ours s | predecessor s | ours / predecessor (time) | "
+            "ours / predecessor (peak RSS) |"
+        )
+        say("| --- | --- | --- | --- | --- | --- |")
+
+        def row(label: str, attempts: int, result: dict) -> None:
+            ours_t = [t for t, _ in result["ours"]]
+            pred_t = [t for t, _ in result["pred"]]
+            say(
+                f"| {label} | {attempts or '—'} | {spread(ours_t)} | {spread(pred_t)} | "
+                f"{spread(result.get('time_ratio', []))} | "
+                f"{spread(result.get('rss_ratio', []))} |"
+            )
+
+        runs = [
+            ("run, assert-only, 1 worker", "assert", 10, 10, 1),
+            ("run, assert-only, 4 workers", "assert", 10, 10, 4),
+            ("run, expect-only (judge = fake CLI), 1 worker", "expect", 10, 10, 1),
+            ("run, activates-only, 2 workers", "activates", 500, 10, 2),
+        ]
+        for label, check, tasks, k, workers in runs:
+            if smoke:
+                tasks, k = 2, 2
+            name = f"{check}-{tasks}-{workers}"
+            if only and name not in only and check not in only:
+                continue
+            ours_spec, pred_spec = space.specs(name, tasks, check)
+            out = space.root / "out.json"
+            result = pair(
+                lambda s=ours_spec, k=k, w=workers, o=out: measure(
+                    run_argv(OURS, s, k, w, o), env, cwd
+                ),
+                None
+                if pred_exe is None
+                else (
+                    lambda s=pred_spec, k=k, w=workers, o=out: measure(
+                        run_argv(pred_exe, s, k, w, o), env, cwd
+                    )
+                ),
+                1 if tasks * k >= 1000 else pairs,
+            )
+            row(label, tasks * k, result)
+
+        # validate
+        if not only or "validate" in only:
+            ours_spec, pred_spec = space.specs("validate", 3, "assert")
+            result = pair(
+                lambda: measure([str(OURS), "validate", str(ours_spec)], env, cwd),
+                None
+                if pred_exe is None
+                else (lambda: measure([str(pred_exe), "validate", str(pred_spec)], env, cwd)),
+                pairs * 2,
+            )
+            row("validate, 3 tasks, 2 skills", 0, result)
+
+        # report / compare at growing sizes, from one real 500-attempt run of each
+        if not only or "report" in only:
+            base_tasks, k = (2, 2) if smoke else (50, 10)
+            ours_spec, pred_spec = space.specs("report", base_tasks, "activates")
+            ours_base, pred_base = space.root / "ours-base.json", space.root / "pred-base.json"
+            subprocess.run(
+                run_argv(OURS, ours_spec, k, 2, ours_base),
+                env=env,
+                cwd=cwd,
+                check=True,
+                capture_output=True,
+            )
+            if pred_exe is not None:
+                subprocess.run(
+                    run_argv(pred_exe, pred_spec, k, 2, pred_base),
+                    env=env,
+                    cwd=cwd,
+                    check=True,
+                    capture_output=True,
+                )
+            for factor in (1, 10) if smoke else (1, 10, 100):
+                attempts = base_tasks * k * factor
+                files = {}
+                for side, base, key, name_key in (
+                    ("ours", ours_base, "tasks", "name"),
+                    ("pred", pred_base, "task_results", "task_name"),
+                ):
+                    if side == "pred" and pred_exe is None:
+                        continue
+                    for number, copy_no in enumerate(("a", "b")):
+                        target = space.root / f"{side}-{attempts}-{copy_no}.json"
+                        blow_up(base, target, factor, key, name_key, number)
+                        files[side, copy_no] = target
+                for command in ("report", "compare"):
+
+                    def argv(exe, side, command=command, files=files):
+                        # the text report of each (what a user reads); compare of two runs
+                        if command == "report":
+                            return [str(exe), "report", str(files[side, "a"])]
+                        return [str(exe), "compare", str(files[side, "a"]), str(files[side, "b"])]
+
+                    result = pair(
+                        lambda: measure(argv(OURS, "ours"), env, cwd),
+                        None
+                        if pred_exe is None
+                        else (lambda: measure(argv(pred_exe, "pred"), env, cwd)),
+                        pairs if attempts < 50_000 else max(1, pairs // 2),
+                    )
+                    row(
+                        f"{command} of {'two runs' if command == 'compare' else 'a run'}",
+                        attempts,
+                        result,
+                    )
+
+        # ours alone: scaling of the per-attempt cost, parallel efficiency
+        say()
+        say("## Ours alone")
+        say()
+        if not only or "scaling" in only:
+            say("| attempts (activates-only, 2 workers) | wall s | per attempt ms |")
+            say("| --- | --- | --- |")
+            for attempts in (8, 40) if smoke else (100, 1_000, 10_000):
+                tasks = attempts // 10 if attempts >= 10 else 1
+                k = attempts // tasks
+                ours_spec, _ = space.specs(f"scale-{attempts}", tasks, "activates")
+                wall, _ = measure(
+                    run_argv(OURS, ours_spec, k, 2, space.root / "scale.json"), env, cwd
+                )
+                say(f"| {attempts} | {wall:.1f} | {wall / attempts * 1000:.1f} |")
+            say()
+        if not only or "parallel" in only:
+            delay = "0.5"
+            attempts = 4 if smoke else 16
+            say(
+                f"| workers ({attempts} attempts, a {delay} s agent) | wall s | ideal s | "
+                "efficiency |"
+            )
+            say("| --- | --- | --- | --- |")
+            ours_spec, _ = space.specs("parallel", attempts // 2, "activates")
+            (space.root / "fake" / "delay").write_text(delay + "\n")
+            for workers in (1, 4, 8):
+                wall, _ = measure(
+                    run_argv(OURS, ours_spec, 2, workers, space.root / "par.json"), env, cwd
+                )
+                ideal = -(-attempts // workers) * float(delay)
+                say(f"| {workers} | {wall:.2f} | {ideal:.2f} | {ideal / wall:.0%} |")
+            (space.root / "fake" / "delay").unlink()
+    say()
+    say(
+        f"Machine: {platform.platform()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}; load average at the end "
+        f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}."
+    )
+    if args.out is not None:
+        args.out.write_text("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    if shutil.which(TIME) is None:
+        raise SystemExit(f"{TIME} is needed (GNU time, for the peak RSS)")
+    sys.exit(main())
