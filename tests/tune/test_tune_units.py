@@ -205,3 +205,31 @@ def test_a_backend_that_cannot_answer_prompts_is_a_usage_error(tmp_path: Path) -
         propose(Engine(NoPrompts(), None), T, "Old.", Failures(), 2, tried=[], workspace=tmp_path)
     assert "cannot be used as a judge engine" in caught.value.message
     assert "--proposer-model" in caught.value.hint
+
+
+# candidate copy ----------------------------------------------------------------------------
+def test_the_candidate_copy_follows_the_installers_rules(tmp_path: Path) -> None:
+    """The candidate carries the skill's files, not its specs, results or links leaving it."""
+    from caliper.tune.measure import Neighbourhood, write_candidate
+
+    skill = tmp_path / "skill"
+    (skill / "scripts").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: mine\ndescription: old\n---\nBody\n")
+    (skill / "scripts" / "run.sh").write_text("echo hi\n")
+    (skill / "mine.eval.yaml").write_text("tasks: []\n")
+    (skill / ".caliper" / "results").mkdir(parents=True)
+    (skill / ".caliper" / "results" / "r.json").write_text("{}")
+    secret = tmp_path / "outside.txt"
+    secret.write_text("not the skill's\n")
+    (skill / "leak.txt").symlink_to(secret)
+
+    copy = write_candidate(Neighbourhood(skill, "mine"), "new words", tmp_path / "out")
+
+    assert copy == tmp_path / "out" / "mine"
+    assert sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*")) == [
+        "SKILL.md",
+        "scripts",
+        "scripts/run.sh",
+    ]
+    assert 'description: "new words"' in (copy / "SKILL.md").read_text()
+    assert (skill / "SKILL.md").read_text() == "---\nname: mine\ndescription: old\n---\nBody\n"
