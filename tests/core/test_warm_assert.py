@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
+from test_run_descendants import sleepers
 
 from caliper_fakeagent.harness import Workspace
-from tests.core.test_run_descendants import sleepers
 
 # each assert records how it was started: "_warm_server.py" (forked) or "_assert_runner.py"
 RECORD_MODE = """\
