@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import time
 
 import pytest
@@ -122,3 +123,37 @@ def test_the_background_probe_does_not_hold_up_its_caller(tmp_path, monkeypatch)
     assert time.monotonic() - started < 0.5
     assert answer() == "1.2.3" and time.monotonic() - started >= 1.0
     assert version_in_background(lambda: 1 / 0)() is None  # a crashing probe is no version
+
+
+def test_the_default_cache_is_never_in_the_home(tmp_path, monkeypatch):
+    """A run must leave the user's home as it found it (the conformance kit checks the real
+    home): without CALIPER_CACHE_DIR the cache is a private folder in the temp folder."""
+    home, temp = tmp_path / "home", tmp_path / "tmp"
+    home.mkdir()
+    temp.mkdir()
+    monkeypatch.delenv("CALIPER_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    cli, starts = counting_cli(tmp_path)
+    assert [version_from_cli(cli) for _ in range(2)] == ["3.4.5"] * 2
+    assert count(starts) == 1
+    assert list(home.iterdir()) == []
+    folder = temp / f"caliper-{os.getuid()}"
+    assert (folder / "cli-versions.json").is_file()
+    assert folder.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_shared_cache_folder_is_not_trusted(tmp_path, monkeypatch):
+    temp = tmp_path / "tmp"
+    folder = temp / f"caliper-{os.getuid()}"
+    folder.mkdir(parents=True)
+    folder.chmod(0o777)  # others could plant versions in it
+    monkeypatch.delenv("CALIPER_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    cli, starts = counting_cli(tmp_path)
+    assert [version_from_cli(cli) for _ in range(2)] == ["3.4.5"] * 2
+    assert count(starts) == 2  # probed each time, nothing cached
+    assert not (folder / "cli-versions.json").exists()

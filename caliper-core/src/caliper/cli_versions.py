@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 import threading
 from collections.abc import Callable, Mapping
@@ -34,20 +35,37 @@ def parse_version(text: str) -> str | None:
     return match.group(0) if match else None
 
 
-def _cache_file() -> Path:
-    from caliper.spec.gitcache import cache_root
+def _cache_file() -> Path | None:
+    """Where versions are cached, or ``None`` when no safe place exists.
 
-    return cache_root() / CACHE_NAME
+    ``$CALIPER_CACHE_DIR`` when set; otherwise a private per-user folder in the runtime or
+    temporary folder (``caliper-<uid>``, mode 0700, owned by us), never the user's home: a run
+    leaves the home exactly as it found it. A folder someone else owns, or one others can
+    write to, is not used (the version is probed instead).
+    """
+    override = os.environ.get("CALIPER_CACHE_DIR")
+    if override:
+        return Path(override) / CACHE_NAME
+    base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
+    folder = Path(base) / f"caliper-{os.getuid()}"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        info = os.lstat(folder)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        return None
+    return folder / CACHE_NAME
 
 
 def _binary_key(cli: Path) -> str | None:
     """``path|resolved|size|mtime_ns`` of the CLI: a new install (or an edit) changes it."""
     try:
         resolved = cli.resolve()
-        stat = resolved.stat()
+        info = resolved.stat()
     except OSError:
         return None
-    return f"{cli.absolute()}|{resolved}|{stat.st_size}|{stat.st_mtime_ns}"
+    return f"{cli.absolute()}|{resolved}|{info.st_size}|{info.st_mtime_ns}"
 
 
 def _read_cache(path: Path) -> dict[str, str]:
@@ -89,17 +107,18 @@ def version_from_cli(
 
     ``extra_env`` receives that HOME and returns variables to add (e.g. a config folder inside
     it, or switches that keep the CLI quiet). With ``cache`` a version found before for the
-    same binary (path, size and modification time) is read from ``cli-versions.json`` in
-    caliper's cache folder instead of starting the CLI.
+    same binary (path, size and modification time) is read from ``cli-versions.json`` (see
+    :func:`_cache_file`: never under the user's home) instead of starting the CLI.
     """
     key = _binary_key(cli) if cache else None
-    if key is not None:
-        known = _read_cache(_cache_file()).get(key)
+    where = _cache_file() if key is not None else None
+    if key is not None and where is not None:
+        known = _read_cache(where).get(key)
         if known is not None:
             return known
     version = _probe(cli, extra_env, timeout)
-    if key is not None and version is not None:
-        _write_cache(_cache_file(), key, version)
+    if key is not None and where is not None and version is not None:
+        _write_cache(where, key, version)
     return version
 
 
