@@ -20,7 +20,15 @@ CALIPER = Path(sys.executable).parent / "caliper"
 def _caliper(tmp_path: Path, *args: str, test_plugins: bool) -> str:
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    env = {
+        "HOME": str(home),
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        # `update-cli --check` asks npm for the newest versions: point it at a closed port on
+        # loopback so it fails at once instead of waiting out its fetch timeout offline
+        "npm_config_registry": "http://127.0.0.1:9/",
+        "npm_config_fetch_retries": "0",
+    }
     if test_plugins:
         env["CALIPER_TEST_PLUGINS"] = "1"
     done = subprocess.run(
