@@ -2,9 +2,9 @@
 
 A plugin is a plain module with functions decorated ``@caliper.hookimpl`` and named after the
 specs below. It is found through an entry point in one group per kind (``caliper.backends``,
-``caliper.skill_installers``, ``caliper.mcp_translators``, ``caliper.judges``); the entry-point
-name is the public id of what it provides. Register hooks receive a ``register`` callable and
-call it once per object; they return nothing.
+``caliper.skill_installers``, ``caliper.mcp_translators``, ``caliper.judges``,
+``caliper.executors``); the entry-point name is the public id of what it provides. Register
+hooks receive a ``register`` callable and call it once per object; they return nothing.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from caliper.backend import Backend, CliUpdate, McpTranslator, SkillInstaller
+    from caliper.executor import Executor
     from caliper.judge import Judge
 
 hookspec = pluggy.HookspecMarker("caliper")
@@ -68,6 +69,19 @@ def register_judges(register: Callable[[Judge], None]) -> None:
     entry-point name in ``caliper.judges``. A task key with no installed judge is a spec error.
 
     Since 0.1.
+    """
+
+
+@hookspec
+def register_executors(register: Callable[[Executor], None]) -> None:
+    """Register executors: where a run's attempts are carried out.
+
+    Called when ``caliper run`` starts (and by ``caliper plugins``). Call
+    ``register(executor)`` with a :class:`caliper.executor.Executor` whose ``id`` equals the
+    plugin's entry-point name in ``caliper.executors``; ``caliper run --executor ID`` picks it
+    (the built-in ``local`` executor is the default).
+
+    Since 1.1.
     """
 
 

@@ -33,13 +33,15 @@ if TYPE_CHECKING:
     import pluggy
 
     from caliper.backend import Backend, McpTranslator, SkillInstaller
+    from caliper.executor import Executor
     from caliper.judge import Judge
 
 BACKENDS = "caliper.backends"
 SKILL_INSTALLERS = "caliper.skill_installers"
 MCP_TRANSLATORS = "caliper.mcp_translators"
 JUDGES = "caliper.judges"
-GROUPS = (BACKENDS, SKILL_INSTALLERS, MCP_TRANSLATORS, JUDGES)
+EXECUTORS = "caliper.executors"
+GROUPS = (BACKENDS, SKILL_INSTALLERS, MCP_TRANSLATORS, JUDGES, EXECUTORS)
 
 TEST_PLUGINS_ENV = "CALIPER_TEST_PLUGINS"
 """Set to ``1`` to also read the test-only groups (:func:`testing_group`)."""
@@ -49,8 +51,15 @@ _HOOK_FOR_GROUP = {
     SKILL_INSTALLERS: "register_skill_installers",
     MCP_TRANSLATORS: "register_mcp_translators",
     JUDGES: "register_judges",
+    EXECUTORS: "register_executors",
 }
-_ID_ATTRIBUTE = {BACKENDS: "id", SKILL_INSTALLERS: "id", MCP_TRANSLATORS: "id", JUDGES: "key"}
+_ID_ATTRIBUTE = {
+    BACKENDS: "id",
+    SKILL_INSTALLERS: "id",
+    MCP_TRANSLATORS: "id",
+    JUDGES: "key",
+    EXECUTORS: "id",
+}
 
 # First-party plugins caliper knows how to install when they are missing.
 KNOWN_DISTRIBUTIONS = {
@@ -260,6 +269,11 @@ class PluginHost:
         """Every installed judge, by the task key it owns."""
         self.load(JUDGES)
         return {k: v[0] for k, v in self._collect(JUDGES).items()}
+
+    def executors(self, names: Sequence[str] | None = None) -> dict[str, Executor]:
+        """Executors by id; loads only ``names`` when given (all installed otherwise)."""
+        self.load(EXECUTORS, names)
+        return {k: v[0] for k, v in self._collect(EXECUTORS).items()}
 
     def skill_installer(self, backend_id: str) -> SkillInstaller | None:
         """The skill installer serving ``backend_id``, or ``None``."""
