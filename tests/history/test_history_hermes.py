@@ -3,46 +3,22 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
 from history_support import PlantedHistoryCase
 
 from caliper.history import AssistantTurn, History, ShellTurn, UserTurn
-from caliper.testing.conformance import BackendConformance, ToolCall
 from caliper_backend_hermes import history as hermes_history
+from caliper_backend_hermes.testing import HermesScripted
 
 pytest_plugins = ["caliper.testing.fixtures"]
 
 
-class HermesSuite(BackendConformance):
+class HermesSuite(HermesScripted):
     """The hermes conformance configuration: a custom OpenAI endpoint in config.yaml."""
 
-    __test__ = False
-    backend_id = "hermes"
-    wire_api = "chat"
-
-    def configure_user_home(self, home: Path, server_url: str) -> Mapping[str, str] | None:
-        hermes = home / ".hermes"
-        hermes.mkdir(parents=True, exist_ok=True)
-        (hermes / "config.yaml").write_text(
-            "model:\n"
-            "  provider: custom\n"
-            "  default: caliper-test-model\n"
-            f"  base_url: {server_url}/v1\n"
-            "  api_key: sk-history\n"
-            "  context_length: 128000\n",
-            encoding="utf-8",
-        )
-        return None
-
-    def aux_rules(self) -> list[dict[str, Any]]:
-        return [{"when": {"no_tools": True}, "text": "Approved."}]
-
-    def shell_call(self, command: str) -> ToolCall:
-        return ToolCall(name="terminal", arguments={"command": command})
+    api_key = "sk-history"
 
 
 @pytest.mark.e2e

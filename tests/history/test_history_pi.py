@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,41 +12,16 @@ import pytest
 from history_support import PlantedHistoryCase
 
 from caliper.history import AssistantTurn, History, ShellTurn, UserTurn
-from caliper.testing.conformance import BackendConformance, ToolCall
 from caliper_backend_pi import history as pi_history
+from caliper_backend_pi.testing import PiScripted
 
 pytest_plugins = ["caliper.testing.fixtures"]
 
 
-class PiSuite(BackendConformance):
+class PiSuite(PiScripted):
     """The pi conformance configuration: a ``fake`` provider in the user's models.json."""
 
-    __test__ = False
-    backend_id = "pi"
-    wire_api = "chat"
-    model_for_tests = "fake-model"
-
-    def configure_user_home(self, home: Path, server_url: str) -> Mapping[str, str] | None:
-        agent = home / ".pi" / "agent"
-        agent.mkdir(parents=True, exist_ok=True)
-        models = {
-            "providers": {
-                "fake": {
-                    "baseUrl": f"{server_url}/v1",
-                    "api": "openai-completions",
-                    "apiKey": "sk-history",
-                    "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
-                    "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 4096}],
-                }
-            }
-        }
-        (agent / "models.json").write_text(json.dumps(models), encoding="utf-8")
-        settings = {"defaultProvider": "fake", "defaultModel": "fake-model"}
-        (agent / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
-        return None
-
-    def shell_call(self, command: str) -> ToolCall:
-        return ToolCall(name="bash", arguments={"command": command})
+    api_key = "sk-history"
 
 
 @pytest.mark.e2e

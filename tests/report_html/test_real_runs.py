@@ -3,8 +3,6 @@ server, run through ``caliper run``, then rendered and opened in headless Chromi
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,106 +12,16 @@ from selenium.webdriver.common.by import By
 
 from caliper.testing.conformance import BackendConformance, ConformanceKit, ToolCall
 from caliper.testing.harness import FakeRealHome
+from caliper_backend_claude.testing import ClaudeScripted
+from caliper_backend_codex.testing import CodexScripted
+from caliper_backend_hermes.testing import HermesScripted
+from caliper_backend_pi.testing import PiScripted
 
 pytest_plugins = ["caliper.testing.fixtures"]
 
 pytestmark = pytest.mark.e2e
 
 MARKUP = "<script>alert(1)</script></textarea><img src=x onerror=alert(1)>"
-
-
-class Claude(BackendConformance):
-    backend_id, cli, wire_api, model_for_tests = (
-        "claude-code",
-        "claude",
-        "anthropic",
-        "claude-sonnet-4-5",
-    )
-
-    def configure_user_home(self, home: Path, server_url: str) -> Mapping[str, str]:
-        return {
-            "ANTHROPIC_BASE_URL": server_url,
-            "ANTHROPIC_API_KEY": "sk-conformance",
-            "CLAUDE_CODE_MAX_RETRIES": "0",
-        }
-
-    def activate_skill_call(self, name: str) -> ToolCall:
-        return ToolCall("Skill", {"skill": name})
-
-    def shell_call(self, command: str) -> ToolCall:
-        return ToolCall("Bash", {"command": command, "description": "run the command"})
-
-
-class Codex(BackendConformance):
-    backend_id, cli, wire_api, model_for_tests = "codex", "codex", "responses", "gpt-5.5"
-
-    def configure_user_home(self, home: Path, server_url: str) -> Mapping[str, str]:
-        (home / ".cache").mkdir(exist_ok=True)
-        (home / ".codex").mkdir(parents=True, exist_ok=True)
-        (home / ".codex" / "config.toml").write_text(
-            f'model = "gpt-5.5"\nmodel_provider = "scripted"\n\n[model_providers.scripted]\n'
-            f'name = "Scripted"\nbase_url = "{server_url}/v1"\nwire_api = "responses"\n'
-            'env_key = "CALIPER_CODEX_TEST_KEY"\nrequest_max_retries = 0\n'
-            "stream_max_retries = 0\n",
-            encoding="utf-8",
-        )
-        return {"CALIPER_CODEX_TEST_KEY": "sk-test"}
-
-    def activate_skill_call(self, name: str) -> ToolCall:
-        return ToolCall("exec_command", {"cmd": f"cat {{{{skill_path:{name}}}}}"})
-
-    def shell_call(self, command: str) -> ToolCall:
-        return ToolCall("exec_command", {"cmd": command})
-
-
-class Pi(BackendConformance):
-    backend_id, cli, wire_api, model_for_tests = "pi", "pi", "chat", "fake-model"
-
-    def configure_user_home(self, home: Path, server_url: str) -> None:
-        agent = home / ".pi" / "agent"
-        agent.mkdir(parents=True, exist_ok=True)
-        models = {
-            "providers": {
-                "fake": {
-                    "baseUrl": f"{server_url}/v1",
-                    "api": "openai-completions",
-                    "apiKey": "sk-conformance",
-                    "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
-                    "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 4096}],
-                }
-            }
-        }
-        (agent / "models.json").write_text(json.dumps(models), encoding="utf-8")
-        settings = {"defaultProvider": "fake", "defaultModel": "fake-model"}
-        (agent / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
-
-    def activate_skill_call(self, name: str) -> ToolCall:
-        return ToolCall("read", {"path": f"{{{{skill_path:{name}}}}}"})
-
-    def shell_call(self, command: str) -> ToolCall:
-        return ToolCall("bash", {"command": command})
-
-
-class Hermes(BackendConformance):
-    backend_id, cli, wire_api, model_for_tests = "hermes", "hermes", "chat", "caliper-test-model"
-
-    def configure_user_home(self, home: Path, server_url: str) -> None:
-        (home / ".hermes").mkdir(parents=True, exist_ok=True)
-        (home / ".hermes" / "config.yaml").write_text(
-            "model:\n  provider: custom\n  default: caliper-test-model\n"
-            f"  base_url: {server_url}/v1\n  api_key: sk-conformance\n"
-            "  context_length: 128000\n",
-            encoding="utf-8",
-        )
-
-    def aux_rules(self) -> list[dict[str, Any]]:
-        return [{"when": {"no_tools": True}, "text": "Approved."}]
-
-    def activate_skill_call(self, name: str) -> ToolCall:
-        return ToolCall("skill_view", {"name": name})
-
-    def shell_call(self, command: str) -> ToolCall:
-        return ToolCall("terminal", {"command": command})
 
 
 def _call(call: ToolCall) -> dict[str, Any]:
@@ -185,7 +93,7 @@ def _two_runs(suite: BackendConformance, kit: ConformanceKit) -> list[Path]:
     return paths
 
 
-SUITES = [Claude(), Codex(), Pi(), Hermes()]
+SUITES = [ClaudeScripted(), CodexScripted(), PiScripted(), HermesScripted()]
 
 
 @pytest.mark.slow
