@@ -74,6 +74,45 @@ def test_a_plugin_whose_hook_raises_is_reported_not_fatal():
     assert any("boom" in failure.error for failure in host.failures)
 
 
+def _ordered_plugin(name: str, calls: list[str], **marks: bool) -> types.ModuleType:
+    module = types.ModuleType(name)
+
+    @caliper.hookimpl(**marks)
+    def register_backends(register):
+        calls.append(name)
+        register(_Backend(name))
+
+    module.register_backends = register_backends  # type: ignore[attr-defined]
+    return module
+
+
+def test_register_hooks_are_called_through_pluggy_in_its_order():
+    """tryfirst/trylast decide the order (it was the order the implementations were stored)."""
+    calls: list[str] = []
+    host = PluginHost(
+        [
+            _ordered_plugin("first", calls, tryfirst=True),
+            _ordered_plugin("middle", calls),
+            _ordered_plugin("last", calls, trylast=True),
+        ],
+        use_entry_points=False,
+    )
+    assert list(host.backends()) == ["first", "middle", "last"]
+    assert calls == ["first", "middle", "last"]
+
+
+def test_register_hook_calls_reach_pluggys_monitoring():
+    """A hook called through pluggy is seen by its tracing and call monitoring."""
+    host = PluginHost([_plugin("monitored", _Backend("seen"))], use_entry_points=False)
+    before: list[tuple[str, list[str]]] = []
+    host.manager.add_hookcall_monitoring(
+        lambda name, impls, kwargs: before.append((name, [i.plugin_name for i in impls])),
+        lambda outcome, name, impls, kwargs: None,
+    )
+    assert list(host.backends()) == ["seen"]
+    assert before == [("register_backends", ["monitored"])]
+
+
 def test_load_by_name_imports_only_that_plugin():
     code = (
         "import sys; from caliper.plugins import PluginHost\n"

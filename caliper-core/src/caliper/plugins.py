@@ -187,7 +187,8 @@ class PluginHost:
         self.use_entry_points = use_entry_points
         self.failures: list[LoadFailure] = []
         self._loaded: set[tuple[str, str]] = set()
-        self._registered_by: dict[str, str] = {}
+        self._entries: dict[str, PluginEntry] = {}
+        """The entry point of each plugin loaded from one, by its registered name."""
         self._cache: dict[str, dict[str, tuple[Any, str]]] = {}
         for plugin in extra_plugins:
             self._register_module(plugin, name=getattr(plugin, "__name__", None))
@@ -226,26 +227,62 @@ class PluginHost:
                 name_order=True,
             )
             for extension in extensions:
-                self._register_module(extension.plugin, name=f"{group}:{extension.name}")
-                self._registered_by[f"{group}:{extension.name}"] = extension.name
+                name = f"{group}:{extension.name}"
+                self._entries[name] = entries[extension.name]
+                self._register_module(extension.plugin, name=name)
         self._loaded.update((group, n) for n in wanted)
 
     # -- collecting -----------------------------------------------------------------------
+    def _call_each(self, group: str) -> list[tuple[str, list[Any]]]:
+        """Call ``group``'s register hook through pluggy, one plugin at a time, in pluggy's call order.
+
+        Each call goes through ``manager.subset_hook_caller`` (the hook with every other
+        implementing plugin removed), so pluggy's ordering (``tryfirst``/``trylast``), its
+        tracing and hook-call monitoring, its argument checks and any ``wrapper`` around the
+        hook all apply. One call per plugin, rather than one call for all, is what keeps a
+        broken plugin from breaking the others: pluggy stops the whole chain at the first
+        exception (a failure-catching wrapper would see it only after the plugins still to
+        be called had been skipped), so the exception is caught here, per plugin, and
+        recorded in :attr:`failures`. Returns ``(plugin name, objects it registered)``.
+        """
+        hook_name = _HOOK_FOR_GROUP[group]
+        hook = getattr(self.manager.hook, hook_name)
+        # pluggy calls its implementations from the end of this list to the start
+        callers = [
+            impl
+            for impl in reversed(hook.get_hookimpls())
+            if not (impl.wrapper or impl.hookwrapper)
+        ]
+        implementing = [impl.plugin for impl in callers]
+        answers: list[tuple[str, list[Any]]] = []
+        for impl in callers:
+            others = [plugin for plugin in implementing if plugin is not impl.plugin]
+            call = self.manager.subset_hook_caller(hook_name, remove_plugins=others)
+            registered: list[Any] = []
+            try:
+                call(register=registered.append)
+            except Exception as exc:  # a broken plugin must not break the others
+                self.failures.append(
+                    LoadFailure(self._entry_of(impl, group), f"{type(exc).__name__}: {exc}")
+                )
+                continue
+            answers.append((impl.plugin_name, registered))
+        return answers
+
+    def _entry_of(self, impl: Any, group: str) -> PluginEntry:
+        """The entry point a hook implementation came from (a stand-in for injected ones)."""
+        entry = self._entries.get(impl.plugin_name)
+        if entry is not None:
+            return attrs.evolve(entry, group=group)
+        return PluginEntry(group, impl.plugin_name, str(impl.plugin), None, None)
+
     def _collect(self, group: str) -> dict[str, tuple[Any, str]]:
         """Call the group's register hook on every registered plugin; map id → (obj, plugin)."""
         if group in self._cache:
             return self._cache[group]
-        hook = getattr(self.manager.hook, _HOOK_FOR_GROUP[group])
         attribute = _ID_ATTRIBUTE[group]
         found: dict[str, tuple[Any, str]] = {}
-        for impl in hook.get_hookimpls():
-            registered: list[Any] = []
-            try:
-                impl.function(register=registered.append)
-            except Exception as exc:  # a broken plugin must not break the others
-                entry = PluginEntry(group, impl.plugin_name, str(impl.plugin), None, None)
-                self.failures.append(LoadFailure(entry, f"{type(exc).__name__}: {exc}"))
-                continue
+        for plugin_name, registered in self._call_each(group):
             for obj in registered:
                 ident = getattr(obj, attribute, None)
                 if not ident:
@@ -253,10 +290,10 @@ class PluginHost:
                 if ident in found and found[ident][0] is not obj:
                     raise CaliperError(
                         f"Two plugins claim the {group.split('.')[-1][:-1]} id {ident!r}: "
-                        f"{found[ident][1]} and {impl.plugin_name}.",
+                        f"{found[ident][1]} and {plugin_name}.",
                         hint="Uninstall one of them (see `caliper plugins`).",
                     )
-                found[ident] = (obj, impl.plugin_name)
+                found[ident] = (obj, plugin_name)
         self._cache[group] = found
         return found
 
