@@ -234,7 +234,7 @@ class PluginHost:
 
     # -- collecting -----------------------------------------------------------------------
     def _call_each(self, group: str) -> list[tuple[str, list[Any]]]:
-        """Call ``group``'s register hook through pluggy, one plugin at a time, in pluggy's call order.
+        """Call ``group``'s register hook through pluggy, one plugin at a time, in its order.
 
         Each call goes through ``manager.subset_hook_caller`` (the hook with every other
         implementing plugin removed), so pluggy's ordering (``tryfirst``/``trylast``), its
