@@ -118,11 +118,26 @@ def _refuse_backend_typo(backends: dict[str, Backend], text: str, flag: str) -> 
         )
 
 
+def _broken_backend(host: PluginHost, name: str, *, flag: str, asked: str) -> PluginNotFound | None:
+    """The error for a backend that is installed but failed to load, else ``None``."""
+    for failure in host.failures:
+        if failure.entry.group == BACKENDS and failure.entry.name == name:
+            return PluginNotFound(
+                f"{flag} {asked!r}: the backend {name!r} is installed but cannot be used: "
+                f"{failure.error}",
+                hint="Fix or uninstall that plugin (`caliper plugins` lists what failed).",
+            )
+    return None
+
+
 def find_backend(host: PluginHost, name: str, *, flag: str, asked: str | None = None) -> Backend:
     """The installed backend whose id or alias is ``name``, else one clear PluginNotFound."""
     backends = host.backends([name])
     if name in backends:
         return backends[name]
+    broken = _broken_backend(host, name, flag=flag, asked=asked or name)
+    if broken is not None:
+        raise broken
     for backend in host.backends().values():
         if name == backend.id or name in backend.aliases:
             return backend

@@ -20,6 +20,7 @@ in ``caliper plugins``, ``--version``, ``update-cli`` or a run of a checkout.
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Callable, Iterable, Sequence
 from importlib import metadata
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from caliper.errors import CaliperError
+from caliper.errors import CaliperError, UsageError
 
 if TYPE_CHECKING:
     import pluggy
@@ -60,6 +61,8 @@ _ID_ATTRIBUTE = {
     JUDGES: "key",
     EXECUTORS: "id",
 }
+
+_HOOKS_HINT = "The hooks a plugin can implement are listed in docs/plugins/hooks.md."
 
 # First-party plugins caliper knows how to install when they are missing.
 KNOWN_DISTRIBUTIONS = {
@@ -104,6 +107,12 @@ class LoadFailure:
 
     entry: PluginEntry
     error: str
+
+
+def describe(entry: PluginEntry) -> str:
+    """A plugin as a message names it: ``plugin 'codex' (caliper-backend-codex, module m)``."""
+    where = ", ".join(x for x in (entry.distribution, f"module {entry.module}") if x)
+    return f"plugin {entry.name!r} ({where})"
 
 
 def _allowed_names() -> set[str] | None:
@@ -194,11 +203,63 @@ class PluginHost:
             self._register_module(plugin, name=getattr(plugin, "__name__", None))
 
     # -- loading -------------------------------------------------------------------------
-    def _register_module(self, module: Any, name: str | None) -> None:
+    def _register_module(
+        self, module: Any, name: str | None, entry: PluginEntry | None = None
+    ) -> None:
+        """Register a plugin object; one that implements an unknown hook is refused.
+
+        An injected plugin (``entry`` is ``None``) is refused with a :class:`UsageError`; one
+        loaded from an entry point is recorded in :attr:`failures` and left unregistered, so
+        it is an error only when a command needs it.
+        """
         if self.manager.is_registered(module):
             return
-        self.manager.register(module, name=name)
+        label = f"plugin {name!r}" if entry is None else describe(entry)
+        problem = self._register_checked(module, name, label)
+        if problem is not None:
+            if entry is None:
+                raise UsageError(problem, hint=_HOOKS_HINT)
+            self.failures.append(LoadFailure(entry, problem))
         self._cache.clear()
+
+    def _register_checked(self, module: Any, name: str | None, label: str) -> str | None:
+        """Register ``module`` and run pluggy's checks (arguments, ``check_pending``); on a
+        problem, leave it unregistered and return what is wrong, naming plugin and hook."""
+        import pluggy
+
+        try:
+            self.manager.register(module, name=name)
+        except pluggy.PluginValidationError as exc:
+            return f"{label} does not match caliper's hooks: {exc}"
+        try:
+            self.manager.check_pending()
+        except pluggy.PluginValidationError:
+            unknown = self._unknown_hooks(module)
+            self.manager.unregister(module)
+            known = sorted(self._hook_names())
+            close = difflib.get_close_matches(unknown[0], known, n=1) if unknown else []
+            suggestion = f" (did you mean {close[0]!r}?)" if close else ""
+            return (
+                f"{label} implements {', '.join(map(repr, unknown))}, which is not a caliper "
+                f"hook{suggestion}, so it is not loaded."
+            )
+        return None
+
+    def _hook_names(self) -> list[str]:
+        """The hooks caliper declares (the specs in :mod:`caliper.hookspecs`)."""
+        return [
+            n for n, c in vars(self.manager.hook).items() if not n.startswith("_") and c.has_spec()
+        ]
+
+    def _unknown_hooks(self, module: Any) -> list[str]:
+        """The hooks ``module`` implements that have no spec (pluggy's ``check_pending``)."""
+        return sorted(
+            n
+            for n, caller in vars(self.manager.hook).items()
+            if not n.startswith("_")
+            and not caller.has_spec()
+            and any(i.plugin is module and not i.optionalhook for i in caller.get_hookimpls())
+        )
 
     def load(self, group: str, names: Sequence[str] | None = None) -> None:
         """Import the plugins of ``group`` (all, or only ``names``) and register them."""
@@ -229,7 +290,7 @@ class PluginHost:
             for extension in extensions:
                 name = f"{group}:{extension.name}"
                 self._entries[name] = entries[extension.name]
-                self._register_module(extension.plugin, name=name)
+                self._register_module(extension.plugin, name=name, entry=entries[extension.name])
         self._loaded.update((group, n) for n in wanted)
 
     # -- collecting -----------------------------------------------------------------------

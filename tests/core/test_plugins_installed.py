@@ -1,0 +1,124 @@
+"""Plugins as an installed distribution declares them: fake ``*.dist-info`` folders on
+``PYTHONPATH``, driven through the real ``caliper`` console script."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import caliper
+from caliper.errors import UsageError
+from caliper.plugins import PluginHost
+
+CALIPER = Path(sys.executable).parent / "caliper"
+
+MISSPELT = """
+import caliper
+from caliper.backend import Backend
+
+
+class Misspelt(Backend):
+    id = "misspelt"
+    cli_name = "nothing-here"
+
+    def run_attempt(self, request):
+        raise AssertionError("never run")
+
+
+@caliper.hookimpl
+def register_backend(register):
+    register(Misspelt())
+"""
+
+SPEC = "tasks:\n  - name: t\n    prompt: hi\n    assert: assert True\n"
+
+
+def fake_distribution(
+    root: Path, name: str, entry_points: dict[str, dict[str, str]], modules: dict[str, str]
+) -> None:
+    """An installed-looking distribution: ``<name>-0.1.dist-info`` and its modules in ``root``."""
+    info = root / f"{name.replace('-', '_')}-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    lines: list[str] = []
+    for group, points in entry_points.items():
+        lines += [f"[{group}]", *(f"{k} = {v}" for k, v in points.items()), ""]
+    (info / "entry_points.txt").write_text("\n".join(lines))
+    for module, text in modules.items():
+        (root / f"{module}.py").write_text(text)
+
+
+def run_caliper(tmp_path: Path, site: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real ``caliper`` script with ``site`` on its path, in a throw-away home."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env = {
+        "HOME": str(home),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": str(site),
+    }
+    return subprocess.run(
+        [str(CALIPER), *args],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_an_injected_plugin_with_a_misspelt_hook_is_an_error_naming_plugin_and_hook():
+    module = types.ModuleType("typo_plugin")
+    exec(compile(MISSPELT, "typo_plugin", "exec"), module.__dict__)
+    with pytest.raises(UsageError) as info:
+        PluginHost([module], use_entry_points=False)
+    message = info.value.message
+    assert "'typo_plugin'" in message and "'register_backend'" in message
+    assert "did you mean 'register_backends'?" in message
+    assert info.value.exit_code == 2
+
+
+def test_an_optional_hook_of_another_tool_is_not_refused():
+    module = types.ModuleType("optional_plugin")
+
+    @caliper.hookimpl(optionalhook=True)
+    def register_widgets(register):
+        raise AssertionError("never called")
+
+    module.register_widgets = register_widgets  # type: ignore[attr-defined]
+    host = PluginHost([module], use_entry_points=False)
+    assert host.backends() == {} and host.failures == []
+
+
+def test_an_installed_plugin_with_a_misspelt_hook_is_a_listed_load_failure(tmp_path):
+    site = tmp_path / "site"
+    fake_distribution(
+        site,
+        "caliper-backend-misspelt",
+        {"caliper.backends": {"misspelt": "misspelt_plugin"}},
+        {"misspelt_plugin": MISSPELT},
+    )
+    listed = run_caliper(tmp_path, site, "plugins", "--no-cli-check", "--json")
+    assert listed.returncode == 0, listed.stderr
+    failures = json.loads(listed.stdout)["failures"]
+    assert [(f["id"], f["distribution"]) for f in failures] == [
+        ("misspelt", "caliper-backend-misspelt")
+    ]
+    assert "'register_backend'" in failures[0]["error"]
+    assert "misspelt_plugin" in failures[0]["error"]
+
+    (tmp_path / "s.eval.yaml").write_text(SPEC)
+    ran = run_caliper(tmp_path, site, "run", "s.eval.yaml", "--model", "misspelt")
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    said = ran.stdout + ran.stderr
+    assert "Traceback" not in said
+    assert "'misspelt' is installed but cannot be used" in said
+    assert "'register_backend'" in said and "did you mean 'register_backends'?" in said
