@@ -11,8 +11,9 @@ import pytest
 
 import caliper
 from caliper.backend import Backend
+from caliper.engine import resolve_engine
 from caliper.errors import CaliperError
-from caliper.plugins import BACKENDS, JUDGES, PluginHost, installed
+from caliper.plugins import BACKENDS, JUDGES, PluginHost, backend_names, installed
 
 
 class _Backend(Backend):
@@ -123,6 +124,43 @@ def test_load_by_name_imports_only_that_plugin():
     loaded = json.loads(out.stdout.strip().replace("'", '"'))
     assert "caliper_judge_llm" in loaded
     assert not [m for m in loaded if m.startswith("caliper_backend_")]
+
+
+@pytest.mark.parametrize(
+    ("text", "backend", "imported"),
+    [
+        ("claude", "claude-code", ["caliper_backend_claude"]),
+        ("claude-code:claude-haiku-4-5", "claude-code", ["caliper_backend_claude"]),
+        ("codex", "codex", ["caliper_backend_codex"]),
+    ],
+)
+def test_an_id_or_alias_imports_only_its_backend(text, backend, imported):
+    """Regression: `--model claude` (an alias) imported every backend plugin."""
+    code = (
+        "import sys; from caliper.engine import resolve_engine; from caliper.plugins import "
+        f"PluginHost\nprint(resolve_engine(PluginHost(), {text!r}).backend_id)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('caliper_backend_') and '.' not in m))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == [backend, repr(imported)]
+
+
+def test_a_bare_model_still_finds_the_backend_that_claims_it():
+    host = PluginHost()
+    assert resolve_engine(host, "gpt-5.5").backend_id == "codex"
+    assert resolve_engine(host, "claude-sonnet-5").backend_id == "claude-code"
+
+
+def test_every_backends_aliases_are_declared_in_its_entry_point_metadata():
+    """The table `--model` reads before importing anything agrees with what backends say."""
+    from_metadata: dict[str, set[str]] = {}
+    for name, ident in backend_names().items():
+        if name != ident:
+            from_metadata.setdefault(ident, set()).add(name)
+    backends = PluginHost().backends()
+    assert {"claude-code", "codex", "pi", "hermes", "fake"} <= set(backends)
+    for ident, backend in backends.items():
+        assert set(backend.aliases) == from_metadata.get(ident, set()), ident
 
 
 def test_caliper_load_plugins_limits_what_loads(monkeypatch):

@@ -42,6 +42,8 @@ SKILL_INSTALLERS = "caliper.skill_installers"
 MCP_TRANSLATORS = "caliper.mcp_translators"
 JUDGES = "caliper.judges"
 EXECUTORS = "caliper.executors"
+BACKEND_ALIASES = "caliper.backend_aliases"
+"""Extra names for backends: ``alias = <the backend's plugin module>`` (:func:`backend_names`)."""
 GROUPS = (BACKENDS, SKILL_INSTALLERS, MCP_TRANSLATORS, JUDGES, EXECUTORS)
 
 TEST_PLUGINS_ENV = "CALIPER_TEST_PLUGINS"
@@ -132,18 +134,12 @@ def testing_plugins_enabled() -> bool:
     return os.environ.get(TEST_PLUGINS_ENV) == "1"
 
 
-def installed(group: str) -> list[PluginEntry]:
-    """Entry points in ``group``, from package metadata only. Honours CALIPER_LOAD_PLUGINS.
-
-    With ``CALIPER_TEST_PLUGINS=1`` the group's test-only twin is read as well.
-    """
-    allowed = _allowed_names()
+def _read_entries(group: str) -> list[PluginEntry]:
+    """Every entry point in ``group`` (and its test-only twin when enabled), unfiltered."""
     namespaces = [group, testing_group(group)] if testing_plugins_enabled() else [group]
     entries = []
     for namespace in namespaces:
         for ep in metadata.entry_points(group=namespace):
-            if allowed is not None and ep.name not in allowed:
-                continue
             dist = getattr(ep, "dist", None)
             entries.append(
                 PluginEntry(
@@ -156,6 +152,39 @@ def installed(group: str) -> list[PluginEntry]:
                 )
             )
     return sorted(entries, key=lambda e: e.name)
+
+
+def installed(group: str) -> list[PluginEntry]:
+    """Entry points in ``group``, from package metadata only. Honours CALIPER_LOAD_PLUGINS.
+
+    With ``CALIPER_TEST_PLUGINS=1`` the group's test-only twin is read as well.
+    """
+    allowed = _allowed_names()
+    return [e for e in _read_entries(group) if allowed is None or e.name in allowed]
+
+
+def backend_names() -> dict[str, str]:
+    """Every name that picks an installed backend, mapped to its id, from metadata alone.
+
+    An id maps to itself. An alias is an entry point in ``caliper.backend_aliases`` whose
+    name is the alias and whose value is the module of the backend it names: the one entry
+    of the same distribution in ``caliper.backends`` with that module (an alias that matches
+    none, or several, is ignored; an id always wins over an alias). Aliases of backends that
+    ``CALIPER_LOAD_PLUGINS`` leaves out are left out with them. Nothing is imported.
+    """
+    backends = installed(BACKENDS)
+    table = {entry.name: entry.name for entry in backends}
+    for alias in _read_entries(BACKEND_ALIASES):
+        targets = [
+            entry.name
+            for entry in backends
+            if entry.module == alias.module
+            and entry.distribution == alias.distribution
+            and (entry.namespace is None) == (alias.namespace is None)
+        ]
+        if len(targets) == 1:
+            table.setdefault(alias.name, targets[0])
+    return table
 
 
 def _metadata_extension_manager() -> type:
@@ -362,6 +391,16 @@ class PluginHost:
         """Backends by id; loads only ``names`` when given (all installed otherwise)."""
         self.load(BACKENDS, names)
         return {k: v[0] for k, v in self._collect(BACKENDS).items()}
+
+    def backend_names(self) -> dict[str, str]:
+        """Every name that picks a backend → its id: :func:`backend_names` (metadata, nothing
+        imported) plus the ids and ``aliases`` of backends already loaded (injected ones)."""
+        table = backend_names() if self.use_entry_points else {}
+        for ident, (backend, _plugin) in self._collect(BACKENDS).items():
+            table.setdefault(ident, ident)
+            for alias in backend.aliases:
+                table.setdefault(alias, ident)
+        return table
 
     def judges(self) -> dict[str, Judge]:
         """Every installed judge, by the task key it owns."""
