@@ -122,3 +122,52 @@ def test_an_installed_plugin_with_a_misspelt_hook_is_a_listed_load_failure(tmp_p
     assert "Traceback" not in said
     assert "'misspelt' is installed but cannot be used" in said
     assert "'register_backend'" in said and "did you mean 'register_backends'?" in said
+
+
+def _twins(site: Path, group: str, name: str) -> None:
+    """Two distributions declaring ``name`` in ``group`` (importable modules that register
+    nothing: caliper must load neither)."""
+    for twin in ("a", "b"):
+        fake_distribution(
+            site,
+            f"caliper-twin-{twin}",
+            {group: {name: f"twin_{twin}_plugin"}},
+            {f"twin_{twin}_plugin": '"""A twin that provides nothing."""\n'},
+        )
+
+
+def test_two_distributions_declaring_one_backend_is_an_error_naming_both(tmp_path):
+    """Regression: caliper crashed (exit 70) inside stevedore's conflict resolver."""
+    site = tmp_path / "site"
+    _twins(site, "caliper.backends", "twin")
+    listed = run_caliper(tmp_path, site, "plugins", "--no-cli-check", "--json")
+    assert listed.returncode == 0, listed.stderr
+    data = json.loads(listed.stdout)
+    assert {"caliper-twin-a", "caliper-twin-b"} <= {
+        d["distribution"] for d in data["distributions"]
+    }
+    [failure] = data["failures"]
+    assert failure["id"] == "twin"
+    assert "caliper-twin-a 0.1 (module twin_a_plugin)" in failure["error"]
+    assert "caliper-twin-b 0.1 (module twin_b_plugin)" in failure["error"]
+
+    (tmp_path / "s.eval.yaml").write_text(SPEC)
+    ran = run_caliper(tmp_path, site, "run", "s.eval.yaml", "--model", "twin")
+    said = ran.stdout + ran.stderr
+    assert ran.returncode == 2, said
+    assert "Traceback" not in said
+    assert "2 distributions declare the backend 'twin'" in said
+    assert "caliper-twin-a" in said and "caliper-twin-b" in said
+
+
+def test_two_distributions_declaring_one_judge_make_validate_name_both(tmp_path):
+    site = tmp_path / "site"
+    _twins(site, "caliper.judges", "verdict")
+    spec = tmp_path / "s.eval.yaml"
+    spec.write_text("tasks:\n  - name: t\n    prompt: hi\n    verdict: yes\n")
+    checked = run_caliper(tmp_path, site, "validate", str(spec))
+    said = checked.stdout + checked.stderr
+    assert checked.returncode == 2, said
+    assert "Traceback" not in said
+    assert "2 distributions declare the judge 'verdict'" in said
+    assert "caliper-twin-a" in said and "caliper-twin-b" in said

@@ -163,18 +163,44 @@ def installed(group: str) -> list[PluginEntry]:
     return [e for e in _read_entries(group) if allowed is None or e.name in allowed]
 
 
+def declared_twice(entries: Iterable[PluginEntry]) -> dict[str, list[PluginEntry]]:
+    """The names more than one entry point declares (two distributions, or a name in both a
+    group and its test-only twin), each with every entry declaring it."""
+    by_name: dict[str, list[PluginEntry]] = {}
+    for entry in entries:
+        by_name.setdefault(entry.name, []).append(entry)
+    return {name: found for name, found in by_name.items() if len(found) > 1}
+
+
+def clash_message(entries: Sequence[PluginEntry]) -> str:
+    """The load failure of a name that several distributions declare, naming each."""
+    entries = sorted(entries, key=lambda e: (e.distribution or "", e.module))
+    kind = entries[0].group.split(".")[-1][:-1]
+    who = " and ".join(
+        f"{e.distribution or '?'}{f' {e.version}' if e.version else ''} (module {e.module})"
+        for e in entries
+    )
+    return (
+        f"{len(entries)} distributions declare the {kind} {entries[0].name!r}: {who}, so "
+        "none of them is loaded. Uninstall all but one."
+    )
+
+
 def backend_names() -> dict[str, str]:
     """Every name that picks an installed backend, mapped to its id, from metadata alone.
 
     An id maps to itself. An alias is an entry point in ``caliper.backend_aliases`` whose
     name is the alias and whose value is the module of the backend it names: the one entry
     of the same distribution in ``caliper.backends`` with that module (an alias that matches
-    none, or several, is ignored; an id always wins over an alias). Aliases of backends that
+    none, or several, or that two distributions declare, is ignored; an id always wins over
+    an alias). Aliases of backends that
     ``CALIPER_LOAD_PLUGINS`` leaves out are left out with them. Nothing is imported.
     """
     backends = installed(BACKENDS)
     table = {entry.name: entry.name for entry in backends}
-    for alias in _read_entries(BACKEND_ALIASES):
+    aliases = _read_entries(BACKEND_ALIASES)
+    ambiguous = declared_twice(aliases)
+    for alias in (a for a in aliases if a.name not in ambiguous):
         targets = [
             entry.name
             for entry in backends
@@ -294,9 +320,16 @@ class PluginHost:
         """Import the plugins of ``group`` (all, or only ``names``) and register them."""
         if not self.use_entry_points:
             return
-        entries = {e.name: e for e in installed(group)}
+        listed = installed(group)
+        entries = {e.name: e for e in listed}
         wanted = [n for n in (names if names is not None else entries) if n in entries]
         wanted = [n for n in wanted if (group, n) not in self._loaded]
+        clashes = declared_twice(listed)
+        for name in [n for n in wanted if n in clashes]:
+            # neither is loaded: which one would win depends on the order of sys.path
+            self.failures.append(LoadFailure(entries[name], clash_message(clashes[name])))
+            self._loaded.add((group, name))
+        wanted = [n for n in wanted if n not in clashes]
         if not wanted:
             return
 
