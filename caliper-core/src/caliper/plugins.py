@@ -6,7 +6,8 @@ stevedore, only when a command needs them; one that fails to import is recorded 
 ``PluginHost.failures`` and never breaks the others.
 
 ``CALIPER_LOAD_PLUGINS`` (comma-separated entry-point names) limits which installed plugins
-load at all; set it to an empty string to load none but those passed explicitly.
+load at all; set it to an empty string to load none but those passed explicitly. The
+built-in judges of caliper-core (``assert``, ``activates``) always load.
 
 stevedore's on-disk entry-point cache (``~/.cache/python-entrypoints``) is never read: the
 entry points come from package metadata, which discovery scans anyway, so a corrupt or stale
@@ -45,6 +46,9 @@ EXECUTORS = "caliper.executors"
 BACKEND_ALIASES = "caliper.backend_aliases"
 """Extra names for backends: ``alias = <the backend's plugin module>`` (:func:`backend_names`)."""
 GROUPS = (BACKENDS, SKILL_INSTALLERS, MCP_TRANSLATORS, JUDGES, EXECUTORS)
+
+CORE_DISTRIBUTION = "caliper-core"
+"""The distribution whose plugins are built in (:func:`is_builtin`)."""
 
 TEST_PLUGINS_ENV = "CALIPER_TEST_PLUGINS"
 """Set to ``1`` to also read the test-only groups (:func:`testing_group`)."""
@@ -155,12 +159,23 @@ def _read_entries(group: str) -> list[PluginEntry]:
 
 
 def installed(group: str) -> list[PluginEntry]:
-    """Entry points in ``group``, from package metadata only. Honours CALIPER_LOAD_PLUGINS.
+    """Entry points in ``group``, from package metadata only. Honours CALIPER_LOAD_PLUGINS
+    (which never leaves out the built-ins, :func:`is_builtin`).
 
     With ``CALIPER_TEST_PLUGINS=1`` the group's test-only twin is read as well.
     """
     allowed = _allowed_names()
-    return [e for e in _read_entries(group) if allowed is None or e.name in allowed]
+    return [
+        e for e in _read_entries(group) if allowed is None or e.name in allowed or is_builtin(e)
+    ]
+
+
+def is_builtin(entry: PluginEntry) -> bool:
+    """Whether a plugin ships inside caliper-core (the ``assert`` and ``activates`` judges).
+
+    Built-ins are part of the spec format, so ``CALIPER_LOAD_PLUGINS`` never leaves them out.
+    """
+    return entry.distribution == CORE_DISTRIBUTION
 
 
 def declared_twice(entries: Iterable[PluginEntry]) -> dict[str, list[PluginEntry]]:
