@@ -22,6 +22,7 @@ in ``caliper plugins``, ``--version``, ``update-cli`` or a run of a checkout.
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 from collections.abc import Callable, Iterable, Sequence
 from importlib import metadata
@@ -228,9 +229,13 @@ def backend_names() -> dict[str, str]:
     return table
 
 
+@functools.cache
 def _metadata_extension_manager() -> type:
     """stevedore's ``NamedExtensionManager`` listing entry points from package metadata
-    instead of stevedore's on-disk cache (which a corrupt file there would break)."""
+    instead of stevedore's on-disk cache (which a corrupt file there would break).
+
+    Built once per process, on first use (stevedore is imported only when a plugin loads).
+    """
     from stevedore import NamedExtensionManager
 
     class MetadataNamedExtensionManager(NamedExtensionManager):  # type: ignore[misc]
@@ -356,8 +361,9 @@ class PluginHost:
         by_namespace: dict[str, list[str]] = {}
         for name in wanted:
             by_namespace.setdefault(entries[name].namespace or group, []).append(name)
+        manager_class = _metadata_extension_manager()
         for namespace, names_here in by_namespace.items():
-            extensions = _metadata_extension_manager()(
+            extensions = manager_class(
                 namespace=namespace,
                 names=names_here,
                 invoke_on_load=False,
