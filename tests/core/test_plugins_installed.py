@@ -171,3 +171,32 @@ def test_two_distributions_declaring_one_judge_make_validate_name_both(tmp_path)
     assert "Traceback" not in said
     assert "2 distributions declare the judge 'verdict'" in said
     assert "caliper-twin-a" in said and "caliper-twin-b" in said
+
+
+def test_a_command_reads_the_installed_metadata_once(tmp_path):
+    """`caliper plugins` asks for every group; the installed packages are scanned once."""
+    code = (
+        "import sys\nfrom importlib import metadata\ncalls = []\n"
+        "scan = metadata.entry_points\n"
+        "metadata.entry_points = lambda **kw: calls.append(kw) or scan(**kw)\n"
+        "from caliper.cli import main\n"
+        "try:\n    main(sys.argv[1:])\nfinally:\n    print('SCANS', len(calls), file=sys.stderr)\n"
+    )
+    for args in (["plugins", "--no-cli-check"], ["validate", str(tmp_path / "s.eval.yaml")]):
+        (tmp_path / "s.eval.yaml").write_text(SPEC)
+        done = subprocess.run(
+            [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        assert "SCANS 1" in done.stderr, (args, done.stderr)
+
+
+def test_a_folder_added_to_sys_path_is_scanned(tmp_path, monkeypatch):
+    from caliper.plugins import BACKENDS, installed
+
+    assert "late" not in {e.name for e in installed(BACKENDS)}
+    fake_distribution(
+        tmp_path, "caliper-late", {"caliper.backends": {"late": "late_plugin"}}, {"late_plugin": ""}
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert "late" in {e.name for e in installed(BACKENDS)}
