@@ -21,7 +21,6 @@ in ``caliper plugins``, ``--version``, ``update-cli`` or a run of a checkout.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 import sys
@@ -329,6 +328,8 @@ class PluginHost:
         try:
             self.manager.check_pending()
         except pluggy.PluginValidationError:
+            import difflib
+
             unknown = self._unknown_hooks(module)
             self.manager.unregister(module)
             known = sorted(self._hook_names())
