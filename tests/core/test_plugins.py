@@ -193,6 +193,16 @@ def test_help_imports_no_plugin():
     assert "LOADED []" in out.stdout
 
 
+def test_help_does_not_read_plugin_metadata_or_import_stevedore():
+    code = (
+        "import sys\nfrom caliper.cli import main\ntry:\n    main(['--help'])\n"
+        "except SystemExit:\n    pass\nheavy = ('stevedore', 'caliper.plugins', "
+        "'importlib.metadata')\nprint('HEAVY', [m for m in heavy if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "HEAVY []" in out.stdout
+
+
 def test_plugins_command_lists_every_first_party_plugin_as_json():
     from caliper.cli import main
 
