@@ -86,6 +86,21 @@ def test_an_injected_plugin_with_a_misspelt_hook_is_an_error_naming_plugin_and_h
     assert info.value.exit_code == 2
 
 
+def test_a_hook_taking_an_argument_caliper_does_not_pass_is_an_error_naming_it():
+    module = types.ModuleType("argument_plugin")
+
+    @caliper.hookimpl
+    def register_backends(register, config):
+        raise AssertionError("never called")
+
+    module.register_backends = register_backends  # type: ignore[attr-defined]
+    with pytest.raises(UsageError) as info:
+        PluginHost([module], use_entry_points=False)
+    message = info.value.message
+    assert "'argument_plugin'" in message and "register_backends" in message
+    assert "config" in message
+
+
 def test_an_optional_hook_of_another_tool_is_not_refused():
     module = types.ModuleType("optional_plugin")
 
