@@ -153,28 +153,41 @@ def _scan(path: tuple[str, ...]) -> Any:
     return metadata.entry_points()
 
 
+@functools.lru_cache(maxsize=64)
+def _entries_in(path: tuple[str, ...], namespace: str, group: str) -> tuple[PluginEntry, ...]:
+    """``namespace``'s entry points as :class:`PluginEntry` (read as ``group``), each
+    distribution's metadata parsed once (it is re-read from disk on every access)."""
+    about: dict[int, tuple[str | None, str | None]] = {}
+    entries = []
+    for ep in _scan(path).select(group=namespace):
+        dist = getattr(ep, "dist", None)
+        if id(dist) not in about:
+            about[id(dist)] = (None, None) if dist is None else (dist.name, dist.version)
+        distribution, version = about[id(dist)]
+        entries.append(
+            PluginEntry(
+                group=group,
+                name=ep.name,
+                module=ep.value,
+                distribution=distribution,
+                version=version,
+                namespace=None if namespace == group else namespace,
+            )
+        )
+    return tuple(entries)
+
+
 def rescan() -> None:
     """Forget the entry points read so far (after installing a package in this process)."""
     _scan.cache_clear()
+    _entries_in.cache_clear()
 
 
 def _read_entries(group: str) -> list[PluginEntry]:
     """Every entry point in ``group`` (and its test-only twin when enabled), unfiltered."""
     namespaces = [group, testing_group(group)] if testing_plugins_enabled() else [group]
-    entries = []
-    for namespace in namespaces:
-        for ep in _entry_points(namespace):
-            dist = getattr(ep, "dist", None)
-            entries.append(
-                PluginEntry(
-                    group=group,
-                    name=ep.name,
-                    module=ep.value,
-                    distribution=dist.metadata["Name"] if dist is not None else None,
-                    version=dist.version if dist is not None else None,
-                    namespace=None if namespace == group else namespace,
-                )
-            )
+    path = tuple(sys.path)
+    entries = [entry for ns in namespaces for entry in _entries_in(path, ns, group)]
     return sorted(entries, key=lambda e: e.name)
 
 
@@ -228,8 +241,8 @@ def backend_names() -> dict[str, str]:
     name is the alias and whose value is the module of the backend it names: the one entry
     of the same distribution in ``caliper.backends`` with that module (an alias that matches
     none, or several, or that two distributions declare, is ignored; an id always wins over
-    an alias). Aliases of backends that
-    ``CALIPER_LOAD_PLUGINS`` leaves out are left out with them. Nothing is imported.
+    an alias). Aliases of backends that ``CALIPER_LOAD_PLUGINS`` leaves out are left out
+    with them. Nothing is imported.
     """
     backends = installed(BACKENDS)
     table = {entry.name: entry.name for entry in backends}
