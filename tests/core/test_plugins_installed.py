@@ -215,3 +215,26 @@ def test_a_folder_added_to_sys_path_is_scanned(tmp_path, monkeypatch):
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     assert "late" in {e.name for e in installed(BACKENDS)}
+
+
+def test_aliases_come_from_metadata_with_ids_winning(tmp_path, monkeypatch):
+    fake_distribution(
+        tmp_path,
+        "caliper-backend-third",
+        {
+            "caliper.backends": {"third": "third_plugin", "other": "other_plugin"},
+            "caliper.backend_aliases": {
+                "3rd": "third_plugin",  # the one backend served by that module
+                "nowhere": "missing_plugin",  # names no backend module: ignored
+                "codex": "third_plugin",  # an installed id: the id wins
+            },
+        },
+        {},
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from caliper.plugins import backend_names
+
+    table = backend_names()
+    assert table["3rd"] == "third" and table["other"] == "other"
+    assert "nowhere" not in table
+    assert table["codex"] == "codex"
