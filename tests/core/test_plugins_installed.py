@@ -238,3 +238,41 @@ def test_aliases_come_from_metadata_with_ids_winning(tmp_path, monkeypatch):
     assert table["3rd"] == "third" and table["other"] == "other"
     assert "nowhere" not in table
     assert table["codex"] == "codex"
+
+
+DUPLICATE = """
+import caliper
+from caliper.backend import Backend
+
+
+class Duplicate(Backend):
+    id = "dup"
+    cli_name = "nothing-here"
+
+    def run_attempt(self, request):
+        raise AssertionError("never run")
+
+
+@caliper.hookimpl
+def register_backends(register):
+    register(Duplicate())
+"""
+
+
+def test_two_installed_plugins_registering_one_id_is_a_usage_error_naming_both(tmp_path):
+    site = tmp_path / "site"
+    for twin in ("a", "b"):
+        fake_distribution(
+            site,
+            f"caliper-dup-{twin}",
+            {"caliper.backends": {f"dup-{twin}": f"dup_{twin}_plugin"}},
+            {f"dup_{twin}_plugin": DUPLICATE},
+        )
+    (tmp_path / "s.eval.yaml").write_text(SPEC)
+    ran = run_caliper(tmp_path, site, "run", "s.eval.yaml", "--model", "codx-not-a-backend")
+    said = ran.stdout + ran.stderr
+    assert ran.returncode == 2, said
+    assert "Traceback" not in said
+    assert "Two plugins claim the backend id 'dup'" in said
+    assert "plugin 'dup-a' (caliper-dup-a, module dup_a_plugin)" in said
+    assert "plugin 'dup-b' (caliper-dup-b, module dup_b_plugin)" in said

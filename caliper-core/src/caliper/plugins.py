@@ -454,6 +454,11 @@ class PluginHost:
             return attrs.evolve(entry, group=group)
         return PluginEntry(group, impl.plugin_name, str(impl.plugin), None, None)
 
+    def _label(self, plugin_name: str) -> str:
+        """A registered plugin as a message names it (with its distribution, when known)."""
+        entry = self._entries.get(plugin_name)
+        return describe(entry) if entry is not None else f"plugin {plugin_name!r}"
+
     def _collect(self, group: str) -> dict[str, tuple[Any, str]]:
         """Call the group's register hook on every registered plugin; map id → (obj, plugin)."""
         if group in self._cache:
@@ -468,8 +473,9 @@ class PluginHost:
                 if ident in found and found[ident][0] is not obj:
                     raise CaliperError(
                         f"Two plugins claim the {group.split('.')[-1][:-1]} id {ident!r}: "
-                        f"{found[ident][1]} and {plugin_name}.",
+                        f"{self._label(found[ident][1])} and {self._label(plugin_name)}.",
                         hint="Uninstall one of them (see `caliper plugins`).",
+                        exit_code=2,
                     )
                 found[ident] = (obj, plugin_name)
         self._cache[group] = found
