@@ -11,8 +11,9 @@ import pytest
 
 import caliper
 from caliper.backend import Backend
+from caliper.engine import resolve_engine
 from caliper.errors import CaliperError
-from caliper.plugins import BACKENDS, JUDGES, PluginHost, installed
+from caliper.plugins import BACKENDS, JUDGES, PluginHost, backend_names, installed
 
 
 class _Backend(Backend):
@@ -74,6 +75,45 @@ def test_a_plugin_whose_hook_raises_is_reported_not_fatal():
     assert any("boom" in failure.error for failure in host.failures)
 
 
+def _ordered_plugin(name: str, calls: list[str], **marks: bool) -> types.ModuleType:
+    module = types.ModuleType(name)
+
+    @caliper.hookimpl(**marks)
+    def register_backends(register):
+        calls.append(name)
+        register(_Backend(name))
+
+    module.register_backends = register_backends  # type: ignore[attr-defined]
+    return module
+
+
+def test_register_hooks_are_called_through_pluggy_in_its_order():
+    """tryfirst/trylast decide the order (it was the order the implementations were stored)."""
+    calls: list[str] = []
+    host = PluginHost(
+        [
+            _ordered_plugin("first", calls, tryfirst=True),
+            _ordered_plugin("middle", calls),
+            _ordered_plugin("last", calls, trylast=True),
+        ],
+        use_entry_points=False,
+    )
+    assert list(host.backends()) == ["first", "middle", "last"]
+    assert calls == ["first", "middle", "last"]
+
+
+def test_register_hook_calls_reach_pluggys_monitoring():
+    """A hook called through pluggy is seen by its tracing and call monitoring."""
+    host = PluginHost([_plugin("monitored", _Backend("seen"))], use_entry_points=False)
+    before: list[tuple[str, list[str]]] = []
+    host.manager.add_hookcall_monitoring(
+        lambda name, impls, kwargs: before.append((name, [i.plugin_name for i in impls])),
+        lambda outcome, name, impls, kwargs: None,
+    )
+    assert list(host.backends()) == ["seen"]
+    assert before == [("register_backends", ["monitored"])]
+
+
 def test_load_by_name_imports_only_that_plugin():
     code = (
         "import sys; from caliper.plugins import PluginHost\n"
@@ -86,11 +126,62 @@ def test_load_by_name_imports_only_that_plugin():
     assert not [m for m in loaded if m.startswith("caliper_backend_")]
 
 
+@pytest.mark.parametrize(
+    ("text", "backend", "imported"),
+    [
+        ("claude", "claude-code", ["caliper_backend_claude"]),
+        ("claude-code:claude-haiku-4-5", "claude-code", ["caliper_backend_claude"]),
+        ("codex", "codex", ["caliper_backend_codex"]),
+    ],
+)
+def test_an_id_or_alias_imports_only_its_backend(text, backend, imported):
+    """Regression: `--model claude` (an alias) imported every backend plugin."""
+    code = (
+        "import sys; from caliper.engine import resolve_engine; from caliper.plugins import "
+        f"PluginHost\nprint(resolve_engine(PluginHost(), {text!r}).backend_id)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('caliper_backend_') and '.' not in m))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == [backend, repr(imported)]
+
+
+def test_a_bare_model_still_finds_the_backend_that_claims_it():
+    host = PluginHost()
+    assert resolve_engine(host, "gpt-5.5").backend_id == "codex"
+    assert resolve_engine(host, "claude-sonnet-5").backend_id == "claude-code"
+
+
+def test_every_backends_aliases_are_declared_in_its_entry_point_metadata():
+    """The table `--model` reads before importing anything agrees with what backends say."""
+    from_metadata: dict[str, set[str]] = {}
+    for name, ident in backend_names().items():
+        if name != ident:
+            from_metadata.setdefault(ident, set()).add(name)
+    backends = PluginHost().backends()
+    assert {"claude-code", "codex", "pi", "hermes", "fake"} <= set(backends)
+    for ident, backend in backends.items():
+        assert set(backend.aliases) == from_metadata.get(ident, set()), ident
+
+
 def test_caliper_load_plugins_limits_what_loads(monkeypatch):
-    monkeypatch.setenv("CALIPER_LOAD_PLUGINS", "assert")
-    assert [e.name for e in installed(JUDGES)] == ["assert"]
+    monkeypatch.setenv("CALIPER_LOAD_PLUGINS", "codex,expect")
+    assert [e.name for e in installed(BACKENDS)] == ["codex"]
+    assert [e.name for e in installed(JUDGES)] == ["activates", "assert", "expect"]
+    assert backend_names() == {"codex": "codex"}
     monkeypatch.setenv("CALIPER_LOAD_PLUGINS", "")
-    assert installed(JUDGES) == []
+    assert installed(BACKENDS) == []
+
+
+@pytest.mark.parametrize("allowed", ["", "expect", "claude-code,codex"])
+def test_the_built_in_judges_cannot_be_switched_off(monkeypatch, allowed):
+    monkeypatch.setenv("CALIPER_LOAD_PLUGINS", allowed)
+    assert [e.name for e in installed(JUDGES) if e.distribution == "caliper-core"] == [
+        "activates",
+        "assert",
+    ]
+    host = PluginHost()
+    assert {"assert", "activates"} <= set(host.judges())
+    assert ("expect" in host.judges()) == ("expect" in allowed)
 
 
 def test_help_imports_no_plugin():
@@ -100,6 +191,16 @@ def test_help_imports_no_plugin():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "LOADED []" in out.stdout
+
+
+def test_help_does_not_read_plugin_metadata_or_import_stevedore():
+    code = (
+        "import sys\nfrom caliper.cli import main\ntry:\n    main(['--help'])\n"
+        "except SystemExit:\n    pass\nheavy = ('stevedore', 'caliper.plugins', "
+        "'importlib.metadata')\nprint('HEAVY', [m for m in heavy if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "HEAVY []" in out.stdout
 
 
 def test_plugins_command_lists_every_first_party_plugin_as_json():

@@ -102,13 +102,29 @@ def test_expect_without_its_judge_names_the_plugin(tmp_path: Path) -> None:
 
 
 def test_key_of_an_uninstalled_builtin_is_not_suggested_as_itself(tmp_path: Path) -> None:
+    # CALIPER_LOAD_PLUGINS cannot switch a built-in judge off, so leave it out in-process
+    from caliper.plugins import PluginHost
+    from caliper.spec.load import check_spec
+
     spec = tmp_path / "a.eval.yaml"
     spec.write_text("tasks:\n  - name: t\n    prompt: p\n    assert: assert True\n")
-    done = validate(str(spec), env={"CALIPER_LOAD_PLUGINS": "activates"})
-    assert done.returncode == 2
-    assert "unknown task key 'assert'" in done.stdout
-    assert "Did you mean 'assert'" not in done.stdout
-    assert "Its judge is not installed" in done.stdout
+    judges = {k: v for k, v in PluginHost().judges().items() if k != "assert"}
+    check = check_spec(spec, judges)
+    assert not check.valid
+    stdout = "\n".join(problem.message for problem in check.problems)
+    assert "unknown task key 'assert'" in stdout
+    assert "Did you mean 'assert'" not in stdout
+    assert "Its judge is not installed" in stdout
+
+
+def test_caliper_load_plugins_cannot_switch_off_the_built_in_judges(tmp_path: Path) -> None:
+    spec = tmp_path / "a.eval.yaml"
+    spec.write_text(
+        "tasks:\n  - name: t\n    prompt: p\n    assert: assert True\n    activates: []\n"
+    )
+    done = validate(str(spec), env={"CALIPER_LOAD_PLUGINS": ""})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "valid" in done.stdout
 
 
 def test_warnings_do_not_make_a_spec_invalid(tmp_path: Path) -> None:

@@ -88,12 +88,12 @@ def resolve_engine(host: PluginHost, text: str | None, *, flag: str = "--model")
     if ":" in text:
         backend_name, model = text.split(":", 1)
         return _by_backend_name(host, backend_name.strip(), model.strip() or None, text, flag)
-    installed_names = {e.name for e in installed(BACKENDS)}
-    if text in installed_names:
-        return _by_backend_name(host, text, None, text, flag)
+    names = host.backend_names()
+    if text in names:  # an id or alias: only that backend is imported
+        return _by_backend_name(host, names[text], None, text, flag)
     backends = host.backends()
     for backend in backends.values():
-        if text in backend.aliases:
+        if text in backend.aliases:  # an alias its backend declares but its metadata does not
             return Engine(backend, None, text)
     if text in KNOWN_DISTRIBUTIONS and text not in backends:
         raise _unknown_backend(host, text, flag, text)
@@ -118,11 +118,27 @@ def _refuse_backend_typo(backends: dict[str, Backend], text: str, flag: str) -> 
         )
 
 
+def _broken_backend(host: PluginHost, name: str, *, flag: str, asked: str) -> PluginNotFound | None:
+    """The error for a backend that is installed but failed to load, else ``None``."""
+    for failure in host.failures:
+        if failure.entry.group == BACKENDS and failure.entry.name == name:
+            return PluginNotFound(
+                f"{flag} {asked!r}: the backend {name!r} is installed but cannot be used: "
+                f"{failure.error}",
+                hint="Fix or uninstall that plugin (`caliper plugins` lists what failed).",
+            )
+    return None
+
+
 def find_backend(host: PluginHost, name: str, *, flag: str, asked: str | None = None) -> Backend:
     """The installed backend whose id or alias is ``name``, else one clear PluginNotFound."""
+    name = host.backend_names().get(name, name)
     backends = host.backends([name])
     if name in backends:
         return backends[name]
+    broken = _broken_backend(host, name, flag=flag, asked=asked or name)
+    if broken is not None:
+        raise broken
     for backend in host.backends().values():
         if name == backend.id or name in backend.aliases:
             return backend

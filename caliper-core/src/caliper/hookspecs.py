@@ -3,8 +3,16 @@
 A plugin is a plain module with functions decorated ``@caliper.hookimpl`` and named after the
 specs below. It is found through an entry point in one group per kind (``caliper.backends``,
 ``caliper.skill_installers``, ``caliper.mcp_translators``, ``caliper.judges``,
-``caliper.executors``); the entry-point name is the public id of what it provides. Register
-hooks receive a ``register`` callable and call it once per object; they return nothing.
+``caliper.executors``); the entry-point name is the public id of what it provides (extra
+names for a backend go in ``caliper.backend_aliases``). Register hooks receive a ``register``
+callable and call it once per object; they return nothing.
+
+The core calls every hook through pluggy (``tryfirst``/``trylast``, wrappers and tracing
+apply), a register hook once per plugin so one that raises cannot hide the others, and checks
+each plugin with ``check_pending()``: a function marked ``@caliper.hookimpl`` whose name is
+not one of these specs (a misspelt ``register_backend``) keeps the plugin from loading, with
+an error naming the plugin and the hook (``optionalhook=True`` opts out). See
+docs/plugins/hooks.md.
 """
 
 from __future__ import annotations

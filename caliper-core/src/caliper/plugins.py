@@ -1,12 +1,13 @@
 """Finding, loading and listing plugins.
 
-Discovery reads entry-point metadata only (no imports), so ``caliper --help`` and
-``caliper validate`` stay fast whatever is installed. Plugins are imported by name, through
-stevedore, only when a command needs them; one that fails to import is recorded in
+Discovery reads entry-point metadata only (no imports), once per process, so ``caliper
+--help`` and ``caliper validate`` stay fast whatever is installed. Plugins are imported by
+name, through stevedore, only when a command needs them; one that fails to import is recorded in
 ``PluginHost.failures`` and never breaks the others.
 
 ``CALIPER_LOAD_PLUGINS`` (comma-separated entry-point names) limits which installed plugins
-load at all; set it to an empty string to load none but those passed explicitly.
+load at all; set it to an empty string to load none but those passed explicitly. The
+built-in judges of caliper-core (``assert``, ``activates``) always load.
 
 stevedore's on-disk entry-point cache (``~/.cache/python-entrypoints``) is never read: the
 entry points come from package metadata, which discovery scans anyway, so a corrupt or stale
@@ -20,14 +21,16 @@ in ``caliper plugins``, ``--version``, ``update-cli`` or a run of a checkout.
 
 from __future__ import annotations
 
+import functools
 import os
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from caliper.errors import CaliperError
+from caliper.errors import CaliperError, UsageError
 
 if TYPE_CHECKING:
     import pluggy
@@ -41,7 +44,12 @@ SKILL_INSTALLERS = "caliper.skill_installers"
 MCP_TRANSLATORS = "caliper.mcp_translators"
 JUDGES = "caliper.judges"
 EXECUTORS = "caliper.executors"
+BACKEND_ALIASES = "caliper.backend_aliases"
+"""Extra names for backends: ``alias = <the backend's plugin module>`` (:func:`backend_names`)."""
 GROUPS = (BACKENDS, SKILL_INSTALLERS, MCP_TRANSLATORS, JUDGES, EXECUTORS)
+
+CORE_DISTRIBUTION = "caliper-core"
+"""The distribution whose plugins are built in (:func:`is_builtin`)."""
 
 TEST_PLUGINS_ENV = "CALIPER_TEST_PLUGINS"
 """Set to ``1`` to also read the test-only groups (:func:`testing_group`)."""
@@ -60,6 +68,8 @@ _ID_ATTRIBUTE = {
     JUDGES: "key",
     EXECUTORS: "id",
 }
+
+_HOOKS_HINT = "The hooks a plugin can implement are listed in docs/plugins/hooks.md."
 
 # First-party plugins caliper knows how to install when they are missing.
 KNOWN_DISTRIBUTIONS = {
@@ -106,6 +116,12 @@ class LoadFailure:
     error: str
 
 
+def describe(entry: PluginEntry) -> str:
+    """A plugin as a message names it: ``plugin 'codex' (caliper-backend-codex, module m)``."""
+    where = ", ".join(x for x in (entry.distribution, f"module {entry.module}") if x)
+    return f"plugin {entry.name!r} ({where})"
+
+
 def _allowed_names() -> set[str] | None:
     raw = os.environ.get("CALIPER_LOAD_PLUGINS")
     if raw is None:
@@ -123,35 +139,135 @@ def testing_plugins_enabled() -> bool:
     return os.environ.get(TEST_PLUGINS_ENV) == "1"
 
 
+def _entry_points(namespace: str) -> list[metadata.EntryPoint]:
+    """One group's entry points, from a single metadata scan per process and ``sys.path``."""
+    return list(_scan(tuple(sys.path)).select(group=namespace))
+
+
+@functools.lru_cache(maxsize=8)
+def _scan(path: tuple[str, ...]) -> Any:
+    """Every installed package's entry points, read once (a scan costs milliseconds, and a
+    command asks for several groups). Keyed by ``sys.path``, so a folder added to it is
+    scanned; :func:`rescan` forgets what was read. (``select`` works on what this returns
+    on every supported Python: ``EntryPoints``, or 3.10/3.11's ``SelectableGroups``.)"""
+    return metadata.entry_points()
+
+
+@functools.lru_cache(maxsize=64)
+def _entries_in(path: tuple[str, ...], namespace: str, group: str) -> tuple[PluginEntry, ...]:
+    """``namespace``'s entry points as :class:`PluginEntry` (read as ``group``), each
+    distribution's metadata parsed once (it is re-read from disk on every access)."""
+    about: dict[int, tuple[str | None, str | None]] = {}
+    entries = []
+    for ep in _scan(path).select(group=namespace):
+        dist = getattr(ep, "dist", None)
+        if id(dist) not in about:
+            about[id(dist)] = (None, None) if dist is None else (dist.name, dist.version)
+        distribution, version = about[id(dist)]
+        entries.append(
+            PluginEntry(
+                group=group,
+                name=ep.name,
+                module=ep.value,
+                distribution=distribution,
+                version=version,
+                namespace=None if namespace == group else namespace,
+            )
+        )
+    return tuple(entries)
+
+
+def rescan() -> None:
+    """Forget the entry points read so far (after installing a package in this process)."""
+    _scan.cache_clear()
+    _entries_in.cache_clear()
+
+
+def _read_entries(group: str) -> list[PluginEntry]:
+    """Every entry point in ``group`` (and its test-only twin when enabled), unfiltered."""
+    namespaces = [group, testing_group(group)] if testing_plugins_enabled() else [group]
+    path = tuple(sys.path)
+    entries = [entry for ns in namespaces for entry in _entries_in(path, ns, group)]
+    return sorted(entries, key=lambda e: e.name)
+
+
 def installed(group: str) -> list[PluginEntry]:
-    """Entry points in ``group``, from package metadata only. Honours CALIPER_LOAD_PLUGINS.
+    """Entry points in ``group``, from package metadata only. Honours CALIPER_LOAD_PLUGINS
+    (which never leaves out the built-ins, :func:`is_builtin`).
 
     With ``CALIPER_TEST_PLUGINS=1`` the group's test-only twin is read as well.
     """
     allowed = _allowed_names()
-    namespaces = [group, testing_group(group)] if testing_plugins_enabled() else [group]
-    entries = []
-    for namespace in namespaces:
-        for ep in metadata.entry_points(group=namespace):
-            if allowed is not None and ep.name not in allowed:
-                continue
-            dist = getattr(ep, "dist", None)
-            entries.append(
-                PluginEntry(
-                    group=group,
-                    name=ep.name,
-                    module=ep.value,
-                    distribution=dist.metadata["Name"] if dist is not None else None,
-                    version=dist.version if dist is not None else None,
-                    namespace=None if namespace == group else namespace,
-                )
-            )
-    return sorted(entries, key=lambda e: e.name)
+    return [
+        e for e in _read_entries(group) if allowed is None or e.name in allowed or is_builtin(e)
+    ]
 
 
+def is_builtin(entry: PluginEntry) -> bool:
+    """Whether a plugin ships inside caliper-core (the ``assert`` and ``activates`` judges).
+
+    Built-ins are part of the spec format, so ``CALIPER_LOAD_PLUGINS`` never leaves them out.
+    """
+    return entry.distribution == CORE_DISTRIBUTION
+
+
+def declared_twice(entries: Iterable[PluginEntry]) -> dict[str, list[PluginEntry]]:
+    """The names more than one entry point declares (two distributions, or a name in both a
+    group and its test-only twin), each with every entry declaring it."""
+    by_name: dict[str, list[PluginEntry]] = {}
+    for entry in entries:
+        by_name.setdefault(entry.name, []).append(entry)
+    return {name: found for name, found in by_name.items() if len(found) > 1}
+
+
+def clash_message(entries: Sequence[PluginEntry]) -> str:
+    """The load failure of a name that several distributions declare, naming each."""
+    entries = sorted(entries, key=lambda e: (e.distribution or "", e.module))
+    kind = entries[0].group.split(".")[-1][:-1]
+    who = " and ".join(
+        f"{e.distribution or '?'}{f' {e.version}' if e.version else ''} (module {e.module})"
+        for e in entries
+    )
+    return (
+        f"{len(entries)} distributions declare the {kind} {entries[0].name!r}: {who}, so "
+        "none of them is loaded. Uninstall all but one."
+    )
+
+
+def backend_names() -> dict[str, str]:
+    """Every name that picks an installed backend, mapped to its id, from metadata alone.
+
+    An id maps to itself. An alias is an entry point in ``caliper.backend_aliases`` whose
+    name is the alias and whose value is the module of the backend it names: the one entry
+    of the same distribution in ``caliper.backends`` with that module (an alias that matches
+    none, or several, or that two distributions declare, is ignored; an id always wins over
+    an alias). Aliases of backends that ``CALIPER_LOAD_PLUGINS`` leaves out are left out
+    with them. Nothing is imported.
+    """
+    backends = installed(BACKENDS)
+    table = {entry.name: entry.name for entry in backends}
+    aliases = _read_entries(BACKEND_ALIASES)
+    ambiguous = declared_twice(aliases)
+    for alias in (a for a in aliases if a.name not in ambiguous):
+        targets = [
+            entry.name
+            for entry in backends
+            if entry.module == alias.module
+            and entry.distribution == alias.distribution
+            and (entry.namespace is None) == (alias.namespace is None)
+        ]
+        if len(targets) == 1:
+            table.setdefault(alias.name, targets[0])
+    return table
+
+
+@functools.cache
 def _metadata_extension_manager() -> type:
     """stevedore's ``NamedExtensionManager`` listing entry points from package metadata
-    instead of stevedore's on-disk cache (which a corrupt file there would break)."""
+    instead of stevedore's on-disk cache (which a corrupt file there would break).
+
+    Built once per process, on first use (stevedore is imported only when a plugin loads).
+    """
     from stevedore import NamedExtensionManager
 
     class MetadataNamedExtensionManager(NamedExtensionManager):  # type: ignore[misc]
@@ -159,7 +275,7 @@ def _metadata_extension_manager() -> type:
 
         def list_entry_points(self) -> list[metadata.EntryPoint]:
             """This namespace's entry points, from installed packages' metadata."""
-            return list(metadata.entry_points(group=self.namespace))
+            return _entry_points(self.namespace)
 
     return MetadataNamedExtensionManager
 
@@ -187,25 +303,87 @@ class PluginHost:
         self.use_entry_points = use_entry_points
         self.failures: list[LoadFailure] = []
         self._loaded: set[tuple[str, str]] = set()
-        self._registered_by: dict[str, str] = {}
+        self._entries: dict[str, PluginEntry] = {}
+        """The entry point of each plugin loaded from one, by its registered name."""
         self._cache: dict[str, dict[str, tuple[Any, str]]] = {}
         for plugin in extra_plugins:
             self._register_module(plugin, name=getattr(plugin, "__name__", None))
 
     # -- loading -------------------------------------------------------------------------
-    def _register_module(self, module: Any, name: str | None) -> None:
+    def _register_module(
+        self, module: Any, name: str | None, entry: PluginEntry | None = None
+    ) -> None:
+        """Register a plugin object; one that implements an unknown hook is refused.
+
+        An injected plugin (``entry`` is ``None``) is refused with a :class:`UsageError`; one
+        loaded from an entry point is recorded in :attr:`failures` and left unregistered, so
+        it is an error only when a command needs it.
+        """
         if self.manager.is_registered(module):
             return
-        self.manager.register(module, name=name)
+        label = f"plugin {name!r}" if entry is None else describe(entry)
+        problem = self._register_checked(module, name, label)
+        if problem is not None:
+            if entry is None:
+                raise UsageError(problem, hint=_HOOKS_HINT)
+            self.failures.append(LoadFailure(entry, problem))
         self._cache.clear()
+
+    def _register_checked(self, module: Any, name: str | None, label: str) -> str | None:
+        """Register ``module`` and run pluggy's checks (arguments, ``check_pending``); on a
+        problem, leave it unregistered and return what is wrong, naming plugin and hook."""
+        import pluggy
+
+        try:
+            self.manager.register(module, name=name)
+        except pluggy.PluginValidationError as exc:
+            return f"{label} does not match caliper's hooks: {exc}"
+        try:
+            self.manager.check_pending()
+        except pluggy.PluginValidationError:
+            import difflib
+
+            unknown = self._unknown_hooks(module)
+            self.manager.unregister(module)
+            known = sorted(self._hook_names())
+            close = difflib.get_close_matches(unknown[0], known, n=1) if unknown else []
+            suggestion = f" (did you mean {close[0]!r}?)" if close else ""
+            return (
+                f"{label} implements {', '.join(map(repr, unknown))}, which is not a caliper "
+                f"hook{suggestion}, so it is not loaded."
+            )
+        return None
+
+    def _hook_names(self) -> list[str]:
+        """The hooks caliper declares (the specs in :mod:`caliper.hookspecs`)."""
+        return [
+            n for n, c in vars(self.manager.hook).items() if not n.startswith("_") and c.has_spec()
+        ]
+
+    def _unknown_hooks(self, module: Any) -> list[str]:
+        """The hooks ``module`` implements that have no spec (pluggy's ``check_pending``)."""
+        return sorted(
+            n
+            for n, caller in vars(self.manager.hook).items()
+            if not n.startswith("_")
+            and not caller.has_spec()
+            and any(i.plugin is module and not i.optionalhook for i in caller.get_hookimpls())
+        )
 
     def load(self, group: str, names: Sequence[str] | None = None) -> None:
         """Import the plugins of ``group`` (all, or only ``names``) and register them."""
         if not self.use_entry_points:
             return
-        entries = {e.name: e for e in installed(group)}
+        listed = installed(group)
+        entries = {e.name: e for e in listed}
         wanted = [n for n in (names if names is not None else entries) if n in entries]
         wanted = [n for n in wanted if (group, n) not in self._loaded]
+        clashes = declared_twice(listed)
+        for name in [n for n in wanted if n in clashes]:
+            # neither is loaded: which one would win depends on the order of sys.path
+            self.failures.append(LoadFailure(entries[name], clash_message(clashes[name])))
+            self._loaded.add((group, name))
+        wanted = [n for n in wanted if n not in clashes]
         if not wanted:
             return
 
@@ -217,8 +395,9 @@ class PluginHost:
         by_namespace: dict[str, list[str]] = {}
         for name in wanted:
             by_namespace.setdefault(entries[name].namespace or group, []).append(name)
+        manager_class = _metadata_extension_manager()
         for namespace, names_here in by_namespace.items():
-            extensions = _metadata_extension_manager()(
+            extensions = manager_class(
                 namespace=namespace,
                 names=names_here,
                 invoke_on_load=False,
@@ -226,26 +405,67 @@ class PluginHost:
                 name_order=True,
             )
             for extension in extensions:
-                self._register_module(extension.plugin, name=f"{group}:{extension.name}")
-                self._registered_by[f"{group}:{extension.name}"] = extension.name
+                name = f"{group}:{extension.name}"
+                self._entries[name] = entries[extension.name]
+                self._register_module(extension.plugin, name=name, entry=entries[extension.name])
         self._loaded.update((group, n) for n in wanted)
 
     # -- collecting -----------------------------------------------------------------------
+    def _call_each(self, group: str) -> list[tuple[str, list[Any]]]:
+        """Call ``group``'s register hook through pluggy, one plugin at a time, in its order.
+
+        Each call goes through ``manager.subset_hook_caller`` (the hook with every other
+        implementing plugin removed), so pluggy's ordering (``tryfirst``/``trylast``), its
+        tracing and hook-call monitoring, its argument checks and any ``wrapper`` around the
+        hook all apply. One call per plugin, rather than one call for all, is what keeps a
+        broken plugin from breaking the others: pluggy stops the whole chain at the first
+        exception (a failure-catching wrapper would see it only after the plugins still to
+        be called had been skipped), so the exception is caught here, per plugin, and
+        recorded in :attr:`failures`. Returns ``(plugin name, objects it registered)``.
+        """
+        hook_name = _HOOK_FOR_GROUP[group]
+        hook = getattr(self.manager.hook, hook_name)
+        # pluggy calls its implementations from the end of this list to the start
+        callers = [
+            impl
+            for impl in reversed(hook.get_hookimpls())
+            if not (impl.wrapper or impl.hookwrapper)
+        ]
+        implementing = [impl.plugin for impl in callers]
+        answers: list[tuple[str, list[Any]]] = []
+        for impl in callers:
+            others = [plugin for plugin in implementing if plugin is not impl.plugin]
+            call = self.manager.subset_hook_caller(hook_name, remove_plugins=others)
+            registered: list[Any] = []
+            try:
+                call(register=registered.append)
+            except Exception as exc:  # a broken plugin must not break the others
+                self.failures.append(
+                    LoadFailure(self._entry_of(impl, group), f"{type(exc).__name__}: {exc}")
+                )
+                continue
+            answers.append((impl.plugin_name, registered))
+        return answers
+
+    def _entry_of(self, impl: Any, group: str) -> PluginEntry:
+        """The entry point a hook implementation came from (a stand-in for injected ones)."""
+        entry = self._entries.get(impl.plugin_name)
+        if entry is not None:
+            return attrs.evolve(entry, group=group)
+        return PluginEntry(group, impl.plugin_name, str(impl.plugin), None, None)
+
+    def _label(self, plugin_name: str) -> str:
+        """A registered plugin as a message names it (with its distribution, when known)."""
+        entry = self._entries.get(plugin_name)
+        return describe(entry) if entry is not None else f"plugin {plugin_name!r}"
+
     def _collect(self, group: str) -> dict[str, tuple[Any, str]]:
         """Call the group's register hook on every registered plugin; map id → (obj, plugin)."""
         if group in self._cache:
             return self._cache[group]
-        hook = getattr(self.manager.hook, _HOOK_FOR_GROUP[group])
         attribute = _ID_ATTRIBUTE[group]
         found: dict[str, tuple[Any, str]] = {}
-        for impl in hook.get_hookimpls():
-            registered: list[Any] = []
-            try:
-                impl.function(register=registered.append)
-            except Exception as exc:  # a broken plugin must not break the others
-                entry = PluginEntry(group, impl.plugin_name, str(impl.plugin), None, None)
-                self.failures.append(LoadFailure(entry, f"{type(exc).__name__}: {exc}"))
-                continue
+        for plugin_name, registered in self._call_each(group):
             for obj in registered:
                 ident = getattr(obj, attribute, None)
                 if not ident:
@@ -253,10 +473,11 @@ class PluginHost:
                 if ident in found and found[ident][0] is not obj:
                     raise CaliperError(
                         f"Two plugins claim the {group.split('.')[-1][:-1]} id {ident!r}: "
-                        f"{found[ident][1]} and {impl.plugin_name}.",
+                        f"{self._label(found[ident][1])} and {self._label(plugin_name)}.",
                         hint="Uninstall one of them (see `caliper plugins`).",
+                        exit_code=2,
                     )
-                found[ident] = (obj, impl.plugin_name)
+                found[ident] = (obj, plugin_name)
         self._cache[group] = found
         return found
 
@@ -264,6 +485,16 @@ class PluginHost:
         """Backends by id; loads only ``names`` when given (all installed otherwise)."""
         self.load(BACKENDS, names)
         return {k: v[0] for k, v in self._collect(BACKENDS).items()}
+
+    def backend_names(self) -> dict[str, str]:
+        """Every name that picks a backend → its id: :func:`backend_names` (metadata, nothing
+        imported) plus the ids and ``aliases`` of backends already loaded (injected ones)."""
+        table = backend_names() if self.use_entry_points else {}
+        for ident, (backend, _plugin) in self._collect(BACKENDS).items():
+            table.setdefault(ident, ident)
+            for alias in backend.aliases:
+                table.setdefault(alias, ident)
+        return table
 
     def judges(self) -> dict[str, Judge]:
         """Every installed judge, by the task key it owns."""

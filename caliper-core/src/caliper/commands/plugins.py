@@ -138,7 +138,8 @@ def command(as_json: bool, output_format: str, no_cli_check: bool, verbose: bool
     """List installed plugins, what each provides, and whether each backend's CLI is found.
 
     A plugin that fails to import is listed with its error; it never hides the others.
-    Set CALIPER_LOAD_PLUGINS=name1,name2 to load only some plugins.
+    Set CALIPER_LOAD_PLUGINS=name1,name2 to load only some plugins (the built-in judges
+    assert and activates always load).
 
     \b
     Examples:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from caliper.commands.attempt_options import Seconds, model_option, timeout_option, workers_option
 from caliper.commands.confidence import confidence_option
 from caliper.commands.gate_options import BARS_HELP, bar_options, junit_option
 from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_CHARS
@@ -17,8 +17,6 @@ from caliper.runner.options import (
     DEFAULT_K,
     DEFAULT_RETRIES,
     DEFAULT_SETUP_TIMEOUT,
-    DEFAULT_TIMEOUT,
-    DEFAULT_WORKERS,
 )
 
 if TYPE_CHECKING:
@@ -66,22 +64,6 @@ started, runs each started attempt's cleanup (up to --setup-timeout; the same
 signal again cuts it short) and saves the finished attempts as a partial run.
 """
 )
-
-
-class Seconds(click.FloatRange):
-    """A positive, finite number of seconds (``inf``/``nan`` would be saved as invalid JSON
-    and would never time out)."""
-
-    name = "number of seconds"
-
-    def __init__(self) -> None:
-        super().__init__(min=0, min_open=True)
-
-    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None):
-        seconds = super().convert(value, param, ctx)
-        if not math.isfinite(seconds):
-            self.fail(f"{value!r} is not a finite number of seconds.", param, ctx)
-        return seconds
 
 
 class AttemptCount(click.ParamType):
@@ -133,21 +115,10 @@ class AttemptCount(click.ParamType):
     help="With --k auto: also stop a task once its interval is narrower than W (a fraction, "
     "e.g. 0.2).",
 )
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=DEFAULT_WORKERS,
-    show_default=True,
-    help="Attempts running at the same time (scheduled per attempt, across tasks).",
-)
-@click.option(
-    "--timeout",
-    type=Seconds(),
-    default=DEFAULT_TIMEOUT,
-    show_default=True,
-    metavar="SECONDS",
-    help="Time budget of one attempt; the agent and everything it started are killed "
-    "when it runs out, and the attempt is scored timeout.",
+@workers_option("Attempts running at the same time (scheduled per attempt, across tasks).")
+@timeout_option(
+    "Time budget of one attempt; the agent and everything it started are killed "
+    "when it runs out, and the attempt is scored timeout."
 )
 @click.option(
     "--setup-timeout",
@@ -183,11 +154,9 @@ class AttemptCount(click.ParamType):
     help="Stop scheduling a task after N consecutive infra_error/timeout attempts "
     "(the task is marked aborted). 0 runs all k.",
 )
-@click.option(
-    "--model",
-    metavar="TARGET",
-    help="Engine that runs the tasks: BACKEND, BACKEND:MODEL or a model name "
-    "(default: claude-code with its default model).",
+@model_option(
+    "Engine that runs the tasks: BACKEND, BACKEND:MODEL or a model name "
+    "(default: claude-code with its default model)."
 )
 @click.option(
     "--judge-model",

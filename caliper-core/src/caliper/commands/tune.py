@@ -9,9 +9,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from caliper.commands.attempt_options import model_option, timeout_option, workers_option
 from caliper.commands.confidence import confidence_option
-from caliper.commands.run import Seconds
-from caliper.runner.options import DEFAULT_TIMEOUT, DEFAULT_WORKERS
 
 if TYPE_CHECKING:
     from caliper.results.stats import Interval
@@ -62,7 +61,7 @@ DEFAULT_CANDIDATES = 3
     help="Probe set: a probe file (YAML/JSON), skill-creator trigger-eval JSON, or a spec "
     "(*.eval.yaml) whose activates: tasks are the probes.",
 )
-@click.option("--model", metavar="TARGET", help="Engine that runs the probes (as caliper run).")
+@model_option("Engine that runs the probes (as caliper run).")
 @click.option(
     "--proposer-model",
     metavar="TARGET",
@@ -107,21 +106,8 @@ DEFAULT_CANDIDATES = 3
     show_default=True,
     help="Share of each stratum held out for test.",
 )
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=DEFAULT_WORKERS,
-    show_default=True,
-    help="Attempts running at the same time.",
-)
-@click.option(
-    "--timeout",
-    type=Seconds(),
-    default=DEFAULT_TIMEOUT,
-    show_default=True,
-    metavar="SECONDS",
-    help="Time budget of one attempt.",
-)
+@workers_option("Attempts running at the same time.")
+@timeout_option("Time budget of one attempt.")
 @click.option(
     "--write",
     is_flag=True,
