@@ -28,7 +28,7 @@ def context(
     spec_dir = tmp_path / "spec"
     spec_dir.mkdir(exist_ok=True)
 
-    def no_engine() -> Any:
+    def no_engine(prompt: str, *, timeout: float | None = None) -> Any:
         raise AssertionError("built-in judges never need an LLM")
 
     return JudgeContext(
@@ -43,8 +43,7 @@ def context(
         declared_skills=("a", "b", "c"),
         installed_skills=installed,
         timeout=timeout,
-        judge_engine=no_engine,
-        make_sandbox=no_engine,
+        ask=no_engine,
     )
 
 

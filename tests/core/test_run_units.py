@@ -147,8 +147,6 @@ def _judge(judges: dict[str, Judge], keys: list[str] | None = None, **options: A
             declared_skills=(),
             installed_skills=(),
             timeout=1,
-            judge_engine=lambda: None,
-            make_sandbox=lambda: None,
         )
 
     return judge_attempt(task, judges, context, **options)
