@@ -63,3 +63,72 @@ def test_importing_the_judge_contract_loads_no_engine_or_plugin_host() -> None:
     loaded = set(done.stdout.split())
     assert "caliper.judge" in loaded
     assert loaded & ABOVE_THE_CONTRACT == set(), sorted(loaded)
+
+
+STORED_RUN = Path(__file__).parent / "stored" / "judged-run-before-typed-judge-fields.json"
+"""A results file written by caliper before checks had typed judge fields (the fake judge
+graded two ``expect:`` tasks; a third task has ``assert:`` and ``activates:``)."""
+
+
+def test_a_results_file_from_before_typed_judge_fields_loads_into_them() -> None:
+    import json
+
+    from caliper.judge import JudgeUsage
+    from caliper.results import codec
+    from caliper.results.scoring import judge_tokens
+
+    text = STORED_RUN.read_text(encoding="utf-8")
+    run = codec.loads(text)
+    passed, failed, local = (task.attempts[0] for task in run.tasks)
+    (expect,) = passed.checks
+    assert (expect.backend, expect.model, expect.prompt_version) == (
+        "fake",
+        "fake-model-1",
+        "expect-v1",
+    )
+    assert expect.usage == JudgeUsage(input_tokens=175, output_tokens=12)
+    assert expect.details == {}  # the judge fields left details for their typed places
+    assert judge_tokens(passed) == 187 and judge_tokens(failed) == 184
+    assert judge_tokens(local) is None
+    assert [c.model for c in local.checks] == [None, None]
+    # Written again, every check keeps exactly the stored form it was read from.
+    again = json.loads(codec.dumps(run))
+    before = json.loads(text)
+    for new_task, old_task in zip(again["tasks"], before["tasks"], strict=True):
+        for new, old in zip(new_task["attempts"], old_task["attempts"], strict=True):
+            assert new["checks"] == old["checks"]
+
+
+def test_typed_judge_fields_are_saved_where_results_files_always_kept_them() -> None:
+    import json
+
+    from caliper.judge import JudgeUsage
+    from caliper.results import codec
+    from caliper.results.models import AttemptRecord, CheckRecord, Outcome
+
+    check = CheckRecord(
+        "grade",
+        True,
+        details={"score": 9},
+        usage=JudgeUsage(input_tokens=5, output_tokens=2, cost_usd=0.25),
+        backend="codex",
+        model="gpt-judge",
+        prompt_version="grade-v3",
+    )
+    stored = json.loads(
+        codec.line(codec.attempt_data(AttemptRecord("t", 1, Outcome.PASS, checks=[check])))
+    )
+    assert stored["checks"][0]["details"] == {
+        "score": 9,
+        "judge_backend": "codex",
+        "judge_model": "gpt-judge",
+        "prompt_version": "grade-v3",
+        "judge_usage": {
+            "input_tokens": 5,
+            "output_tokens": 2,
+            "cache_read_tokens": None,
+            "cache_creation_tokens": None,
+            "cost_usd": 0.25,
+        },
+    }
+    assert codec.attempt_from_data(stored).checks == [check]

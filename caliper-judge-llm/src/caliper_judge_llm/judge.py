@@ -6,8 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from caliper.judge import Judge, JudgeContext, Reply, ValueProblem, Verdict
 from caliper_judge_llm.prompt import PROMPT_VERSION, build_prompt
 from caliper_judge_llm.verdict import parse_verdict
@@ -52,15 +50,6 @@ class ExpectJudge(Judge):
             final_answer=context.final_answer,
         )
         reply = context.ask(prompt)  # --judge-timeout, default the attempt's --timeout
-        details: dict[str, Any] = {
-            "judge_backend": reply.backend,
-            "judge_model": reply.model,
-            "prompt_version": PROMPT_VERSION,
-        }
-        if reply.usage is not None:
-            details["judge_usage"] = attrs.asdict(
-                reply.usage, filter=lambda a, _v: a.name != "cost_usd"
-            )
         suggestion = _suggestion(reply)
         if not reply.answered:
             what = _no_answer(reply, context.timeout)
@@ -69,7 +58,6 @@ class ExpectJudge(Judge):
                 None,
                 error=f"The judge gave no verdict: {what}. {suggestion}",
                 prompt_version=PROMPT_VERSION,
-                details=details,
             )
         verdict = parse_verdict(reply.text)
         if verdict is None:
@@ -79,12 +67,10 @@ class ExpectJudge(Judge):
                 None,
                 error=f"The judge's answer held no JSON verdict: {shown!r}. {suggestion}",
                 prompt_version=PROMPT_VERSION,
-                details=details,
             )
         return Verdict.from_reply(
             reply,
             verdict.passed,
             reason=verdict.reasoning or None,
             prompt_version=PROMPT_VERSION,
-            details=details,
         )

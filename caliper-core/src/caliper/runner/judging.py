@@ -83,6 +83,10 @@ def _record(key: str, verdict: Verdict) -> CheckRecord:
         reason=verdict.reason,
         error=verdict.error,
         details=dict(verdict.details),
+        usage=verdict.usage,
+        backend=verdict.backend,
+        model=verdict.model,
+        prompt_version=verdict.prompt_version,
     )
 
 
