@@ -197,13 +197,25 @@ class Judge(abc.ABC):
     ``key`` is the task key (also the entry-point name in ``caliper.judges``). When
     ``scores_outcome`` is false the verdict does not decide pass/fail. ``uses_llm`` marks
     judges that call :attr:`JudgeContext.ask` (they run after the local checks, and not at all
-    once one has failed).
+    once one has failed). ``scores_activation`` declares the judge that decides which skills
+    the agent should have loaded: its verdict is the attempt's activation result (the
+    activation scoreboard, never pass/fail) and :meth:`expected_skills` tells the per-skill
+    scoreboard which skills a task expects; the built-in ``activates`` judge declares it.
     """
 
     key: str
     summary: str = ""
     scores_outcome: bool = True
     uses_llm: bool = False
+    scores_activation: bool = False
+
+    def expected_skills(self, value: Any) -> tuple[str, ...]:
+        """The skills a task with this (validated) value expects the agent to load.
+
+        Only asked of a judge with ``scores_activation``. Default: the value is a list of
+        skill names (as ``activates: [a, b]`` is).
+        """
+        return tuple(str(name) for name in value or ())
 
     def validate(
         self, value: Any, *, spec_dir: Path, declared_skills: tuple[str, ...]
