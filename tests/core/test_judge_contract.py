@@ -132,3 +132,29 @@ def test_typed_judge_fields_are_saved_where_results_files_always_kept_them() -> 
         },
     }
     assert codec.attempt_from_data(stored).checks == [check]
+
+
+def test_judge_calls_pick_the_engines_model_then_the_variable_then_the_backends_pin(
+    monkeypatch,
+) -> None:
+    from caliper.backend import Backend
+    from caliper.runner.judge_calls import judge_model_for
+
+    class Pinned(Backend):
+        id = "pinned"
+        cli_name = "pinned"
+        default_judge_model = "judge-pin-1"
+
+        def run_attempt(self, request):  # pragma: no cover - never run here
+            raise NotImplementedError
+
+    class Unpinned(Pinned):
+        default_judge_model = None
+
+    monkeypatch.delenv("CALIPER_JUDGE_MODEL", raising=False)
+    assert judge_model_for(Pinned(), None) == "judge-pin-1"
+    assert judge_model_for(Unpinned(), None) is None  # the CLI's own default
+    assert judge_model_for(Pinned(), "asked-2") == "asked-2"
+    monkeypatch.setenv("CALIPER_JUDGE_MODEL", "from-env-3")
+    assert judge_model_for(Pinned(), None) == "from-env-3"
+    assert judge_model_for(Pinned(), "asked-2") == "asked-2"
