@@ -139,6 +139,10 @@ class Crashing(Judge):
         raise RuntimeError("judge bug")
 
 
+def no_judge_model(prompt: str, *, timeout: float | None = None) -> Any:
+    raise AssertionError("these judges never ask a model")
+
+
 def _judge(judges: dict[str, Judge], keys: list[str] | None = None, **options: Any):
     checks = {k: "v" for k in (keys or judges)}
     activation = next((k for k in checks if k in judges and judges[k].scores_activation), None)
@@ -156,6 +160,7 @@ def _judge(judges: dict[str, Judge], keys: list[str] | None = None, **options: A
             declared_skills=(),
             installed_skills=(),
             timeout=1,
+            ask=no_judge_model,
         )
 
     return judge_attempt(task, judges, context, **options)

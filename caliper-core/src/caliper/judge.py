@@ -146,12 +146,6 @@ class ValueProblem:
     path: tuple[str | int, ...] = ()
 
 
-def _no_judge_model(prompt: str, *, timeout: float | None = None) -> Reply:
-    from caliper.errors import CaliperError
-
-    raise CaliperError("This check has no judge model to ask.")
-
-
 @attrs.frozen
 class JudgeContext:
     """What a judge may look at when checking one attempt.
@@ -177,7 +171,7 @@ class JudgeContext:
     declared_skills: tuple[str, ...]
     installed_skills: tuple[str, ...]
     timeout: float
-    ask: Ask = _no_judge_model
+    ask: Ask
     agent_env: Mapping[str, str] = attrs.field(factory=dict)
 
     @property
