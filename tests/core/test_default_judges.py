@@ -336,3 +336,23 @@ def test_a_judge_declaring_scores_activation_feeds_the_activation_scoreboard(
     # alpha: expected in all 4 attempts, loaded in 2; beta: never expected, loaded in 2
     assert (alpha.skill, alpha.expected, alpha.fired, alpha.hits) == ("alpha", 4, 2, 2)
     assert (beta.skill, beta.expected, beta.fired, beta.hits) == ("beta", 0, 2, 0)
+
+
+def test_activation_bars_are_checked_against_every_activation_key(tmp_path: Path) -> None:
+    """``--min-activation TASK=…`` before a run: a task is gateable when any key of its
+    belongs to a judge declaring ``scores_activation``, not only ``activates:``."""
+    from caliper.commands.gate_options import _activation_keys, spec_task_names
+
+    spec = tmp_path / "bars.eval.yaml"
+    spec.write_text(
+        "tasks:\n"
+        "  - {name: built-in, prompt: p, activates: [a]}\n"
+        "  - {name: third-party, prompt: p, loads: {skills: [a]}}\n"
+        "  - {name: outcome only, prompt: p, assert: 'pass'}\n",
+        encoding="utf-8",
+    )
+    assert _activation_keys() == ["activates"]  # the built-in judge declares it
+    names, activation = spec_task_names(spec, ["activates", "loads"])
+    assert names == ["built-in", "third-party", "outcome only"]
+    assert activation == ["built-in", "third-party"]
+    assert spec_task_names(spec, ["activates"]) == (names, ["built-in"])
