@@ -158,3 +158,71 @@ def test_judge_calls_pick_the_engines_model_then_the_variable_then_the_backends_
     monkeypatch.setenv("CALIPER_JUDGE_MODEL", "from-env-3")
     assert judge_model_for(Pinned(), None) == "from-env-3"
     assert judge_model_for(Pinned(), "asked-2") == "asked-2"
+
+
+def test_ask_runs_the_backends_prompt_in_a_fresh_sandbox_and_types_its_answer(
+    tmp_path, monkeypatch
+) -> None:
+    import contextlib
+
+    from caliper.attempt import AgentStatus, PromptResult, Usage
+    from caliper.backend import Backend
+    from caliper.engine import Engine
+    from caliper.judge import JudgeUsage
+    from caliper.runner.judge_calls import judge_ask
+
+    monkeypatch.delenv("CALIPER_JUDGE_MODEL", raising=False)
+    seen = []
+
+    class Answers(Backend):
+        id = "answers"
+        cli_name = "answers"
+        default_judge_model = "pin-1"
+
+        def run_attempt(self, request):  # pragma: no cover - never run here
+            raise NotImplementedError
+
+        def run_prompt(self, request):
+            seen.append(request)
+            if "hang" in request.prompt:
+                return PromptResult(AgentStatus.TIMEOUT, error="killed")
+            if "refuse" in request.prompt:
+                return PromptResult(AgentStatus.INFRA_ERROR, model="m-9", error="401 bad key")
+            return PromptResult(
+                AgentStatus.COMPLETED, text="yes", model="m-9", usage=Usage(10, 2, 3, None)
+            )
+
+    class Mute(Answers):
+        run_prompt = Backend.run_prompt
+
+    opened = []
+
+    @contextlib.contextmanager
+    def sandbox():
+        opened.append("open")
+        yield f"box-{len(opened)}"
+        opened.append("closed")
+
+    ask = judge_ask(lambda: Engine(Answers(), None), sandbox, budget=30)
+    reply = ask("grade this", timeout=99)
+    assert (reply.text, reply.backend, reply.model, reply.answered) == (
+        "yes",
+        "answers",
+        "m-9",
+        True,
+    )
+    assert reply.usage == JudgeUsage(10, 2, 3, None) and reply.usage.total_tokens == 15
+    assert reply.duration_seconds is not None and reply.duration_seconds >= 0
+    assert (seen[0].model, seen[0].timeout, seen[0].sandbox) == ("pin-1", 30, "box-1")
+    assert opened == ["open", "closed"]
+
+    late = ask("hang", timeout=5)
+    assert (late.text, late.timed_out, late.error, late.answered) == (None, True, "killed", False)
+    assert seen[1].timeout == 5
+    refused = ask("refuse")
+    assert (refused.error, refused.model, refused.timed_out) == ("401 bad key", "m-9", False)
+
+    cannot = judge_ask(lambda: Engine(Mute(), "asked-2"), sandbox, budget=30)("grade")
+    assert cannot.error == "The answers backend cannot be used as a judge engine."
+    assert (cannot.model, cannot.answered) == ("asked-2", False)
+    assert opened[-1] == "closed"  # the sandbox is removed whatever the backend did
