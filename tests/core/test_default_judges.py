@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
+import caliper
 from caliper.attempt import AgentStatus, AttemptResult
 from caliper.default_plugins.activation_judge import ActivationJudge
 from caliper.default_plugins.assert_judge import AssertJudge
-from caliper.judge import JudgeContext
+from caliper.judge import Judge, JudgeContext, Verdict
 from caliper.plugins import PluginHost
 
 
@@ -28,7 +29,7 @@ def context(
     spec_dir = tmp_path / "spec"
     spec_dir.mkdir(exist_ok=True)
 
-    def no_engine() -> Any:
+    def no_engine(prompt: str, *, timeout: float | None = None) -> Any:
         raise AssertionError("built-in judges never need an LLM")
 
     return JudgeContext(
@@ -43,8 +44,7 @@ def context(
         declared_skills=("a", "b", "c"),
         installed_skills=installed,
         timeout=timeout,
-        judge_engine=no_engine,
-        make_sandbox=no_engine,
+        ask=no_engine,
     )
 
 
@@ -266,3 +266,93 @@ def test_activation_not_observable(tmp_path: Path) -> None:
     verdict = ActivationJudge().check(context(tmp_path, ["a"], activated=None, installed=("a",)))
     assert verdict.passed is None
     assert verdict.error == "activation not observable"
+
+
+# -- activation as a declared capability ------------------------------------------------------
+
+
+class LoadsJudge(Judge):
+    """A third-party activation judge: ``loads: {skills: [...]}`` (another key and shape)."""
+
+    key = "loads"
+    summary = "which skills the agent loaded, under another key"
+    scores_outcome = False
+    scores_activation = True
+
+    def expected_skills(self, value: Any) -> tuple[str, ...]:
+        return tuple(value["skills"])
+
+    def check(self, context: JudgeContext) -> Verdict:
+        wanted = set(self.expected_skills(context.value))
+        got = set(context.attempt.activated or ())
+        return Verdict(got == wanted, reason=f"loaded {sorted(got)}")
+
+
+class LoadsPlugin:
+    """Registers :class:`LoadsJudge` the way an installed plugin would."""
+
+    @caliper.hookimpl
+    def register_judges(self, register: Any) -> None:
+        register(LoadsJudge())
+
+
+def test_a_judge_declaring_scores_activation_feeds_the_activation_scoreboard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No key is special: ``loads:`` of a plugin registered in-process scores activation."""
+    from caliper.results.scoring import score_run
+    from caliper.runner import RunOptions, run_spec
+    from caliper_fakeagent.harness import FAKE_AGENT, Workspace
+
+    space = Workspace.create(tmp_path)
+    space.skill("alpha", "Use for alpha chores.")
+    space.skill("beta", "Use for beta chores.")
+    spec = space.spec("""\
+        skills: [./skills/alpha, ./skills/beta]
+        tasks:
+          - name: loads alpha
+            prompt: "fake: load alpha"
+            loads: {skills: [alpha]}
+          - name: loads beta instead
+            prompt: "fake: load beta"
+            loads: {skills: [alpha]}
+        """)
+    for name, value in space.env().items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("FAKE_AGENT_CLI_PATH", str(FAKE_AGENT))
+    monkeypatch.chdir(space.root)
+    host = PluginHost(extra_plugins=[LoadsPlugin()])
+
+    report = run_spec(RunOptions(spec_path=spec, k=2, model="fake"), host=host)
+
+    assert report.fatal is None and report.exit_code == 0
+    hit, miss = report.results.tasks
+    assert (hit.activation_expected, miss.activation_expected) == (["alpha"], ["alpha"])
+    assert [a.activation_passed for a in hit.attempts] == [True, True]
+    assert [a.activation_passed for a in miss.attempts] == [False, False]
+    assert {a.outcome.value for a in hit.attempts + miss.attempts} == {"not_checked"}
+    scores = score_run(report.results)
+    alpha, beta = sorted(scores.activation_per_skill, key=lambda s: s.skill)
+    # alpha: expected in all 4 attempts, loaded in 2; beta: never expected, loaded in 2
+    assert (alpha.skill, alpha.expected, alpha.fired, alpha.hits) == ("alpha", 4, 2, 2)
+    assert (beta.skill, beta.expected, beta.fired, beta.hits) == ("beta", 0, 2, 0)
+
+
+def test_activation_bars_are_checked_against_every_activation_key(tmp_path: Path) -> None:
+    """``--min-activation TASK=…`` before a run: a task is gateable when any key of its
+    belongs to a judge declaring ``scores_activation``, not only ``activates:``."""
+    from caliper.commands.gate_options import _activation_keys, spec_task_names
+
+    spec = tmp_path / "bars.eval.yaml"
+    spec.write_text(
+        "tasks:\n"
+        "  - {name: built-in, prompt: p, activates: [a]}\n"
+        "  - {name: third-party, prompt: p, loads: {skills: [a]}}\n"
+        "  - {name: outcome only, prompt: p, assert: 'pass'}\n",
+        encoding="utf-8",
+    )
+    assert _activation_keys() == ["activates"]  # the built-in judge declares it
+    names, activation = spec_task_names(spec, ["activates", "loads"])
+    assert names == ["built-in", "third-party", "outcome only"]
+    assert activation == ["built-in", "third-party"]
+    assert spec_task_names(spec, ["activates"]) == (names, ["built-in"])

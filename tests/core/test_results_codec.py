@@ -26,7 +26,8 @@ def sample():
         Turn(role="assistant", content="reading"),
         Turn(role="tool", tool_name="Read", tool_input={"path": "x", "n": [1, 2]}, is_error=False),
     ]
-    first.checks[0].details = {"judge_model": "m", "raw": {"score": 1}}
+    first.checks[0].details = {"raw": {"score": 1}}
+    first.checks[0].model = "m"
     return results
 
 

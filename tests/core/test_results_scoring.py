@@ -175,20 +175,16 @@ def test_json_blocks_are_plain_data():
 
 def test_judge_tokens_are_summed_apart_from_the_attempts_tokens():
     from caliper.attempt import Usage
+    from caliper.judge import JudgeUsage
     from caliper.results.models import AttemptRecord, CheckRecord, Outcome
     from caliper.results.scoring import usage_totals
 
     judged = CheckRecord(
         "expect",
         True,
-        details={
-            "judge_usage": {
-                "input_tokens": 300,
-                "output_tokens": 20,
-                "cache_read_tokens": None,
-                "cache_creation_tokens": 0,
-            }
-        },
+        usage=JudgeUsage(
+            input_tokens=300, output_tokens=20, cache_read_tokens=None, cache_creation_tokens=0
+        ),
     )
     records = [
         AttemptRecord("t", 1, Outcome.PASS, usage=Usage(100, 10), checks=[judged]),

@@ -110,12 +110,19 @@ class Scripted(Judge):
     """A judge whose verdict is given up front; records whether it ran."""
 
     def __init__(
-        self, key: str, passed: bool | None, *, uses_llm: bool = False, scores_outcome: bool = True
+        self,
+        key: str,
+        passed: bool | None,
+        *,
+        uses_llm: bool = False,
+        scores_outcome: bool = True,
+        scores_activation: bool = False,
     ):
         self.key = key
         self.passed = passed
         self.uses_llm = uses_llm
         self.scores_outcome = scores_outcome
+        self.scores_activation = scores_activation
         self.calls = 0
 
     def check(self, context: JudgeContext) -> Verdict:
@@ -132,8 +139,14 @@ class Crashing(Judge):
         raise RuntimeError("judge bug")
 
 
+def no_judge_model(prompt: str, *, timeout: float | None = None) -> Any:
+    raise AssertionError("these judges never ask a model")
+
+
 def _judge(judges: dict[str, Judge], keys: list[str] | None = None, **options: Any):
-    task = Task(name="t", prompt="p", index=0, checks={k: "v" for k in (keys or judges)})
+    checks = {k: "v" for k in (keys or judges)}
+    activation = next((k for k in checks if k in judges and judges[k].scores_activation), None)
+    task = Task(name="t", prompt="p", index=0, checks=checks, activation_key=activation)
     result = AttemptResult(status=AgentStatus.COMPLETED, activated=[])
 
     def context(key: str) -> JudgeContext:
@@ -147,8 +160,7 @@ def _judge(judges: dict[str, Judge], keys: list[str] | None = None, **options: A
             declared_skills=(),
             installed_skills=(),
             timeout=1,
-            judge_engine=lambda: None,
-            make_sandbox=lambda: None,
+            ask=no_judge_model,
         )
 
     return judge_attempt(task, judges, context, **options)
@@ -194,7 +206,9 @@ def test_crashing_judge_is_judge_error_not_a_crash():
 
 
 def test_only_activation_is_not_checked():
-    result = _judge({"activates": Scripted("activates", True, scores_outcome=False)})
+    result = _judge(
+        {"activates": Scripted("activates", True, scores_outcome=False, scores_activation=True)}
+    )
     assert result.outcome is Outcome.NOT_CHECKED
     assert result.activation_passed is True
 

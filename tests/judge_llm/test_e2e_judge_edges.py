@@ -142,3 +142,23 @@ def test_claude_judge_obeys_the_run_timeouts(
     assert f"timed out after {seconds}s" in error, error
     assert took < seconds + 12, f"the run waited {took:.1f}s for a {seconds}s judge budget"
     assert processes_mentioning(str(run.sandbox_parent)) == [], "the judge CLI survived"
+
+
+def test_claude_judge_call_has_no_tools_and_the_backends_pinned_model(
+    lab_for: Callable[..., JudgeLab],
+) -> None:
+    """The claude backend declares what its judge calls need (no tools, a pinned model)
+    through its own interface; the LLM judge knows nothing about claude."""
+    lab = lab_for(
+        "claude-code", {"rules": [{"when": {"judge": True}, "text": verdict(True, "ok")}]}
+    )
+    spec = lab.spec(
+        'tasks:\n  - name: judged\n    prompt: "fake: say hi"\n    expect: "Says hi."\n'
+    )
+    run = lab.run(spec, "--judge-model", "claude-code")
+    assert run.attempt["outcome"] == "pass", run.describe()
+    (request,) = lab.judge_requests()
+    assert not request.body.get("tools"), request.body.get("tools")
+    assert request.body.get("model") == "claude-sonnet-5"  # Backend.default_judge_model
+    (start,) = lab.invocations()
+    assert start.argv[start.argv.index("--tools") + 1] == "", start.argv

@@ -80,7 +80,8 @@ def attempt(
                 key="expect",
                 passed=outcome is Outcome.PASS,
                 reason=reason or ("Says 42." if outcome is Outcome.PASS else "Says 41, not 42."),
-                details={"judge_backend": "claude-code", "judge_model": "judge-1"},
+                backend="claude-code",
+                model="judge-1",
             )
         )
     verdict = None

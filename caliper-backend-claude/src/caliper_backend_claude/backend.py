@@ -37,6 +37,10 @@ class ClaudeCodeBackend(Backend):
     model gets 40,000; ``SLASH_COMMAND_TOOL_CHAR_BUDGET`` overrides it."""
     skill_listing_overflow = "the skills past it are listed by name only"
     supports_history = True
+    default_judge_model = "claude-sonnet-5"
+    """Pinned for judge calls, so a stale default in the user's Claude CLI does not decide how
+    attempts are graded (``--judge-model claude-code:<model>`` or ``CALIPER_JUDGE_MODEL``
+    choose another)."""
 
     def claims_model(self, model: str) -> bool:
         """``claude-*`` model ids and Claude Code's own aliases (``opus``, ``sonnet``, …)."""

@@ -108,6 +108,13 @@ class Backend(abc.ABC):
     (``AttemptRequest.history``). May be a property, like ``supports_mcp``."""
     history_refusal: str | None = None
     """Why this backend cannot honour ``history:`` and what to do instead (when unsupported)."""
+    default_judge_model: str | None = None
+    """The model judge calls (``run_prompt``) pin when the judge engine names none.
+
+    ``None`` leaves it to the CLI's own default. Pin one when that default drifts with the
+    installed CLI or the user's config, so it does not decide how attempts are graded; the
+    ``CALIPER_JUDGE_MODEL`` variable and ``--judge-model <backend>:<model>`` override it.
+    """
 
     @property
     def cli_path_variable(self) -> str:
@@ -211,7 +218,13 @@ class Backend(abc.ABC):
         """
 
     def run_prompt(self, request: PromptRequest) -> PromptResult:
-        """Ask the model one question with as few tools as possible (used by LLM judges)."""
+        """Ask the model one question with as few tools as possible (used by LLM judges).
+
+        A judge call needs no tools, skills, MCP servers or saved session: turn off every one
+        the CLI lets you (Claude Code: ``--tools ""``), so the judge only reads the prompt.
+        ``request.model`` is already the model to use (the engine's, or
+        :attr:`default_judge_model`). Not implemented: this backend cannot be a judge engine.
+        """
         raise NotImplementedError(f"The {self.id} backend cannot be used as a judge engine.")
 
 

@@ -84,10 +84,12 @@ def bar_options(function: F) -> F:
     return function
 
 
-def spec_task_names(spec: Path) -> tuple[list[str], list[str]] | None:
-    """The task names of ``spec`` and those with ``activates:``, read from its YAML only
-    (no plugins, no skills); ``None`` when the file cannot be read as a spec (the run's
-    own checks then report it)."""
+def spec_task_names(
+    spec: Path, activation_keys: Sequence[str] = ()
+) -> tuple[list[str], list[str]] | None:
+    """The task names of ``spec`` and those with an activation check (a key in
+    ``activation_keys``), read from its YAML only (no skills); ``None`` when the file cannot
+    be read as a spec (the run's own checks then report it)."""
     from caliper.spec.yamldoc import load_document
 
     try:
@@ -102,7 +104,7 @@ def spec_task_names(spec: Path) -> tuple[list[str], list[str]] | None:
     for entry in tasks:
         if isinstance(entry, dict) and isinstance(entry.get("name"), str):
             names.append(entry["name"])
-            if "activates" in entry:
+            if any(key in entry for key in activation_keys):
                 activation.append(entry["name"])
     return names, activation
 
@@ -118,11 +120,24 @@ def check_bars(bars: Sequence[Bar], task_names: list[str], activation_tasks: lis
         raise UsageError(str(exc)) from None
 
 
+def _has_activation_bar(bars: Sequence[Bar]) -> bool:
+    from caliper.results.gate import ACTIVATION
+
+    return any(bar.metric == ACTIVATION for bar in bars)
+
+
+def _activation_keys() -> list[str]:
+    """The task keys of installed judges that declare ``scores_activation``."""
+    from caliper.plugins import PluginHost
+
+    return [key for key, judge in PluginHost().judges().items() if judge.scores_activation]
+
+
 def check_bars_before_run(spec: Path, bars: Sequence[Bar]) -> None:
     """Check the bars against the spec's tasks before any attempt runs."""
     if not bars:
         return
-    found = spec_task_names(spec)
+    found = spec_task_names(spec, _activation_keys() if _has_activation_bar(bars) else ())
     if found is not None:
         check_bars(bars, *found)
 

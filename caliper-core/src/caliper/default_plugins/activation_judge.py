@@ -32,6 +32,7 @@ class ActivationJudge(Judge):
     summary = "which skills the agent chose to load (exact set; [] means none)"
     scores_outcome = False
     uses_llm = False
+    scores_activation = True
 
     def validate(
         self, value: Any, *, spec_dir: Path, declared_skills: tuple[str, ...]

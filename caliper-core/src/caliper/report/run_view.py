@@ -349,7 +349,12 @@ def attempt_body(task: TaskResult, record: AttemptRecord, *, answer: bool = True
         detail = check.error or check.reason or ""
         if record.reason and detail and detail in record.reason:
             continue  # the attempt's reason above already says it
-        activation_said = activation_said or (check.key == "activates" and bool(detail))
+        # A failing check printed here that did not decide the outcome (its detail is not in
+        # the reason) is the activation check when activation failed: the line below would
+        # only repeat it. Results do not record which key's judge scores activation.
+        activation_said = activation_said or (
+            record.activation_passed is False and check.passed is False and bool(detail)
+        )
         detail = fmt.tail(detail, lines=20, chars=1500)
         parts.append(Text(f"{check.key}: {verdict}" + (f": {detail}" if detail else "")))
     if (

@@ -16,9 +16,17 @@ from typing import Any
 import cattrs
 from cattrs.preconf.json import make_converter
 
+from caliper.judge import JudgeUsage
 from caliper.results import compact
 from caliper.results.compact import StorageLimits
-from caliper.results.models import SCHEMA_VERSION, AttemptRecord, RunResults, SkillSnapshot
+from caliper.results.models import (
+    SCHEMA_VERSION,
+    STORED_JUDGE_FIELDS,
+    AttemptRecord,
+    CheckRecord,
+    RunResults,
+    SkillSnapshot,
+)
 from caliper.textsafe import well_formed
 
 
@@ -35,6 +43,47 @@ def _structure_snapshot(converter: cattrs.Converter, data: Any, cls: type) -> Sk
     return converter.structure_attrs_fromdict(data, cls)
 
 
+def _unstructure_check(converter: cattrs.Converter, check: CheckRecord) -> dict[str, Any]:
+    # The typed judge fields are stored inside details, as files have always held them.
+    details = converter.unstructure(check.details)
+    for field, stored in STORED_JUDGE_FIELDS.items():
+        value = getattr(check, field)
+        if value is not None:
+            details[stored] = converter.unstructure(value)
+    return {
+        "key": check.key,
+        "passed": check.passed,
+        "reason": check.reason,
+        "error": check.error,
+        "details": details,
+    }
+
+
+def _unstructure_usage(usage: JudgeUsage) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_read_tokens": usage.cache_read_tokens,
+        "cache_creation_tokens": usage.cache_creation_tokens,
+    }
+    if usage.cost_usd is not None:
+        data["cost_usd"] = usage.cost_usd
+    return data
+
+
+def _structure_check(converter: cattrs.Converter, data: Any, cls: type) -> CheckRecord:
+    if isinstance(data, dict) and isinstance(data.get("details"), dict):
+        data = dict(data)
+        details = dict(data["details"])
+        for field, stored in STORED_JUDGE_FIELDS.items():
+            if stored in details and field not in data:
+                data[field] = details.pop(stored)
+        if not isinstance(data.get("usage"), (dict, type(None))):
+            data["usage"] = None  # a third-party judge's own value under the same name
+        data["details"] = details
+    return converter.structure_attrs_fromdict(data, cls)
+
+
 @functools.cache
 def converter() -> cattrs.Converter:
     """The converter used for every results file (built once)."""
@@ -44,6 +93,9 @@ def converter() -> cattrs.Converter:
     conv.register_structure_hook(
         SkillSnapshot, lambda data, cls: _structure_snapshot(conv, data, cls)
     )
+    conv.register_unstructure_hook(JudgeUsage, _unstructure_usage)
+    conv.register_unstructure_hook(CheckRecord, lambda check: _unstructure_check(conv, check))
+    conv.register_structure_hook(CheckRecord, lambda data, cls: _structure_check(conv, data, cls))
     return conv
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from caliper.attempt import Turn, Usage
+from caliper.judge import JudgeUsage
 
 SCHEMA_VERSION = 1
 
@@ -41,13 +42,32 @@ class Outcome(str, enum.Enum):
 
 @attrs.define
 class CheckRecord:
-    """One judge's verdict on an attempt, under the task key it owns."""
+    """One judge's verdict on an attempt, under the task key it owns.
+
+    ``details`` is the judge's own data. ``usage``, ``backend``, ``model`` and
+    ``prompt_version`` are the typed fields of :class:`caliper.judge.Verdict` (a judge that
+    asked a model fills them); a results file keeps them inside ``details``, under
+    :data:`STORED_JUDGE_FIELDS` (the form files had before these fields existed).
+    """
 
     key: str
     passed: bool | None
     reason: str | None = None
     error: str | None = None
     details: dict[str, Any] = attrs.field(factory=dict)
+    usage: JudgeUsage | None = None
+    backend: str | None = None
+    model: str | None = None
+    prompt_version: str | None = None
+
+
+STORED_JUDGE_FIELDS = {
+    "backend": "judge_backend",
+    "model": "judge_model",
+    "prompt_version": "prompt_version",
+    "usage": "judge_usage",
+}
+"""Typed :class:`CheckRecord` field → the key of ``details`` it is saved under."""
 
 
 @attrs.define

@@ -239,14 +239,12 @@ def usage_totals(attempts: Iterable[AttemptRecord]) -> UsageTotals:
 
 
 def judge_tokens(record: AttemptRecord) -> int | None:
-    """Tokens LLM judges reported spending on this attempt (``details.judge_usage``)."""
+    """Tokens LLM judges reported spending on this attempt (each check's ``usage``)."""
     total = None
     for check in record.checks:
-        usage = check.details.get("judge_usage") if isinstance(check.details, dict) else None
-        if isinstance(usage, dict):
-            parts = [v for v in usage.values() if isinstance(v, int)]
-            if parts:
-                total = _add(total, sum(parts))
+        tokens = check.usage.total_tokens if check.usage is not None else None
+        if tokens is not None:
+            total = _add(total, tokens)
     return total
 
 

@@ -92,6 +92,11 @@ def _judge_context_factory(
     judge_engine: LazyEngine,
 ) -> Callable[[str], JudgeContext]:
     from caliper.judge import JudgeContext
+    from caliper.runner.judge_calls import judge_ask
+
+    ask = judge_ask(
+        judge_engine, lambda: _judge_sandbox(prepared, sandbox), prepared.options.judge_seconds
+    )
 
     def make(key: str) -> JudgeContext:
         return JudgeContext(
@@ -104,8 +109,7 @@ def _judge_context_factory(
             declared_skills=tuple(s.name for s in prepared.skills),
             installed_skills=installed_names,
             timeout=prepared.options.judge_seconds,
-            judge_engine=judge_engine,
-            make_sandbox=lambda: _judge_sandbox(prepared, sandbox),
+            ask=ask,
             agent_env=dict(sandbox.base_env),
         )
 

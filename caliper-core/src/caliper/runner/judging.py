@@ -1,9 +1,9 @@
 """Turning a completed attempt plus the task's judges into checks and an outcome.
 
-Outcome judges (``scores_outcome=True``) decide pass/fail; the activation judge feeds the
-separate activation scoreboard. Local (non-LLM) judges run first: once one has failed or
-errored, LLM judges are not run (and recorded as such), since they could not change the
-outcome and cost tokens.
+Outcome judges (``scores_outcome=True``) decide pass/fail; the judge that declares
+``scores_activation`` (the built-in ``activates``) feeds the separate activation scoreboard.
+Local (non-LLM) judges run first: once one has failed or errored, LLM judges are not run (and
+recorded as such), since they could not change the outcome and cost tokens.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from caliper.judge import Judge, JudgeContext, Verdict
     from caliper.spec.model import Task
 
-ACTIVATION_KEY = "activates"
 NOT_RUN_REASON = "not run: a local check already failed"
 NOT_RUN_CHEAT = "not run: the attempt read a forbidden file"
 NOT_RUN_NO_WORKDIR = "not run: the agent removed its working directory"
@@ -83,6 +82,10 @@ def _record(key: str, verdict: Verdict) -> CheckRecord:
         reason=verdict.reason,
         error=verdict.error,
         details=dict(verdict.details),
+        usage=verdict.usage,
+        backend=verdict.backend,
+        model=verdict.model,
+        prompt_version=verdict.prompt_version,
     )
 
 
@@ -97,6 +100,11 @@ def _check(judge: Judge, context: JudgeContext) -> CheckRecord:
         return _record(judge.key, Verdict(passed=None, error=exc.render()))
     except Exception as exc:  # a judge plugin bug must not crash the run
         return _record(judge.key, Verdict(passed=None, error=f"{type(exc).__name__}: {exc}"))
+
+
+def _decides_outcome(judge: Judge) -> bool:
+    """An activation judge never decides pass/fail, whatever its ``scores_outcome`` says."""
+    return judge.scores_outcome and not judge.scores_activation
 
 
 def judge_attempt(
@@ -115,8 +123,8 @@ def judge_attempt(
     task failure saying so; scoreboard judges (``activates:``) still run on the transcript.
     """
     records: dict[str, CheckRecord] = {}
-    outcome_keys = [k for k in task.checks if k in judges and judges[k].scores_outcome]
-    other_keys = [k for k in task.checks if k in judges and not judges[k].scores_outcome]
+    outcome_keys = [k for k in task.checks if k in judges and _decides_outcome(judges[k])]
+    other_keys = [k for k in task.checks if k in judges and not _decides_outcome(judges[k])]
     if workdir_removed:
         return _without_workdir(task, judges, make_context, outcome_keys, other_keys)
     local = [k for k in outcome_keys if not judges[k].uses_llm]
@@ -153,7 +161,7 @@ def judge_attempt(
 def _judgement(
     task: Task, records: Mapping[str, CheckRecord], outcome: Outcome, reason: str | None
 ) -> Judgement:
-    activation = records.get(ACTIVATION_KEY)
+    activation = records.get(task.activation_key) if task.activation_key else None
     return Judgement(
         outcome=outcome,
         reason=reason,

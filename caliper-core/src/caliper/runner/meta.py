@@ -81,10 +81,9 @@ def _judge_details(
             judge = prepared.judges.get(check.key)
             if judge is None or not judge.uses_llm or check.details.get("not_run"):
                 continue
-            details = check.details
-            backends.append(details.get("judge_backend") or details.get("backend"))
-            models.append(details.get("judge_model") or details.get("model"))
-            versions.append(details.get("judge_prompt_version") or details.get("prompt_version"))
+            backends.append(check.backend)
+            models.append(check.model)
+            versions.append(check.prompt_version)
     return _most_common(backends), _most_common(models), _most_common(versions)
 
 

@@ -218,6 +218,7 @@ class Prober:
 
     def _context(self, task: Task, key: str, sandbox: AttemptSandbox) -> JudgeContext:
         from caliper.judge import JudgeContext
+        from caliper.runner.judge_calls import judge_ask
 
         @contextlib.contextmanager
         def judge_sandbox() -> Iterator[AttemptSandbox]:
@@ -240,7 +241,6 @@ class Prober:
             declared_skills=self.declared_skills,
             installed_skills=(),
             timeout=self.timeout,
-            judge_engine=self.judge_engine or no_engine,
-            make_sandbox=judge_sandbox,
+            ask=judge_ask(self.judge_engine or no_engine, judge_sandbox, self.timeout),
             agent_env=dict(sandbox.base_env),
         )

@@ -119,6 +119,7 @@ class Regrader:
 
     def _contexts(self, task: Task, result: AttemptResult, sandbox: AttemptSandbox):
         from caliper.judge import JudgeContext
+        from caliper.runner.judge_calls import judge_ask
         from caliper.sandbox import make_sandbox, remove_sandbox
 
         @contextlib.contextmanager
@@ -128,6 +129,8 @@ class Regrader:
                 yield box
             finally:
                 remove_sandbox(box)
+
+        ask = judge_ask(self.judge_engine, judge_sandbox, self.timeout)
 
         def make(key: str) -> JudgeContext:
             return JudgeContext(
@@ -140,8 +143,7 @@ class Regrader:
                 declared_skills=self.declared,
                 installed_skills=self.installed,
                 timeout=self.timeout,
-                judge_engine=self.judge_engine,
-                make_sandbox=judge_sandbox,
+                ask=ask,
                 agent_env=dict(sandbox.base_env),
             )
 

@@ -131,7 +131,8 @@ class _SpecChecker:
         )
         tasks = checker.check(data.get("tasks"))
         notes.extend(checker.notes)
-        for field, message in hidden_activation_entries(data.get("tasks"), skills):
+        activation_keys = [key for key, judge in self.judges.items() if judge.scores_activation]
+        for field, message in hidden_activation_entries(data.get("tasks"), skills, activation_keys):
             report.error(field, message)
 
         problems = sorted(report.problems, key=sort_key)

@@ -77,11 +77,16 @@ class Task:
     line: int | None = None
     history: History | None = None
     """The planted conversation the task starts in (``history:``), read once at load time."""
+    activation_key: str | None = None
+    """The key of the task's check whose judge declares ``scores_activation`` (``activates``
+    for the built-in judge), or ``None`` when the task asks nothing about activation."""
+    expected_skills: tuple[str, ...] = ()
+    """The skills that check expects to load (its judge's ``expected_skills``)."""
 
     @property
     def activates(self) -> list[str] | None:
-        value = self.checks.get("activates")
-        return list(value) if value is not None else None
+        """The skills the task expects to load, or ``None`` when it has no activation check."""
+        return list(self.expected_skills) if self.activation_key is not None else None
 
 
 @attrs.frozen

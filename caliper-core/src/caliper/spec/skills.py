@@ -282,7 +282,7 @@ def activation_name_problems(spec: Spec, names: set[str]) -> list[Problem]:
                         spec.path,
                         task.line,
                         None,
-                        f"tasks[{task.index}].activates[{position}]",
+                        f"tasks[{task.index}].{task.activation_key}[{position}]",
                         f"{name!r} is not the name of a declared skill (declared: {declared})",
                     )
                 )
@@ -302,24 +302,26 @@ def hidden_skill_message(skill: ResolvedSkill) -> str:
 
 
 def hidden_activation_entries(
-    tasks: object, skills: Iterable[ResolvedSkill]
+    tasks: object, skills: Iterable[ResolvedSkill], keys: Iterable[str]
 ) -> list[tuple[tuple[object, ...], str]]:
     """``(field path, message)`` for every ``activates:`` entry naming a model-hidden skill.
 
-    ``tasks`` is the raw ``tasks:`` value of the spec (a list of mappings when valid).
+    ``tasks`` is the raw ``tasks:`` value of the spec (a list of mappings when valid);
+    ``keys`` the task keys of the installed judges that declare ``scores_activation``.
     """
     hidden = {skill.name: skill for skill in skills if not skill.model_invocable}
     found: list[tuple[tuple[object, ...], str]] = []
     if not hidden or not isinstance(tasks, list):
         return found
     for index, task in enumerate(tasks):
-        names = task.get("activates") if isinstance(task, dict) else None
-        if not isinstance(names, list):
-            continue
-        for position, name in enumerate(names):
-            if isinstance(name, str) and name in hidden:
-                path = ("tasks", index, "activates", position)
-                found.append((path, hidden_skill_message(hidden[name])))
+        for key in keys:
+            names = task.get(key) if isinstance(task, dict) else None
+            if not isinstance(names, list):
+                continue
+            for position, name in enumerate(names):
+                if isinstance(name, str) and name in hidden:
+                    path = ("tasks", index, key, position)
+                    found.append((path, hidden_skill_message(hidden[name])))
     return found
 
 
@@ -335,7 +337,7 @@ def hidden_activation_problems(spec: Spec, skills: Iterable[ResolvedSkill]) -> l
                         spec.path,
                         task.line,
                         None,
-                        f"tasks[{task.index}].activates[{position}]",
+                        f"tasks[{task.index}].{task.activation_key}[{position}]",
                         hidden_skill_message(hidden[name]),
                     )
                 )

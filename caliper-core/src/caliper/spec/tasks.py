@@ -139,6 +139,7 @@ class TaskChecker:
         if not has_check and not unknown:
             offered = ", ".join(f"`{k}:`" for k in self.judges) or "none installed"
             report.error(path, f"the task has no check; add at least one of {offered}")
+        activation_key, expected = self._activation(path, checks)
         if len(report.problems) != before or name is None or prompt is None:
             return None, name
         line = report.document.position(path)
@@ -151,7 +152,28 @@ class TaskChecker:
             checks=checks,
             line=line[0] if line else None,
             history=history,
+            activation_key=activation_key,
+            expected_skills=expected,
         ), name
+
+    def _activation(
+        self, path: tuple[Any, ...], checks: Mapping[str, Any]
+    ) -> tuple[str | None, tuple[str, ...]]:
+        """The task's activation check (the first whose judge declares ``scores_activation``)
+        and the skills it expects."""
+        for key, value in checks.items():
+            judge = self.judges[key]
+            if not judge.scores_activation:
+                continue
+            try:
+                return key, tuple(str(name) for name in judge.expected_skills(value))
+            except Exception as exc:  # a plugin bug must not become a traceback
+                self.report.error(
+                    (*path, key),
+                    f"the {key!r} judge failed to say which skills this value expects: "
+                    f"{type(exc).__name__}: {exc}",
+                )
+        return None, ()
 
     def _core_fields(
         self, path: tuple[Any, ...], entry: dict[Any, Any]

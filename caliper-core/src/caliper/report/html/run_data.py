@@ -13,7 +13,14 @@ import attrs
 
 from caliper.report import fmt
 from caliper.results.compare import ablated_names
-from caliper.results.models import AttemptRecord, Outcome, RunMeta, RunResults, TaskResult
+from caliper.results.models import (
+    AttemptRecord,
+    CheckRecord,
+    Outcome,
+    RunMeta,
+    RunResults,
+    TaskResult,
+)
 from caliper.results.scoring import RunScore, TaskScore, score_run
 from caliper.results.stats import DEFAULT_CONFIDENCE, interval_data
 
@@ -126,6 +133,18 @@ def _turn_data(turn: Any, loads_skill: bool) -> dict[str, Any]:
     return data
 
 
+def _judge_data(check: CheckRecord) -> dict[str, Any]:
+    """The engine that decided a check and what it spent (only the parts it recorded)."""
+    data: dict[str, Any] = {}
+    if check.backend is not None:
+        data["judge_backend"] = check.backend
+    if check.model is not None:
+        data["judge_model"] = check.model
+    if check.usage is not None:
+        data["judge_usage"] = attrs.asdict(check.usage)
+    return data
+
+
 def _setup_cleanup(record: AttemptRecord) -> list[str]:
     """What the setup and cleanup scripts said (saved only when they failed)."""
     notes = []
@@ -173,11 +192,7 @@ def attempt_details(task: TaskResult, record: AttemptRecord) -> dict[str, Any]:
                 "passed": c.passed,
                 "reason": c.reason,
                 "error": c.error,
-                "judge": {
-                    k: v
-                    for k, v in (c.details or {}).items()
-                    if k in ("judge_backend", "judge_model", "judge_usage")
-                },
+                "judge": _judge_data(c),
             }
             for c in record.checks
         ],

@@ -1,0 +1,228 @@
+"""The judge contract (``caliper.judge``) stands below the engine, the backends and plugins."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import caliper
+
+SOURCE_ROOT = Path(caliper.__file__).parent
+ABOVE_THE_CONTRACT = {"caliper.engine", "caliper.plugins", "caliper.hookspecs", "caliper.backend"}
+
+
+def _module_file(name: str) -> Path | None:
+    relative = Path(*name.split(".")[1:])
+    for candidate in (
+        SOURCE_ROOT / relative.with_suffix(".py"),
+        SOURCE_ROOT / relative / "__init__.py",
+    ):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _caliper_imports(path: Path) -> set[str]:
+    """Every ``caliper.*`` module ``path`` names in an import, type-checking ones included."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.startswith("caliper."):
+                found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("caliper."))
+    return found
+
+
+def test_the_judge_contract_reaches_no_engine_plugin_or_backend_module() -> None:
+    """Follows imports statically (``if TYPE_CHECKING:`` blocks too): no cycle can form."""
+    seen: set[str] = set()
+    todo = ["caliper.judge"]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        path = _module_file(name)
+        if path is not None:
+            todo.extend(_caliper_imports(path) - seen)
+    assert "caliper.attempt" in seen  # the walk does follow the contract's own imports
+    assert seen & ABOVE_THE_CONTRACT == set(), sorted(seen)
+
+
+def test_importing_the_judge_contract_loads_no_engine_or_plugin_host() -> None:
+    code = (
+        "import sys, caliper.judge\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('caliper'))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    loaded = set(done.stdout.split())
+    assert "caliper.judge" in loaded
+    assert loaded & ABOVE_THE_CONTRACT == set(), sorted(loaded)
+
+
+STORED_RUN = Path(__file__).parent / "stored" / "judged-run-before-typed-judge-fields.json"
+"""A results file written by caliper before checks had typed judge fields (the fake judge
+graded two ``expect:`` tasks; a third task has ``assert:`` and ``activates:``)."""
+
+
+def test_a_results_file_from_before_typed_judge_fields_loads_into_them() -> None:
+    import json
+
+    from caliper.judge import JudgeUsage
+    from caliper.results import codec
+    from caliper.results.scoring import judge_tokens
+
+    text = STORED_RUN.read_text(encoding="utf-8")
+    run = codec.loads(text)
+    passed, failed, local = (task.attempts[0] for task in run.tasks)
+    (expect,) = passed.checks
+    assert (expect.backend, expect.model, expect.prompt_version) == (
+        "fake",
+        "fake-model-1",
+        "expect-v1",
+    )
+    assert expect.usage == JudgeUsage(input_tokens=175, output_tokens=12)
+    assert expect.details == {}  # the judge fields left details for their typed places
+    assert judge_tokens(passed) == 187 and judge_tokens(failed) == 184
+    assert judge_tokens(local) is None
+    assert [c.model for c in local.checks] == [None, None]
+    # Written again, every check keeps exactly the stored form it was read from.
+    again = json.loads(codec.dumps(run))
+    before = json.loads(text)
+    for new_task, old_task in zip(again["tasks"], before["tasks"], strict=True):
+        for new, old in zip(new_task["attempts"], old_task["attempts"], strict=True):
+            assert new["checks"] == old["checks"]
+
+
+def test_typed_judge_fields_are_saved_where_results_files_always_kept_them() -> None:
+    import json
+
+    from caliper.judge import JudgeUsage
+    from caliper.results import codec
+    from caliper.results.models import AttemptRecord, CheckRecord, Outcome
+
+    check = CheckRecord(
+        "grade",
+        True,
+        details={"score": 9},
+        usage=JudgeUsage(input_tokens=5, output_tokens=2, cost_usd=0.25),
+        backend="codex",
+        model="gpt-judge",
+        prompt_version="grade-v3",
+    )
+    stored = json.loads(
+        codec.line(codec.attempt_data(AttemptRecord("t", 1, Outcome.PASS, checks=[check])))
+    )
+    assert stored["checks"][0]["details"] == {
+        "score": 9,
+        "judge_backend": "codex",
+        "judge_model": "gpt-judge",
+        "prompt_version": "grade-v3",
+        "judge_usage": {
+            "input_tokens": 5,
+            "output_tokens": 2,
+            "cache_read_tokens": None,
+            "cache_creation_tokens": None,
+            "cost_usd": 0.25,
+        },
+    }
+    assert codec.attempt_from_data(stored).checks == [check]
+
+
+def test_judge_calls_pick_the_engines_model_then_the_variable_then_the_backends_pin(
+    monkeypatch,
+) -> None:
+    from caliper.backend import Backend
+    from caliper.runner.judge_calls import judge_model_for
+
+    class Pinned(Backend):
+        id = "pinned"
+        cli_name = "pinned"
+        default_judge_model = "judge-pin-1"
+
+        def run_attempt(self, request):  # pragma: no cover - never run here
+            raise NotImplementedError
+
+    class Unpinned(Pinned):
+        default_judge_model = None
+
+    monkeypatch.delenv("CALIPER_JUDGE_MODEL", raising=False)
+    assert judge_model_for(Pinned(), None) == "judge-pin-1"
+    assert judge_model_for(Unpinned(), None) is None  # the CLI's own default
+    assert judge_model_for(Pinned(), "asked-2") == "asked-2"
+    monkeypatch.setenv("CALIPER_JUDGE_MODEL", "from-env-3")
+    assert judge_model_for(Pinned(), None) == "from-env-3"
+    assert judge_model_for(Pinned(), "asked-2") == "asked-2"
+
+
+def test_ask_runs_the_backends_prompt_in_a_fresh_sandbox_and_types_its_answer(
+    tmp_path, monkeypatch
+) -> None:
+    import contextlib
+
+    from caliper.attempt import AgentStatus, PromptResult, Usage
+    from caliper.backend import Backend
+    from caliper.engine import Engine
+    from caliper.judge import JudgeUsage
+    from caliper.runner.judge_calls import judge_ask
+
+    monkeypatch.delenv("CALIPER_JUDGE_MODEL", raising=False)
+    seen = []
+
+    class Answers(Backend):
+        id = "answers"
+        cli_name = "answers"
+        default_judge_model = "pin-1"
+
+        def run_attempt(self, request):  # pragma: no cover - never run here
+            raise NotImplementedError
+
+        def run_prompt(self, request):
+            seen.append(request)
+            if "hang" in request.prompt:
+                return PromptResult(AgentStatus.TIMEOUT, error="killed")
+            if "refuse" in request.prompt:
+                return PromptResult(AgentStatus.INFRA_ERROR, model="m-9", error="401 bad key")
+            return PromptResult(
+                AgentStatus.COMPLETED, text="yes", model="m-9", usage=Usage(10, 2, 3, None)
+            )
+
+    class Mute(Answers):
+        run_prompt = Backend.run_prompt
+
+    opened = []
+
+    @contextlib.contextmanager
+    def sandbox():
+        opened.append("open")
+        yield f"box-{len(opened)}"
+        opened.append("closed")
+
+    ask = judge_ask(lambda: Engine(Answers(), None), sandbox, budget=30)
+    reply = ask("grade this", timeout=99)
+    assert (reply.text, reply.backend, reply.model, reply.answered) == (
+        "yes",
+        "answers",
+        "m-9",
+        True,
+    )
+    assert reply.usage == JudgeUsage(10, 2, 3, None) and reply.usage.total_tokens == 15
+    assert reply.duration_seconds is not None and reply.duration_seconds >= 0
+    assert (seen[0].model, seen[0].timeout, seen[0].sandbox) == ("pin-1", 30, "box-1")
+    assert opened == ["open", "closed"]
+
+    late = ask("hang", timeout=5)
+    assert (late.text, late.timed_out, late.error, late.answered) == (None, True, "killed", False)
+    assert seen[1].timeout == 5
+    refused = ask("refuse")
+    assert (refused.error, refused.model, refused.timed_out) == ("401 bad key", "m-9", False)
+
+    cannot = judge_ask(lambda: Engine(Mute(), "asked-2"), sandbox, budget=30)("grade")
+    assert cannot.error == "The answers backend cannot be used as a judge engine."
+    assert (cannot.model, cannot.answered) == ("asked-2", False)
+    assert opened[-1] == "closed"  # the sandbox is removed whatever the backend did
