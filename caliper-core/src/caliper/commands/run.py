@@ -24,7 +24,7 @@ from caliper.runner.options import (
 
 if TYPE_CHECKING:
     from caliper.results.gate import Bar, GateResult
-    from caliper.runner import RunReport
+    from caliper.runner import RunEnding
 
 EPILOG = (
     BARS_HELP
@@ -490,7 +490,7 @@ def resume_source(spec: Path, ref: str, force: bool):
 
 
 def finish_report(
-    report: RunReport,
+    report: RunEnding,
     verbose: bool,
     output: Path | None,
     confidence: float,
@@ -498,10 +498,11 @@ def finish_report(
     inconclusive: str = "fail",
     junit: Path | None = None,
 ) -> None:
-    """Print a finished run's report and raise the exit its outcome calls for."""
-    from caliper.commands.gate_options import raise_if_failed, write_junit_report
+    """Print a finished run's report and raise the exit its ending calls for (decided by
+    :meth:`caliper.runner.RunEnding.problem`; this only maps it to the command line)."""
+    from caliper.commands.gate_options import gate_error, write_junit_report
     from caliper.errors import CaliperError
-    from caliper.runner import EXIT_ALL_UNUSABLE
+    from caliper.runner.ending import RunInterrupted
 
     try:
         _show(report, verbose, output, confidence)
@@ -514,25 +515,17 @@ def finish_report(
         from caliper.report.junit import junit_document
 
         write_junit_report(junit, junit_document(report.results, gate, confidence))
-    if report.save_error is not None:
-        raise report.save_error
-    if report.fatal is not None:
-        raise report.fatal
-    if report.interrupted:
-        _say_interrupted(report)
-        raise click.exceptions.Exit(report.exit_code)
-    if report.exit_code == EXIT_ALL_UNUSABLE:
-        raise CaliperError(
-            "Every attempt was unusable (infra_error, timeout or judge_error), so no success "
-            "rate could be measured.",
-            hint="The reasons are in the report above (add --verbose for each attempt).",
-            exit_code=EXIT_ALL_UNUSABLE,
-        )
-    raise_if_failed(gate)
+    problem = report.problem(gate_error(gate))
+    if isinstance(problem, RunInterrupted):
+        with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) is not an error
+            click.echo(f"Error: {problem.message}", err=True)
+        raise click.exceptions.Exit(problem.exit_code)
+    if problem is not None:
+        raise problem
 
 
 def _gate(
-    report: RunReport, bars: tuple[Bar, ...], inconclusive: str, confidence: float
+    report: RunEnding, bars: tuple[Bar, ...], inconclusive: str, confidence: float
 ) -> GateResult | None:
     """Judge the bars on the finished run and print them (``None`` when no bar was set)."""
     if not bars:
@@ -544,18 +537,6 @@ def _gate(
     gate = evaluate(report.results, bars, inconclusive, confidence)
     render_gate(gate, make_console())
     return gate
-
-
-def _say_interrupted(report: RunReport) -> None:
-    """The last line of a run stopped by a signal (a closed terminal is not an error)."""
-    from caliper.runner.control import signal_label
-
-    label = signal_label(report.stop_signal) if report.stop_signal else "Ctrl-C"
-    first = "Interrupted" if label == "Ctrl-C" else f"Stopped by {label}"
-    with contextlib.suppress(OSError):
-        click.echo(
-            f"Error: {first}: the attempts that finished were saved as a partial run.", err=True
-        )
 
 
 def _existing_ancestor(path: Path) -> Path:
@@ -597,7 +578,7 @@ def check_save_targets(spec: Path, output: Path | None) -> None:
         )
 
 
-def _show(report: RunReport, verbose: bool, output: Path | None, confidence: float) -> None:
+def _show(report: RunEnding, verbose: bool, output: Path | None, confidence: float) -> None:
     """Print the run's report; a rendering bug must not hide where the results are."""
     from caliper.errors import CaliperError
     from caliper.report import make_console
