@@ -26,7 +26,8 @@ DEFAULT_RETRIES = 2
 class RunOptions:
     """The run's settings (the ``caliper run`` flags, after click parsed them)."""
 
-    spec_path: Path
+    spec_path: Path = Path()
+    """The spec file (``caliper.run(spec, options)`` fills it in)."""
     k: int = DEFAULT_K
     workers: int = DEFAULT_WORKERS
     timeout: float = DEFAULT_TIMEOUT
