@@ -349,8 +349,9 @@ def command(
         from caliper.errors import UsageError
 
         raise UsageError("--resume cannot be combined with --k auto yet.")
+    root = results_root(spec)  # the one place the results folder is found
     if resume is not None:
-        continuation = resume_source(spec, resume, force)
+        continuation = resume_source(spec, resume, force, root)
         meta = continuation.meta
         k = k if k is not None else int(meta.get("k") or DEFAULT_K)
         model = model if model is not None else meta.get("requested_model", meta.get("backend"))
@@ -384,8 +385,9 @@ def command(
         executor=executor,
         executor_settings=executor_settings,
         max_concurrent=limits,
+        results_root=root,
     )
-    check_save_targets(spec, output)
+    check_save_targets(spec, output, root)
     bars = (*min_score, *min_activation)
     check_bars_before_run(spec, bars)
     check_junit_target(junit)
@@ -452,8 +454,17 @@ def adaptive_settings(
     )
 
 
-def resume_source(spec: Path, ref: str, force: bool):
-    """The saved run ``--resume [RUN]`` names (default: SPEC's latest), as a continuation."""
+def results_root(spec: Path) -> Path:
+    """The ``.caliper/`` folder a run of ``spec`` from here is saved in (absolute), found
+    once per command: the nearest one at or above the current folder, else beside the spec."""
+    from caliper.results.store import caliper_root
+
+    return caliper_root(Path.cwd(), spec).absolute()
+
+
+def resume_source(spec: Path, ref: str, force: bool, root: Path | None = None):
+    """The saved run ``--resume [RUN]`` names (default: SPEC's latest), as a continuation;
+    ``root`` is the results folder (default: found from the current folder)."""
     from caliper.errors import UsageError
     from caliper.results.store import (
         ResultsError,
@@ -470,7 +481,7 @@ def resume_source(spec: Path, ref: str, force: bool):
         path = resolve_run_ref(ref, cwd=cwd)
     else:
         try:
-            entry = latest_run(caliper_root(cwd, spec), spec_name_for(spec))
+            entry = latest_run(root or caliper_root(cwd, spec), spec_name_for(spec))
         except ResultsError:
             entry = None
         if entry is None:
@@ -545,9 +556,10 @@ def _existing_ancestor(path: Path) -> Path:
     return path
 
 
-def check_save_targets(spec: Path, output: Path | None) -> None:
+def check_save_targets(spec: Path, output: Path | None, root: Path | None = None) -> None:
     """Fail before any attempt runs when the results obviously cannot be saved: ``--output``
-    is a folder or under a file or read-only folder, or the results store is read-only."""
+    is a folder or under a file or read-only folder, or the results store (``root``, default:
+    found from the current folder) is read-only."""
     from caliper.errors import UsageError
     from caliper.results.store import caliper_root, export_problem, writes_directly
 
@@ -569,7 +581,7 @@ def check_save_targets(spec: Path, output: Path | None) -> None:
             )
     if not spec.is_file():
         return  # the spec loader reports a missing spec better
-    store = _existing_ancestor(caliper_root(Path.cwd(), spec))
+    store = _existing_ancestor(root or caliper_root(Path.cwd(), spec))
     if store.is_dir() and not os.access(store, os.W_OK):
         raise UsageError(
             f"Results cannot be saved: the folder {store} is not writable.",

@@ -41,7 +41,7 @@ class RunJournal:
         notify: Callable[[str], None],
     ) -> None:
         from caliper.results import codec
-        from caliper.results.store import RESULTS_DIR, caliper_root
+        from caliper.results.store import RESULTS_DIR
         from caliper.runner.meta import now_iso
 
         self.prepared = prepared
@@ -58,7 +58,8 @@ class RunJournal:
         self.writer: JournalWriter | None = None
         self.run_id: str | None = plan.run_id
         self.started_at = plan.started_at or now_iso()
-        root = prepared.results_root or caliper_root(Path.cwd(), prepared.spec.path)
+        root = prepared.results_root
+        assert root is not None, "prepare_run resolves the results folder"
         self.folder = root / RESULTS_DIR / prepared.spec.name
         self.output = options.output.absolute() if options.output is not None else None
 

@@ -55,6 +55,9 @@ class RunOptions:
     """``--workdir-max-bytes``: at most this many bytes of files kept per attempt."""
     workdirs_max_bytes: int = 500 * 1024 * 1024
     """``--workdirs-max-bytes``: at most this many bytes of files kept for the whole run."""
+    results_root: Path | None = None
+    """The ``.caliper/`` folder to save in, when the caller already found it (``caliper run``
+    does, once, before checking it is writable); ``None``: found once when the run starts."""
     executor: str = "local"
     """``--executor``: the id of the executor the attempts run on (see ``caliper.executor``)."""
     executor_settings: Mapping[str, str] = attrs.field(factory=dict)
