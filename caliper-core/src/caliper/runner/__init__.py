@@ -3,7 +3,7 @@
 ``run_spec`` composes the steps, each owned by one module (see ``docs/architecture.md``):
 pre-flight checks (:mod:`.prepare`) → plan (:mod:`.plan`, pure) → schedule (:mod:`.schedule`)
 through an executor (:mod:`caliper.executor`; ``local`` by default), each job running the
-attempt pipeline (:mod:`.attempt`) → journal each finished attempt (:mod:`.journaling`) →
+attempt pipeline (:mod:`.attempt_pipeline`) → journal each finished attempt (:mod:`.journaling`) →
 assemble the results (:mod:`.assemble`, pure) and save them → :class:`RunEnding`, which
 decides the exit code (:mod:`.ending`).
 """

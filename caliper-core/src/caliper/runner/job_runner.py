@@ -1,7 +1,7 @@
 """Running one :class:`~caliper.executor.AttemptJob` in this process (``RunWork.run_here``).
 
 What the ``local`` executor's threads call: the job's prepared run and task are looked up by
-engine key and name, the attempt pipeline (:func:`caliper.runner.attempt.run_one_attempt`)
+engine key and name, the attempt pipeline (:func:`caliper.runner.attempt_pipeline.run_one_attempt`)
 runs with automatic retries (:mod:`.retry`), and a fatal error asks the run to stop at once,
 in the worker, so no further job starts before the scheduler has even seen it.
 """
@@ -42,7 +42,7 @@ class JobRunner:
 
     def __call__(self, job: AttemptJob) -> FinishedAttempt:
         """Run ``job`` with retries; never raises for agent, judge or sandbox trouble."""
-        from caliper.runner.attempt import run_one_attempt
+        from caliper.runner.attempt_pipeline import run_one_attempt
         from caliper.runner.retry import RetryPolicy, run_with_retries
 
         controller = self.controller
