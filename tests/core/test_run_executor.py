@@ -230,3 +230,57 @@ def test_caliper_help_imports_no_executor():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     assert "LOADED []" in out.stdout, out.stdout + out.stderr
+
+
+SIGNAL_STORM = """
+import os, signal, threading, time
+from caliper.default_plugins.local_executor import LocalExecutor
+from caliper.executor import AttemptJob, FinishedAttempt, RunWork
+from caliper.runner.control import RunController
+
+release = threading.Event()
+
+def run_here(job):
+    release.wait(60)
+    return FinishedAttempt(job=job, record=None)
+
+work = RunWork(runs={}, run_here=run_here, controller=RunController(), workers=1)
+session = LocalExecutor().start(work, {})
+session.submit(AttemptJob("t", 1))
+signal.signal(signal.SIGUSR1, lambda *_: None)
+
+def storm():
+    for _ in range(3000):
+        os.kill(os.getpid(), signal.SIGUSR1)
+        time.sleep(0.0003)
+
+threading.Thread(target=storm, daemon=True).start()
+worst, end = 0.0, time.monotonic() + 2
+while time.monotonic() < end:
+    started = time.monotonic()
+    assert session.next_finished(0.01) is None
+    worst = max(worst, time.monotonic() - started)
+release.set()
+while session.next_finished(0.1) is None:
+    pass
+session.close()
+print("WORST", worst)
+"""
+
+
+def test_waiting_for_a_finished_attempt_keeps_its_timeout_while_signals_arrive():
+    """The scheduler waits in ``next_finished`` in the main thread, where Ctrl-C lands; a
+    wait that a signal could hang (``SimpleQueue.get`` on CPython 3.11) stalled a stop."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", SIGNAL_STORM],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise AssertionError("next_finished hung while signals arrived") from None
+    assert done.returncode == 0, done.stderr
+    worst = float(done.stdout.split("WORST")[1])
+    assert worst < 1.0, f"a 0.01 s wait took {worst:.2f} s"

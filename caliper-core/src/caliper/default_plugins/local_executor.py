@@ -36,9 +36,12 @@ class LocalSession(ExecutorSession):
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=self._workers, thread_name_prefix="caliper-attempt"
         )
-        self._done: queue.SimpleQueue[
+        # queue.Queue, not SimpleQueue: on CPython 3.11 a signal arriving while the main
+        # thread waits in SimpleQueue.get(timeout=…) can leave that wait hung past its
+        # timeout, so a Ctrl-C stalled the run until an attempt happened to finish
+        self._done: queue.Queue[
             tuple[int, AttemptJob, concurrent.futures.Future[FinishedAttempt]]
-        ] = queue.SimpleQueue()
+        ] = queue.Queue()
         self._in_flight = 0
         self._by_backend: dict[str, int] = {}
         self._futures: dict[int, concurrent.futures.Future[FinishedAttempt]] = {}
