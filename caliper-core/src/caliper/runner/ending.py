@@ -46,8 +46,9 @@ class RunEnding:
     """The signal that stopped the run (``SIGINT``, ``SIGTERM``, ``SIGHUP``), if one did."""
 
     def problem(self, gate_error: CaliperError | None = None) -> CaliperError | None:
-        """The error this run exits with (``None``: exit 0), in the module's order;
-        ``gate_error`` is the caller's verdict on the bars, if any failed."""
+        """The error this run exits with (``None``: exit 0). First that applies: the results
+        could not be saved (1), a fatal error (its code), a stop signal (128 + its number),
+        every attempt unusable (1), then ``gate_error``, the caller's verdict on the bars."""
         if self.save_error is not None:
             return self.save_error
         if self.fatal is not None:
