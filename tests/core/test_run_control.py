@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from caliper_fakeagent.harness import Workspace, pid_alive
@@ -73,6 +75,32 @@ def test_fail_fast_zero_runs_every_attempt(tmp_path):
     assert run.task("broken")["aborted"] is False
 
 
+WAIT_SECONDS = 90.0
+"""How long a test waits for a condition it observes (it returns as soon as it holds)."""
+
+
+def _wait_until(condition: Callable[[], bool], what: str, timeout: float = WAIT_SECONDS) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def _journaled(space: Workspace) -> list[str]:
+    """The task names of the attempts in the running run's journal, in journal order."""
+    names = []
+    for journal in (space.root / ".caliper" / "results").glob("*/*.journal.jsonl"):
+        for line in journal.read_text(encoding="utf-8").splitlines():
+            try:
+                item = json.loads(line)
+            except ValueError:  # a line being written
+                continue
+            if "attempt" in item:
+                names.append(item["attempt"]["task_name"])
+    return names
+
+
 def _wait_for(paths: list[Path], timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -105,15 +133,16 @@ def test_ctrl_c_saves_a_partial_run_and_leaves_nothing_running(tmp_path):
         """)
     process = space.start(spec, "--k", "2", "--workers", "3", "--timeout", "90")
     try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and len(list(pids.iterdir())) < 2:
-            time.sleep(0.05)
+        # Wait for what the assertions below rely on, not for a time: both stuck attempts'
+        # agents are running (their grandchild wrote its pid), and both quick attempts are
+        # *recorded* (in the run's journal) — a quick attempt's cleanup file alone came
+        # before its record, and a fixed deadline ran out on a loaded machine.
+        _wait_until(lambda: len(list(pids.iterdir())) == 2, "the stuck attempts to start")
         pidfiles = list(pids.iterdir())
-        assert len(pidfiles) == 2, "the stuck attempts never started"
-        _wait_for(pidfiles, 10)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and len(list(quick.iterdir())) < 2:
-            time.sleep(0.05)  # both quick attempts are finishing (cleanup is their last step)
+        _wait_for(pidfiles, WAIT_SECONDS)
+        _wait_until(
+            lambda: _journaled(space).count("quick") == 2, "both quick attempts to be recorded"
+        )
     finally:
         sent = time.monotonic()
         process.send_signal(signal.SIGINT)

@@ -92,6 +92,8 @@ def resolve_engine(host: PluginHost, text: str | None, *, flag: str = "--model")
     if text in names:  # an id or alias: only that backend is imported
         return _by_backend_name(host, names[text], None, text, flag)
     backends = host.backends()
+    if text in backends:  # registered directly (caliper.run(plugins=...)), no entry point
+        return _by_backend_name(host, text, None, text, flag)
     for backend in backends.values():
         if text in backend.aliases:  # an alias its backend declares but its metadata does not
             return Engine(backend, None, text)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 if TYPE_CHECKING:
+    from caliper.errors import CaliperError
     from caliper.results.gate import Bar, GateResult
     from caliper.results.models import RunResults
 
@@ -160,15 +161,22 @@ def evaluate(
 
 def raise_if_failed(gate: GateResult | None) -> None:
     """Exit 3 with a message naming every bar that stopped the gate."""
+    error = gate_error(gate)
+    if error is not None:
+        raise error
+
+
+def gate_error(gate: GateResult | None) -> CaliperError | None:
+    """The exit-3 error naming every bar that stopped the gate (``None``: it passed)."""
     if gate is None or gate.passed:
-        return
+        return None
     from caliper.errors import CaliperError
     from caliper.results.gate import BarVerdict
 
     failures = gate.failures
     listed = "; ".join(f"{r.bar.label}: {r.verdict.value}" for r in failures)
     undecided = any(r.verdict is BarVerdict.INCONCLUSIVE for r in failures)
-    raise CaliperError(
+    return CaliperError(
         f"Gate failed: {len(failures)} of {len(gate.bars)} bar"
         f"{'s' if len(gate.bars) != 1 else ''} not met ({listed}).",
         hint="An inconclusive bar needs more attempts (--k) to decide, or --inconclusive pass."

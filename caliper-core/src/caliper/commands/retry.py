@@ -96,7 +96,7 @@ def command(
     RUN is a run id, SPEC/RUN-ID, a results file, a spec file or a spec name (its latest
     run), as for `caliper report`.
     """
-    from caliper.commands.run import check_save_targets, finish_report
+    from caliper.commands.run import check_save_targets, finish_report, results_root
     from caliper.errors import UsageError
     from caliper.results.store import load_run_data, resolve_run_ref
     from caliper.runner import run_spec
@@ -127,6 +127,7 @@ def command(
             f"Cannot retry run {name}: its spec {spec} is not there any more.",
             hint="Put the spec back where the run read it, then retry.",
         )
+    root = results_root(spec)  # found once: checked below, saved in by the run
     options = RunOptions(
         spec_path=spec,
         k=int(meta.get("k") or 1),
@@ -138,8 +139,9 @@ def command(
         output=output,
         verbose=verbose,
         retries=retries,
+        results_root=root,
     )
-    check_save_targets(spec, output)
+    check_save_targets(spec, output, root)
     continuation = Continuation(kind="retry", path=path, data=data, only=outcomes, force=force)
     report = run_spec(options, continuation=continuation)
     finish_report(report, verbose, output, confidence)

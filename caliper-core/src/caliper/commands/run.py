@@ -11,6 +11,7 @@ import click
 
 from caliper.commands.attempt_options import Seconds, model_option, timeout_option, workers_option
 from caliper.commands.confidence import confidence_option
+from caliper.commands.executor_options import ExecutorCommand, executor_options
 from caliper.commands.gate_options import BARS_HELP, bar_options, junit_option
 from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_CHARS
 from caliper.runner.options import (
@@ -21,7 +22,7 @@ from caliper.runner.options import (
 
 if TYPE_CHECKING:
     from caliper.results.gate import Bar, GateResult
-    from caliper.runner import RunReport
+    from caliper.runner import RunEnding
 
 EPILOG = (
     BARS_HELP
@@ -83,7 +84,7 @@ class AttemptCount(click.ParamType):
         return number
 
 
-@click.command(name="run", epilog=EPILOG)
+@click.command(name="run", epilog=EPILOG, cls=ExecutorCommand)
 @click.argument("spec", type=click.Path(path_type=Path, dir_okay=False))
 @click.option(
     "--k",
@@ -257,6 +258,7 @@ class AttemptCount(click.ParamType):
 )
 @bar_options
 @junit_option
+@executor_options
 def command(
     spec: Path,
     k: int,
@@ -287,6 +289,9 @@ def command(
     workdirs_max_bytes: int,
     resume: str | None,
     force: bool,
+    executor: str,
+    max_concurrent: tuple[str, ...],
+    **executor_flags: str | None,
 ) -> None:
     """Run SPEC's tasks k times through a real agent CLI and save the results.
 
@@ -294,9 +299,14 @@ def command(
     agent discovers them. Results are saved as JSON (see `caliper report`) and summarised
     here. Progress is shown on stderr when it is a terminal.
     """
+    from caliper.commands.executor_options import settings_from
     from caliper.commands.gate_options import check_bars_before_run, check_junit_target
     from caliper.runner import RunOptions, run_spec
+    from caliper.runner.executors import parse_max_concurrent
     from caliper.runner.options import judge_timeout_from_env
+
+    executor_settings = settings_from(executor_flags)
+    limits = parse_max_concurrent(max_concurrent)
 
     if judge_timeout is None:
         judge_timeout = judge_timeout_from_env()
@@ -308,8 +318,9 @@ def command(
         from caliper.errors import UsageError
 
         raise UsageError("--resume cannot be combined with --k auto yet.")
+    root = results_root(spec)  # the one place the results folder is found
     if resume is not None:
-        continuation = resume_source(spec, resume, force)
+        continuation = resume_source(spec, resume, force, root)
         meta = continuation.meta
         k = k if k is not None else int(meta.get("k") or DEFAULT_K)
         model = model if model is not None else meta.get("requested_model", meta.get("backend"))
@@ -340,8 +351,12 @@ def command(
         keep_workdirs=keep_workdirs,
         workdir_max_bytes=workdir_max_bytes,
         workdirs_max_bytes=workdirs_max_bytes,
+        executor=executor,
+        executor_settings=executor_settings,
+        max_concurrent=limits,
+        results_root=root,
     )
-    check_save_targets(spec, output)
+    check_save_targets(spec, output, root)
     bars = (*min_score, *min_activation)
     check_bars_before_run(spec, bars)
     check_junit_target(junit)
@@ -408,8 +423,17 @@ def adaptive_settings(
     )
 
 
-def resume_source(spec: Path, ref: str, force: bool):
-    """The saved run ``--resume [RUN]`` names (default: SPEC's latest), as a continuation."""
+def results_root(spec: Path) -> Path:
+    """The ``.caliper/`` folder a run of ``spec`` from here is saved in (absolute), found
+    once per command: the nearest one at or above the current folder, else beside the spec."""
+    from caliper.results.store import caliper_root
+
+    return caliper_root(Path.cwd(), spec).absolute()
+
+
+def resume_source(spec: Path, ref: str, force: bool, root: Path | None = None):
+    """The saved run ``--resume [RUN]`` names (default: SPEC's latest), as a continuation;
+    ``root`` is the results folder (default: found from the current folder)."""
     from caliper.errors import UsageError
     from caliper.results.store import (
         ResultsError,
@@ -426,7 +450,7 @@ def resume_source(spec: Path, ref: str, force: bool):
         path = resolve_run_ref(ref, cwd=cwd)
     else:
         try:
-            entry = latest_run(caliper_root(cwd, spec), spec_name_for(spec))
+            entry = latest_run(root or caliper_root(cwd, spec), spec_name_for(spec))
         except ResultsError:
             entry = None
         if entry is None:
@@ -446,7 +470,7 @@ def resume_source(spec: Path, ref: str, force: bool):
 
 
 def finish_report(
-    report: RunReport,
+    report: RunEnding,
     verbose: bool,
     output: Path | None,
     confidence: float,
@@ -454,10 +478,11 @@ def finish_report(
     inconclusive: str = "fail",
     junit: Path | None = None,
 ) -> None:
-    """Print a finished run's report and raise the exit its outcome calls for."""
-    from caliper.commands.gate_options import raise_if_failed, write_junit_report
+    """Print a finished run's report and raise the exit its ending calls for (decided by
+    :meth:`caliper.runner.RunEnding.problem`; this only maps it to the command line)."""
+    from caliper.commands.gate_options import gate_error, write_junit_report
     from caliper.errors import CaliperError
-    from caliper.runner import EXIT_ALL_UNUSABLE
+    from caliper.runner.ending import RunInterrupted
 
     try:
         _show(report, verbose, output, confidence)
@@ -470,25 +495,17 @@ def finish_report(
         from caliper.report.junit import junit_document
 
         write_junit_report(junit, junit_document(report.results, gate, confidence))
-    if report.save_error is not None:
-        raise report.save_error
-    if report.fatal is not None:
-        raise report.fatal
-    if report.interrupted:
-        _say_interrupted(report)
-        raise click.exceptions.Exit(report.exit_code)
-    if report.exit_code == EXIT_ALL_UNUSABLE:
-        raise CaliperError(
-            "Every attempt was unusable (infra_error, timeout or judge_error), so no success "
-            "rate could be measured.",
-            hint="The reasons are in the report above (add --verbose for each attempt).",
-            exit_code=EXIT_ALL_UNUSABLE,
-        )
-    raise_if_failed(gate)
+    problem = report.problem(gate_error(gate))
+    if isinstance(problem, RunInterrupted):
+        with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) is not an error
+            click.echo(f"Error: {problem.message}", err=True)
+        raise click.exceptions.Exit(problem.exit_code)
+    if problem is not None:
+        raise problem
 
 
 def _gate(
-    report: RunReport, bars: tuple[Bar, ...], inconclusive: str, confidence: float
+    report: RunEnding, bars: tuple[Bar, ...], inconclusive: str, confidence: float
 ) -> GateResult | None:
     """Judge the bars on the finished run and print them (``None`` when no bar was set)."""
     if not bars:
@@ -502,27 +519,16 @@ def _gate(
     return gate
 
 
-def _say_interrupted(report: RunReport) -> None:
-    """The last line of a run stopped by a signal (a closed terminal is not an error)."""
-    from caliper.runner.control import signal_label
-
-    label = signal_label(report.stop_signal) if report.stop_signal else "Ctrl-C"
-    first = "Interrupted" if label == "Ctrl-C" else f"Stopped by {label}"
-    with contextlib.suppress(OSError):
-        click.echo(
-            f"Error: {first}: the attempts that finished were saved as a partial run.", err=True
-        )
-
-
 def _existing_ancestor(path: Path) -> Path:
     while not path.exists() and path != path.parent:
         path = path.parent
     return path
 
 
-def check_save_targets(spec: Path, output: Path | None) -> None:
+def check_save_targets(spec: Path, output: Path | None, root: Path | None = None) -> None:
     """Fail before any attempt runs when the results obviously cannot be saved: ``--output``
-    is a folder or under a file or read-only folder, or the results store is read-only."""
+    is a folder or under a file or read-only folder, or the results store (``root``, default:
+    found from the current folder) is read-only."""
     from caliper.errors import UsageError
     from caliper.results.store import caliper_root, export_problem, writes_directly
 
@@ -544,7 +550,7 @@ def check_save_targets(spec: Path, output: Path | None) -> None:
             )
     if not spec.is_file():
         return  # the spec loader reports a missing spec better
-    store = _existing_ancestor(caliper_root(Path.cwd(), spec))
+    store = _existing_ancestor(root or caliper_root(Path.cwd(), spec))
     if store.is_dir() and not os.access(store, os.W_OK):
         raise UsageError(
             f"Results cannot be saved: the folder {store} is not writable.",
@@ -553,7 +559,7 @@ def check_save_targets(spec: Path, output: Path | None) -> None:
         )
 
 
-def _show(report: RunReport, verbose: bool, output: Path | None, confidence: float) -> None:
+def _show(report: RunEnding, verbose: bool, output: Path | None, confidence: float) -> None:
     """Print the run's report; a rendering bug must not hide where the results are."""
     from caliper.errors import CaliperError
     from caliper.report import make_console

@@ -1,72 +1,46 @@
 """The runner: from a spec file to a saved run (``caliper run``).
 
-``run_spec`` does the pre-flight checks (:mod:`.prepare`), schedules every attempt
-(:mod:`.execute`), each in its own sandbox (:mod:`.attempt`), and saves the results.
-See ``docs/architecture.md`` for which module owns each step.
+``run_spec`` composes the steps, each owned by one module (see ``docs/architecture.md``):
+pre-flight checks (:mod:`.prepare`) → plan (:mod:`.plan`, pure) → schedule (:mod:`.schedule`)
+through an executor (:mod:`caliper.executor`; ``local`` by default), each job running the
+attempt pipeline (:mod:`.attempt_pipeline`) → journal each finished attempt (:mod:`.journaling`) →
+assemble the results (:mod:`.assemble`, pure) and save them → :class:`RunEnding`, which
+decides the exit code (:mod:`.ending`).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import contextlib
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
-import attrs
-
-from caliper.errors import CaliperError
-from caliper.results.models import RunResults
+from caliper.runner.ending import EXIT_ALL_UNUSABLE, EXIT_INTERRUPTED, EXIT_OK, RunEnding
 from caliper.runner.options import RunOptions
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from caliper.engine import Engine
+    from caliper.executor import AttemptJob, Executor, FinishedAttempt, RunWork
     from caliper.plugins import PluginHost
+    from caliper.runner.adaptive import AdaptiveK
+    from caliper.runner.control import RunController
+    from caliper.runner.journaling import RunJournal
+    from caliper.runner.judging import LazyEngine
     from caliper.runner.plan import Continuation, RunPlan
     from caliper.runner.prepare import PreparedRun
     from caliper.runner.progress import Progress
+    from caliper.runner.schedule import Events, Execution
+    from caliper.runner.workdirs import WorkdirKeeper
 
-EXIT_OK = 0
-EXIT_ALL_UNUSABLE = 1
-EXIT_INTERRUPTED = 130
-"""Ctrl-C; a run stopped by another signal exits 128 + its number (SIGTERM 143, SIGHUP 129)."""
-
-__all__ = ["RunOptions", "RunReport", "run_spec"]
-
-
-@attrs.frozen
-class RunReport:
-    """A finished (or stopped) run: its results, where they were saved and how to exit."""
-
-    results: RunResults
-    saved_to: Path | None
-    fatal: CaliperError | None = None
-    interrupted: bool = False
-    save_error: CaliperError | None = None
-    """Set when the store could not be written (its message says where the run went)."""
-    stop_signal: int | None = None
-    """The signal that stopped the run (``SIGINT``, ``SIGTERM``, ``SIGHUP``), if one did."""
-
-    @property
-    def exit_code(self) -> int:
-        """0 usable results; 1 every scored attempt unusable; 128 + the signal number when a
-        signal stopped it (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP); else fatal's own code."""
-        if self.interrupted:
-            return 128 + self.stop_signal if self.stop_signal else EXIT_INTERRUPTED
-        if self.fatal is not None:
-            return self.fatal.exit_code
-        records = [a for task in self.results.tasks for a in task.attempts]
-        if records and not any(
-            r.outcome.usable or r.outcome.value == "not_checked" for r in records
-        ):
-            return EXIT_ALL_UNUSABLE
-        return EXIT_OK
-
-
-def _cli_version(prepared: PreparedRun) -> str | None:
-    try:
-        return prepared.engine.backend.cli_version(prepared.cli_path)
-    except Exception:  # a version probe must never break a run
-        return None
+__all__ = [
+    "EXIT_ALL_UNUSABLE",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "RunEnding",
+    "RunOptions",
+    "run_spec",
+]
 
 
 def run_spec(
@@ -75,54 +49,159 @@ def run_spec(
     host: PluginHost | None = None,
     progress_console: Console | None = None,
     continuation: Continuation | None = None,
-) -> RunReport:
-    """Run ``options.spec_path`` and save the results; see :class:`RunReport` for exit codes.
+) -> RunEnding:
+    """Run ``options.spec_path`` and save the results; :class:`RunEnding` says how it ended.
 
     ``continuation`` resumes a saved run (same id, only its missing attempts) or retries one
-    (a new run; see :mod:`.plan`). Every finished attempt goes to the run's journal at once
-    (:mod:`caliper.results.journal`); the results file is assembled from it at the end.
+    (a new run; see :mod:`.plan`). Every finished attempt goes to the run's journal at once;
+    the results file is assembled from it at the end.
 
-    Raises :class:`CaliperError` subclasses for problems found before the first attempt.
+    Raises :class:`~caliper.errors.CaliperError` subclasses for problems found before the
+    first attempt.
     """
-    from caliper import process
-    from caliper.cli_versions import version_in_background
+    from caliper.executor import RunWork
     from caliper.plugins import PluginHost
     from caliper.runner.control import RunController
-    from caliper.runner.execute import Events, execute
-    from caliper.runner.journaling import RunJournal
-    from caliper.runner.judging import LazyEngine
+    from caliper.runner.executors import concurrency_limits, executor_settings, resolve_executor
+    from caliper.runner.job_runner import JobRunner
     from caliper.runner.meta import now_iso
+    from caliper.runner.plan import attempt_jobs, plan_run
     from caliper.runner.prepare import prepare_run
-    from caliper.runner.progress import Progress
-    from caliper.sandbox import finish_removals
 
     host = host or PluginHost()
+    executor = resolve_executor(host, options.executor)
+    settings = executor_settings(executor, options.executor_settings)
     prepared = prepare_run(options, host)
-    plan = _plan(prepared, continuation, now_iso())
-    cli_version = version_in_background(lambda: _cli_version(prepared))
-    judge_engine = LazyEngine(lambda: judge_engine_for(host, options, prepared))
-    progress = Progress(
+    runs = {"": prepared}
+    limits = concurrency_limits(options.max_concurrent, runs)
+    plans = {"": plan_run(prepared, continuation, now_iso())}
+    adaptive = _adaptive_k(prepared)
+    progress = _progress(prepared, progress_console)
+    journal, judge_engine, keeper = _open_journal(prepared, plans[""], host, progress)
+    controller = RunController(notify=lambda text: _notify(progress, text))
+    work = RunWork(
+        runs=runs,
+        run_here=JobRunner(runs, controller, {"": judge_engine}, {"": keeper}),
+        controller=controller,
+        workers=options.workers,
+        max_concurrent=limits,
+    )
+    try:
+        with _stop_handling(controller):
+            for record in journal.carried_records:
+                progress.attempt_done(record)
+            with progress:
+                execution = _execute(
+                    executor,
+                    settings,
+                    work,
+                    attempt_jobs(plans, runs),
+                    _events(journal, progress),
+                    {"": adaptive} if adaptive is not None else {},
+                )
+            stop_reason = None
+            if execution.interrupted or execution.fatal is not None:
+                stop_reason = prepared.secrets.redact(execution.stop_reason) or "stopped"
+            results, saved_to, save_error = journal.finish(
+                aborted=execution.aborted[""],
+                stop_reason=stop_reason,
+                task_stop_reasons=adaptive.reasons() if adaptive is not None else None,
+            )
+    finally:
+        journal.close()
+    return RunEnding(
+        results=results,
+        saved_to=saved_to,
+        fatal=execution.fatal,
+        interrupted=execution.interrupted,
+        save_error=save_error,
+        stop_signal=execution.stop_signal,
+    )
+
+
+def _execute(
+    executor: Executor,
+    settings: Mapping[str, str],
+    work: RunWork,
+    jobs: list[AttemptJob],
+    events: Events,
+    adaptive: Mapping[str, AdaptiveK],
+) -> Execution:
+    """Schedule ``jobs`` on a session of ``executor`` (closed whatever happens), then end
+    orphaned processes and wait for the sandboxes' background deletion."""
+    from caliper import process
+    from caliper.runner.schedule import schedule
+    from caliper.sandbox import finish_removals
+
+    session = executor.start(work, settings)
+    try:
+        execution = schedule(work, session, jobs, events=events, adaptive=adaptive)
+    finally:
+        session.close()
+    process.sweep_orphans()
+    finish_removals()
+    return execution
+
+
+@contextlib.contextmanager
+def _stop_handling(controller: RunController) -> Iterator[None]:
+    """Signals stop the run (not the process) and no started process outlives it, from the
+    first attempt until the results are saved."""
+    from caliper import process
+
+    process.reset_stop()
+    process.adopt_orphans()
+    controller.install_signals()
+    try:
+        yield
+    finally:
+        controller.restore_signals()
+        process.reset_stop()
+
+
+def _adaptive_k(prepared: PreparedRun) -> AdaptiveK | None:
+    """``--k auto``'s bookkeeping, after checking its bars name tasks of the spec."""
+    settings = prepared.options.adaptive
+    if settings is None:
+        return None
+    from caliper.runner.adaptive import AdaptiveK, check_bar_tasks
+
+    names = [task.name for task in prepared.spec.tasks]
+    check_bar_tasks(settings, names)
+    return AdaptiveK(settings, names)
+
+
+def _progress(prepared: PreparedRun, console: Console | None) -> Progress:
+    from caliper.runner.progress import Progress
+
+    return Progress(
         prepared.spec.tasks,
-        options.k,
-        console=progress_console,
+        prepared.options.k,
+        console=console,
         title=f"caliper run {prepared.spec.name} ({prepared.engine.label})",
     )
-    adaptive = None
-    if options.adaptive is not None:
-        from caliper.runner.adaptive import AdaptiveK, check_bar_tasks
 
-        check_bar_tasks(options.adaptive, [task.name for task in prepared.spec.tasks])
 
-        adaptive = AdaptiveK(options.adaptive, [task.name for task in prepared.spec.tasks])
+def _open_journal(
+    prepared: PreparedRun, plan: RunPlan, host: PluginHost, progress: Progress
+) -> tuple[RunJournal, LazyEngine, WorkdirKeeper | None]:
+    """The run's journal (opened: the run id is claimed), its lazy judge engine, and the
+    ``--keep-workdirs`` keeper (``None`` without the flag)."""
+    from caliper.cli_versions import version_in_background
+    from caliper.runner.journaling import RunJournal
+    from caliper.runner.judging import LazyEngine
+
+    judge_engine = LazyEngine(lambda: judge_engine_for(host, prepared.options, prepared))
     journal = RunJournal(
         prepared,
         plan,
         judge_engine=judge_engine,
-        cli_version=cli_version,
+        cli_version=version_in_background(lambda: _cli_version(prepared)),
         notify=lambda text: _notify(progress, text),
     )
     journal.open()
     keeper = None
+    options = prepared.options
     if options.keep_workdirs:
         from caliper.runner.workdirs import WorkdirKeeper, archive_folder
 
@@ -132,46 +211,30 @@ def run_spec(
             max_bytes=options.workdir_max_bytes,
             run_max_bytes=options.workdirs_max_bytes,
         )
-    controller = RunController(notify=lambda text: _notify(progress, text))
-    process.reset_stop()
-    process.adopt_orphans()
-    controller.install_signals()
+    return journal, judge_engine, keeper
+
+
+def _events(journal: RunJournal, progress: Progress) -> Events:
+    """Each finished attempt to the journal and the progress display, as it comes."""
+    from caliper.runner.schedule import Events
+
+    def attempt_done(finished: FinishedAttempt) -> None:
+        assert finished.record is not None
+        journal.record(finished.record)
+        progress.attempt_done(finished.record)
+
+    def task_aborted(finished: FinishedAttempt) -> None:
+        journal.aborted(finished.job.task_name)
+        progress.task_aborted(finished.job.task_name)
+
+    return Events(attempt_done=attempt_done, task_aborted=task_aborted)
+
+
+def _cli_version(prepared: PreparedRun) -> str | None:
     try:
-        for record in journal.carried_records:
-            progress.attempt_done(record)
-        with progress:
-            execution = execute(
-                prepared,
-                controller,
-                progress,
-                judge_engine,
-                jobs=plan.jobs,
-                events=Events(attempt_done=journal.record, task_aborted=journal.aborted),
-                keeper=keeper,
-                adaptive=adaptive,
-            )
-        process.sweep_orphans()
-        finish_removals()  # the sandboxes, deleted in the background
-        stop_reason = None
-        if execution.interrupted or execution.fatal is not None:
-            stop_reason = prepared.secrets.redact(execution.stop_reason) or "stopped"
-        results, saved_to, save_error = journal.finish(
-            aborted=execution.aborted,
-            stop_reason=stop_reason,
-            task_stop_reasons=adaptive.reasons() if adaptive is not None else None,
-        )
-    finally:
-        journal.close()
-        controller.restore_signals()
-        process.reset_stop()
-    return RunReport(
-        results=results,
-        saved_to=saved_to,
-        fatal=execution.fatal,
-        interrupted=execution.interrupted,
-        save_error=save_error,
-        stop_signal=execution.stop_signal,
-    )
+        return prepared.engine.backend.cli_version(prepared.cli_path)
+    except Exception:  # a version probe must never break a run
+        return None
 
 
 def judge_engine_for(host: PluginHost, options: RunOptions, prepared: PreparedRun) -> Engine:
@@ -186,14 +249,6 @@ def judge_engine_for(host: PluginHost, options: RunOptions, prepared: PreparedRu
     if options.judge_model is not None and options.judge_model.strip():
         return resolve_engine(host, options.judge_model, flag="--judge-model")
     return Engine(prepared.engine.backend, prepared.engine.model, None)
-def _plan(prepared: PreparedRun, continuation: Continuation | None, now: str) -> RunPlan:
-    from caliper.runner.plan import RunPlan, every_attempt, resume_plan, retry_plan
-
-    if continuation is None:
-        return RunPlan(jobs=every_attempt(prepared.spec, prepared.options.k))
-    if continuation.kind == "resume":
-        return resume_plan(prepared, continuation, now)
-    return retry_plan(prepared, continuation)
 
 
 def _notify(progress: Progress, text: str) -> None:

@@ -3,8 +3,9 @@
 :class:`RunJournal` claims the run id by creating ``<run-id>.journal.jsonl`` (a resume
 rewrites its own), appends each finished attempt the moment the scheduler reports it, in the
 stored form the final file keeps (secrets redacted, text capped), and at the end assembles
-the results file from the journal (:func:`caliper.results.journal.assemble`, pure), saves it
-atomically and removes the journal. See :mod:`caliper.results.journal` for the format.
+the results file from the journal's attempts with the pure
+:func:`caliper.runner.assemble.assemble_results`, saves it atomically and removes the
+journal. See :mod:`caliper.results.journal` for the format.
 
 When the journal cannot be created (a store that is not writable is refused earlier, so this
 is rare) the run goes on with the attempts kept in memory only, and says so once.
@@ -12,14 +13,13 @@ is rare) the run goes on with the attempts kept in memory only, and says so once
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from caliper.errors import CaliperError, UsageError
 from caliper.results.compact import StorageLimits
-from caliper.results.models import AttemptRecord, RunMeta, RunResults, TaskResult
+from caliper.results.models import AttemptRecord, RunMeta, RunResults
 
 if TYPE_CHECKING:
     from caliper.results.journal import JournalWriter
@@ -41,7 +41,7 @@ class RunJournal:
         notify: Callable[[str], None],
     ) -> None:
         from caliper.results import codec
-        from caliper.results.store import RESULTS_DIR, caliper_root
+        from caliper.results.store import RESULTS_DIR
         from caliper.runner.meta import now_iso
 
         self.prepared = prepared
@@ -58,7 +58,8 @@ class RunJournal:
         self.writer: JournalWriter | None = None
         self.run_id: str | None = plan.run_id
         self.started_at = plan.started_at or now_iso()
-        root = prepared.results_root or caliper_root(Path.cwd(), prepared.spec.path)
+        root = prepared.results_root
+        assert root is not None, "prepare_run resolves the results folder"
         self.folder = root / RESULTS_DIR / prepared.spec.name
         self.output = options.output.absolute() if options.output is not None else None
 
@@ -93,21 +94,9 @@ class RunJournal:
 
     def tasks_data(self) -> list[dict[str, Any]]:
         """Each task of the spec, without attempts, as the results file stores it."""
-        from caliper.results import codec
+        from caliper.runner.assemble import task_entries
 
-        k = self.prepared.options.k
-        return [
-            codec.converter().unstructure(
-                TaskResult(
-                    name=task.name,
-                    index=task.index,
-                    k=k,
-                    activation_expected=task.activates,
-                    check_keys=list(task.checks),
-                )
-            )
-            for task in self.prepared.spec.tasks
-        ]
+        return task_entries(self.prepared.spec, self.prepared.options.k)
 
     def _header(self, run_id: str) -> dict[str, Any]:
         from caliper.results import codec
@@ -208,14 +197,13 @@ class RunJournal:
     ) -> tuple[RunResults, Path | None, CaliperError | None]:
         """Assemble the results file from the journal, save it; return results, where they
         went and the save error (if saving failed)."""
-        from caliper.results import codec
-        from caliper.results.journal import assemble
         from caliper.results.store import (
             ResultsWriteError,
             claim_results,
             rescue,
             save_assembled,
         )
+        from caliper.runner.assemble import assemble_results
 
         assert self.run_id is not None
         attempts = self._attempts()
@@ -231,15 +219,15 @@ class RunJournal:
         if stop_reason is not None:
             meta.partial = True
             meta.stop_reason = stop_reason
-        data = assemble(
-            codec.converter().unstructure(meta),
-            self.tasks_data(),
+        assembled = assemble_results(
+            meta,
+            self.prepared.spec,
+            self.prepared.options.k,
             attempts,
-            {*aborted, *self.aborted_names},
-            task_stop_reasons,
+            aborted={*aborted, *self.aborted_names},
+            task_stop_reasons=task_stop_reasons,
         )
-        text = codec.dumps_data(data)
-        results = codec.from_data(json.loads(text))
+        text, results = assembled.text, assembled.results
         if path is None:
             assert claim_error is not None
             return results, None, rescue(results, claim_error, self.output, text=text)

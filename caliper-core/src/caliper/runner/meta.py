@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections
 import datetime
-import hashlib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -29,10 +28,8 @@ def new_run_id() -> str:
 
 
 def spec_hash(prepared: PreparedRun) -> str:
-    """SHA-256 of the spec file's bytes as read when the run started."""
-    if prepared.spec_sha256:
-        return prepared.spec_sha256
-    return hashlib.sha256(prepared.spec.path.read_bytes()).hexdigest()
+    """SHA-256 of the spec file's bytes as read to load it (never read again)."""
+    return prepared.spec_sha256
 
 
 def plugin_versions() -> dict[str, str]:

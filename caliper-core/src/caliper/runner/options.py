@@ -26,7 +26,8 @@ DEFAULT_RETRIES = 2
 class RunOptions:
     """The run's settings (the ``caliper run`` flags, after click parsed them)."""
 
-    spec_path: Path
+    spec_path: Path = Path()
+    """The spec file (``caliper.run(spec, options)`` fills it in)."""
     k: int = DEFAULT_K
     workers: int = DEFAULT_WORKERS
     timeout: float = DEFAULT_TIMEOUT
@@ -51,8 +52,18 @@ class RunOptions:
     adaptive: AdaptiveSettings | None = None
     """``--k auto``: adaptive k (``k`` is then ``--max-k``); see :mod:`.adaptive`."""
     workdir_max_bytes: int = 50 * 1024 * 1024
+    """``--workdir-max-bytes``: at most this many bytes of files kept per attempt."""
     workdirs_max_bytes: int = 500 * 1024 * 1024
-    """``--retries``: more tries an attempt gets after a transient failure (see ``.retry``)."""
+    """``--workdirs-max-bytes``: at most this many bytes of files kept for the whole run."""
+    results_root: Path | None = None
+    """The ``.caliper/`` folder to save in, when the caller already found it (``caliper run``
+    does, once, before checking it is writable); ``None``: found once when the run starts."""
+    executor: str = "local"
+    """``--executor``: the id of the executor the attempts run on (see ``caliper.executor``)."""
+    executor_settings: Mapping[str, str] = attrs.field(factory=dict)
+    """The executor's ``--<id>-<name> VALUE`` settings, by name."""
+    max_concurrent: Mapping[str, int] = attrs.field(factory=dict)
+    """``--max-concurrent BACKEND=N``: at most N attempts of that backend at once."""
 
     @property
     def judge_seconds(self) -> float:

@@ -13,7 +13,7 @@ combines the carried and the new attempts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,7 @@ from caliper.errors import UsageError
 from caliper.results.models import Outcome, TryRecord
 
 if TYPE_CHECKING:
+    from caliper.executor import AttemptJob
     from caliper.runner.prepare import PreparedRun
     from caliper.spec.model import Spec
 
@@ -208,3 +209,26 @@ def retry_plan(prepared: PreparedRun, source: Continuation) -> RunPlan:
 def _names(jobs: Iterable[tuple[str, int]]) -> str:
     text = ", ".join(f"{task} #{n}" for task, n in jobs)
     return text or "none"
+
+
+def plan_run(prepared: PreparedRun, continuation: Continuation | None, now: str) -> RunPlan:
+    """The plan of one engine's run: every attempt (none up front under ``--k auto``, whose
+    jobs are handed out as attempts finish), or what a resume or retry needs."""
+    if continuation is None:
+        if prepared.options.adaptive is not None:
+            return RunPlan(jobs=[])
+        return RunPlan(jobs=every_attempt(prepared.spec, prepared.options.k))
+    if continuation.kind == "resume":
+        return resume_plan(prepared, continuation, now)
+    return retry_plan(prepared, continuation)
+
+
+def attempt_jobs(plans: Mapping[str, RunPlan], runs: Mapping[str, PreparedRun]) -> list[AttemptJob]:
+    """The scheduler's jobs for every engine key's plan, engine by engine, task by task."""
+    from caliper.executor import AttemptJob
+
+    return [
+        AttemptJob(task, number, key, runs[key].engine.backend_id)
+        for key, plan in plans.items()
+        for task, number in plan.jobs
+    ]

@@ -212,13 +212,13 @@ def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
     from caliper.engine import resolve_engine
     from caliper.results.store import caliper_root
     from caliper.sandbox import sandbox_parent
-    from caliper.spec.load import load_spec
-    from caliper.spec.skills import resolve_skills
+    from caliper.spec.load import load_spec_for_run
 
     judges = host.judges()
-    spec = load_spec(options.spec_path, judges)
-    spec_sha256 = _file_sha256(spec.path)
-    results_root = caliper_root(Path.cwd(), spec.path).absolute()
+    # one read of the spec gives its text and its hash; its skills are resolved this once
+    spec, resolved = load_spec_for_run(options.spec_path, judges, on_note=_note)
+    spec_sha256 = spec.sha256
+    results_root = (options.results_root or caliper_root(Path.cwd(), spec.path)).absolute()
     attempt_parent = sandbox_parent()
     forbidden = forbidden_patterns(
         spec.sandbox.forbidden_files,
@@ -230,7 +230,7 @@ def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
     check_mcp_support(spec, engine)
     check_history_support(spec, engine)
     user_customizations = wants_user_customizations(options, spec, engine)
-    skills = tuple(resolve_skills(spec, offline=False, on_note=_note))
+    skills = tuple(resolved)
     ablation = check_ablation(options.ablate, skills, [server.name for server in spec.mcp])
     # an ablated server is never started, so its ${VAR}s need not be set either
     mcp = resolve_servers([m for m in spec.mcp if m.name not in ablation.mcp], os.environ)
@@ -273,10 +273,3 @@ def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
         ablation=ablation,
         user_customizations=user_customizations,
     )
-
-
-def _file_sha256(path: Path) -> str:
-    """SHA-256 of ``path``'s bytes, read right after the spec was loaded from it."""
-    import hashlib
-
-    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -2,16 +2,19 @@
 
 ``check_spec`` collects every problem (it is what ``caliper validate`` prints); ``load_spec``
 raises :class:`SpecInvalid` with all of them. Neither touches the network: git skill sources
-are looked up in the local cache only, and what could not be checked becomes a note.
+are looked up in the local cache only, and what could not be checked becomes a note. A run
+loads with :func:`load_spec_for_run`, which fetches git sources and returns the resolved
+skills too, so each skill is resolved and hashed once per run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import attrs
 
+from caliper.errors import SpecError
 from caliper.judge import Judge
 from caliper.skills import ResolvedSkill
 from caliper.spec.fields import Reporter, type_name
@@ -25,11 +28,16 @@ from caliper.spec.sections import (
     check_top,
     check_user_customizations,
 )
-from caliper.spec.skills import duplicate_names, hidden_activation_entries, resolve_source
+from caliper.spec.skills import (
+    SourceOutcome,
+    duplicate_names,
+    hidden_activation_entries,
+    resolve_source,
+)
 from caliper.spec.tasks import Neighbourhood, TaskChecker
 from caliper.spec.yamldoc import Document, load_document
 
-__all__ = ["Problem", "SpecCheck", "SpecInvalid", "check_spec", "load_spec"]
+__all__ = ["Problem", "SpecCheck", "SpecInvalid", "check_spec", "load_spec", "load_spec_for_run"]
 
 
 @attrs.frozen
@@ -62,11 +70,19 @@ def check_spec(
     *,
     cache_dir: Path | None = None,
     judge_failures: Mapping[str, str] | None = None,
+    online: bool = False,
+    on_note: Callable[[str], None] | None = None,
 ) -> SpecCheck:
-    """Check ``path`` completely, without running anything or using the network.
+    """Check ``path`` completely, without running anything or (by default) using the network.
 
     ``judges`` maps task keys to installed judges; ``judge_failures`` maps keys whose judge
     plugin failed to import to the reason, so a task using one gets a precise message.
+
+    With ``online`` (what a run does, :func:`load_spec_for_run`) git sources are fetched, so
+    the skills in :attr:`SpecCheck.skills` are the ones the run installs, resolved and hashed
+    this once; ``on_note`` then hears each remark as it comes (a cached commit used, files a
+    copy left out), and a source that cannot be fetched nor found in the cache is a
+    :class:`~caliper.errors.SpecError`.
     """
     path = Path(path)
     document, problems = load_document(path)
@@ -87,7 +103,9 @@ def check_spec(
             )
         )
         return SpecCheck(None, problems, [])
-    return _SpecChecker(document, judges, cache_dir, judge_failures, problems).run()
+    checker = _SpecChecker(document, judges, cache_dir, judge_failures, problems)
+    checker.online, checker.on_note = online, on_note
+    return checker.run()
 
 
 class _SpecChecker:
@@ -107,6 +125,8 @@ class _SpecChecker:
         self.judge_failures = judge_failures
         self.report = Reporter(document)
         self.report.problems.extend(problems)
+        self.online = False
+        self.on_note: Callable[[str], None] | None = None
 
     def run(self) -> SpecCheck:
         report, data, path = self.report, self.document.data, self.document.path
@@ -147,6 +167,7 @@ class _SpecChecker:
             mcp=mcp,
             tasks=tasks,
             user_customizations=user_customizations,
+            sha256=self.document.sha256,
         )
         return SpecCheck(spec, [], notes, warnings, skills)
 
@@ -165,9 +186,11 @@ class _SpecChecker:
                 index,
                 path,
                 cache=self.cache,
-                offline=True,
+                offline=not self.online,
                 column=position[1] if position else None,
             )
+            if self.online:
+                self._note_online(index, outcome)
             outcomes.append(outcome)
             report.problems.extend(outcome.problems)
             report.warnings.extend(outcome.warnings)
@@ -190,8 +213,36 @@ class _SpecChecker:
         return skills, neighbourhood, notes
 
 
+    def _note_online(self, index: int, outcome: SourceOutcome) -> None:
+        """A run's remarks on one source, at once; a source it cannot get stops it."""
+        if self.on_note is not None:
+            if outcome.note:
+                self.on_note(outcome.note)
+            for copy_note in outcome.copy_notes:
+                self.on_note(copy_note)
+        if outcome.skill is None and not outcome.problems:
+            raise SpecError(
+                f"{self.document.path}: skills[{index}]: {outcome.note}",
+                hint="Resolve it once with network access (`caliper run`) to fill the cache.",
+            )
+
+
 def _list(value: object) -> list[object]:
     return value if isinstance(value, list) else []
+
+
+def load_spec_for_run(
+    path: Path, judges: Mapping[str, Judge], *, on_note: Callable[[str], None] | None = None
+) -> tuple[Spec, list[ResolvedSkill]]:
+    """The validated spec and its skills, resolved online and hashed once (for a run).
+
+    Raises :class:`SpecInvalid` listing every problem, or :class:`SpecError` for a git source
+    that can be neither fetched nor found in the cache.
+    """
+    result = check_spec(path, judges, online=True, on_note=on_note)
+    if result.spec is None:
+        raise SpecInvalid(result.problems)
+    return result.spec, list(result.skills)
 
 
 def load_spec(path: Path, judges: Mapping[str, Judge]) -> Spec:

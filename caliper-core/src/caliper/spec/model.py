@@ -101,6 +101,8 @@ class Spec:
     tasks: tuple[Task, ...] = ()
     user_customizations: bool | None = None
     """``user_customizations:`` (``None``: not written; ``--user-customizations`` decides)."""
+    sha256: str = ""
+    """SHA-256 of the file's bytes as they were read to load this spec."""
 
     @property
     def directory(self) -> Path:

@@ -47,6 +47,8 @@ class Document:
     data: Any
     values: dict[PathKey, Position]
     keys: dict[PathKey, Position]
+    sha256: str = ""
+    """SHA-256 of the bytes the text was decoded from (set by :func:`load_document`)."""
 
     def position(self, path: PathKey, *, key: bool = False) -> Position | None:
         """Where the value at ``path`` starts (its key when ``key``), or the nearest parent."""
@@ -353,7 +355,15 @@ def _clean(value: Any) -> Any:
 
 def load_document(path: Path, *, what: str = "spec") -> tuple[Document | None, list[Problem]]:
     """Read and parse ``path``; problems explain anything that stopped it."""
-    text, problems = read_text(path, what=what)
+    import hashlib
+
+    raw, problem = _read_bytes(path, what)
+    if raw is None:
+        return None, [problem] if problem else []
+    text, problems = decode_text(path, raw, what=what)
     if text is None:
         return None, problems
-    return parse_yaml(path, text)
+    document, problems = parse_yaml(path, text)
+    if document is None:
+        return None, problems
+    return attrs.evolve(document, sha256=hashlib.sha256(raw).hexdigest()), problems

@@ -253,6 +253,7 @@ def measure(
     Ctrl-C: the finished attempts are still saved as a partial run).
     """
     from caliper.runner import RunOptions, run_spec
+    from caliper.runner.ending import AllUnusable
 
     candidate = write_candidate(neighbourhood, description, folder / "skill")
     spec_path = write_spec(neighbourhood, candidate, probes, folder / f"{spec_name}.eval.yaml")
@@ -268,15 +269,9 @@ def measure(
     )
     if on_run is not None:
         on_run(report.saved_to)
-    if report.save_error is not None:
-        raise report.save_error
-    if report.fatal is not None:
-        raise report.fatal
-    if report.interrupted:
-        raise CaliperError(
-            "Interrupted: the attempts that finished were saved as a partial run.",
-            exit_code=130,
-        )
+    problem = report.problem()
+    if problem is not None and not isinstance(problem, AllUnusable):
+        raise problem  # the results could not be saved, a setup error, a stop signal
     scores = score_results(report.results, probes, neighbourhood.name)
     attempts = sum(len(t.attempts) for t in report.results.tasks)
     return Measurement(

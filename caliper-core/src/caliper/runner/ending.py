@@ -1,0 +1,87 @@
+"""How a run ended, and the one place that decides its exit code.
+
+:class:`RunEnding` is what :func:`caliper.runner.run_spec` (and :func:`caliper.run`) return:
+the results, where they were saved, and what stopped the run. :meth:`RunEnding.problem` turns
+that into the error the run exits with, in one order every caller shares (``caliper run``,
+``caliper retry``, ``caliper tune``): the results could not be saved (1) → a fatal error (its
+own code: 3 for a setup error, 2 for a judge engine that cannot be resolved) → a stop signal
+(128 + its number: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP) → every attempt unusable (1) → a
+failed ``--min-score``/``--min-activation`` bar (3, judged by the caller) → 0.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from caliper.errors import CaliperError
+from caliper.results.models import RunResults
+
+EXIT_OK = 0
+EXIT_ALL_UNUSABLE = 1
+EXIT_INTERRUPTED = 130
+"""Ctrl-C; a run stopped by another signal exits 128 + its number (SIGTERM 143, SIGHUP 129)."""
+
+
+class RunInterrupted(CaliperError):
+    """A stop signal ended the run; the finished attempts were saved as a partial run."""
+
+
+class AllUnusable(CaliperError):
+    """Every scored attempt was unusable, so no success rate could be measured."""
+
+
+@attrs.frozen
+class RunEnding:
+    """A finished (or stopped) run: its results, where they were saved, what stopped it."""
+
+    results: RunResults
+    saved_to: Path | None
+    fatal: CaliperError | None = None
+    interrupted: bool = False
+    save_error: CaliperError | None = None
+    """Set when the store could not be written (its message says where the run went)."""
+    stop_signal: int | None = None
+    """The signal that stopped the run (``SIGINT``, ``SIGTERM``, ``SIGHUP``), if one did."""
+
+    def problem(self, gate_error: CaliperError | None = None) -> CaliperError | None:
+        """The error this run exits with (``None``: exit 0). First that applies: the results
+        could not be saved (1), a fatal error (its code), a stop signal (128 + its number),
+        every attempt unusable (1), then ``gate_error``, the caller's verdict on the bars."""
+        if self.save_error is not None:
+            return self.save_error
+        if self.fatal is not None:
+            return self.fatal
+        if self.interrupted:
+            from caliper.runner.control import signal_label
+
+            label = signal_label(self.stop_signal) if self.stop_signal else "Ctrl-C"
+            first = "Interrupted" if label == "Ctrl-C" else f"Stopped by {label}"
+            return RunInterrupted(
+                f"{first}: the attempts that finished were saved as a partial run.",
+                exit_code=128 + self.stop_signal if self.stop_signal else EXIT_INTERRUPTED,
+            )
+        if self.all_unusable:
+            return AllUnusable(
+                "Every attempt was unusable (infra_error, timeout or judge_error), so no "
+                "success rate could be measured.",
+                hint="The reasons are in the report above (add --verbose for each attempt).",
+                exit_code=EXIT_ALL_UNUSABLE,
+            )
+        return gate_error
+
+    @property
+    def all_unusable(self) -> bool:
+        """Attempts ran and none was usable (``pass``, ``task_fail``, ``cheat``) or
+        ``not_checked``."""
+        records = [a for task in self.results.tasks for a in task.attempts]
+        return bool(records) and not any(
+            r.outcome.usable or r.outcome.value == "not_checked" for r in records
+        )
+
+    @property
+    def exit_code(self) -> int:
+        """The exit code of :meth:`problem` (bars aside), 0 when there is none."""
+        problem = self.problem()
+        return problem.exit_code if problem is not None else EXIT_OK
