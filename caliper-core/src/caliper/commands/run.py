@@ -267,6 +267,15 @@ class AttemptCount(click.ParamType):
     help="With --resume: continue even though the spec, skills, engine or k changed "
     "(recorded in the run's metadata).",
 )
+@click.option(  # --shard (issue 18): see caliper.runner.shard
+    "--shard",
+    "shard_text",
+    metavar="I/N",
+    default=None,
+    help="Run only shard I of N: a fixed slice of the attempts (round-robin over tasks and "
+    "attempt numbers), saved as a shard run; `caliper merge` joins the N shard runs into the "
+    "whole run. Not with --k auto.",
+)
 @confidence_option
 @click.option(
     "--max-turn-chars",
@@ -318,6 +327,7 @@ def command(
     workdirs_max_bytes: int,
     resume: str | None,
     force: bool,
+    shard_text: str | None,
 ) -> None:
     """Run SPEC's tasks k times through a real agent CLI and save the results.
 
@@ -350,7 +360,15 @@ def command(
         from caliper.errors import UsageError
 
         raise UsageError("--force only applies with --resume.")
+    from caliper.runner.shard import shard_for_run  # --shard (issue 18)
+
+    shard = shard_for_run(
+        shard_text,
+        adaptive=adaptive is not None,
+        resumed=continuation.meta if continuation is not None else None,
+    )
     options = RunOptions(
+        shard=shard,
         spec_path=spec,
         k=k if k is not None else DEFAULT_K,
         workers=workers,

@@ -187,13 +187,17 @@ def judge_engine_for(host: PluginHost, options: RunOptions, prepared: PreparedRu
         return resolve_engine(host, options.judge_model, flag="--judge-model")
     return Engine(prepared.engine.backend, prepared.engine.model, None)
 def _plan(prepared: PreparedRun, continuation: Continuation | None, now: str) -> RunPlan:
-    from caliper.runner.plan import RunPlan, every_attempt, resume_plan, retry_plan
+    from caliper.runner.plan import RunPlan, every_attempt, resume_plan, retry_plan, shard_plan
 
     if continuation is None:
-        return RunPlan(jobs=every_attempt(prepared.spec, prepared.options.k))
-    if continuation.kind == "resume":
-        return resume_plan(prepared, continuation, now)
-    return retry_plan(prepared, continuation)
+        plan = RunPlan(jobs=every_attempt(prepared.spec, prepared.options.k))
+    elif continuation.kind == "resume":
+        plan = resume_plan(prepared, continuation, now)
+    else:
+        plan = retry_plan(prepared, continuation)
+    if prepared.options.shard is not None:  # --shard I/N: this shard's slice only
+        plan = shard_plan(plan, prepared.spec, prepared.options.k, prepared.options.shard)
+    return plan
 
 
 def _notify(progress: Progress, text: str) -> None:

@@ -14,6 +14,7 @@ from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_
 
 if TYPE_CHECKING:
     from caliper.runner.adaptive import AdaptiveSettings
+    from caliper.runner.shard import Shard
 
 DEFAULT_K = 3
 DEFAULT_WORKERS = 4
@@ -52,6 +53,8 @@ class RunOptions:
     """``--k auto``: adaptive k (``k`` is then ``--max-k``); see :mod:`.adaptive`."""
     workdir_max_bytes: int = 50 * 1024 * 1024
     workdirs_max_bytes: int = 500 * 1024 * 1024
+    shard: Shard | None = None
+    """``--shard I/N``: run only this shard's slice of the attempts (see :mod:`.shard`)."""
     """``--retries``: more tries an attempt gets after a transient failure (see ``.retry``)."""
 
     @property

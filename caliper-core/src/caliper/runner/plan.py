@@ -24,6 +24,7 @@ from caliper.results.models import Outcome, TryRecord
 
 if TYPE_CHECKING:
     from caliper.runner.prepare import PreparedRun
+    from caliper.runner.shard import Shard
     from caliper.spec.model import Spec
 
 RETRYABLE = (Outcome.INFRA_ERROR.value, Outcome.TIMEOUT.value, Outcome.JUDGE_ERROR.value)
@@ -201,6 +202,29 @@ def retry_plan(prepared: PreparedRun, source: Continuation) -> RunPlan:
                 f"{' or '.join(source.only)}: " + _names(jobs)
             ],
             "forced": forced,
+        },
+    )
+
+
+def shard_plan(plan: RunPlan, spec: Spec, k: int, shard: Shard) -> RunPlan:
+    """``plan`` cut to the attempts ``shard`` owns in the whole plan (every task k times).
+
+    Works on a fresh plan and on a resume's (only the shard's missing attempts stay). The
+    plan's notes mark the run as a shard: ``meta.shard`` and a partial run whose stop reason
+    says which slice it is (see :mod:`caliper.runner.shard`).
+    """
+    from caliper.runner.shard import shard_jobs, shard_meta, shard_sentence
+
+    whole = every_attempt(spec, k)
+    mine = set(shard_jobs(whole, shard))
+    return attrs.evolve(
+        plan,
+        jobs=[job for job in plan.jobs if job in mine],
+        notes={
+            **plan.notes,
+            "shard": shard_meta(shard, whole),
+            "partial": True,
+            "stop_reason": shard_sentence(shard, whole),
         },
     )
 
