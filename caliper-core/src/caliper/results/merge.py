@@ -166,7 +166,6 @@ def check_shards(runs: Sequence[ShardRun]) -> None:
     owners = owner(whole, count)
     seen: dict[tuple[str, int], ShardRun] = {}
     for run in runs:
-        index = int(run.shard["index"])
         for attempt in run.attempts():
             key = attempt_key(attempt)
             if key in seen:
@@ -175,13 +174,15 @@ def check_shards(runs: Sequence[ShardRun]) -> None:
                     f"{key[1]} of task {key[0]!r} (attempts overlap).",
                     hint=HINT,
                 )
-            if owners.get(key) != index:
-                raise MergeError(
-                    f"Cannot merge {run.label}: it holds attempt {key[1]} of task {key[0]!r}, "
-                    f"which is not part of shard {index}/{count}'s slice.",
-                    hint=HINT,
-                )
             seen[key] = run
+    for key, run in seen.items():
+        index = int(run.shard["index"])
+        if owners.get(key) != index:
+            raise MergeError(
+                f"Cannot merge {run.label}: it holds attempt {key[1]} of task {key[0]!r}, "
+                f"which is not part of shard {index}/{count}'s slice.",
+                hint=HINT,
+            )
     for run in runs:
         index = int(run.shard["index"])
         aborted = run.aborted()

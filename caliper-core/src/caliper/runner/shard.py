@@ -53,8 +53,8 @@ def parse_shard(text: str, flag: str = "--shard") -> Shard:
     index, count = int(match.group(1)), int(match.group(2))
     if count < 1 or not 1 <= index <= count:
         raise UsageError(
-            f"{flag} {text!r}: the shard number must be between 1 and the number of shards "
-            f"(1 ≤ I ≤ N), and N at least 1.",
+            f"{flag} {text!r}: in I/N the shard number I must be between 1 and the number "
+            "of shards N (1 ≤ I ≤ N).",
             hint="For 4 shards run --shard 1/4, --shard 2/4, --shard 3/4 and --shard 4/4.",
         )
     return Shard(index, count)
