@@ -205,6 +205,9 @@ class RunMeta:
     shard: dict[str, Any] | None = None
     """``--shard I/N``: ``index``, ``count``, ``plan_fingerprint`` (SHA-256 of the whole
     plan), ``plan_attempts`` and ``attempts`` (this shard's share); ``None``: not a shard."""
+    matrix: dict[str, Any] | None = None
+    """``caliper run --model A --model B …``: ``id`` (shared by the matrix's runs), ``engine``
+    (this run's ``--model``) and ``engines`` (every ``--model``, in order); ``None`` otherwise."""
     merged_from: list[dict[str, Any]] = attrs.field(factory=list)
     """``caliper merge``: the shard runs this run was merged from (``shard``, ``run``)."""
     incomplete: bool = False
