@@ -34,6 +34,8 @@ Examples:
   caliper run my-skill.eval.yaml                     # k=3 with claude-code
   caliper run my-skill.eval.yaml --k 5 --model codex
   caliper run my-skill.eval.yaml --model codex:gpt-5.5 --workers 2
+  caliper run my-skill.eval.yaml --model claude-code --model codex:gpt-5.5 --model pi
+  caliper run my-skill.eval.yaml --k 10 --shard 2/4   # one CI job's slice
   caliper run my-skill.eval.yaml --ablate my-skill   # control run without the skill
   caliper run my-skill.eval.yaml --output run.json --verbose
   caliper run my-skill.eval.yaml --k 10 --min-score 0.8 --min-score "hard task=0.6"
@@ -60,6 +62,7 @@ Exit codes:
        partial run
   130  interrupted with Ctrl-C (what finished is saved as a partial run)
   143  stopped by SIGTERM (what finished is saved as a partial run)
+  With several --model (a matrix): the worst (highest) code over the engines.
 
 \b
 Stopping: Ctrl-C, SIGTERM or SIGHUP ends the running agents and everything they
@@ -187,8 +190,10 @@ class AttemptCount(click.ParamType):
 @click.option(
     "--model",
     metavar="TARGET",
+    multiple=True,
     help="Engine that runs the tasks: BACKEND, BACKEND:MODEL or a model name "
-    "(default: claude-code with its default model).",
+    "(default: claude-code with its default model). Repeat it to run the spec on several "
+    "engines in one pool, one saved run per engine tied by a matrix id.",
 )
 @click.option(
     "--judge-model",
@@ -311,7 +316,7 @@ def command(
     precision: float | None,
     ablate: tuple[str, ...],
     fail_fast: int,
-    model: str | None,
+    model: tuple[str, ...] | str | None,
     judge_model: str | None,
     user_customizations: bool | None,
     output: Path | None,
@@ -348,6 +353,9 @@ def command(
 
     executor_settings = settings_from(executor_flags)
     limits = parse_max_concurrent(max_concurrent)
+    from caliper.commands.run_matrix import split_models  # many engines (issue 18)
+
+    model, engines = split_models(model, resume=resume, output=output, junit=junit)
 
     if judge_timeout is None:
         judge_timeout = judge_timeout_from_env()
@@ -407,6 +415,11 @@ def command(
     bars = (*min_score, *min_activation)
     check_bars_before_run(spec, bars)
     check_junit_target(junit)
+    if engines:  # many engines in one run (issue 18)
+        from caliper.commands.run_matrix import run_engines
+
+        run_engines(options, engines, verbose, confidence, bars, inconclusive)
+        return
     report = run_spec(options, continuation=continuation)
     finish_report(report, verbose, output, confidence, bars, inconclusive, junit)
 
