@@ -1,0 +1,182 @@
+"""Many engines in one run (issue 18): ``caliper run SPEC --model A --model B`` through the real
+``caliper`` script with the fake backend under two models. One saved run per engine, tied by
+``meta.matrix``; judges follow each engine unless ``--judge-model``; every engine is checked
+before any attempt; the exit code is the worst over the engines."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from caliper_fakeagent.harness import CALIPER, Workspace
+
+ONE, TWO = "fake", "fake:fake-model-2"
+# "differs" passes on fake-model-1 only: a difference the matrix must call significant
+SPEC = """\
+    tasks:
+      - name: differs
+        prompt: |
+          fake: only-model fake-model-1 write out.txt yes
+          fake: say done
+        assert: "import os; assert os.path.exists('out.txt')"
+      - name: judged
+        prompt: "fake: say hello there"
+        expect: "Says hello (fake-judge: pass)"
+    """
+
+
+def _caliper(space: Workspace, *args: str, env: dict[str, str] | None = None):
+    return subprocess.run(
+        [str(CALIPER), *args],
+        cwd=space.root,
+        env=env or space.env(),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+def _runs(space: Workspace) -> list[dict[str, Any]]:
+    folder = space.root / ".caliper" / "results" / "demo"
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))]
+
+
+@pytest.fixture
+def space(tmp_path: Path) -> Workspace:
+    return Workspace.create(tmp_path)
+
+
+def test_two_engines_in_one_run_save_one_run_each_tied_by_a_matrix_id(space: Workspace) -> None:
+    spec = space.spec(SPEC)
+    done = _caliper(
+        space, "run", str(spec), "--model", ONE, "--model", TWO, "--k", "8", "--workers", "3"
+    )
+    assert done.returncode == 0, done.stderr
+    runs = _runs(space)
+    assert len(runs) == 2
+    assert not list((space.root / ".caliper").rglob("*.journal.jsonl"))
+    metas = {run["meta"]["matrix"]["engine"]: run["meta"] for run in runs}
+    assert set(metas) == {ONE, TWO}
+    ids = {meta["matrix"]["id"] for meta in metas.values()}
+    assert len(ids) == 1
+    (matrix_id,) = ids
+    assert all(meta["matrix"]["engines"] == [ONE, TWO] for meta in metas.values())
+    assert metas[ONE]["run_id"] != metas[TWO]["run_id"]
+    assert metas[ONE]["model"] == "fake-model-1" and metas[TWO]["model"] == "fake-model-2"
+    assert metas[ONE]["requested_model"] == ONE and metas[TWO]["requested_model"] == TWO
+    # no --judge-model: each engine's judge follows that engine
+    assert metas[ONE]["judge_model"] == "fake-model-1"
+    assert metas[TWO]["judge_model"] == "fake-model-2"
+    by_engine = {run["meta"]["matrix"]["engine"]: run for run in runs}
+    for engine, run in by_engine.items():
+        for task in run["tasks"]:
+            assert [a["attempt"] for a in task["attempts"]] == list(range(1, 9))
+        differs = next(t for t in run["tasks"] if t["name"] == "differs")
+        want = "pass" if engine == ONE else "task_fail"
+        assert {a["outcome"] for a in differs["attempts"]} == {want}
+    # the run prints the engines side by side and how to see the matrix again
+    assert f"caliper report --matrix {matrix_id}" in done.stdout
+    assert "significant" in done.stdout
+    shown = json.loads(_caliper(space, "report", "--matrix", matrix_id, "--format", "json").stdout)
+    assert [e["engine"] for e in shown["engines"]] == [ONE, TWO]
+    differs = next(d for d in shown["differences"] if d["task"] == "differs")
+    assert differs["delta"] == -1.0 and differs["significant"] is True
+    judged = next(d for d in shown["differences"] if d["task"] == "judged")
+    assert judged["significant"] is False
+
+
+def test_judge_model_applies_to_every_engine(space: Workspace) -> None:
+    spec = space.spec(SPEC)
+    done = _caliper(
+        space,
+        "run",
+        str(spec),
+        "--model",
+        ONE,
+        "--model",
+        TWO,
+        "--k",
+        "1",
+        "--judge-model",
+        "fake:fake-judge-9",
+    )
+    assert done.returncode == 0, done.stderr
+    assert {run["meta"]["judge_model"] for run in _runs(space)} == {"fake-judge-9"}
+
+
+def test_worst_exit_code_over_engines_with_bars_and_unusable(space: Workspace) -> None:
+    spec = space.spec(SPEC)
+    gated = _caliper(
+        space, "run", str(spec), "--model", ONE, "--model", TWO, "--k", "4",
+        "--min-score", "differs=0.3",
+    )  # fmt: skip
+    assert gated.returncode == 3, gated.stdout + gated.stderr
+    assert f"--model {TWO}: Gate failed" in gated.stderr
+    assert "--model fake: Gate failed" not in gated.stderr
+    assert "Traceback" not in gated.stderr
+
+    broken = space.spec(
+        """\
+        tasks:
+          - name: crashes on two
+            prompt: |
+              fake: only-model fake-model-2 exit 3
+              fake: say fine
+            assert: "assert True"
+        """,
+        name="broken",
+    )
+    done = _caliper(
+        space, "run", str(broken), "--model", ONE, "--model", TWO, "--k", "2", "--retries", "0"
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"--model {TWO}: every attempt was unusable" in done.stderr
+    assert "--model fake: " not in done.stderr
+
+
+def test_every_engine_is_checked_before_any_attempt(space: Workspace) -> None:
+    spec = space.spec(SPEC)
+    env = space.env(
+        CALIPER_LOAD_PLUGINS="fake,claude-code,assert,activates,expect",
+        PATH=os.pathsep.join(["/usr/bin", "/bin"]),  # no claude CLI here
+    )
+    done = _caliper(space, "run", str(spec), "--model", ONE, "--model", "claude-code", env=env)
+    assert done.returncode == 3, done.stdout + done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
+    assert len(lines) == 1 and lines[0].startswith("Error: --model claude-code:")
+    assert not (space.root / ".caliper" / "results").exists() or not _runs(space)
+    assert list(space.sandboxes.iterdir()) == [], "no attempt started"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--model", ONE), "--model fake is given twice"),
+        (("--resume",), "--resume cannot be combined with several --model"),
+        (("--output", "x.json"), "--output cannot be combined with several --model"),
+        (("--junit", "j.xml"), "--junit cannot be combined with several --model"),
+    ],
+)
+def test_matrix_misuse_is_a_usage_error(space: Workspace, extra, message) -> None:
+    spec = space.spec(SPEC)
+    done = _caliper(space, "run", str(spec), "--model", ONE, "--model", TWO, *extra)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_interleave_gives_every_engine_a_turn() -> None:
+    from caliper.executor import AttemptJob
+    from caliper.runner.matrix import interleave
+
+    jobs = {
+        "a": [AttemptJob("t", n, "a", "x") for n in (1, 2, 3)],
+        "b": [AttemptJob("t", n, "b", "y") for n in (1,)],
+    }
+    order = [(job.engine_key, job.number) for job in interleave(jobs)]
+    assert order == [("a", 1), ("b", 1), ("a", 2), ("a", 3)]
