@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -180,3 +182,127 @@ def test_interleave_gives_every_engine_a_turn() -> None:
     }
     order = [(job.engine_key, job.number) for job in interleave(jobs)]
     assert order == [("a", 1), ("b", 1), ("a", 2), ("a", 3)]
+
+
+def test_both_engines_attempts_run_in_one_pool(space: Workspace, tmp_path: Path) -> None:
+    """One attempt per engine meets at a barrier: each waits (up to 10 s) until both started,
+    which only happens when both engines' attempts are in the same pool at the same time."""
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    wait = (
+        f"touch {barrier}/$$; i=0; "
+        f"while [ $(ls {barrier} | wc -l) -lt 2 ] && [ $i -lt 100 ]; "
+        "do sleep 0.1; i=$((i+1)); done; "
+        f"ls {barrier} | wc -l"
+    )
+    spec = space.spec(f"""\
+        tasks:
+          - name: meet
+            prompt: |
+              fake: bash {wait}
+            assert: "assert True"
+        """)
+    done = _caliper(
+        space, "run", str(spec), "--model", ONE, "--model", TWO, "--k", "1", "--workers", "2"
+    )
+    assert done.returncode == 0, done.stderr
+    seen = [
+        run["tasks"][0]["attempts"][0]["transcript"][0]["tool_output"].strip()
+        for run in _runs(space)
+    ]
+    assert seen == ["2", "2"], "the engines' attempts did not overlap in time"
+
+
+def test_ctrl_c_saves_every_engines_finished_attempts_as_partial_runs(space: Workspace) -> None:
+    spec = space.spec("""\
+        tasks:
+          - name: quick
+            prompt: "fake: say quick"
+            assert: "assert True"
+          - name: slow
+            prompt: "fake: sleep 60"
+            assert: "assert True"
+        """)
+    process = subprocess.Popen(
+        [str(CALIPER), "run", str(spec), "--model", ONE, "--model", TWO, "--k", "1"],
+        cwd=space.root,
+        env=space.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        journals: list[Path] = []
+        while time.monotonic() < deadline:
+            journals = list((space.root / ".caliper").rglob("*.journal.jsonl"))
+            lines = [j.read_text(encoding="utf-8").count('{"attempt"') for j in journals]
+            if len(journals) == 2 and all(count >= 1 for count in lines):
+                break  # each engine's quick attempt is journaled; the slow ones are running
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the quick attempts never finished")
+    finally:
+        process.send_signal(signal.SIGINT)
+        _out, err = process.communicate(timeout=30)
+    assert process.returncode == 130, err
+    assert "Interrupted" in err and "Traceback" not in err
+    runs = _runs(space)
+    assert len(runs) == 2
+    assert not list((space.root / ".caliper").rglob("*.journal.jsonl"))
+    for run in runs:
+        assert run["meta"]["partial"] is True and "interrupted" in run["meta"]["stop_reason"]
+        quick = next(t for t in run["tasks"] if t["name"] == "quick")
+        assert [a["outcome"] for a in quick["attempts"]] == ["pass"]
+    assert list(space.sandboxes.iterdir()) == []
+
+
+def test_a_sharded_matrix_shards_every_engines_run(space: Workspace) -> None:
+    spec = space.spec(SPEC)
+    for index in (1, 2):
+        done = _caliper(
+            space, "run", str(spec), "--model", ONE, "--model", TWO, "--k", "3",
+            "--shard", f"{index}/2",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    runs = _runs(space)
+    assert len(runs) == 4
+    for engine in (ONE, TWO):
+        mine = [r for r in runs if r["meta"]["matrix"]["engine"] == engine]
+        assert sorted(r["meta"]["shard"]["index"] for r in mine) == [1, 2]
+        folder = space.root / ".caliper" / "results" / "demo"
+        paths = [str(folder / f"{r['meta']['run_id']}.json") for r in mine]
+        merged = _caliper(space, "merge", *paths)
+        assert merged.returncode == 0, merged.stderr
+    other = next(r for r in runs if r["meta"]["matrix"]["engine"] == TWO)
+    first = next(r for r in runs if r["meta"]["matrix"]["engine"] == ONE)
+    folder = space.root / ".caliper" / "results" / "demo"
+    mixed = _caliper(
+        space,
+        "merge",
+        str(folder / f"{first['meta']['run_id']}.json"),
+        str(folder / f"{other['meta']['run_id']}.json"),
+    )
+    assert mixed.returncode == 2 and "differ in engine" in mixed.stderr
+
+
+def test_progress_has_a_line_per_engine_and_task() -> None:
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from caliper.results.models import AttemptRecord, Outcome
+    from caliper.runner.matrix_progress import MatrixProgress
+
+    console = Console(record=True, force_terminal=True, width=100)
+    tasks = [SimpleNamespace(name="alpha"), SimpleNamespace(name="beta")]
+    progress = MatrixProgress([ONE, TWO], tasks, 3, console=console)
+    progress.attempt_done(TWO, AttemptRecord(task_name="beta", attempt=1, outcome=Outcome.PASS))
+    progress.task_aborted(ONE, "alpha")
+    console.print(progress._table())
+    text = console.export_text()
+    rows = [line.split() for line in text.splitlines() if line.strip()]
+    assert rows[0] == ["engine", "task", "attempts", "pass", "fail", "unusable"]
+    assert ["fake", "alpha", "0/3", "aborted", "0", "0", "0"] in rows
+    assert ["fake:fake-model-2", "beta", "1/3", "1", "0", "0"] in rows
+    assert len(rows) == 5
