@@ -84,6 +84,8 @@ def test_two_engines_in_one_run_save_one_run_each_tied_by_a_matrix_id(space: Wor
         assert {a["outcome"] for a in differs["attempts"]} == {want}
     # the run prints the engines side by side and how to see the matrix again
     assert f"caliper report --matrix {matrix_id}" in done.stdout
+    one_run = _caliper(space, "report", f"demo/{metas[ONE]['run_id']}")
+    assert f"matrix {matrix_id}" in one_run.stdout  # each run's own report names its matrix
     assert "significant" in done.stdout
     shown = json.loads(_caliper(space, "report", "--matrix", matrix_id, "--format", "json").stdout)
     assert [e["engine"] for e in shown["engines"]] == [ONE, TWO]

@@ -279,3 +279,13 @@ def test_merge_help_lists_examples_and_exit_codes(space: Workspace) -> None:
     assert done.returncode == 0
     assert "Examples:" in done.stdout and "Exit codes:" in done.stdout
     assert shutil.which(str(CALIPER))
+
+
+def test_a_setting_that_does_not_stop_a_merge_is_noted(space: Workspace) -> None:
+    spec = space.spec(SPEC)
+    one = _run(space, spec, *FLAGS, "--shard", "1/2")
+    two = _run(space, spec, *FLAGS, "--shard", "2/2", "--timeout", "77")
+    merged = _caliper(space, "merge", str(one.results_path), str(two.results_path))
+    assert merged.returncode == 0, merged.stderr
+    assert "Note: the shards differ in --timeout (1/2: 120.0, 2/2: 77.0)" in merged.stderr
+    assert "merged from 2 shards" in merged.stdout

@@ -42,7 +42,7 @@ def command(shards: tuple[str, ...], output: Path | None) -> None:
     """
     from caliper.commands.run import check_save_targets
     from caliper.results import codec
-    from caliper.results.merge import ShardRun, check_shards, merge_data
+    from caliper.results.merge import ShardRun, check_shards, merge_data, merge_notes
     from caliper.results.store import (
         RESULTS_DIR,
         caliper_root,
@@ -59,6 +59,8 @@ def command(shards: tuple[str, ...], output: Path | None) -> None:
         path = resolve_run_ref(ref, cwd=cwd)
         runs.append(ShardRun(path=path, data=load_run_data(path)))
     check_shards(runs)
+    for note in merge_notes(runs):
+        click.echo(f"Note: {note}; the merged run records shard 1's.", err=True)
     spec_path = Path(str(runs[0].meta.get("spec_path") or runs[0].meta["spec_name"]))
     check_save_targets(spec_path, output)
     folder = caliper_root(cwd, spec_path) / RESULTS_DIR / str(runs[0].meta["spec_name"])

@@ -202,6 +202,31 @@ def check_shards(runs: Sequence[ShardRun]) -> None:
             )
 
 
+# settings that do not stop a merge but are worth a word when the shards differ in them
+NOTED: list[tuple[str, str]] = [
+    ("--timeout", "timeout"),
+    ("--retries", "retries"),
+    ("--judge-model", "judge_requested"),
+    ("the agent CLI's version", "cli_version"),
+    ("caliper's version", "caliper_version"),
+]
+
+
+def merge_notes(runs: Sequence[ShardRun]) -> list[str]:
+    """Settings the shards differ in that do not prevent a merge (the merged run keeps shard
+    1's), one sentence each, for the user to judge."""
+    ordered = sorted(runs, key=lambda r: int(r.shard["index"]))
+    notes = []
+    for label, key in NOTED:
+        values = {str(r.meta.get(key)) for r in ordered}
+        if len(values) > 1:
+            shown = ", ".join(
+                f"{r.shard['index']}/{r.shard['count']}: {r.meta.get(key)}" for r in ordered
+            )
+            notes.append(f"the shards differ in {label} ({shown})")
+    return notes
+
+
 def _stopped(run: ShardRun) -> bool:
     reason = run.meta.get("stop_reason") or ""
     return bool(reason) and not reason.startswith("shard ")
