@@ -141,6 +141,12 @@ def test_merged_shards_report_exactly_as_the_unsharded_run(space: Workspace) -> 
         assert done.returncode == 0, done.stderr
         assert "Partial run" not in done.stdout and "partial" not in done.stdout.lower()
 
+    listed = json.loads(_caliper(space, "list", "demo", "--format", "json").stdout)
+    assert sorted(r["shard"] for r in listed if r["shard"]) == ["1/3", "2/3", "3/3"]
+    assert [r["merged_shards"] for r in listed if r["run_id"] == merged_path.stem] == [3]
+    table = _caliper(space, "list", "demo").stdout
+    assert "shard 2/3" in table and "merged (3 shards)" in table
+
     compared = _caliper(space, "compare", str(whole.results_path), str(merged_path))
     assert compared.returncode == 0, compared.stdout + compared.stderr
     data = json.loads(
