@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("caliper.commands.report", "Show a saved run again."),
     "list": ("caliper.commands.list_runs", "List specs and their saved runs."),
     "compare": ("caliper.commands.compare", "Diff two saved runs task by task."),
+    "merge": ("caliper.commands.merge", "Merge the shard runs of one run into the whole run."),
     "tune": ("caliper.commands.tune", "Tune a skill's description against measured activation."),
     "import": ("caliper.commands.import_cmd", "Convert skill-creator eval files into a spec."),
     "retry": ("caliper.commands.retry", "Re-run the unusable attempts of a saved run."),

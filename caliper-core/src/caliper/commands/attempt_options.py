@@ -31,9 +31,10 @@ class Seconds(click.FloatRange):
         return seconds
 
 
-def model_option(help: str) -> Decorator:
-    """``--model TARGET``: the engine that runs the attempts (grammar: docs/engines.md)."""
-    return click.option("--model", metavar="TARGET", help=help)
+def model_option(help: str, *, multiple: bool = False) -> Decorator:
+    """``--model TARGET``: the engine that runs the attempts (grammar: docs/engines.md);
+    ``multiple``: repeatable (``caliper run``'s engine matrix)."""
+    return click.option("--model", metavar="TARGET", multiple=multiple, help=help)
 
 
 def workers_option(help: str) -> Decorator:

@@ -33,8 +33,15 @@ class NotComparable(CaliperError):
 
 
 @click.command(name="compare")
-@click.argument("before")
-@click.argument("after")
+@click.argument("before", required=False)
+@click.argument("after", required=False)
+@click.option(  # the matrix view (issue 18): see caliper.commands.matrix_report
+    "--matrix",
+    "matrix_id",
+    metavar="ID",
+    help="Instead of BEFORE and AFTER: the runs of a matrix (`caliper run SPEC --model A "
+    "--model B`), engines side by side per task, every pair tested (Holm-corrected).",
+)
 @click.option(
     "--format",
     "output_format",
@@ -73,8 +80,9 @@ class NotComparable(CaliperError):
 )
 @junit_option
 def command(
-    before: str,
-    after: str,
+    before: str | None,
+    after: str | None,
+    matrix_id: str | None,
     output_format: str,
     confidence: float,
     fail_on: str,
@@ -101,6 +109,7 @@ def command(
       caliper compare BASE.json my-skill --fail-on both --format json
       caliper compare BASE.json my-skill --junit compare.xml --format markdown
       caliper compare RUN-A.json RUN-B.json --format html -o compare.html
+      caliper compare --matrix 2026-12-01T10-00-00Z-1a2b3c   # every engine pair
 
     \b
     Exit codes:
@@ -110,13 +119,28 @@ def command(
       2  usage error: a run was not found or not readable, both sides are the
          same run, a bad --confidence, an -o FILE that cannot be written; or the
          runs are not comparable (a side is partial or never started) and
-         --allow-partial was not given
+         --allow-partial was not given; --matrix ID matches no run
       1  also: the --junit report could not be written
     """
     from caliper.errors import UsageError
     from caliper.results.compare import compare_runs, comparison_data, same_run
     from caliper.results.store import load_run, resolve_run_ref
 
+    if matrix_id is not None:  # engines side by side (issue 18)
+        from caliper.commands.matrix_report import show_matrix
+
+        if before is not None or junit is not None or output is not None:
+            raise UsageError(
+                "--matrix takes no BEFORE/AFTER, --junit or -o.",
+                hint="`caliper compare --matrix ID` finds the matrix's runs itself.",
+            )
+        show_matrix(matrix_id, (), output_format, confidence)
+        return
+    if before is None or after is None:
+        raise UsageError(
+            f"Missing argument {'BEFORE' if before is None else 'AFTER'}.",
+            hint="Try `caliper compare BEFORE AFTER` or `caliper compare --matrix ID`.",
+        )
     if output is not None and output_format != "html":
         raise UsageError("-o/--output is for --format html.", hint="Add --format html.")
     cwd = Path.cwd()

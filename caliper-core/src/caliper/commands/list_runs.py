@@ -38,6 +38,9 @@ def run_row(entry) -> dict:
         partial=meta.partial,
         incomplete=meta.incomplete,
         attempts=sum(len(task.attempts) for task in results.tasks),
+        shard=f"{meta.shard.get('index')}/{meta.shard.get('count')}" if meta.shard else None,
+        matrix=(meta.matrix or {}).get("id"),
+        merged_shards=len(meta.merged_from),
     )
     if meta.incomplete:
         row["stop_reason"] = meta.stop_reason

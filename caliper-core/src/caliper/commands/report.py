@@ -32,7 +32,15 @@ def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> 
 
 
 @click.command(name="report")
-@click.argument("ref", required=False)
+@click.argument("refs", nargs=-1, metavar="[REF]...")
+@click.option(  # the matrix view (issue 18): see caliper.commands.matrix_report
+    "--matrix",
+    "matrix_id",
+    metavar="ID",
+    help="Show the runs of a matrix (`caliper run SPEC --model A --model B`) side by side: "
+    "each engine's rate per task with its interval, and which differences are significant. "
+    "Several REFs show those runs side by side the same way.",
+)
 @click.option(
     "--format",
     "output_format",
@@ -54,7 +62,8 @@ def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> 
 @confidence_option
 @bar_options
 def command(
-    ref: str | None,
+    refs: tuple[str, ...],
+    matrix_id: str | None,
     output_format: str,
     verbose: bool,
     confidence: float,
@@ -77,16 +86,32 @@ def command(
       caliper report my-skill --min-score 0.8   # judge bars on a saved run
       caliper report my-skill --format markdown >> "$GITHUB_STEP_SUMMARY"
       caliper report my-skill --format html -o my-skill.html
+      caliper report --matrix 2026-12-01T10-00-00Z-1a2b3c   # engines side by side
+      caliper report RUN-A.json RUN-B.json --format markdown
 
     \b
     Exit codes:
       0  the report was shown
       2  REF matches no saved run, the file is not a readable results file, or
-         -o FILE cannot be written
+         -o FILE cannot be written; --matrix ID matches no run; runs of
+         different specs given side by side
       3  a --min-score/--min-activation bar was not met (see `caliper run --help`)
     """
     from caliper.results.store import ResultsError, caliper_root, latest_run, load_run
 
+    if matrix_id is not None or len(refs) > 1:  # engines side by side (issue 18)
+        from caliper.commands.matrix_report import show_matrix
+
+        if min_score or min_activation or output is not None:
+            from caliper.errors import UsageError
+
+            raise UsageError(
+                "Bars and -o apply to one run, not to a matrix.",
+                hint="Report one engine's run to judge bars on it.",
+            )
+        show_matrix(matrix_id, refs, output_format, confidence)
+        return
+    ref = refs[0] if refs else None
     cwd = Path.cwd()
     if ref is None:
         root = caliper_root(cwd, None)

@@ -32,6 +32,8 @@ Examples:
   caliper run my-skill.eval.yaml                     # k=3 with claude-code
   caliper run my-skill.eval.yaml --k 5 --model codex
   caliper run my-skill.eval.yaml --model codex:gpt-5.5 --workers 2
+  caliper run my-skill.eval.yaml --model claude-code --model codex:gpt-5.5 --model pi
+  caliper run my-skill.eval.yaml --k 10 --shard 2/4   # one CI job's slice
   caliper run my-skill.eval.yaml --ablate my-skill   # control run without the skill
   caliper run my-skill.eval.yaml --output run.json --verbose
   caliper run my-skill.eval.yaml --k 10 --min-score 0.8 --min-score "hard task=0.6"
@@ -58,6 +60,7 @@ Exit codes:
        partial run
   130  interrupted with Ctrl-C (what finished is saved as a partial run)
   143  stopped by SIGTERM (what finished is saved as a partial run)
+  With several --model (a matrix): the worst (highest) code over the engines.
 
 \b
 Stopping: Ctrl-C, SIGTERM or SIGHUP ends the running agents and everything they
@@ -157,7 +160,9 @@ class AttemptCount(click.ParamType):
 )
 @model_option(
     "Engine that runs the tasks: BACKEND, BACKEND:MODEL or a model name "
-    "(default: claude-code with its default model)."
+    "(default: claude-code with its default model). Repeat it to run the spec on several "
+    "engines in one pool, one saved run per engine tied by a matrix id.",
+    multiple=True,
 )
 @click.option(
     "--judge-model",
@@ -237,6 +242,15 @@ class AttemptCount(click.ParamType):
     help="With --resume: continue even though the spec, skills, engine or k changed "
     "(recorded in the run's metadata).",
 )
+@click.option(  # --shard (issue 18): see caliper.runner.shard
+    "--shard",
+    "shard_text",
+    metavar="I/N",
+    default=None,
+    help="Run only shard I of N: a fixed slice of the attempts (round-robin over tasks and "
+    "attempt numbers), saved as a shard run; `caliper merge` joins the N shard runs into the "
+    "whole run. Not with --k auto.",
+)
 @confidence_option
 @click.option(
     "--max-turn-chars",
@@ -271,7 +285,7 @@ def command(
     precision: float | None,
     ablate: tuple[str, ...],
     fail_fast: int,
-    model: str | None,
+    model: tuple[str, ...] | str | None,
     judge_model: str | None,
     user_customizations: bool | None,
     output: Path | None,
@@ -289,6 +303,7 @@ def command(
     workdirs_max_bytes: int,
     resume: str | None,
     force: bool,
+    shard_text: str | None,
     executor: str,
     max_concurrent: tuple[str, ...],
     **executor_flags: str | None,
@@ -307,6 +322,9 @@ def command(
 
     executor_settings = settings_from(executor_flags)
     limits = parse_max_concurrent(max_concurrent)
+    from caliper.commands.run_matrix import split_models  # many engines (issue 18)
+
+    model, engines = split_models(model, resume=resume, output=output, junit=junit)
 
     if judge_timeout is None:
         judge_timeout = judge_timeout_from_env()
@@ -330,7 +348,15 @@ def command(
         from caliper.errors import UsageError
 
         raise UsageError("--force only applies with --resume.")
+    from caliper.runner.shard import shard_for_run  # --shard (issue 18)
+
+    shard = shard_for_run(
+        shard_text,
+        adaptive=adaptive is not None,
+        resumed=continuation.meta if continuation is not None else None,
+    )
     options = RunOptions(
+        shard=shard,
         spec_path=spec,
         k=k if k is not None else DEFAULT_K,
         workers=workers,
@@ -360,6 +386,11 @@ def command(
     bars = (*min_score, *min_activation)
     check_bars_before_run(spec, bars)
     check_junit_target(junit)
+    if engines:  # many engines in one run (issue 18)
+        from caliper.commands.run_matrix import run_engines
+
+        run_engines(options, engines, verbose, confidence, bars, inconclusive)
+        return
     report = run_spec(options, continuation=continuation)
     finish_report(report, verbose, output, confidence, bars, inconclusive, junit)
 

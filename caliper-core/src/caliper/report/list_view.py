@@ -58,8 +58,13 @@ def render_runs(spec_name: str, rows: list[dict], console: Console) -> None:
 
 
 def _state(row: dict) -> str:
-    """``incomplete (N attempts)`` for a killed run, ``partial`` for one stopped early."""
+    """``incomplete (N attempts)`` for a killed run, ``shard I/N`` for a shard run, ``merged
+    (N shards)`` for a merged one, ``partial`` for one stopped early."""
     if row.get("incomplete"):
         count = row.get("attempts", 0)
         return f"[red]incomplete[/red] ({count} attempt{'s' if count != 1 else ''})"
+    if row.get("shard"):  # a shard run is partial by nature (issue 18)
+        return f"[yellow]shard {row['shard']}[/yellow]"
+    if row.get("merged_shards"):
+        return f"merged ({row['merged_shards']} shards)"
     return "[yellow]partial[/yellow]" if row["partial"] else ""

@@ -222,6 +222,14 @@ class RunMeta:
     adaptive: dict[str, Any] | None = None
     """``--k auto``: the method, ``max_k``, ``min_k``, ``precision``, ``confidence`` and bars
     (``k`` is then ``max_k``; each task's ``stop_reason`` says why it stopped)."""
+    shard: dict[str, Any] | None = None
+    """``--shard I/N``: ``index``, ``count``, ``plan_fingerprint`` (SHA-256 of the whole
+    plan), ``plan_attempts`` and ``attempts`` (this shard's share); ``None``: not a shard."""
+    matrix: dict[str, Any] | None = None
+    """``caliper run --model A --model B …``: ``id`` (shared by the matrix's runs), ``engine``
+    (this run's ``--model``) and ``engines`` (every ``--model``, in order); ``None`` otherwise."""
+    merged_from: list[dict[str, Any]] = attrs.field(factory=list)
+    """``caliper merge``: the shard runs this run was merged from (``shard``, ``run``)."""
     incomplete: bool = False
     """Read from a journal without a final results file (the run was killed or is running)."""
     schema_version: int = SCHEMA_VERSION

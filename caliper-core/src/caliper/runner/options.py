@@ -14,6 +14,7 @@ from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_
 
 if TYPE_CHECKING:
     from caliper.runner.adaptive import AdaptiveSettings
+    from caliper.runner.shard import Shard
 
 DEFAULT_K = 3
 DEFAULT_WORKERS = 4
@@ -64,6 +65,8 @@ class RunOptions:
     """The executor's ``--<id>-<name> VALUE`` settings, by name."""
     max_concurrent: Mapping[str, int] = attrs.field(factory=dict)
     """``--max-concurrent BACKEND=N``: at most N attempts of that backend at once."""
+    shard: Shard | None = None
+    """``--shard I/N``: run only this shard's slice of the attempts (see :mod:`.shard`)."""
 
     @property
     def judge_seconds(self) -> float:

@@ -25,6 +25,7 @@ from caliper.results.models import Outcome, TryRecord
 if TYPE_CHECKING:
     from caliper.executor import AttemptJob
     from caliper.runner.prepare import PreparedRun
+    from caliper.runner.shard import Shard
     from caliper.spec.model import Spec
 
 RETRYABLE = (Outcome.INFRA_ERROR.value, Outcome.TIMEOUT.value, Outcome.JUDGE_ERROR.value)
@@ -206,6 +207,29 @@ def retry_plan(prepared: PreparedRun, source: Continuation) -> RunPlan:
     )
 
 
+def shard_plan(plan: RunPlan, spec: Spec, k: int, shard: Shard) -> RunPlan:
+    """``plan`` cut to the attempts ``shard`` owns in the whole plan (every task k times).
+
+    Works on a fresh plan and on a resume's (only the shard's missing attempts stay). The
+    plan's notes mark the run as a shard: ``meta.shard`` and a partial run whose stop reason
+    says which slice it is (see :mod:`caliper.runner.shard`).
+    """
+    from caliper.runner.shard import shard_jobs, shard_meta, shard_sentence
+
+    whole = every_attempt(spec, k)
+    mine = set(shard_jobs(whole, shard))
+    return attrs.evolve(
+        plan,
+        jobs=[job for job in plan.jobs if job in mine],
+        notes={
+            **plan.notes,
+            "shard": shard_meta(shard, whole),
+            "partial": True,
+            "stop_reason": shard_sentence(shard, whole),
+        },
+    )
+
+
 def _names(jobs: Iterable[tuple[str, int]]) -> str:
     text = ", ".join(f"{task} #{n}" for task, n in jobs)
     return text or "none"
@@ -217,10 +241,14 @@ def plan_run(prepared: PreparedRun, continuation: Continuation | None, now: str)
     if continuation is None:
         if prepared.options.adaptive is not None:
             return RunPlan(jobs=[])
-        return RunPlan(jobs=every_attempt(prepared.spec, prepared.options.k))
-    if continuation.kind == "resume":
-        return resume_plan(prepared, continuation, now)
-    return retry_plan(prepared, continuation)
+        plan = RunPlan(jobs=every_attempt(prepared.spec, prepared.options.k))
+    elif continuation.kind == "resume":
+        plan = resume_plan(prepared, continuation, now)
+    else:
+        plan = retry_plan(prepared, continuation)
+    if prepared.options.shard is not None:  # --shard I/N: this shard's slice only
+        plan = shard_plan(plan, prepared.spec, prepared.options.k, prepared.options.shard)
+    return plan
 
 
 def attempt_jobs(plans: Mapping[str, RunPlan], runs: Mapping[str, PreparedRun]) -> list[AttemptJob]:

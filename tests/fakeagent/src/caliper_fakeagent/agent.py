@@ -20,6 +20,7 @@ prints one JSON event per line, like real agent CLIs' stream modes do:
 * ``garbage`` – print output that is not JSON and exit 0
 * ``max-turns`` – end with a ``max_turns`` result
 * ``usage IN OUT [CACHE_READ CACHE_WRITE]`` / ``model NAME`` – what to report at the end
+* ``only-model MODEL ACTION …`` – do ACTION only when the agent runs as MODEL (``--model``)
 
 Given a judge prompt (it carries ``caliper.judge.LLM_JUDGE_MARKER``) it answers with a JSON
 verdict instead, as a ``fake-judge: pass|fail|garbage|sleep`` directive in the prompt says.
@@ -211,6 +212,15 @@ class Agent:
 
     def do_model(self, rest: str) -> None:
         self.model = rest
+
+    def do_only_model(self, rest: str) -> int | None:
+        """``only-model MODEL ACTION [ARGS]``: do ACTION only when running as MODEL (so one
+        spec behaves differently per engine of a matrix)."""
+        model, _, instruction = rest.partition(" ")
+        if model != self.model:
+            return None
+        action, _, args = instruction.strip().partition(" ")
+        return self.do(action, args.strip())
 
     def result(self, status: str) -> None:
         emit(

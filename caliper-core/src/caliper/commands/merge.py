@@ -1,0 +1,96 @@
+"""``caliper merge SHARD...``: join the shard runs of one run (``--shard I/N``) into the whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+EPILOG = """\b
+Examples:
+  caliper merge shard-*/.caliper/results/my-skill/*.json
+  caliper merge my-skill/2026-12-01T10-00-00Z my-skill/2026-12-01T10-00-04Z --output run.json
+  caliper report my-skill --min-score 0.8     # gate on the merged run (the latest)
+
+\b
+Exit codes:
+  0  the shards were merged and saved
+  1  the merged run could not be saved in .caliper/ (the message says where it went)
+  2  a file is not a readable shard run, or the shards do not belong together:
+     a different spec, skills, engine, k or shard count, a shard given twice
+     (overlap), a shard missing, or a shard that stopped before all its attempts
+     ran (the message names the two files and the field)
+"""
+
+
+@click.command(name="merge", epilog=EPILOG)
+@click.argument("shards", nargs=-1, required=True, metavar="SHARD...")
+@click.option(
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="PATH",
+    help="Also save the merged results JSON to PATH.",
+)
+def command(shards: tuple[str, ...], output: Path | None) -> None:
+    """Merge the N shard runs of one run into the whole run.
+
+    Each SHARD is a results file saved by `caliper run SPEC --shard I/N` (or a run id, as
+    `caliper list` shows it). The shards must come from the same spec, skills, engine and k,
+    and all N must be given, each once and complete. The merged run is saved in the results
+    store like a normal run, under a new run id, and reports exactly as the run would have
+    unsharded; its meta.merged_from names the shards.
+    """
+    from caliper.commands.run import check_save_targets
+    from caliper.results import codec
+    from caliper.results.merge import ShardRun, check_shards, merge_data, merge_notes
+    from caliper.results.store import (
+        RESULTS_DIR,
+        caliper_root,
+        claim_results,
+        load_run_data,
+        new_run_id,
+        resolve_run_ref,
+        save_assembled,
+    )
+
+    cwd = Path.cwd()
+    runs = []
+    for ref in shards:
+        path = resolve_run_ref(ref, cwd=cwd)
+        runs.append(ShardRun(path=path, data=load_run_data(path)))
+    check_shards(runs)
+    for note in merge_notes(runs):
+        click.echo(f"Note: {note}; the merged run records shard 1's.", err=True)
+    spec_path = Path(str(runs[0].meta.get("spec_path") or runs[0].meta["spec_name"]))
+    check_save_targets(spec_path, output)
+    folder = caliper_root(cwd, spec_path) / RESULTS_DIR / str(runs[0].meta["spec_name"])
+    path, run_id = claim_results(folder, new_run_id())
+    try:
+        data = merge_data(runs, run_id)
+        text = codec.dumps_data(data)
+        import json
+
+        results = codec.from_data(json.loads(text), transcripts=False)
+        saved = save_assembled(text, results, path=path, output=output)
+    except BaseException:
+        if path.exists() and path.stat().st_size == 0:
+            path.unlink(missing_ok=True)  # give the claimed name back
+        raise
+    _show(results, saved, len(runs), output)
+
+
+def _show(results, saved: Path, count: int, output: Path | None) -> None:
+    """The merged run's report, then where it was saved."""
+    from caliper.report import make_console
+    from caliper.report.run_view import render_run
+
+    console = make_console()
+    render_run(results, console, path=saved)
+    attempts = sum(len(task.attempts) for task in results.tasks)
+    console.print(
+        f"Merged {count} shard runs ({attempts} attempts) into run {results.meta.run_id}.",
+        soft_wrap=True,
+        markup=False,
+    )
+    if output is not None:
+        console.print(f"A copy was saved to {output}", soft_wrap=True, markup=False)

@@ -1,0 +1,172 @@
+"""Showing a matrix (:mod:`caliper.results.matrix`): engines side by side per task.
+
+:func:`render_matrix` prints it with rich (one column per engine, each cell ``passes/usable``,
+the rate and its interval; a ``*`` marks an engine that differs significantly from another on
+that row), then every pairwise difference with its interval, Holm-adjusted p-value and verdict.
+:func:`matrix_markdown` gives the same as GitHub-flavoured Markdown.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from caliper.report import fmt
+from caliper.report.markdown import escape
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from caliper.results.matrix import Matrix, MatrixCell, MatrixDifference
+
+MARK = "*"
+WHOLE_RUN = "whole run"
+
+
+def _cell_text(cell: MatrixCell | None, marked: bool) -> str:
+    if cell is None:
+        return "not in this run"
+    if not cell.usable:
+        return f"0/0 {fmt.DASH}"
+    text = f"{cell.successes}/{cell.usable}  {fmt.pct_interval(cell.score, cell.interval)}"
+    return f"{text} {MARK}" if marked else text
+
+
+def _delta_text(difference: MatrixDifference) -> str:
+    """``−80 pts [−94 to −38]``: the difference in points with its interval."""
+    delta = fmt.signed_points(difference.delta)
+    return f"{delta} {fmt.signed_interval(difference.interval)}".strip()
+
+
+def verdict(difference: MatrixDifference) -> str:
+    """``significant`` / ``not significant`` / ``no change`` / ``unmeasured``."""
+    if difference.delta is None or difference.p_adjusted is None:
+        return "unmeasured"
+    if difference.significant:
+        return "significant"
+    if abs(difference.delta) <= 1e-12:
+        return "no change"
+    return "not significant"
+
+
+def _title(matrix: Matrix) -> str:
+    level = f"{matrix.confidence * 100:g}%"
+    ident = f" {matrix.matrix_id}" if matrix.matrix_id else ""
+    return (
+        f"Matrix{ident} — {matrix.spec_name} on {len(matrix.engines)} engines ({level} intervals)"
+    )
+
+
+def render_matrix(matrix: Matrix, console: Console) -> None:
+    """Print ``matrix`` to ``console``: the side-by-side table, then the differences."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    console.print(Text(_title(matrix), style="bold"), soft_wrap=True)
+    for engine in matrix.engines:
+        note = "  (partial run)" if engine.partial else ""
+        console.print(
+            Text(f"  {engine.label}: run {engine.run}{note}", style="dim"), soft_wrap=True
+        )
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False)
+    table.add_column("Task", overflow="fold")
+    for engine in matrix.engines:
+        table.add_column(engine.label, justify="right", overflow="fold")
+    for task in matrix.tasks:
+        cells = [
+            _cell_text(cell, matrix.significant_on(task.name, engine.label))
+            for engine, cell in zip(matrix.engines, task.cells, strict=True)
+        ]
+        table.add_row(Text(task.name), *(Text(c) for c in cells))
+    table.add_section()
+    table.add_row(
+        Text("Score", style="bold"),
+        *(
+            Text(
+                fmt.pct_interval(e.score, e.score_interval)
+                + (f" {MARK}" if matrix.significant_on(None, e.label) else "")
+            )
+            for e in matrix.engines
+        ),
+    )
+    console.print(table)
+    if not matrix.differences:
+        console.print(Text("  No pair of engines has a task measured on both.", style="dim"))
+        return
+    console.print(
+        Text(
+            f" Differences (b − a, {matrix.tests} tests corrected together with Holm; "
+            f"{MARK} = significant at {matrix.confidence * 100:g}%)",
+            style="bold",
+        ),
+        soft_wrap=True,
+    )
+    diffs = Table(box=box.SIMPLE_HEAD, show_edge=False)
+    for name in ("Task", "a", "b", "Δ (b − a)", "adjusted p", "verdict"):
+        diffs.add_column(name, overflow="fold")
+    for d in matrix.differences:
+        shown = verdict(d)
+        diffs.add_row(
+            Text(d.task if d.task is not None else WHOLE_RUN),
+            Text(d.a),
+            Text(d.b),
+            Text(_delta_text(d)),
+            Text(fmt.p_value(d.p_adjusted)),
+            Text(shown, style="bold" if d.significant else "dim"),
+        )
+    console.print(diffs)
+
+
+def _md_cell(cell: MatrixCell | None, marked: bool) -> str:
+    if cell is None:
+        return "not in this run"
+    if not cell.usable:
+        return f"0/0 {fmt.DASH}"
+    text = f"{cell.successes}/{cell.usable} {fmt.pct_interval(cell.score, cell.interval)}"
+    return escape(text) + (" **\\***" if marked else "")
+
+
+def matrix_markdown(matrix: Matrix) -> str:
+    """``matrix`` as a Markdown summary (ends with a newline)."""
+    lines = [f"### {escape(_title(matrix))}", ""]
+    lines.append("| Task | " + " | ".join(escape(e.label) for e in matrix.engines) + " |")
+    lines.append("| --- |" + " ---: |" * len(matrix.engines))
+    for task in matrix.tasks:
+        cells = [
+            _md_cell(cell, matrix.significant_on(task.name, e.label))
+            for e, cell in zip(matrix.engines, task.cells, strict=True)
+        ]
+        lines.append(f"| {escape(task.name)} | " + " | ".join(cells) + " |")
+    scores = [
+        escape(fmt.pct_interval(e.score, e.score_interval))
+        + (" **\\***" if matrix.significant_on(None, e.label) else "")
+        for e in matrix.engines
+    ]
+    lines.append("| **Score** | " + " | ".join(scores) + " |")
+    lines.append("")
+    if matrix.differences:
+        lines.append(
+            f"Differences (b − a), {matrix.tests} tests corrected together with Holm; "
+            f"\\* = significant at {matrix.confidence * 100:g}%:"
+        )
+        lines.append("")
+        lines.append("| Task | a | b | Δ (b − a) | adjusted p | verdict |")
+        lines.append("| --- | --- | --- | ---: | ---: | --- |")
+        for d in matrix.differences:
+            shown = verdict(d)
+            lines.append(
+                "| "
+                + " | ".join(
+                    [
+                        escape(d.task if d.task is not None else WHOLE_RUN),
+                        escape(d.a),
+                        escape(d.b),
+                        escape(_delta_text(d)),
+                        escape(fmt.p_value(d.p_adjusted)),
+                        f"**{shown}**" if d.significant else shown,
+                    ]
+                )
+                + " |"
+            )
+        lines.append("")
+    return "\n".join(lines) + "\n"
