@@ -10,11 +10,11 @@ ending is only what the CLI said about itself.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from caliper.attempt import AgentStatus, PromptResult
+from caliper.attempt import AgentStatus, AttemptResult, PromptResult
 
 if TYPE_CHECKING:
     from caliper.attempt import Usage
@@ -38,6 +38,11 @@ class Ending:
     def completed(self) -> bool:
         """Whether the agent finished (the judges then decide whether it did the task)."""
         return self.status is AgentStatus.COMPLETED
+
+    def attempt_result(self, **observed: Any) -> AttemptResult:
+        """The attempt's result with this status and error, plus what else was ``observed``
+        (any :class:`~caliper.attempt.AttemptResult` field: transcript, usage, timings…)."""
+        return AttemptResult(status=self.status, error=self.error, **observed)
 
     def prompt_result(
         self, text: str | None, *, model: str | None = None, usage: Usage | None = None
