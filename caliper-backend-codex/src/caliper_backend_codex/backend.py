@@ -17,6 +17,7 @@ from caliper.attempt import (
 )
 from caliper.backend import Backend, CliUpdate, run_agent
 from caliper.errors import SetupError
+from caliper.skill_reads import activated_by_reads, undeclared_reads
 from caliper_backend_codex import (
     activation,
     errors,
@@ -72,8 +73,8 @@ def detect_activation(
     reads = successful_reads(run, facts, prepared, workdir)
     root = str(skills_root_of(prepared))
     return (
-        activation.activated_skills(reads, skills),
-        activation.undeclared_skills(reads, skills, root),
+        activated_by_reads(reads, skills),
+        undeclared_reads(reads, skills, root),
     )
 
 
