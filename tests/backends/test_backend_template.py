@@ -105,7 +105,11 @@ def test_the_cli_path_the_run_found_is_used(
     monkeypatch.setenv(backend.cli_path_variable, str(tmp_path / "no-such-cli"))
     found = tmp_path / "found-cli"
     request = AttemptRequest(
-        prompt="x", model=None, sandbox=None, timeout=1, cli_path=found  # type: ignore[arg-type]
+        prompt="x",
+        model=None,
+        sandbox=None,
+        timeout=1,
+        cli_path=found,  # type: ignore[arg-type]
     )
     assert backend.cli_for(request) == found
     assert backend.cli_for(AttemptRequest(prompt="x", model=None, sandbox=None, timeout=1)) is None  # type: ignore[arg-type]
