@@ -12,8 +12,8 @@ from caliper.attempt import (
     PromptRequest,
     PromptResult,
 )
-from caliper.backend import Backend
-from caliper.process import run_process
+from caliper.backend import Backend, CliUpdate, run_agent
+from caliper.ending import Ending
 from caliper_backend_claude import errors, history, invocation, isolation, mcp, stream, versions
 
 MODEL_ALIASES = frozenset({"opus", "sonnet", "haiku", "fable", "opusplan"})
@@ -51,11 +51,12 @@ class ClaudeCodeBackend(Backend):
         """``claude --version`` run with a throw-away HOME and a short timeout."""
         return versions.installed_version(path)
 
-    def run_attempt(self, request: AttemptRequest) -> AttemptResult:
+    def update_info(self, check_latest: bool) -> CliUpdate:
+        """Installed and newest Claude Code versions (npm is asked only when ``check_latest``)."""
+        return self.npm_update_info(versions.NPM_PACKAGE, check_latest)
+
+    def attempt(self, cli: Path, request: AttemptRequest) -> AttemptResult:
         """One headless agent run in the sandbox; the prompt goes to stdin."""
-        cli = self.find_cli()
-        if cli is None:
-            return AttemptResult(status=AgentStatus.SETUP_ERROR, error=self.missing_cli_message())
         settings_env = isolation.seed_home(request.sandbox)
         env = isolation.build_env(request.sandbox, settings_env)
         mcp_argv: tuple[str, ...] = ()
@@ -70,18 +71,12 @@ class ClaudeCodeBackend(Backend):
         argv = invocation.attempt_argv(cli, model=request.model, mcp_argv=mcp_argv)
         if request.history is not None:
             argv += history.resume_argv(history.plant_session(request.history, request.sandbox))
-        process = run_process(
-            argv,
-            env=env,
-            cwd=request.sandbox.workdir,
-            timeout=request.timeout,
-            stdin_text=request.prompt,
-        )
+        process = run_agent(argv, env, request)
         parsed = stream.parse_stream(process.stdout)
-        outcome = errors.classify(process, parsed, timeout=request.timeout)
+        ending = errors.classify(process, parsed, timeout=request.timeout)
         unavailable = mcp.unavailable_servers(parsed.init) if request.mcp is not None else []
-        if unavailable and outcome.status in (AgentStatus.COMPLETED, AgentStatus.TASK_FAILED):
-            outcome = errors.Outcome(AgentStatus.SETUP_ERROR, mcp.unavailable_message(unavailable))
+        if unavailable and ending.status in (AgentStatus.COMPLETED, AgentStatus.TASK_FAILED):
+            ending = Ending(AgentStatus.SETUP_ERROR, mcp.unavailable_message(unavailable))
         installed = [skill.name for skill in request.skills]
         undeclared = stream.undeclared_skills(parsed, installed)
         built_in: list[str] | None = None
@@ -89,7 +84,7 @@ class ClaudeCodeBackend(Backend):
             split = stream.outside_loads(parsed, installed, user.skill_names)
             undeclared, built_in = split if split is not None else (None, None)
         return AttemptResult(
-            status=outcome.status,
+            status=ending.status,
             final_answer=parsed.final_answer,
             transcript=tuple(parsed.turns),
             activated=stream.activated_skills(parsed, installed),
@@ -98,32 +93,19 @@ class ClaudeCodeBackend(Backend):
             user_setup=user.setup if user else None,
             usage=parsed.usage,
             model=parsed.model or request.model,
-            error=outcome.error,
+            error=ending.error,
             exit_code=process.returncode,
             duration_seconds=process.duration_seconds,
-            retry_after=errors.retry_after(parsed, outcome.status),
+            retry_after=errors.retry_after(parsed, ending.status),
         )
 
-    def run_prompt(self, request: PromptRequest) -> PromptResult:
+    def prompt(self, cli: Path, request: PromptRequest) -> PromptResult:
         """One tool-less question for a judge, isolated like an attempt."""
-        cli = self.find_cli()
-        if cli is None:
-            return PromptResult(status=AgentStatus.SETUP_ERROR, error=self.missing_cli_message())
         settings_env = isolation.seed_home(request.sandbox)
         env = isolation.build_env(request.sandbox, settings_env)
-        process = run_process(
-            invocation.prompt_argv(cli, model=request.model),
-            env=env,
-            cwd=request.sandbox.workdir,
-            timeout=request.timeout,
-            stdin_text=request.prompt,
-        )
+        process = run_agent(invocation.prompt_argv(cli, model=request.model), env, request)
         parsed = stream.parse_stream(process.stdout)
-        outcome = errors.classify(process, parsed, timeout=request.timeout)
-        return PromptResult(
-            status=outcome.status,
-            text=parsed.final_answer if outcome.status is AgentStatus.COMPLETED else None,
-            model=parsed.model or request.model,
-            usage=parsed.usage,
-            error=outcome.error,
+        ending = errors.classify(process, parsed, timeout=request.timeout)
+        return ending.prompt_result(
+            parsed.final_answer, model=parsed.model or request.model, usage=parsed.usage
         )

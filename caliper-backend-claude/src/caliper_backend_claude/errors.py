@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import attrs
-
 from caliper.attempt import AgentStatus
+from caliper.ending import COMPLETED, Ending, status_for_http, stopped_early
 from caliper.process import ProcessResult
 from caliper_backend_claude.stream import ClaudeStream
 
@@ -22,18 +21,8 @@ LOGIN_HINT = (
     "environment caliper runs in, then try again."
 )
 AUTH_ERRORS = {"authentication_failed", "billing_error", "oauth_org_not_allowed"}
-SETUP_STATUSES = {401, 403}
-INFRA_STATUSES = {408, 409, 429, 529}
 TASK_SUBTYPES = {"error_max_turns", "error_max_budget_usd", "error_max_structured_output_retries"}
 TASK_TERMINAL_REASONS = {"max_turns", "prompt_too_long"}
-
-
-@attrs.frozen
-class Outcome:
-    """A status and, for anything but ``COMPLETED``, the reason in one paragraph."""
-
-    status: AgentStatus
-    error: str | None = None
 
 
 def _result_text(result: Mapping[str, Any]) -> str:
@@ -54,62 +43,58 @@ def _not_logged_in(stream: ClaudeStream) -> bool:
     ) or (init.get("apiKeySource") == "none" and not stream.models and bool(result.get("is_error")))
 
 
-def _api_failure(stream: ClaudeStream, result: Mapping[str, Any]) -> Outcome:
+def _api_failure(stream: ClaudeStream, result: Mapping[str, Any]) -> Ending:
     status = result.get("api_error_status")
     detail = _result_text(result)
     codes = set(stream.assistant_errors)
-    if status in SETUP_STATUSES or codes & AUTH_ERRORS or _not_logged_in(stream):
-        return Outcome(
+    refused = status != 404 and status_for_http(status) is AgentStatus.SETUP_ERROR
+    if refused or codes & AUTH_ERRORS or _not_logged_in(stream):
+        return Ending(
             AgentStatus.SETUP_ERROR,
             f"Claude Code could not authenticate ({detail}). {LOGIN_HINT}",
         )
     if status == 404:
-        return Outcome(
+        return Ending(
             AgentStatus.SETUP_ERROR,
             f"The model was not found ({detail}). Check the model name given with --model.",
         )
     if result.get("terminal_reason") in TASK_TERMINAL_REASONS:
-        return Outcome(AgentStatus.TASK_FAILED, f"Claude Code stopped: {detail}")
-    if isinstance(status, int) and (status in INFRA_STATUSES or status >= 500):
-        return Outcome(AgentStatus.INFRA_ERROR, f"The model API failed (HTTP {status}): {detail}")
+        return Ending(AgentStatus.TASK_FAILED, f"Claude Code stopped: {detail}")
     if status is None:
-        return Outcome(AgentStatus.INFRA_ERROR, f"Claude Code could not reach the model: {detail}")
-    return Outcome(
-        AgentStatus.INFRA_ERROR, f"The model API refused the request (HTTP {status}): {detail}"
-    )
+        return Ending(AgentStatus.INFRA_ERROR, f"Claude Code could not reach the model: {detail}")
+    return Ending(AgentStatus.INFRA_ERROR, f"The model API failed (HTTP {status}): {detail}")
 
 
-def classify(process: ProcessResult, stream: ClaudeStream, *, timeout: float) -> Outcome:
+def classify(process: ProcessResult, stream: ClaudeStream, *, timeout: float) -> Ending:
     """How the run ended: timeout, crash, API error, task failure or completion."""
-    if process.timed_out:
-        return Outcome(AgentStatus.TIMEOUT, f"Claude Code did not finish within {timeout:g}s.")
-    if process.interrupted:
-        return Outcome(AgentStatus.INFRA_ERROR, "The run was interrupted.")
+    early = stopped_early(process, agent="Claude Code", timeout=timeout)
+    if early is not None:
+        return early
     result = stream.result
     if result is None:
         return _crash(process, stream)
     subtype = result.get("subtype")
     if subtype in TASK_SUBTYPES or result.get("terminal_reason") == "max_turns":
-        return Outcome(AgentStatus.TASK_FAILED, f"Claude Code stopped: {_result_text(result)}")
+        return Ending(AgentStatus.TASK_FAILED, f"Claude Code stopped: {_result_text(result)}")
     if result.get("is_error"):
         return _api_failure(stream, result)
     if isinstance(subtype, str) and subtype.startswith("error"):
-        return Outcome(
+        return Ending(
             AgentStatus.INFRA_ERROR, f"Claude Code failed ({subtype}): {_result_text(result)}"
         )
-    return Outcome(AgentStatus.COMPLETED)
+    return COMPLETED
 
 
-def _crash(process: ProcessResult, stream: ClaudeStream) -> Outcome:
+def _crash(process: ProcessResult, stream: ClaudeStream) -> Ending:
     """No ``result`` line: the CLI failed to start, crashed, or printed something else."""
     tail = process.stderr_tail(15)
     if not tail and stream.unparsed_lines:
         tail = "\n".join(process.stdout.strip().splitlines()[-15:])
     if process.returncode == 127 and not stream.events:
-        return Outcome(AgentStatus.SETUP_ERROR, f"Could not start Claude Code: {tail}")
+        return Ending(AgentStatus.SETUP_ERROR, f"Could not start Claude Code: {tail}")
     what = "printed no result" if stream.events else "produced no stream-json output"
     detail = f":\n{tail}" if tail else " (nothing on stderr)."
-    return Outcome(
+    return Ending(
         AgentStatus.INFRA_ERROR,
         f"Claude Code exited with status {process.returncode} and {what}{detail}",
     )

@@ -30,6 +30,8 @@ from typing import Any
 import attrs
 
 from caliper.attempt import AttemptSandbox, UserSetup
+from caliper.backend import copy_user_skills
+from caliper.private_files import write_private
 
 FORWARDED_NAMES = frozenset(
     {
@@ -101,14 +103,6 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _write_private(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    path.chmod(0o600)
-
-
 MEMORY_FILES = ("CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md", ".claude/rules/**")
 
 
@@ -139,7 +133,7 @@ def seed_home(sandbox: AttemptSandbox, environ: Mapping[str, str] | None = None)
 
     with contextlib.suppress(OSError):
         credentials = (source / ".credentials.json").read_text(encoding="utf-8")
-        _write_private(target / ".credentials.json", credentials)
+        write_private(target / ".credentials.json", credentials)
 
     settings = _read_json(source / "settings.json")
     own: dict[str, Any] = {
@@ -147,12 +141,12 @@ def seed_home(sandbox: AttemptSandbox, environ: Mapping[str, str] | None = None)
     }
     own["enabledPlugins"] = {name: False for name in DISABLED_BUILTIN_PLUGINS}
     own["claudeMdExcludes"] = outside_memory_files(sandbox.workdir)
-    _write_private(target / "settings.json", json.dumps(own, indent=2))
+    write_private(target / "settings.json", json.dumps(own, indent=2))
 
     account = _read_json(real_account_file(sandbox.real_home, environ))
     kept: dict[str, Any] = {k: account[k] for k in ACCOUNT_KEYS if k in account}
     if kept:
-        _write_private(sandbox.home / ".claude.json", json.dumps(kept, indent=2))
+        write_private(sandbox.home / ".claude.json", json.dumps(kept, indent=2))
 
     settings_env = settings.get("env")
     if not isinstance(settings_env, Mapping):
@@ -227,31 +221,6 @@ class UserSetupPlan:
     skill_names: tuple[str, ...]
 
 
-def _user_skills(source: Path, target: Path) -> tuple[list[str], list[str]]:
-    """Copy ``source/<name>/`` skill folders into ``target`` unless a declared skill already
-    holds the name there; return (copied names, notes)."""
-    from caliper.skill_tree import SkillTooLarge, copy_tree
-
-    copied: list[str] = []
-    notes: list[str] = []
-    if not source.is_dir():
-        return copied, notes
-    for folder in sorted(source.iterdir()):
-        if not (folder / "SKILL.md").is_file() or folder.name.startswith("."):
-            continue
-        destination = target / folder.name
-        if destination.exists():
-            notes.append(f"user skill {folder.name}: a declared skill of that name wins")
-            continue
-        try:
-            copy_tree(folder, destination)
-        except (SkillTooLarge, OSError) as exc:
-            notes.append(f"user skill {folder.name} was not loaded: {exc}")
-            continue
-        copied.append(folder.name)
-    return copied, notes
-
-
 def _user_rules(source: Path, target: Path) -> list[str]:
     """Copy the user-scope rules (``CLAUDE.md``, ``rules/*.md``); their names as ``~/.claude/…``."""
     loaded: list[str] = []
@@ -286,7 +255,7 @@ def _user_settings(source: Path, target: Path) -> list[str]:
     if isinstance(env, Mapping):
         merged["env"] = {k: v for k, v in env.items() if k not in MEMORY_SWITCHES}
     merged.pop("autoMemoryEnabled", None)
-    _write_private(target / "settings.json", json.dumps(merged, indent=2))
+    write_private(target / "settings.json", json.dumps(merged, indent=2))
     return [f"settings.json: {', '.join(sorted(str(k) for k in settings))}"]
 
 
@@ -307,7 +276,7 @@ def _user_mcp(
     if not kept:
         return [], notes, ()
     path = sandbox.private / "user-mcp.json"
-    _write_private(path, json.dumps({"mcpServers": kept}, indent=2))
+    write_private(path, json.dumps({"mcpServers": kept}, indent=2))
     return sorted(kept), notes, ("--mcp-config", str(path))
 
 
@@ -329,7 +298,8 @@ def load_user_setup(
     environ = os.environ if environ is None else environ
     source = real_config_dir(sandbox.real_home, environ)
     target = sandbox.home / ".claude"
-    skills, notes = _user_skills(source / "skills", target / "skills")
+    copied = copy_user_skills([source / "skills"], target / "skills")
+    skills, notes = list(copied.names), list(copied.notes)
     rules = _user_rules(source, target)
     settings = _user_settings(source, target)
     own = _read_json(target / "settings.json")
@@ -337,7 +307,7 @@ def load_user_setup(
     if isinstance(plugins, dict):
         for name in DISABLED_BUILTIN_PLUGINS:
             plugins.pop(name, None)
-        _write_private(target / "settings.json", json.dumps(own, indent=2))
+        write_private(target / "settings.json", json.dumps(own, indent=2))
     servers, mcp_notes, argv = _user_mcp(sandbox, environ, declared_mcp)
     setup = UserSetup(
         skills=tuple(skills),

@@ -1,6 +1,7 @@
 """Turning a spec's MCP servers into a ``--mcp-config`` file for Claude Code.
 
-The file holds resolved secrets, so it is written 0600 into the sandbox's private folder.
+The file holds resolved secrets (Claude Code reads the values from it), so it is written 0600
+into the sandbox's private folder (the secret rule of :class:`caliper.backend.McpTranslator`).
 Tools then reach the model as ``mcp__<server>__<tool>``.
 
 Claude Code does not stop when a server cannot be reached or refuses its headers: it runs
@@ -12,12 +13,13 @@ instead of scoring attempts that never had the tools.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from caliper.attempt import AttemptSandbox, McpServerConfig, NativeMcpConfig
 from caliper.backend import McpTranslator
+from caliper.mcp_unusable import unusable_mcp_message
+from caliper.private_files import write_secret_file
 
 CONFIG_NAME = "claude-mcp.json"
 UNAVAILABLE_STATUSES = frozenset({"failed", "needs-auth"})
@@ -50,11 +52,7 @@ class ClaudeMcpTranslator(McpTranslator):
         self, servers: Sequence[McpServerConfig], sandbox: AttemptSandbox
     ) -> NativeMcpConfig:
         config = {"mcpServers": {server.name: server_entry(server) for server in servers}}
-        path = sandbox.private / CONFIG_NAME
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(config, handle, indent=2)
-        path.chmod(0o600)
+        path = write_secret_file(sandbox, CONFIG_NAME, json.dumps(config, indent=2))
         return NativeMcpConfig(argv=("--mcp-config", str(path)), data=path)
 
 
@@ -74,10 +72,5 @@ def unavailable_servers(init: Mapping[str, Any] | None) -> list[tuple[str, str]]
 
 
 def unavailable_message(servers: Sequence[tuple[str, str]]) -> str:
-    """Why the run stops: which servers, and what to check."""
-    listed = ", ".join(f"{name!r} ({status})" for name, status in servers)
-    return (
-        f"Claude Code could not use the spec's MCP server(s) {listed}, so the attempt would run "
-        "without their tools. Check the server's url and headers (and the variables they "
-        "refer to) or its command, and that the server is up and accepts them."
-    )
+    """Why the run stops: which servers, with the status Claude Code gave each."""
+    return unusable_mcp_message("Claude Code", servers)

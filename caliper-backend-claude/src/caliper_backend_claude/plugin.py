@@ -11,9 +11,7 @@ from typing import TYPE_CHECKING
 import caliper
 
 if TYPE_CHECKING:
-    from caliper.backend import Backend, CliUpdate, McpTranslator, SkillInstaller
-
-BACKEND_ID = "claude-code"
+    from caliper.backend import Backend, McpTranslator, SkillInstaller
 
 
 @caliper.hookimpl
@@ -38,13 +36,3 @@ def register_mcp_translators(register: Callable[[McpTranslator], None]) -> None:
     from caliper_backend_claude.mcp import ClaudeMcpTranslator
 
     register(ClaudeMcpTranslator())
-
-
-@caliper.hookimpl
-def cli_update_info(backend: Backend, check_latest: bool) -> CliUpdate | None:
-    """Installed and newest Claude Code versions (npm is asked only when ``check_latest``)."""
-    if backend.id != BACKEND_ID:
-        return None
-    from caliper_backend_claude.versions import update_info
-
-    return update_info(backend.cli_info().version, check_latest)

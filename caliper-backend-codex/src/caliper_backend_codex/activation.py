@@ -12,7 +12,8 @@ activated when a command reads *its* installed SKILL.md:
 
 Listing the skills root, reading another file of the skill, reading another skill's SKILL.md
 or a path that only shares a prefix (``skills/foo-extra/SKILL.md`` for skill ``foo``) is not
-an activation. Commands arrive as Codex prints them (``/bin/bash -lc '<script>'``).
+an activation (the matching is the core's, :mod:`caliper.skill_reads`). Commands arrive as
+Codex prints them (``/bin/bash -lc '<script>'``).
 """
 
 from __future__ import annotations
@@ -20,10 +21,8 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import PurePosixPath
-
-from caliper.attempt import InstalledSkill
 
 READERS = frozenset(
     {
@@ -167,43 +166,4 @@ def read_files(
                     if path:
                         found.append(path)
             index += 1
-    return found
-
-
-def activated_skills(reads: Iterable[str], skills: Sequence[InstalledSkill]) -> list[str]:
-    """Installed skills whose SKILL.md is among ``reads`` (absolute paths), in first-read order."""
-    targets: Mapping[str, str] = {
-        os.path.realpath(skill.skill_file): skill.name for skill in skills
-    }
-    order: list[str] = []
-    for path in reads:
-        name = targets.get(os.path.realpath(path))
-        if name and name not in order:
-            order.append(name)
-    return order
-
-
-def undeclared_skills(
-    reads: Iterable[str], skills: Sequence[InstalledSkill], skills_root: str
-) -> list[str]:
-    """``SKILL.md`` files under ``skills_root`` that were read but belong to no declared skill.
-
-    A nested ``SKILL.md`` inside a declared skill's folder is hidden from Codex's list, but
-    the model can still read it; such a read is reported by the file's frontmatter name (its
-    folder name when it has none), never silently dropped.
-    """
-    from caliper.skill_tree import skill_file_name
-
-    declared = {os.path.realpath(skill.skill_file) for skill in skills}
-    root = os.path.realpath(skills_root)
-    found: list[str] = []
-    for path in reads:
-        real = os.path.realpath(path)
-        if os.path.basename(real) != "SKILL.md" or real in declared:
-            continue
-        if not real.startswith(root + os.sep) or not os.path.isfile(real):
-            continue
-        name = skill_file_name(real)
-        if name not in found:
-            found.append(name)
     return found

@@ -15,9 +15,9 @@ from caliper.attempt import (
     PromptRequest,
     PromptResult,
 )
-from caliper.backend import Backend
+from caliper.backend import Backend, CliUpdate, run_agent
 from caliper.errors import SetupError
-from caliper.process import run_process
+from caliper.skill_reads import activated_by_reads, undeclared_reads
 from caliper_backend_codex import (
     activation,
     errors,
@@ -73,8 +73,8 @@ def detect_activation(
     reads = successful_reads(run, facts, prepared, workdir)
     root = str(skills_root_of(prepared))
     return (
-        activation.activated_skills(reads, skills),
-        activation.undeclared_skills(reads, skills, root),
+        activated_by_reads(reads, skills),
+        undeclared_reads(reads, skills, root),
     )
 
 
@@ -115,10 +115,12 @@ class CodexBackend(Backend):
         user_home = codex_config.user_codex_home(real_home, os.environ)
         login.check_login(user_home, codex_config.load_user_config(user_home), os.environ)
 
-    def run_attempt(self, request: AttemptRequest) -> AttemptResult:
-        cli = self.find_cli()
-        if cli is None:
-            return AttemptResult(status=AgentStatus.SETUP_ERROR, error=self.missing_cli_message())
+    def update_info(self, check_latest: bool) -> CliUpdate:
+        """Installed vs newest, and how to update (the desktop app updates its own binary)."""
+        return versions.update_info(self, check_latest)
+
+    def attempt(self, cli: Path, request: AttemptRequest) -> AttemptResult:
+        """One ``codex exec`` run on the task prompt, then its rollout read for activation."""
         try:
             prepared = home.prepare(
                 request.sandbox,
@@ -134,21 +136,15 @@ class CodexBackend(Backend):
         if request.history is not None:
             planted = history.plant_rollout(request.history, request.sandbox, prepared.codex_home)
             argv = history.resume_argv(argv, planted)
-        process = run_process(
-            argv,
-            env=env,
-            cwd=request.sandbox.workdir,
-            timeout=request.timeout,
-            stdin_text=request.prompt,
-        )
+        process = run_agent(argv, env, request)
         run = events.parse_events(process.stdout)
-        outcome = errors.classify(process, run, timeout=request.timeout)
+        ending = errors.classify(process, run, timeout=request.timeout)
         facts = rollout.read_rollout(rollout.find_rollout(prepared.codex_home, run.thread_id))
         activated, undeclared = detect_activation(
             run, facts, request.skills, prepared, request.sandbox.workdir
         )
         return AttemptResult(
-            status=outcome.status,
+            status=ending.status,
             final_answer=run.final_answer,
             transcript=tuple(run.turns),
             activated=activated,
@@ -156,34 +152,22 @@ class CodexBackend(Backend):
             user_setup=prepared.user_setup,
             usage=run.usage,
             model=facts.model or request.model or _configured_model(prepared),
-            error=outcome.error,
+            error=ending.error,
             exit_code=process.returncode,
             duration_seconds=process.duration_seconds,
         )
 
-    def run_prompt(self, request: PromptRequest) -> PromptResult:
-        cli = self.find_cli()
-        if cli is None:
-            return PromptResult(status=AgentStatus.SETUP_ERROR, error=self.missing_cli_message())
+    def prompt(self, cli: Path, request: PromptRequest) -> PromptResult:
+        """One read-only, ephemeral ``codex exec`` question for a judge."""
         try:
             prepared = home.prepare(request.sandbox, skill_instructions=False)
         except SetupError as exc:
             return PromptResult(status=AgentStatus.SETUP_ERROR, error=exc.render())
-        process = run_process(
-            invocation.prompt_argv(cli, model=request.model),
-            env=prepared.env,
-            cwd=request.sandbox.workdir,
-            timeout=request.timeout,
-            stdin_text=request.prompt,
-        )
+        process = run_agent(invocation.prompt_argv(cli, model=request.model), prepared.env, request)
         run = events.parse_events(process.stdout)
-        outcome = errors.classify(process, run, timeout=request.timeout)
-        return PromptResult(
-            status=outcome.status,
-            text=run.final_answer if outcome.status is AgentStatus.COMPLETED else None,
-            model=request.model or _configured_model(prepared),
-            usage=run.usage,
-            error=outcome.error,
+        ending = errors.classify(process, run, timeout=request.timeout)
+        return ending.prompt_result(
+            run.final_answer, model=request.model or _configured_model(prepared), usage=run.usage
         )
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import tomli_w
 
 from caliper.errors import SetupError
+from caliper.private_files import write_private
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -218,11 +219,5 @@ def uses_aws(config: Mapping[str, Any]) -> bool:
 
 
 def write_config(config: Mapping[str, Any], codex_home: Path) -> Path:
-    """Write ``config.toml`` with mode 0600 (it may hold MCP secrets)."""
-    codex_home.mkdir(parents=True, exist_ok=True)
-    path = codex_home / CONFIG_NAME
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        tomli_w.dump(dict(config), handle)
-    path.chmod(0o600)
-    return path
+    """Write ``config.toml`` with mode 0600 (it holds the user's provider settings)."""
+    return write_private(codex_home / CONFIG_NAME, tomli_w.dumps(dict(config)))

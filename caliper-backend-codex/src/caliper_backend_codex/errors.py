@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import re
 
-import attrs
-
 from caliper.attempt import AgentStatus
+from caliper.ending import COMPLETED, Ending, stopped_early
 from caliper.process import ProcessResult
 from caliper_backend_codex.events import CodexRun
 
@@ -39,14 +38,6 @@ _CONTEXT = re.compile(r"context window|context_length_exceeded|maximum context",
 _RECONNECT = re.compile(r"reconnecting|waiting for network|connection failed", re.IGNORECASE)
 
 
-@attrs.frozen
-class Outcome:
-    """A status and, for anything but ``COMPLETED``, the reason in one paragraph."""
-
-    status: AgentStatus
-    error: str | None = None
-
-
 def _failure_message(run: CodexRun) -> str | None:
     if run.failure:
         return run.failure
@@ -65,49 +56,46 @@ def classify_message(message: str) -> AgentStatus:
     return AgentStatus.INFRA_ERROR
 
 
-def _startup_failure(process: ProcessResult) -> Outcome:
+def _startup_failure(process: ProcessResult) -> Ending:
     tail = process.stderr_tail(8) or "no output"
     if process.returncode == 127 or "could not start" in process.stderr:
-        return Outcome(AgentStatus.SETUP_ERROR, f"codex could not be started: {tail}")
+        return Ending(AgentStatus.SETUP_ERROR, f"codex could not be started: {tail}")
     if process.returncode == 2 and "unexpected argument" in process.stderr:
-        return Outcome(
+        return Ending(
             AgentStatus.SETUP_ERROR,
             f"codex rejected caliper's command line (is it too old?): {tail}",
         )
     if "config.toml" in process.stderr or "mcp" in process.stderr.lower():
-        return Outcome(
+        return Ending(
             AgentStatus.SETUP_ERROR,
             f"codex refused to start with the attempt's configuration: {tail}",
         )
-    return Outcome(
+    return Ending(
         AgentStatus.INFRA_ERROR,
         f"codex exited with status {process.returncode} without any event: {tail}",
     )
 
 
-def classify(process: ProcessResult, run: CodexRun, *, timeout: float) -> Outcome:
+def classify(process: ProcessResult, run: CodexRun, *, timeout: float) -> Ending:
     """How the run ended (see the module docstring)."""
-    if process.timed_out:
-        waiting = [m for m in run.errors if _RECONNECT.search(m)]
-        detail = f" It was still retrying the model provider: {waiting[-1]}" if waiting else ""
-        return Outcome(AgentStatus.TIMEOUT, f"codex did not finish within {timeout:g}s.{detail}")
-    if process.interrupted:
-        return Outcome(AgentStatus.INFRA_ERROR, "the run was interrupted")
+    waiting = [m for m in run.errors if _RECONNECT.search(m)]
+    detail = f"It was still retrying the model provider: {waiting[-1]}" if waiting else ""
+    early = stopped_early(process, agent="codex", timeout=timeout, detail=detail)
+    if early is not None:
+        return early
     message = _failure_message(run)
     if run.completed and process.returncode == 0 and run.failure is None:
-        return Outcome(AgentStatus.COMPLETED)
+        return COMPLETED
     if message is not None and (run.failure is not None or not run.completed):
         status = classify_message(message)
         text = f"codex reported: {message}"
         if status is AgentStatus.SETUP_ERROR and _AUTH.search(message):
             text = f"{text}\n{LOGIN_HINT}"
-        return Outcome(status, text)
+        return Ending(status, text)
     if not run.usable:
         return _startup_failure(process)
     tail = process.stderr_tail(8)
     detail = f": {tail}" if tail else ""
     if process.returncode == 0:
-        return Outcome(AgentStatus.INFRA_ERROR, f"codex ended without completing its turn{detail}")
-    return Outcome(
-        AgentStatus.INFRA_ERROR, f"codex exited with status {process.returncode}{detail}"
-    )
+        return Ending(AgentStatus.INFRA_ERROR, f"codex ended without completing its turn{detail}")
+    return Ending(AgentStatus.INFRA_ERROR, f"codex exited with status {process.returncode}{detail}")

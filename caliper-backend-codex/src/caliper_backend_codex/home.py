@@ -15,14 +15,15 @@ this is carried over:
 from __future__ import annotations
 
 import os
-import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from caliper.attempt import AttemptSandbox, UserSetup
+from caliper.backend import copy_user_skills
+from caliper.private_files import copy_private
 from caliper_backend_codex import config as codex_config
 from caliper_backend_codex.skills import codex_home, hidden_skill_entries
 
@@ -69,33 +70,6 @@ NOT_HONOURED = (
 )
 
 
-def _copy_user_skills(sources: Sequence[Path], root: Path) -> tuple[list[str], list[str]]:
-    """Copy user-level skill folders into the attempt's skills root unless a declared skill
-    holds the name; (copied names, notes)."""
-    from caliper.skill_tree import SkillTooLarge, copy_tree
-
-    copied: list[str] = []
-    notes: list[str] = []
-    for source in sources:
-        if not source.is_dir():
-            continue
-        for folder in sorted(source.iterdir()):
-            if not (folder / "SKILL.md").is_file() or folder.name.startswith("."):
-                continue
-            destination = root / folder.name
-            if destination.exists():
-                if folder.name not in copied:
-                    notes.append(f"user skill {folder.name}: a declared skill of that name wins")
-                continue
-            try:
-                copy_tree(folder, destination)
-            except (SkillTooLarge, OSError) as exc:
-                notes.append(f"user skill {folder.name} was not loaded: {exc}")
-                continue
-            copied.append(folder.name)
-    return copied, notes
-
-
 def load_user_files(
     sandbox: AttemptSandbox, user_home: Path, codex_home_dir: Path
 ) -> tuple[list[str], list[str], list[str]]:
@@ -103,7 +77,8 @@ def load_user_files(
     into the attempt's CODEX_HOME; (skill names, rules names, notes). Sessions and memories
     are never copied."""
     sources = [user_home / "skills", sandbox.real_home / ".agents" / "skills"]
-    skills, notes = _copy_user_skills(sources, codex_home_dir / "skills")
+    copied = copy_user_skills(sources, codex_home_dir / "skills")
+    skills, notes = list(copied.names), list(copied.notes)
     rules: list[str] = []
     agents = user_home / RULES_FILE
     if agents.is_file():
@@ -114,15 +89,7 @@ def load_user_files(
 
 def copy_auth(user_home: Path, destination: Path) -> bool:
     """Copy the user's ``auth.json`` (0600) when there is one; never touches the original."""
-    source = user_home / AUTH_FILE
-    if not source.is_file():
-        return False
-    target = destination / AUTH_FILE
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as out, source.open("rb") as src:
-        shutil.copyfileobj(src, out)
-    target.chmod(0o600)
-    return True
+    return copy_private(user_home / AUTH_FILE, destination / AUTH_FILE)
 
 
 def forwarded_env(

@@ -1,6 +1,7 @@
 """Caliper plugin module for the OpenAI Codex CLI: backend, skill installer, MCP translator.
 
 The implementation modules are imported inside the hooks, so listing plugins stays cheap.
+``caliper update-cli`` asks the backend itself (``CodexBackend.update_info``).
 """
 
 from __future__ import annotations
@@ -11,9 +12,7 @@ from typing import TYPE_CHECKING
 import caliper
 
 if TYPE_CHECKING:
-    from caliper.backend import Backend, CliUpdate, McpTranslator, SkillInstaller
-
-BACKEND_ID = "codex"
+    from caliper.backend import Backend, McpTranslator, SkillInstaller
 
 
 @caliper.hookimpl
@@ -35,12 +34,3 @@ def register_mcp_translators(register: Callable[[McpTranslator], None]) -> None:
     from caliper_backend_codex.mcp import CodexMcpTranslator
 
     register(CodexMcpTranslator())
-
-
-@caliper.hookimpl
-def cli_update_info(backend: Backend, check_latest: bool) -> CliUpdate | None:
-    if backend.id != BACKEND_ID:
-        return None
-    from caliper_backend_codex.versions import update_info
-
-    return update_info(backend, check_latest)

@@ -9,11 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from caliper.backend import Backend, CliUpdate
-from caliper.cli_versions import npm_latest_version, version_from_cli
+from caliper.cli_versions import version_from_cli
 from caliper_backend_codex.locate import is_app_binary
 
 NPM_PACKAGE = "@openai/codex"
-UPDATE_COMMAND = f"npm install -g {NPM_PACKAGE}@latest"
 
 
 def _codex_home(home: Path) -> dict[str, str]:
@@ -25,11 +24,6 @@ def _codex_home(home: Path) -> dict[str, str]:
 def installed_version(cli: Path) -> str | None:
     """``codex --version`` with a throw-away HOME and CODEX_HOME."""
     return version_from_cli(cli, extra_env=_codex_home)
-
-
-def latest_version() -> tuple[str | None, str | None]:
-    """The newest published version from ``npm view``, or ``(None, why not)``."""
-    return npm_latest_version(NPM_PACKAGE)
 
 
 def update_info(backend: Backend, check_latest: bool) -> CliUpdate:
@@ -44,14 +38,4 @@ def update_info(backend: Backend, check_latest: bool) -> CliUpdate:
             self_updating=True,
             note=f"Using the Codex app's own binary ({info.path}); the app updates it.",
         )
-    latest, note = latest_version() if check_latest else (None, None)
-    if info.version is None:
-        missing = "Codex is not installed or did not answer --version."
-        note = " ".join(filter(None, [missing, note]))
-    return CliUpdate(
-        backend=backend.id,
-        installed=info.version,
-        latest=latest,
-        update_command=UPDATE_COMMAND,
-        note=note,
-    )
+    return backend.npm_update_info(NPM_PACKAGE, check_latest)

@@ -18,13 +18,13 @@ from caliper.attempt import (
     PromptRequest,
     PromptResult,
 )
-from caliper.backend import Backend
+from caliper.backend import Backend, CliUpdate
+from caliper.ending import Ending, stopped_early
 from caliper.errors import CaliperError
 from caliper.history import History
 from caliper.process import ProcessResult, run_process
 from caliper_backend_hermes import history
 from caliper_backend_hermes.failure import (
-    Failure,
     classify_api_failure,
     classify_no_session,
     session_error_lines,
@@ -56,6 +56,7 @@ QUIET_OPTIONS = ("--quiet", "--yolo", "--ignore-rules")
 JUDGE_TOOLSETS = "context_engine"
 """A toolset with no tools of its own: the judge model answers from the prompt alone."""
 EXPORT_TIMEOUT = 60.0
+UPDATE_NOTE = "Hermes updates itself: run `hermes update` (caliper does not update it)."
 MCP_MISSING = (
     "The spec declares mcp: servers, but the Hermes at {cli} was installed without MCP "
     "support, so it would silently ignore them. Install it with "
@@ -69,7 +70,7 @@ class _Run:
 
     process: ProcessResult | None
     session: Session | None
-    failure: Failure | None
+    failure: Ending | None
     planted: int = 0
     """How many messages of ``session`` were planted from the task's ``history:``."""
 
@@ -118,7 +119,22 @@ class HermesBackend(Backend):
         """A malformed ``hermes:<provider>/<model>`` fails before any attempt (exit 2)."""
         split_model(model)
 
-    def run_attempt(self, request: AttemptRequest) -> AttemptResult:
+    def update_info(self, check_latest: bool) -> CliUpdate:
+        """The installed Hermes version; Hermes updates itself, so caliper only reports.
+
+        ``check_latest`` is ignored: asking PyPI is what ``hermes update`` does, not caliper.
+        """
+        info = self.cli_info()
+        return CliUpdate(
+            backend=self.id,
+            installed=info.version,
+            latest=None,
+            update_command="hermes update",
+            self_updating=True,
+            note=UPDATE_NOTE if info.found else info.error,
+        )
+
+    def attempt(self, cli: Path, request: AttemptRequest) -> AttemptResult:
         """Run ``hermes chat --query`` once, then read the session Hermes recorded."""
         mcp_servers = (request.mcp.data or {}).get("mcp_servers") if request.mcp else None
         user = None
@@ -126,6 +142,7 @@ class HermesBackend(Backend):
             source = user_hermes_home(request.sandbox.real_home)
             user = load_user_setup(hermes_home(request.sandbox), source)
         run = self._run(
+            cli,
             request.sandbox,
             request.prompt,
             request.model,
@@ -138,10 +155,10 @@ class HermesBackend(Backend):
             messages = history.without_planted(run.session.messages, run.planted)
             run = attrs.evolve(run, session=attrs.evolve(run.session, messages=messages))
         if run.session is None:
-            failure = run.failure or Failure(AgentStatus.INFRA_ERROR, "Hermes recorded nothing.")
+            failure = run.failure or Ending(AgentStatus.INFRA_ERROR, "Hermes recorded nothing.")
             return AttemptResult(
                 status=failure.status,
-                error=failure.message,
+                error=failure.error,
                 exit_code=run.process.returncode if run.process else None,
                 duration_seconds=run.process.duration_seconds if run.process else None,
             )
@@ -156,14 +173,15 @@ class HermesBackend(Backend):
             user_setup=user,
             usage=run.session.usage,
             model=run.session.model,
-            error=run.failure.message if run.failure else None,
+            error=run.failure.error if run.failure else None,
             exit_code=run.process.returncode if run.process else None,
             duration_seconds=run.process.duration_seconds if run.process else None,
         )
 
-    def run_prompt(self, request: PromptRequest) -> PromptResult:
+    def prompt(self, cli: Path, request: PromptRequest) -> PromptResult:
         """Ask Hermes' model one question with no tools and no skills; return its answer."""
         run = self._run(
+            cli,
             request.sandbox,
             request.prompt,
             request.model,
@@ -171,8 +189,8 @@ class HermesBackend(Backend):
             options=(f"--toolsets={JUDGE_TOOLSETS}",),
         )
         if run.failure is not None or run.session is None:
-            failure = run.failure or Failure(AgentStatus.INFRA_ERROR, "Hermes recorded nothing.")
-            return PromptResult(status=failure.status, error=failure.message)
+            failure = run.failure or Ending(AgentStatus.INFRA_ERROR, "Hermes recorded nothing.")
+            return PromptResult(status=failure.status, error=failure.error)
         return PromptResult(
             status=AgentStatus.COMPLETED,
             text=run.session.final_answer,
@@ -183,6 +201,7 @@ class HermesBackend(Backend):
     # steps ---------------------------------------------------------------------------------
     def _run(
         self,
+        cli: Path,
         sandbox: AttemptSandbox,
         prompt: str,
         model: str | None,
@@ -194,11 +213,8 @@ class HermesBackend(Backend):
         planted: History | None = None,
     ) -> _Run:
         """Prepare the home, run Hermes once, export its session and judge how it ended."""
-        cli = self.find_cli()
-        if cli is None:
-            return _Run(None, None, Failure(AgentStatus.SETUP_ERROR, self.missing_cli_message()))
         if mcp_servers and not has_mcp_support(cli):
-            return _Run(None, None, Failure(AgentStatus.SETUP_ERROR, MCP_MISSING.format(cli=cli)))
+            return _Run(None, None, Ending(AgentStatus.SETUP_ERROR, MCP_MISSING.format(cli=cli)))
         try:
             home, env = self._prepare(cli, sandbox, mcp_servers)
             env.update(mcp_env or {})
@@ -211,7 +227,7 @@ class HermesBackend(Backend):
                 arguments += history.resume_options(session_id)
             launch = chat_command(cli, prompt, arguments)
         except CaliperError as exc:
-            return _Run(None, None, Failure(AgentStatus.SETUP_ERROR, exc.render()))
+            return _Run(None, None, Ending(AgentStatus.SETUP_ERROR, exc.render()))
         process = run_process(
             launch.argv,
             env=env,
@@ -219,11 +235,9 @@ class HermesBackend(Backend):
             timeout=timeout,
             stdin_text=launch.stdin_text or "",
         )
-        if process.timed_out:
-            message = f"Hermes did not finish within {timeout:g}s and was stopped."
-            return _Run(process, None, Failure(AgentStatus.TIMEOUT, message))
-        if process.interrupted:
-            return _Run(process, None, Failure(AgentStatus.INFRA_ERROR, "Hermes was interrupted."))
+        early = stopped_early(process, agent="Hermes", timeout=timeout)
+        if early is not None:
+            return _Run(process, None, early)
         session = self._export(cli, env, sandbox, home, process)
         failure = None
         if mcp_servers and session is not None:
@@ -277,11 +291,11 @@ class HermesBackend(Backend):
             target.unlink(missing_ok=True)
         return parse_export(text, session_id)
 
-    def _failure(self, run: ProcessResult, session: Session | None, home: Path) -> Failure | None:
+    def _failure(self, run: ProcessResult, session: Session | None, home: Path) -> Ending | None:
         """``None`` when the run succeeded, else why it failed (never from the answer text)."""
         if session is None:
             if run.returncode == 0:
-                return Failure(
+                return Ending(
                     AgentStatus.INFRA_ERROR,
                     "Hermes exited normally but recorded no session to read the result from.",
                 )
@@ -294,7 +308,7 @@ class HermesBackend(Backend):
 
 def mcp_failure(
     hermes_home: Path, mcp_servers: Mapping[str, Any], *, secrets: Iterable[str] = ()
-) -> Failure | None:
+) -> Ending | None:
     """A setup error naming every spec MCP server Hermes' log does not show connected.
 
     Resolved secret values (URLs, header values) are masked in what Hermes said.
@@ -305,7 +319,7 @@ def mcp_failure(
     message = unusable_message(unusable)
     for secret in sorted((s for s in secrets if s), key=len, reverse=True):
         message = message.replace(secret, "***")
-    return Failure(AgentStatus.SETUP_ERROR, message)
+    return Ending(AgentStatus.SETUP_ERROR, message)
 
 
 def passed_variables(config_path: Path, environ: Mapping[str, str]) -> dict[str, str]:

@@ -12,9 +12,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-import attrs
-
 from caliper.attempt import AgentStatus
+from caliper.ending import Ending, status_for_http
 
 LOGIN_HINT = (
     "Run `hermes model` to choose a provider and model you have access to "
@@ -27,7 +26,6 @@ _SUMMARY = re.compile(r"summary=(.*)$")
 _MODEL_CALL = re.compile(r"error_type=|API call failed|Error code: \d{3}|Non-retryable")
 
 _AUTH_TYPES = frozenset({"AuthenticationError", "PermissionDeniedError"})
-_SETUP_STATUSES = frozenset({401, 402, 403, 404})
 _INFRA_TYPES = frozenset(
     {
         "RateLimitError",
@@ -40,14 +38,6 @@ _INFRA_TYPES = frozenset(
         "RemoteProtocolError",
     }
 )
-
-
-@attrs.frozen
-class Failure:
-    """A classified failure: the attempt status and a message for the user."""
-
-    status: AgentStatus
-    message: str
 
 
 def session_error_lines(hermes_home: Path, session_id: str | None) -> list[str]:
@@ -63,7 +53,7 @@ def session_error_lines(hermes_home: Path, session_id: str | None) -> list[str]:
     return lines
 
 
-def classify_api_failure(lines: Sequence[str], stderr_tail: str = "") -> Failure:
+def classify_api_failure(lines: Sequence[str], stderr_tail: str = "") -> Ending:
     """The failure a model-call error implies (401/403 → setup; 429/5xx/network → infra).
 
     With no model-call error logged, Hermes failed some other way: an infra error carrying
@@ -75,22 +65,22 @@ def classify_api_failure(lines: Sequence[str], stderr_tail: str = "") -> Failure
     detail = summaries[-1] if summaries else (lines[-1].split(": ", 1)[-1] if lines else "")
     status = statuses[-1] if statuses else None
     kind = types[-1] if types else None
-    if kind in _AUTH_TYPES or status in _SETUP_STATUSES:
-        return Failure(
+    if kind in _AUTH_TYPES or status_for_http(status) is AgentStatus.SETUP_ERROR:
+        return Ending(
             AgentStatus.SETUP_ERROR,
             f"Hermes' model provider refused the request ({detail or kind or status}). "
             + LOGIN_HINT,
         )
     if kind in _INFRA_TYPES or status == 429 or (status is not None and status >= 500):
         what = "rate-limited" if status == 429 or kind == "RateLimitError" else "failed"
-        return Failure(
+        return Ending(
             AgentStatus.INFRA_ERROR,
             f"Hermes' model provider {what}: {detail or kind or status}",
         )
     if detail:
-        return Failure(AgentStatus.INFRA_ERROR, f"Hermes' model call failed: {detail}")
+        return Ending(AgentStatus.INFRA_ERROR, f"Hermes' model call failed: {detail}")
     tail = stderr_tail.strip()
-    return Failure(
+    return Ending(
         AgentStatus.INFRA_ERROR,
         f"Hermes failed without logging a model error:\n{tail}"
         if tail
@@ -98,17 +88,17 @@ def classify_api_failure(lines: Sequence[str], stderr_tail: str = "") -> Failure
     )
 
 
-def classify_no_session(exit_code: int | None, stdout: str, stderr: str) -> Failure:
+def classify_no_session(exit_code: int | None, stdout: str, stderr: str) -> Ending:
     """Hermes exited before starting a session: it had no usable model or login.
 
     A Python traceback instead means Hermes itself crashed (an infrastructure error).
     """
     if "Traceback (most recent call last)" in stderr:
         tail = "\n".join(stderr.strip().splitlines()[-8:])
-        return Failure(AgentStatus.INFRA_ERROR, f"Hermes crashed (exit {exit_code}):\n{tail}")
+        return Ending(AgentStatus.INFRA_ERROR, f"Hermes crashed (exit {exit_code}):\n{tail}")
     said = " ".join((stdout.strip() or stderr.strip()).split())
     said = said[:400] + ("…" if len(said) > 400 else "")
-    return Failure(
+    return Ending(
         AgentStatus.SETUP_ERROR,
         "Hermes could not start a session: no model is selected or the provider login is "
         f"missing or expired (exit {exit_code}; Hermes said: {said or 'nothing'}). " + LOGIN_HINT,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -21,7 +20,9 @@ from typing import Any
 import yaml
 
 from caliper.attempt import UserSetup
+from caliper.backend import copy_user_skills
 from caliper.errors import SetupError
+from caliper.private_files import copy_private, write_private
 from caliper_backend_hermes.skills import hidden_skill_names
 
 SEED_FILES = (".env", "auth.json")
@@ -143,15 +144,9 @@ def prepare_home(
     """
     hermes_home.mkdir(parents=True, exist_ok=True)
     for name in SEED_FILES:
-        origin = source / name
-        if origin.is_file():
-            target = hermes_home / name
-            shutil.copyfile(origin, target)
-            target.chmod(0o600)
+        copy_private(source / name, hermes_home / name)
     config = neutral_config(read_user_config(source), mcp_servers, hidden_skill_names(hermes_home))
-    config_path = hermes_home / CONFIG_FILE
-    config_path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    config_path.chmod(0o600)
+    write_private(hermes_home / CONFIG_FILE, yaml.safe_dump(config, sort_keys=False))
     (hermes_home / ".no-bundled-skills").write_text("", encoding="utf-8")
     if version:
         stamp = {"ts": time.time(), "behind": 0, "rev": None, "ver": version}
@@ -174,27 +169,16 @@ def load_user_setup(hermes_home: Path, source: Path) -> UserSetup:
 
     Called before :func:`prepare_home`, which keeps installed skills in place.
     """
-    from caliper.skill_tree import SkillTooLarge, copy_tree
-
     target = hermes_home / "skills"
     taken = {p.parent.name for p in target.glob("*/*/SKILL.md")} if target.is_dir() else set()
-    copied: list[str] = []
-    notes: list[str] = []
     root = source / "skills"
-    found = sorted(root.glob("*/*/SKILL.md")) if root.is_dir() else []
-    for skill_file in found:
-        folder = skill_file.parent
-        category = folder.parent.name
-        if category.startswith(".") or folder.name.startswith("."):
+    categories = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    names: list[str] = []
+    notes: list[str] = []
+    for category in categories:
+        if category.name.startswith("."):
             continue
-        if folder.name in taken:
-            notes.append(f"user skill {folder.name}: a declared skill of that name wins")
-            continue
-        try:
-            copy_tree(folder, target / category / folder.name)
-        except (SkillTooLarge, OSError) as exc:
-            notes.append(f"user skill {folder.name} was not loaded: {exc}")
-            continue
-        taken.add(folder.name)
-        copied.append(folder.name)
-    return UserSetup(skills=tuple(copied), not_loaded=(*notes, *USER_SETUP_NOT_LOADED))
+        copied = copy_user_skills([category], target / category.name, taken=taken)
+        names += copied.names
+        notes += copied.notes
+    return UserSetup(skills=tuple(names), not_loaded=(*notes, *USER_SETUP_NOT_LOADED))

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import attrs
 
+from caliper.mcp_unusable import unusable_mcp_message
+
 AGENT_LOG = ("logs", "agent.log")
 _REGISTERED = re.compile(r"MCP server '(?P<name>.+?)' \((?:HTTP|stdio)\): registered \d+ tool")
 _FAILED = re.compile(
@@ -82,14 +84,6 @@ def unusable_servers(log_text: str, names: Iterable[str]) -> list[UnusableServer
 
 def unusable_message(servers: list[UnusableServer]) -> str:
     """One message for the user naming every unusable server and what Hermes said."""
-    parts = [
-        f"'{s.name}' ({s.reason})" if s.reason else f"'{s.name}' (it never reported connecting)"
-        for s in servers
-    ]
-    noun = "server" if len(servers) == 1 else "servers"
-    return (
-        f"Hermes could not use the spec's MCP {noun} {', '.join(parts)}; the attempt ran "
-        "without its tools, so it is not scored. Check that the server is running and "
-        "reachable, that its command starts, and that the token or headers in the spec are "
-        "accepted."
+    return unusable_mcp_message(
+        "Hermes", [(s.name, s.reason or "it never reported connecting") for s in servers]
     )

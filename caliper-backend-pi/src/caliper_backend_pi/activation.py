@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from caliper.attempt import InstalledSkill
+from caliper.skill_reads import activated_by_reads, undeclared_reads
 from caliper_backend_pi.events import ToolCall
 
 READ_TOOL = "read"
@@ -58,15 +59,6 @@ def resolve_path(raw: str, *, cwd: Path, home: Path) -> str:
     if not os.path.isabs(path):
         path = os.path.join(str(cwd), path)
     return _normal(path)
-
-
-def _skill_files(skills: Sequence[InstalledSkill]) -> dict[str, str]:
-    """Every spelling of each installed SKILL.md path (as given and symlink-resolved)."""
-    files: dict[str, str] = {}
-    for skill in skills:
-        for spelling in {str(skill.skill_file), os.path.realpath(skill.skill_file)}:
-            files.setdefault(_normal(spelling), skill.name)
-    return files
 
 
 def _shell_paths(command: str, *, cwd: Path, home: Path) -> list[str]:
@@ -115,20 +107,16 @@ def succeeded(call: ToolCall) -> bool:
     return not call.is_error
 
 
+def successful_reads(calls: Sequence[ToolCall], *, cwd: Path, home: Path) -> list[str]:
+    """The resolved paths every successful call read, in order."""
+    return [p for call in calls if succeeded(call) for p in _read_paths(call, cwd=cwd, home=home)]
+
+
 def activated_skills(
     calls: Sequence[ToolCall], skills: Sequence[InstalledSkill], *, cwd: Path, home: Path
 ) -> list[str]:
     """Names of installed skills whose ``SKILL.md`` the agent read, in first-read order."""
-    files = _skill_files(skills)
-    found: list[str] = []
-    for call in calls:
-        if not succeeded(call):
-            continue
-        for path in _read_paths(call, cwd=cwd, home=home):
-            name = files.get(path) or files.get(_normal(os.path.realpath(path)))
-            if name is not None and name not in found:
-                found.append(name)
-    return found
+    return activated_by_reads(successful_reads(calls, cwd=cwd, home=home), skills)
 
 
 def undeclared_skills(
@@ -139,24 +127,6 @@ def undeclared_skills(
     home: Path,
     skills_root: Path,
 ) -> list[str]:
-    """``SKILL.md`` files under ``skills_root`` read successfully that no declared skill owns.
-
-    Reported by the file's frontmatter name (its folder name when it has none).
-    """
-    from caliper.skill_tree import skill_file_name
-
-    declared = set(_skill_files(skills))
-    root = _normal(os.path.realpath(skills_root))
-    found: list[str] = []
-    for call in calls:
-        if not succeeded(call):
-            continue
-        for path in _read_paths(call, cwd=cwd, home=home):
-            real = _normal(os.path.realpath(path))
-            if path in declared or real in declared or os.path.basename(real) != "SKILL.md":
-                continue
-            if real.startswith(root + os.sep) and os.path.isfile(real):
-                name = skill_file_name(real)
-                if name not in found:
-                    found.append(name)
-    return found
+    """``SKILL.md`` files under ``skills_root`` read successfully that no declared skill owns,
+    by frontmatter name (see :func:`caliper.skill_reads.undeclared_reads`)."""
+    return undeclared_reads(successful_reads(calls, cwd=cwd, home=home), skills, skills_root)

@@ -14,13 +14,14 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from caliper.attempt import AttemptSandbox, UserSetup
+from caliper.backend import copy_user_skills
 from caliper.errors import SetupError
+from caliper.private_files import copy_private, write_private
 
 AGENT_DIR_VARIABLE = "PI_CODING_AGENT_DIR"
 
@@ -173,12 +174,9 @@ def prepare_agent_dir(
     target = agent_dir(sandbox)
     target.mkdir(parents=True, exist_ok=True)
     for name in COPIED_FILES:
-        original = source / name
-        if original.is_file():
-            shutil.copyfile(original, target / name)
-            (target / name).chmod(0o600)
+        copy_private(source / name, target / name)
     settings = attempt_settings(read_json_config(source / "settings.json"))
-    (target / "settings.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    write_private(target / "settings.json", json.dumps(settings, indent=2) + "\n")
     return settings
 
 
@@ -275,28 +273,8 @@ def load_user_setup(sandbox: AttemptSandbox, environ: Mapping[str, str] | None =
     which keeps skills in place. The settings stay as :func:`attempt_settings` makes them
     (resource lists dropped). Sessions are never copied.
     """
-    from caliper.skill_tree import SkillTooLarge, copy_tree
-
     source = user_agent_dir(sandbox.real_home, os.environ if environ is None else environ)
     root = skills_root(sandbox)
     root.mkdir(parents=True, exist_ok=True)
-    copied: list[str] = []
-    notes: list[str] = []
-    for folder_root in (source / "skills", sandbox.real_home / ".agents" / "skills"):
-        if not folder_root.is_dir():
-            continue
-        for folder in sorted(folder_root.iterdir()):
-            if not (folder / "SKILL.md").is_file() or folder.name.startswith("."):
-                continue
-            destination = root / folder.name
-            if destination.exists():
-                if folder.name not in copied:
-                    notes.append(f"user skill {folder.name}: a declared skill of that name wins")
-                continue
-            try:
-                copy_tree(folder, destination)
-            except (SkillTooLarge, OSError) as exc:
-                notes.append(f"user skill {folder.name} was not loaded: {exc}")
-                continue
-            copied.append(folder.name)
-    return UserSetup(skills=tuple(copied), not_loaded=(*notes, *NOT_LOADED))
+    copied = copy_user_skills([source / "skills", sandbox.real_home / ".agents" / "skills"], root)
+    return UserSetup(skills=copied.names, not_loaded=(*copied.notes, *NOT_LOADED))

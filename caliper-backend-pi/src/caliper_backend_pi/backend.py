@@ -14,10 +14,11 @@ from caliper.attempt import (
     PromptRequest,
     PromptResult,
 )
-from caliper.backend import Backend
+from caliper.backend import Backend, CliUpdate, run_agent
+from caliper.ending import Ending
 from caliper.errors import SetupError
 from caliper.history import History
-from caliper.process import ProcessResult, run_process
+from caliper.process import ProcessResult
 from caliper_backend_pi import history, mcp, mcp_check, version
 from caliper_backend_pi.activation import activated_skills, undeclared_skills
 from caliper_backend_pi.agentdir import (
@@ -31,7 +32,7 @@ from caliper_backend_pi.agentdir import (
     user_agent_dir,
 )
 from caliper_backend_pi.events import PiRun, parse_output
-from caliper_backend_pi.outcome import Ending, classify_run
+from caliper_backend_pi.outcome import classify_run
 from caliper_backend_pi.transcript import build_transcript, final_answer
 
 BASE_ARGS = ("--print", "--mode", "json", "--no-session", "--no-context-files")
@@ -99,13 +100,12 @@ class PiBackend(Backend):
         if not has_default_model(read_json_config(where)):
             raise SetupError(NO_DEFAULT_MODEL, hint=NO_DEFAULT_MODEL_HINT.format(settings=where))
 
-    # -- shared ---------------------------------------------------------------------------
-    def _cli(self) -> Path:
-        path = self.find_cli()
-        if path is None:
-            raise SetupError(self.missing_cli_message())
-        return path
+    def update_info(self, check_latest: bool) -> CliUpdate:
+        """Installed and newest pi versions (npm), with a note when the newest needs a newer
+        Node or pi still comes from its old package name."""
+        return version.update_info(self.id, self.find_cli(), check_latest)
 
+    # -- shared ---------------------------------------------------------------------------
     def _prepare(
         self, sandbox: AttemptSandbox, model: str | None, native_mcp: NativeMcpConfig | None = None
     ) -> dict[str, str]:
@@ -139,43 +139,26 @@ class PiBackend(Backend):
     def _run(
         self,
         cli: Path,
-        sandbox: AttemptSandbox,
-        model: str | None,
-        prompt: str,
-        timeout: float,
+        request: AttemptRequest | PromptRequest,
         extra: tuple[str, ...] = (),
         native_mcp: NativeMcpConfig | None = None,
         planted: History | None = None,
     ) -> tuple[ProcessResult, PiRun]:
-        env = self._prepare(sandbox, model, native_mcp)
-        argv = self._argv(cli, model, extra)
+        env = self._prepare(request.sandbox, request.model, native_mcp)
+        argv = self._argv(cli, request.model, extra)
         if planted is not None:
-            argv = history.session_argv(argv, history.plant_session(planted, sandbox))
+            argv = history.session_argv(argv, history.plant_session(planted, request.sandbox))
         # The prompt goes through stdin (a file, closed at its end): pi reads piped stdin as
         # the message, and argv would misread prompts starting with "-" or "@".
-        process = run_process(
-            argv,
-            env=env,
-            cwd=sandbox.workdir,
-            timeout=timeout,
-            stdin_text=prompt,
-        )
+        process = run_agent(argv, env, request)
         return process, parse_output(process.stdout)
 
     # -- attempts -------------------------------------------------------------------------
-    def run_attempt(self, request: AttemptRequest) -> AttemptResult:
-        cli = self._cli()
+    def attempt(self, cli: Path, request: AttemptRequest) -> AttemptResult:
+        """One ``pi --print --mode json`` run on the task prompt in a fresh agent dir."""
         sandbox = request.sandbox
         user = load_user_setup(sandbox) if request.user_customizations else None
-        process, run = self._run(
-            cli,
-            sandbox,
-            request.model,
-            request.prompt,
-            request.timeout,
-            native_mcp=request.mcp,
-            planted=request.history,
-        )
+        process, run = self._run(cli, request, native_mcp=request.mcp, planted=request.history)
         ending = classify_run(process, run, timeout=request.timeout)
         if request.mcp is not None and not (process.timed_out or process.interrupted):
             missing = mcp_check.servers_without_tools(run, mcp_check.server_names(request.mcp.data))
@@ -208,24 +191,11 @@ class PiBackend(Backend):
         )
 
     # -- judging --------------------------------------------------------------------------
-    def run_prompt(self, request: PromptRequest) -> PromptResult:
-        cli = self._cli()
-        process, run = self._run(
-            cli, request.sandbox, request.model, request.prompt, request.timeout, JUDGE_ARGS
-        )
+    def prompt(self, cli: Path, request: PromptRequest) -> PromptResult:
+        """One tool-less, skill-less question for a judge."""
+        process, run = self._run(cli, request, JUDGE_ARGS)
         ending = classify_run(process, run, timeout=request.timeout)
         text = final_answer(run)
-        if ending.status is AgentStatus.COMPLETED and text is None:
-            return PromptResult(
-                status=AgentStatus.INFRA_ERROR,
-                model=run.model,
-                usage=run.usage,
-                error="pi's model returned an empty answer",
-            )
-        return PromptResult(
-            status=ending.status,
-            text=text if ending.status is AgentStatus.COMPLETED else None,
-            model=run.model or request.model,
-            usage=run.usage,
-            error=ending.error,
-        )
+        if ending.completed and text is None:
+            ending = Ending(AgentStatus.INFRA_ERROR, "pi's model returned an empty answer")
+        return ending.prompt_result(text, model=run.model or request.model, usage=run.usage)

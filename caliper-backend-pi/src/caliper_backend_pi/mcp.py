@@ -24,6 +24,7 @@ from typing import Any
 from caliper.attempt import AttemptSandbox, McpServerConfig, NativeMcpConfig
 from caliper.backend import McpTranslator
 from caliper.mcp import EnvReferences
+from caliper.private_files import write_secret_file
 from caliper_backend_pi.agentdir import agent_dir
 
 MCP_MIN_VERSION = (1, 0, 0)
@@ -113,11 +114,8 @@ def unsupported_servers(native: NativeMcpConfig | None) -> list[str]:
 def write_config(sandbox: AttemptSandbox, native: NativeMcpConfig) -> Path:
     """Write the attempt's ``mcp.json`` in its private folder; link it from the agent dir."""
     data = native.data if isinstance(native.data, dict) else {}
-    private = sandbox.private / PRIVATE_NAME
-    private.write_text(
-        json.dumps({"mcpServers": data.get("mcpServers", {})}, indent=2) + "\n", encoding="utf-8"
-    )
-    private.chmod(0o600)
+    text = json.dumps({"mcpServers": data.get("mcpServers", {})}, indent=2) + "\n"
+    private = write_secret_file(sandbox, PRIVATE_NAME, text)
     link = agent_dir(sandbox) / CONFIG_NAME
     link.parent.mkdir(parents=True, exist_ok=True)
     if link.is_symlink() or link.exists():

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from caliper.mcp_unusable import unusable_mcp_message
 from caliper_backend_pi.events import PiRun
 
 MAX_TOOL_NAME = 64
@@ -61,13 +62,10 @@ def server_names(native_data: Any) -> list[str]:
 
 def unusable_message(names: list[str]) -> str:
     """The setup error naming every server whose tools the model was never offered."""
-    quoted = ", ".join(f"'{name}'" for name in names)
-    noun = "server" if len(names) == 1 else "servers"
-    return (
-        f"pi could not use the spec's MCP {noun} {quoted}: it started the model without any of "
-        f"{'its' if len(names) == 1 else 'their'} tools, so the attempt is not scored (pi "
-        "reports no reason in print mode). "
-        "The server may be down or unreachable, refuse the token or headers in the spec, have "
-        "a command that does not start, offer no tools, or take longer than pi's 10-second "
-        "start-up wait. Run `pi mcp list` with the same mcp.json to see pi's own error."
+    return unusable_mcp_message(
+        "pi",
+        [(name, None) for name in names],
+        look_closer="pi reports no reason in print mode (a server may also take longer than "
+        "pi's 10-second start-up wait): run `pi mcp list` with the same mcp.json to see pi's "
+        "own error.",
     )

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import re
 
-import attrs
-
 from caliper.attempt import AgentStatus
+from caliper.ending import COMPLETED, Ending, shorten, status_for_http, stopped_early
 from caliper.process import ProcessResult
 from caliper_backend_pi.events import PiRun, message_text
 
-AUTH_STATUSES = frozenset({401, 403})
 _STATUS = re.compile(r"^\s*(?:error\s*)?(\d{3})\b")
 _SETUP_STDERR = (
     "no api key found",
@@ -29,18 +27,10 @@ _SETUP_STDERR = (
 )
 
 AUTH_HINT = (
-    "pi was refused by the provider ({detail}). Check the login or API key pi uses for this "
-    "model: run `pi` and `/login`, set the provider's API key variable, or fix `apiKey` in "
-    "~/.pi/agent/models.json."
+    "pi was refused by the provider ({detail}). Check the model name, and the login or API key "
+    "pi uses for it: run `pi` and `/login`, set the provider's API key variable, or fix "
+    "`apiKey` in ~/.pi/agent/models.json."
 )
-
-
-@attrs.frozen
-class Ending:
-    """The status of a run and the message that explains a non-completed one."""
-
-    status: AgentStatus
-    error: str | None = None
 
 
 def http_status(error_message: str) -> int | None:
@@ -53,24 +43,21 @@ def classify_error_message(error_message: str) -> Ending:
     """Status for a final assistant message with ``stopReason: error``."""
     detail = error_message.strip() or "no error message"
     status = http_status(detail)
-    if status in AUTH_STATUSES:
+    if status_for_http(status) is AgentStatus.SETUP_ERROR:
         return Ending(AgentStatus.SETUP_ERROR, AUTH_HINT.format(detail=_short(detail)))
     if status is None and "no api key" in detail.lower():
         return Ending(AgentStatus.SETUP_ERROR, AUTH_HINT.format(detail=_short(detail)))
     return Ending(AgentStatus.INFRA_ERROR, f"the model provider failed: {_short(detail)}")
 
 
-def _short(text: str, limit: int = 400) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "…"
+_short = shorten
 
 
 def classify_run(process: ProcessResult, run: PiRun, *, timeout: float) -> Ending:
     """Decide how a pi process ended from its exit, its events and (for start-up) stderr."""
-    if process.timed_out:
-        return Ending(AgentStatus.TIMEOUT, f"pi did not finish within {timeout:g}s")
-    if process.interrupted:
-        return Ending(AgentStatus.INFRA_ERROR, "the run was interrupted")
+    early = stopped_early(process, agent="pi", timeout=timeout)
+    if early is not None:
+        return early
     last = run.last_assistant
     if last is not None:
         reason = last.get("stopReason")
@@ -100,4 +87,4 @@ def classify_run(process: ProcessResult, run: PiRun, *, timeout: float) -> Endin
         return Ending(AgentStatus.INFRA_ERROR, f"pi printed no assistant message{detail}")
     if last.get("stopReason") == "toolUse":
         return Ending(AgentStatus.INFRA_ERROR, "pi stopped before the model's tool calls ran")
-    return Ending(AgentStatus.COMPLETED)
+    return COMPLETED

@@ -12,12 +12,13 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from caliper.backend import CliUpdate
+from caliper.cli_versions import version_from_cli
 from caliper.process import run_process
+from caliper_backend_pi.agentdir import AGENT_DIR_VARIABLE, OFFLINE_ENV
 
 PACKAGE = "@earendil-works/pi-coding-agent"
 OLD_PACKAGE = "@mariozechner/pi-coding-agent"
@@ -25,7 +26,6 @@ PACKAGE_NAMES = (PACKAGE, OLD_PACKAGE)
 UPDATE_COMMAND = f"npm install -g {PACKAGE}@latest"
 VERSION_TIMEOUT = 20.0
 NPM_TIMEOUT = 60.0
-_VERSION = re.compile(r"\b(\d+\.\d+\.\d+(?:[-+][\w.]+)?)\b")
 
 
 def _package_json(cli: Path) -> dict[str, Any] | None:
@@ -56,23 +56,12 @@ def installed_version(cli: Path) -> str | None:
     data = _package_json(cli)
     if data and isinstance(data.get("version"), str):
         return data["version"]
-    with tempfile.TemporaryDirectory(prefix="caliper-pi-version-") as home:
-        env = {
-            "PATH": os.environ.get("PATH", os.defpath),
-            "HOME": home,
-            "PI_CODING_AGENT_DIR": str(Path(home) / ".pi" / "agent"),
-            "PI_OFFLINE": "1",
-            "PI_TELEMETRY": "0",
-            "PI_SKIP_VERSION_CHECK": "1",
-            "TERM": "dumb",
-        }
-        result = run_process(
-            [str(cli), "--version"], env=env, cwd=Path(home), timeout=VERSION_TIMEOUT
-        )
-    if result.returncode != 0:
-        return None
-    match = _VERSION.search(result.stdout) or _VERSION.search(result.stderr)  # 0.7x: stderr
-    return match.group(1) if match else None
+    return version_from_cli(cli, extra_env=_isolated_agent_dir, timeout=VERSION_TIMEOUT)
+
+
+def _isolated_agent_dir(home: Path) -> dict[str, str]:
+    """pi's agent dir inside the throw-away HOME, and its offline switches."""
+    return {AGENT_DIR_VARIABLE: str(home / ".pi" / "agent"), **OFFLINE_ENV, "TERM": "dumb"}
 
 
 _CACHE: dict[tuple[str, int], str | None] = {}

@@ -203,6 +203,10 @@ class AttemptRequest:
     user_customizations: bool = False
     mcp_names: Sequence[str] = ()
     """The names of the spec's servers in ``mcp`` (they win over the user's own)."""
+    cli_path: Path | None = None
+    """The agent CLI the run's pre-flight found (``Backend.find_cli``), so a backend does not
+    look it up again for every attempt; ``None`` when the caller did not look (the backend's
+    :meth:`~caliper.backend.Backend.cli_for` then finds it)."""
 
 
 @attrs.frozen
@@ -250,6 +254,8 @@ class PromptRequest:
     model: str | None
     sandbox: AttemptSandbox
     timeout: float
+    cli_path: Path | None = None
+    """The agent CLI to run, when the caller already found it (see ``AttemptRequest``)."""
 
 
 @attrs.frozen

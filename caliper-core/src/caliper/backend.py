@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
     from caliper.attempt import (
         AttemptRequest,
         AttemptResult,
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
         PromptRequest,
         PromptResult,
     )
+    from caliper.process import ProcessResult
     from caliper.skills import ResolvedSkill
 
 
@@ -66,8 +69,12 @@ class CliUpdate:
 class Backend(abc.ABC):
     """An agent CLI caliper can run attempts through.
 
-    Subclasses set the class attributes and implement ``run_attempt`` (and ``run_prompt`` for
-    judging). ``id`` is the public name (the entry-point name in ``caliper.backends``);
+    Subclasses set the class attributes and implement :meth:`attempt` (and :meth:`prompt` for
+    judging): the template methods :meth:`run_attempt` and :meth:`run_prompt` find the CLI
+    once (the path the run's pre-flight found, carried in the request) and turn a missing CLI
+    into a ``SETUP_ERROR`` result, so a backend only says what is about its agent. A backend
+    may still override ``run_attempt``/``run_prompt`` whole. ``id`` is the public name (the
+    entry-point name in ``caliper.backends``);
     ``aliases`` are extra names ``--model`` accepts; ``cli_name`` the executable looked up on
     PATH; ``install_hint`` the command that installs the CLI; ``supports_mcp`` whether the agent
     can honour a spec's ``mcp:`` block; ``supports_history`` whether it can start a task from a
@@ -211,14 +218,48 @@ class Backend(abc.ABC):
         """Whether a bare ``--model NAME`` belongs to this backend (e.g. ``gpt-`` for codex)."""
         return False
 
-    @abc.abstractmethod
+    def update_info(self, check_latest: bool) -> CliUpdate | None:
+        """Installed vs newest CLI version and how to update, for ``caliper update-cli``.
+
+        ``check_latest`` allows asking the network (npm, PyPI) for the newest release. The
+        default answers ``None`` and the core then asks the ``cli_update_info`` hook (which
+        third-party plugins written before this method may still implement); see
+        :meth:`npm_update_info` for CLIs published on npm.
+        """
+        return None
+
+    def npm_update_info(self, package: str, check_latest: bool) -> CliUpdate:
+        """:meth:`update_info` for a CLI installed with ``npm install -g <package>``."""
+        return npm_update(self.id, self.cli_info().version, package, check_latest)
+
+    def cli_for(self, request: AttemptRequest | PromptRequest) -> Path | None:
+        """The CLI to run: the path the run already found (``request.cli_path``), else
+        :meth:`find_cli`. ``None`` when there is none."""
+        return request.cli_path or self.find_cli()
+
     def run_attempt(self, request: AttemptRequest) -> AttemptResult:
         """Run the agent once on ``request.prompt`` inside ``request.sandbox``.
 
-        Must kill the CLI's whole process group at ``request.timeout`` (use
-        ``caliper.process.run_process``), must not read or write the user's real home except to
-        copy authentication, and must classify errors from the CLI's structured output.
+        The template: find the CLI (:meth:`cli_for`); a missing one is a ``SETUP_ERROR``
+        result carrying :meth:`missing_cli_message`; otherwise :meth:`attempt` runs it.
         """
+        cli = self.cli_for(request)
+        if cli is None:
+            from caliper.attempt import AgentStatus, AttemptResult
+
+            return AttemptResult(status=AgentStatus.SETUP_ERROR, error=self.missing_cli_message())
+        return self.attempt(cli, request)
+
+    def attempt(self, cli: Path, request: AttemptRequest) -> AttemptResult:
+        """Run the agent CLI at ``cli`` once on ``request`` (what a backend implements).
+
+        Must kill the CLI's whole process group at ``request.timeout`` (use
+        :func:`run_agent` or ``caliper.process.run_process``), must not read or write the
+        user's real home except to copy authentication, and must classify errors from the
+        CLI's structured output (into a :class:`caliper.ending.Ending`). A
+        :class:`caliper.errors.SetupError` raised here ends the run with its message (exit 3).
+        """
+        raise NotImplementedError(f"The {self.id} backend implements no attempt method.")
 
     def run_prompt(self, request: PromptRequest) -> PromptResult:
         """Ask the model one question with as few tools as possible (used by LLM judges).
@@ -226,9 +267,58 @@ class Backend(abc.ABC):
         A judge call needs no tools, skills, MCP servers or saved session: turn off every one
         the CLI lets you (Claude Code: ``--tools ""``), so the judge only reads the prompt.
         ``request.model`` is already the model to use (the engine's, or
-        :attr:`default_judge_model`). Not implemented: this backend cannot be a judge engine.
+        :attr:`default_judge_model`). The same template as :meth:`run_attempt`, around
+        :meth:`prompt`.
         """
+        cli = self.cli_for(request)
+        if cli is None:
+            from caliper.attempt import AgentStatus, PromptResult
+
+            return PromptResult(status=AgentStatus.SETUP_ERROR, error=self.missing_cli_message())
+        return self.prompt(cli, request)
+
+    def prompt(self, cli: Path, request: PromptRequest) -> PromptResult:
+        """Ask the CLI at ``cli`` one question (what a judge-capable backend implements).
+        Not implemented: this backend cannot be a judge engine."""
         raise NotImplementedError(f"The {self.id} backend cannot be used as a judge engine.")
+
+
+def npm_update(
+    backend_id: str, installed: str | None, package: str, check_latest: bool
+) -> CliUpdate:
+    """Installed vs newest version of an npm-published CLI, and the npm command that updates.
+
+    npm is asked (``npm view``) only when ``check_latest``; a failure becomes the note.
+    """
+    from caliper.cli_versions import npm_latest_version
+
+    latest, note = npm_latest_version(package) if check_latest else (None, None)
+    if installed is None:
+        missing = f"The {backend_id} CLI is not installed or did not answer --version."
+        note = " ".join(filter(None, [missing, note]))
+    return CliUpdate(
+        backend=backend_id,
+        installed=installed,
+        latest=latest,
+        update_command=f"npm install -g {package}@latest",
+        note=note,
+    )
+
+
+def run_agent(
+    argv: Sequence[str], env: Mapping[str, str], request: AttemptRequest | PromptRequest
+) -> ProcessResult:
+    """Run an agent CLI for ``request``: in its workdir, its prompt on stdin, killed (with
+    its whole process group) at its timeout. Never pass a prompt on argv."""
+    from caliper.process import run_process
+
+    return run_process(
+        list(argv),
+        env=dict(env),
+        cwd=request.sandbox.workdir,
+        timeout=request.timeout,
+        stdin_text=request.prompt,
+    )
 
 
 LISTING_CHECK_FLOOR = 4000
@@ -283,6 +373,52 @@ class FolderSkillInstaller(SkillInstaller):
         return installed
 
 
+@attrs.frozen
+class CopiedUserSkills:
+    """What :func:`copy_user_skills` brought in: skill names copied, and one note per skill
+    left out (a declared skill of the same name wins, or the copy failed)."""
+
+    names: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def copy_user_skills(
+    sources: Iterable[Path], root: Path, *, taken: set[str] | None = None
+) -> CopiedUserSkills:
+    """Copy the user's own skill folders (``<source>/<name>/SKILL.md``) into ``root``.
+
+    For ``--user-customizations``: every folder of each source in turn, sorted, skipping
+    hidden ones; a name already in ``taken`` (default: the folders already in ``root``, i.e.
+    the declared skills an installer put there) is left out with a note, as is a skill that
+    cannot be copied (over the size cap, unreadable). The copy rules are
+    :func:`copy_skill_tree`'s. The first source wins between two sources with one name.
+    """
+    from caliper.skill_tree import SkillTooLarge, copy_tree
+
+    if taken is None:
+        taken = {p.name for p in root.iterdir()} if root.is_dir() else set()
+    copied: list[str] = []
+    notes: list[str] = []
+    for source in sources:
+        if not source.is_dir():
+            continue
+        for folder in sorted(source.iterdir()):
+            if not (folder / "SKILL.md").is_file() or folder.name.startswith("."):
+                continue
+            if folder.name in taken:
+                if folder.name not in copied:
+                    notes.append(f"user skill {folder.name}: a declared skill of that name wins")
+                continue
+            try:
+                copy_tree(folder, root / folder.name)
+            except (SkillTooLarge, OSError) as exc:
+                notes.append(f"user skill {folder.name} was not loaded: {exc}")
+                continue
+            taken.add(folder.name)
+            copied.append(folder.name)
+    return CopiedUserSkills(tuple(copied), tuple(notes))
+
+
 def skill_folder_name(skill: ResolvedSkill) -> str:
     """The skill's name, checked to be usable as one folder name (never a path)."""
     name = skill.name
@@ -300,7 +436,14 @@ class McpTranslator(abc.ABC):
     """Turns the spec's ``mcp:`` servers into one agent's native configuration.
 
     ``id`` is the backend id it serves (the entry-point name in ``caliper.mcp_translators``).
-    Resolved secrets may only be written under ``sandbox.private``.
+
+    The secret rule: the servers arrive with their ``${VAR}`` references resolved, and those
+    values may only be written under ``sandbox.private`` (with
+    :func:`caliper.private_files.write_secret_file`) or passed in the agent's environment
+    (``NativeMcpConfig.env``). A config the agent reads from the attempt home refers to them
+    in the agent's own reference syntax: :class:`caliper.mcp.EnvReferences` with the agent's
+    template (``${NAME}`` for pi and Hermes, a bare ``NAME`` for Codex's ``env_http_headers``
+    and ``env_vars``, ``{env:NAME}`` for opencode).
     """
 
     id: str

@@ -100,7 +100,9 @@ def cli_update_info(backend: Backend, check_latest: bool) -> CliUpdate | None:
     Called by ``caliper update-cli`` once per installed backend. Return a
     :class:`caliper.backend.CliUpdate` for a backend your plugin provides and ``None`` for any
     other. When ``check_latest`` is false, do not touch the network (leave ``latest`` empty).
-    The first non-``None`` answer wins.
+    The first non-``None`` answer wins. The core asks the backend's own
+    :meth:`caliper.backend.Backend.update_info` first and calls this hook only when that
+    returns ``None``: new plugins override the method; this hook keeps older plugins working.
 
     Since 0.1.
     """

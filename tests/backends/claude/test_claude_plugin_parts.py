@@ -10,6 +10,7 @@ import pytest
 from claude_support import claude_cli, make_skill, needs_claude
 
 from caliper.attempt import McpServerConfig
+from caliper.backend import npm_update
 from caliper.cli_versions import parse_version
 from caliper.errors import CaliperError
 from caliper.plugins import PluginHost
@@ -189,22 +190,20 @@ def test_environment_forwards_auth_and_provider_variables_only(sandbox, fake_rea
 
 
 def test_update_info_without_network_and_without_npm(monkeypatch):
-    info = versions.update_info("2.1.332", check_latest=False)
+    info = npm_update("claude-code", "2.1.332", versions.NPM_PACKAGE, check_latest=False)
     assert info.installed == "2.1.332" and info.latest is None and info.note is None
     assert info.update_command == "npm install -g @anthropic-ai/claude-code@latest"
     monkeypatch.setenv("PATH", "/nonexistent")
-    info = versions.update_info("2.1.332", check_latest=True)
+    info = npm_update("claude-code", "2.1.332", versions.NPM_PACKAGE, check_latest=True)
     assert info.latest is None and "npm was not found" in info.note
 
 
-def test_update_hook_answers_only_for_claude(clean_env, tmp_path):
-    class Other(ClaudeCodeBackend):
-        id = "codex"
-
-    assert plugin.cli_update_info(Other(), False) is None
+def test_update_info_is_the_backends_own_method(clean_env, tmp_path):
+    assert not hasattr(plugin, "cli_update_info")  # no hook boilerplate left
     clean_env.setenv("CLAUDE_CLI_PATH", str(tmp_path / "missing"))
-    info = plugin.cli_update_info(ClaudeCodeBackend(), False)
+    info = ClaudeCodeBackend().update_info(False)
     assert info.installed is None and "not installed" in info.note
+    assert info.backend == "claude-code"
 
 
 @pytest.mark.e2e

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from caliper.attempt import InstalledSkill
-from caliper_backend_codex.activation import activated_skills, read_files, segments, shell_script
+from caliper.skill_reads import activated_by_reads as activated_skills
+from caliper_backend_codex.activation import read_files, segments, shell_script
 
 HOME = "/sb/home"
 CODEX_HOME = "/sb/home/.codex"

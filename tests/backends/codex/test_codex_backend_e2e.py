@@ -29,7 +29,9 @@ from caliper.attempt import (
 from caliper.sandbox import minimal_env
 from caliper.skills import ResolvedSkill
 from caliper.testing.harness import AgentCli, FakeRealHome, processes_mentioning
+from caliper.testing.mcp_echo import HttpEchoServer
 from caliper.testing.model_server import ModelServer
+from caliper.testing.remote_mcp import files_containing, new_secret
 from caliper_backend_codex.backend import CodexBackend
 from caliper_backend_codex.mcp import CodexMcpTranslator
 from caliper_backend_codex.skills import CodexSkillInstaller
@@ -281,11 +283,16 @@ def test_mcp_server_from_the_spec(codex: Codex, model_server: Callable[..., Mode
     personal = '[mcp_servers.personal]\ncommand = "false"\n'
     codex.configure(server.url, extra=personal)
     sandbox = codex.sandbox()
+    seen = codex.tmp / "server-secret.txt"
+    launch = (
+        f'printf %s "$ECHO_SECRET" > {seen}; '
+        f"exec {sys.executable} -m caliper.testing.mcp_echo --log {log}"
+    )
     declared = McpServerConfig(
         name="demo",
         transport="stdio",
-        command=sys.executable,
-        args=("-m", "caliper.testing.mcp_echo", "--log", str(log)),
+        command="/bin/sh",
+        args=("-c", launch),
         env={"ECHO_SECRET": "s3cret"},
     )
     native = CodexMcpTranslator().translate([declared], sandbox)
@@ -298,8 +305,44 @@ def test_mcp_server_from_the_spec(codex: Codex, model_server: Callable[..., Mode
         json.loads(line).get("method") == "tools/call" for line in log.read_text().splitlines()
     )
     config_text = (sandbox.home / ".codex" / "config.toml").read_text()
-    assert "personal" not in config_text and "s3cret" in config_text
+    assert "personal" not in config_text and "s3cret" not in config_text
     assert "s3cret" not in repr(result)
+    assert seen.read_text() == "s3cret"  # the server got its env value all the same
+    assert files_containing("s3cret", [sandbox.home]) == []
+
+
+def test_mcp_header_secret_never_lands_in_the_attempt_home(
+    codex: Codex, model_server: Callable[..., ModelServer]
+) -> None:
+    """A remote server's header (``Bearer ${VAR}``, resolved) reaches the server but is written
+    nowhere in the attempt home: Codex reads it from its environment (``env_http_headers``)."""
+    secret = new_secret()
+    with HttpEchoServer(log=codex.tmp / "http-mcp.log") as echo:
+        server = model_server(
+            {
+                "turns": [
+                    {"tool_calls": [{"name": "echo", "namespace": "mcp__remote",
+                                     "arguments": {"text": "PING-11"}}]},
+                    {"text": "Echoed."},
+                ]
+            }
+        )  # fmt: skip
+        codex.configure(server.url)
+        sandbox = codex.sandbox()
+        remote = McpServerConfig(
+            name="remote",
+            transport="http",
+            url=echo.url,
+            headers={"Authorization": f"Bearer {secret}"},
+        )
+        native = CodexMcpTranslator().translate([remote], sandbox)
+        result, sandbox = codex.attempt(sandbox=sandbox, mcp=native)
+        sent = {r.headers.get("authorization") for r in echo.requests if r.verb == "POST"}
+    assert result.status is AgentStatus.COMPLETED, result.error
+    calls = [t for t in result.transcript if t.tool_name == "mcp__remote__echo"]
+    assert calls and "PING-11" in (calls[0].tool_output or "")
+    assert sent == {f"Bearer {secret}"}
+    assert files_containing(secret, [sandbox.home, sandbox.workdir]) == []
 
 
 def test_broken_declared_mcp_server_stops_the_run(

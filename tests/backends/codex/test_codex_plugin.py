@@ -50,13 +50,10 @@ def test_claims_openai_models(model: str, claimed: bool) -> None:
     assert CodexBackend().claims_model(model) is claimed
 
 
-def test_update_info_answers_only_for_codex(monkeypatch: pytest.MonkeyPatch) -> None:
-    class Other:
-        id = "pi"
-
-    assert plugin.cli_update_info(backend=Other(), check_latest=False) is None
+def test_update_info_is_the_backends_own_method(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert not hasattr(plugin, "cli_update_info")  # no hook boilerplate left
     monkeypatch.setenv("CODEX_CLI_PATH", "/nonexistent/codex")
-    update = plugin.cli_update_info(backend=CodexBackend(), check_latest=False)
+    update = CodexBackend().update_info(check_latest=False)
     assert update.backend == "codex"
     assert update.installed is None and update.latest is None
     assert update.update_command == "npm install -g @openai/codex@latest"
@@ -103,12 +100,25 @@ def test_mcp_tables(tmp_path: Path) -> None:
         McpServerConfig("remote", "http", url="https://mcp.example/mcp", headers={"A": "b"}),
         McpServerConfig("legacy", "sse", url="https://mcp.example/sse"),
     ]
-    tables = tables_of(CodexMcpTranslator().translate(servers, sandbox))
+    native = CodexMcpTranslator().translate(servers, sandbox)
+    tables = tables_of(native)
+    wrapper = 'exec env K="$CALIPER_MCP_SECRET_0" "$@"'
     assert tables == {
-        "local": {"command": "npx", "args": ["-y", "srv"], "env": {"K": "v"}, "required": True},
-        "remote": {"url": "https://mcp.example/mcp", "http_headers": {"A": "b"}, "required": True},
+        "local": {
+            "command": "/bin/sh",
+            "args": ["-c", wrapper, "caliper-mcp-env", "npx", "-y", "srv"],
+            "env_vars": ["CALIPER_MCP_SECRET_0"],
+            "required": True,
+        },
+        "remote": {
+            "url": "https://mcp.example/mcp",
+            "env_http_headers": {"A": "CALIPER_MCP_SECRET_1"},
+            "required": True,
+        },
         "legacy": {"url": "https://mcp.example/sse", "required": True},
     }
+    # the resolved values travel only in codex's environment, never in the tables
+    assert native.env == {"CALIPER_MCP_SECRET_0": "v", "CALIPER_MCP_SECRET_1": "b"}
     assert not os.listdir(tmp_path)  # nothing written until the backend writes config.toml
     assert tables_of(None) == {}
 

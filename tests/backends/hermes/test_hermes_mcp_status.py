@@ -95,9 +95,9 @@ def test_mcp_failure_reads_the_attempt_log_and_masks_secrets(tmp_path: Path) -> 
     servers = {"remote": {"url": "${CALIPER_MCP_SECRET_0}"}, "echo": {"command": "x"}}
     failure = mcp_failure(tmp_path, servers, secrets=["http://127.0.0.1:4555/mcp", ""])
     assert failure is not None and failure.status is AgentStatus.SETUP_ERROR
-    assert "'remote'" in failure.message and "'echo'" not in failure.message
-    assert "401 Unauthorized" in failure.message
-    assert "127.0.0.1:4555" not in failure.message and "***" in failure.message
+    assert "'remote'" in failure.error and "'echo'" not in failure.error
+    assert "401 Unauthorized" in failure.error
+    assert "127.0.0.1:4555" not in failure.error and "***" in failure.error
 
 
 def test_mcp_failure_is_none_when_all_connected(tmp_path: Path) -> None:

@@ -302,7 +302,7 @@ def test_401_in_the_error_log_is_a_setup_error(tmp_path: Path) -> None:
     assert lines and all("check_fn" not in line for line in lines)
     failure = classify_api_failure(lines)
     assert failure.status is AgentStatus.SETUP_ERROR
-    assert "401" in failure.message and "hermes model" in failure.message
+    assert "401" in failure.error and "hermes model" in failure.error
 
 
 def test_429_in_the_error_log_is_an_infra_error(tmp_path: Path) -> None:
@@ -310,21 +310,21 @@ def test_429_in_the_error_log_is_an_infra_error(tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "errors-429.log", tmp_path / "logs" / "errors.log")
     failure = classify_api_failure(session_error_lines(tmp_path, None))
     assert failure.status is AgentStatus.INFRA_ERROR
-    assert "rate-limited" in failure.message
+    assert "rate-limited" in failure.error
 
 
 def test_unexplained_failure_is_an_infra_error_with_stderr() -> None:
     failure = classify_api_failure([], "Traceback (most recent call last):\nValueError: boom")
-    assert failure.status is AgentStatus.INFRA_ERROR and "ValueError: boom" in failure.message
+    assert failure.status is AgentStatus.INFRA_ERROR and "ValueError: boom" in failure.error
     assert classify_api_failure([]).status is AgentStatus.INFRA_ERROR
 
 
 def test_no_session_is_a_setup_error_unless_hermes_crashed() -> None:
     setup = classify_no_session(1, "Hermes is not logged into Nous Portal.\n", "")
     assert setup.status is AgentStatus.SETUP_ERROR
-    assert "hermes model" in setup.message and "not logged into Nous Portal" in setup.message
+    assert "hermes model" in setup.error and "not logged into Nous Portal" in setup.error
     crash = classify_no_session(1, "", "Traceback (most recent call last):\n  boom\nKeyError: x\n")
-    assert crash.status is AgentStatus.INFRA_ERROR and "KeyError" in crash.message
+    assert crash.status is AgentStatus.INFRA_ERROR and "KeyError" in crash.error
 
 
 # skills and MCP --------------------------------------------------------------------------
@@ -385,16 +385,12 @@ def test_update_info_reports_the_installed_version_and_self_updating(
         pytest.skip("hermes is not provisioned")
     monkeypatch.setenv("HERMES_CLI_PATH", str(PINNED_HERMES))
     backend = HermesBackend()
-    info = plugin.cli_update_info(backend=backend, check_latest=True)
+    info = backend.update_info(check_latest=True)
     assert info is not None
     assert info.installed == "0.19.0" and info.latest is None
     assert info.self_updating is True and info.update_command == "hermes update"
     assert "hermes update" in (info.note or "")
-    assert plugin.cli_update_info(backend=_Other(), check_latest=False) is None
-
-
-class _Other(HermesBackend):
-    id = "other"
+    assert not hasattr(plugin, "cli_update_info")  # the backend answers, no hook boilerplate
 
 
 def _sandbox(tmp_path: Path) -> AttemptSandbox:

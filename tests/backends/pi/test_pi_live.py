@@ -278,10 +278,16 @@ def test_run_prompt_reports_auth_failure(pi_cli, backend, fake_user, sandbox):
 
 
 def test_missing_cli_is_setup_error_with_install_hint(backend, sandbox, monkeypatch, tmp_path):
+    """A missing pi is a SETUP_ERROR result, as for every other backend (it used to raise)."""
     monkeypatch.setenv("PI_CLI_PATH", str(tmp_path / "no-such-pi"))
-    with pytest.raises(SetupError) as raised:
-        backend.run_attempt(request(sandbox))
-    assert "npm install -g @earendil-works/pi-coding-agent" in raised.value.render()
+    result = backend.run_attempt(request(sandbox))
+    assert result.status is AgentStatus.SETUP_ERROR
+    assert "npm install -g @earendil-works/pi-coding-agent" in (result.error or "")
+    judged = backend.run_prompt(
+        PromptRequest(prompt="Judge this.", model=MODEL, sandbox=sandbox, timeout=60)
+    )
+    assert judged.status is AgentStatus.SETUP_ERROR
+    assert "npm install -g @earendil-works/pi-coding-agent" in (judged.error or "")
 
 
 pinned_only = pytest.mark.skipif(

@@ -220,11 +220,11 @@ def test_plugin_registers_backend_installer_and_translator(monkeypatch, tmp_path
 
 def test_update_info_without_network(monkeypatch, tmp_path):
     monkeypatch.setenv("PI_CLI_PATH", str(tmp_path / "missing"))
-    info = plugin.cli_update_info(backend=PiBackend(), check_latest=False)
+    info = PiBackend().update_info(check_latest=False)
     assert isinstance(info, CliUpdate)
     assert info.installed is None and info.latest is None
     assert "npm install -g @earendil-works/pi-coding-agent" in (info.note or "")
-    assert plugin.cli_update_info(backend=object(), check_latest=False) is None
+    assert not hasattr(plugin, "cli_update_info")  # the backend answers, no hook boilerplate
 
 
 def test_skills_above_the_sandbox_are_refused(sandbox, tmp_path):
@@ -268,7 +268,7 @@ def test_update_info_reads_npm_view_and_warns_about_node(monkeypatch, tmp_path):
     view = '{"version": "9.9.9", "engines": {"node": ">=99.0.0"}}'
     monkeypatch.setenv("PATH", _fake_npm(tmp_path / "bin", f"echo '{view}'"))
     monkeypatch.setenv("PI_CLI_PATH", str(tmp_path / "missing"))
-    info = plugin.cli_update_info(backend=PiBackend(), check_latest=True)
+    info = PiBackend().update_info(check_latest=True)
     assert info.latest == "9.9.9"
     assert "Node >=99.0.0" in (info.note or "")
     assert info.update_command == "npm install -g @earendil-works/pi-coding-agent@latest"
@@ -278,6 +278,6 @@ def test_update_info_turns_npm_failure_into_a_note(monkeypatch, tmp_path):
     failing = "echo 'npm error code E404' >&2; exit 1"
     monkeypatch.setenv("PATH", _fake_npm(tmp_path / "bin", failing))
     monkeypatch.setenv("PI_CLI_PATH", str(tmp_path / "missing"))
-    info = plugin.cli_update_info(backend=PiBackend(), check_latest=True)
+    info = PiBackend().update_info(check_latest=True)
     assert info.latest is None
     assert "E404" in (info.note or "")

@@ -17,7 +17,8 @@ from caliper.plugins import PluginHost
 def gather_updates(
     host: PluginHost, backend_ids: list[str], *, check_latest: bool
 ) -> list[CliUpdate]:
-    """Ask each backend, through the ``cli_update_info`` hook, about its CLI."""
+    """Ask each backend about its CLI: ``Backend.update_info`` first, then (for plugins that
+    answer through it) the ``cli_update_info`` hook."""
     if backend_ids:
         from caliper.engine import find_backend
 
@@ -27,7 +28,9 @@ def gather_updates(
         chosen = [backends[b] for b in sorted(backends)]
     updates = []
     for backend in chosen:
-        info = host.call_first("cli_update_info", backend=backend, check_latest=check_latest)
+        info = backend.update_info(check_latest)
+        if info is None:
+            info = host.call_first("cli_update_info", backend=backend, check_latest=check_latest)
         if info is None:
             cli = backend.cli_info()
             info = CliUpdate(

@@ -232,6 +232,7 @@ def _agent_steps(
         history=task.history,
         user_customizations=prepared.user_customizations,
         mcp_names=tuple(server.name for server in prepared.mcp.servers) if native_mcp else (),
+        cli_path=prepared.cli_path,
     )
     result, elapsed = _call_backend(prepared, request)
     controller.check()

@@ -80,13 +80,21 @@ def judge_ask(
 
         resolved = engine()
         backend = resolved.backend
+        find_cli = getattr(engine, "cli_path", None)  # a LazyEngine finds it once per run
+        cli_path = find_cli() if find_cli is not None else None
         model = judge_model_for(backend, resolved.model)
         seconds = budget if timeout is None else min(timeout, budget)
         started = time.monotonic()
         with sandbox() as box:
             try:
                 result = backend.run_prompt(
-                    PromptRequest(prompt=prompt, model=model, sandbox=box, timeout=seconds)
+                    PromptRequest(
+                        prompt=prompt,
+                        model=model,
+                        sandbox=box,
+                        timeout=seconds,
+                        cli_path=cli_path,
+                    )
                 )
             except NotImplementedError as exc:
                 took = time.monotonic() - started

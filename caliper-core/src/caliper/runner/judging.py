@@ -9,6 +9,7 @@ recorded as such), since they could not change the outcome and cost tokens.
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -46,6 +47,7 @@ class LazyEngine:
         self._lock = threading.Lock()
         self._engine: Engine | None = None
         self._error: CaliperError | None = None
+        self._cli: tuple[Path | None] | None = None
 
     @property
     def engine(self) -> Engine | None:
@@ -63,6 +65,15 @@ class LazyEngine:
                 raise FatalJudgeError(self._error)
             assert self._engine is not None
             return self._engine
+
+    def cli_path(self) -> Path | None:
+        """The judge engine's CLI, found once per run (``None``: not installed; the backend
+        then reports it as a setup error)."""
+        engine = self()
+        with self._lock:
+            if self._cli is None:
+                self._cli = (engine.backend.find_cli(),)
+            return self._cli[0]
 
 
 @attrs.frozen

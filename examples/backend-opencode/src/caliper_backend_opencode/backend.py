@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from caliper.attempt import (
-    AgentStatus,
     AttemptRequest,
     AttemptResult,
     AttemptSandbox,
@@ -17,7 +16,8 @@ from caliper.attempt import (
     PromptRequest,
     PromptResult,
 )
-from caliper.backend import Backend, FolderSkillInstaller, McpTranslator
+from caliper.backend import Backend, FolderSkillInstaller, McpTranslator, run_agent
+from caliper.ending import Ending, stopped_early
 from caliper.errors import SetupError, UsageError
 from caliper.mcp import EnvReferences, SecretSet
 from caliper.process import run_process
@@ -100,12 +100,9 @@ class OpencodeBackend(Backend):
                 hint="Fix the server (is it running? is the token right?) or remove it from mcp:.",
             )
 
-    def run_attempt(self, request: AttemptRequest) -> AttemptResult:
+    def attempt(self, cli: Path, request: AttemptRequest) -> AttemptResult:
         """One ``opencode run`` on the prompt (stdin), with the attempt's own config."""
         sandbox = request.sandbox
-        cli = self.find_cli()
-        if cli is None:
-            raise SetupError(self.missing_cli_message())
         user = read_user_config(sandbox.real_home)
         config = sandbox.private / "opencode.json"
         mcp = request.mcp or NativeMcpConfig()
@@ -114,28 +111,16 @@ class OpencodeBackend(Backend):
         argv = [str(cli), "run", "--format", "json", "--auto", "--title", "caliper attempt"]
         if request.model:
             argv += ["--model", request.model]
-        done = run_process(
-            argv,
-            env=attempt_env(sandbox, config, mcp.env),
-            cwd=sandbox.workdir,
-            timeout=request.timeout,
-            stdin_text=request.prompt,
-        )
-        if done.timed_out:
-            return AttemptResult(
-                AgentStatus.TIMEOUT,
-                error=f"opencode did not finish within {request.timeout:g} s",
-                duration_seconds=done.duration_seconds,
-            )
+        done = run_agent(argv, attempt_env(sandbox, config, mcp.env), request)
+        early = stopped_early(done, agent="opencode", timeout=request.timeout)
+        if early is not None:
+            return early.attempt_result(duration_seconds=done.duration_seconds)
         installed = [s.name for s in request.skills]
         return read_attempt(done, installed=installed, model=request.model or user.get("model"))
 
-    def run_prompt(self, request: PromptRequest) -> PromptResult:
+    def prompt(self, cli: Path, request: PromptRequest) -> PromptResult:
         """A judge question: the same run with every tool denied."""
         sandbox = request.sandbox
-        cli = self.find_cli()
-        if cli is None:
-            raise SetupError(self.missing_cli_message())
         user = read_user_config(sandbox.real_home)
         config = sandbox.private / "opencode.json"
         write_config(config, user, skills=(), mcp={}, no_tools=True)
@@ -143,19 +128,13 @@ class OpencodeBackend(Backend):
         argv = [str(cli), "run", "--format", "json", "--title", "caliper judge"]
         if request.model:
             argv += ["--model", request.model]
-        done = run_process(
-            argv,
-            env=attempt_env(sandbox, config, {}),
-            cwd=sandbox.workdir,
-            timeout=request.timeout,
-            stdin_text=request.prompt,
-        )
-        if done.timed_out:
-            return PromptResult(AgentStatus.TIMEOUT, error="the judge call timed out")
+        done = run_agent(argv, attempt_env(sandbox, config, {}), request)
+        early = stopped_early(done, agent="opencode", timeout=request.timeout)
+        if early is not None:
+            return early.prompt_result(None)
         result = read_attempt(done, installed=(), model=request.model or user.get("model"))
-        return PromptResult(
-            result.status, result.final_answer, result.model, result.usage, result.error
-        )
+        ending = Ending(result.status, result.error)
+        return ending.prompt_result(result.final_answer, model=result.model, usage=result.usage)
 
 
 def server_problem(listing: str, name: str) -> str | None:

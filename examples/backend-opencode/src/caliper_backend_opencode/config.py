@@ -20,6 +20,7 @@ from typing import Any
 from caliper.attempt import AttemptSandbox, McpServerConfig
 from caliper.errors import SetupError
 from caliper.mcp import EnvReferences
+from caliper.private_files import copy_private, write_private
 
 COPIED_KEYS = ("provider", "model", "small_model", "enabled_providers", "disabled_providers")
 SWITCHES = {
@@ -112,7 +113,7 @@ def write_config(
     config = {**user, "autoupdate": False, "share": "disabled", "permission": permission}
     if mcp:
         config["mcp"] = dict(mcp)
-    path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+    write_private(path, json.dumps(config, indent=2))
 
 
 def attempt_env(sandbox: AttemptSandbox, config: Path, extra: Mapping[str, str]) -> dict[str, str]:
@@ -142,9 +143,5 @@ def attempt_env(sandbox: AttemptSandbox, config: Path, extra: Mapping[str, str])
 def copy_login(sandbox: AttemptSandbox) -> None:
     """Copy the user's ``auth.json`` (API keys from ``opencode auth login``), if any."""
     data = os.environ.get("XDG_DATA_HOME") or str(sandbox.real_home / ".local" / "share")
-    source = Path(data) / "opencode" / "auth.json"
-    if source.is_file():
-        target = sandbox.home / ".local" / "share" / "opencode" / "auth.json"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
-        target.chmod(0o600)
+    target = sandbox.home / ".local" / "share" / "opencode" / "auth.json"
+    copy_private(Path(data) / "opencode" / "auth.json", target)

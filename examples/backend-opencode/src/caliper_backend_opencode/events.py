@@ -5,8 +5,9 @@
   a completed ``skill`` call is how the model loads a skill;
 * ``step_finish`` — ``part.tokens``: ``input`` (already without cache reads), ``output``,
   ``cache.read``, ``cache.write``;
-* ``error`` — ``error.data.statusCode`` (401/403 or a ``ProviderAuthError``: the login is
-  wrong; anything else: the provider failed).
+* ``error`` — ``error.data.statusCode`` (a ``ProviderAuthError`` or a status in the core's
+  table, :func:`caliper.ending.status_for_http`: the login or model is wrong; anything else:
+  the provider failed).
 
 The status is decided from these structures and the exit code, never from the answer's words.
 """
@@ -18,9 +19,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from caliper.attempt import AgentStatus, AttemptResult, Turn, Usage
+from caliper.ending import status_for_http
 from caliper.process import ProcessResult
 
-AUTH_STATUSES = (401, 403)
 SKILL_TOOL = "skill"
 
 
@@ -63,11 +64,12 @@ def tool_turn(part: dict[str, Any]) -> Turn:
 
 
 def error_status(error: dict[str, Any]) -> AgentStatus:
-    """SETUP_ERROR for a refused login, INFRA_ERROR for every other provider failure."""
+    """SETUP_ERROR for a refused login (or any status the core's table says no retry fixes),
+    INFRA_ERROR for every other provider failure."""
     data = error.get("data") or {}
-    if error.get("name") == "ProviderAuthError" or data.get("statusCode") in AUTH_STATUSES:
+    if error.get("name") == "ProviderAuthError":
         return AgentStatus.SETUP_ERROR
-    return AgentStatus.INFRA_ERROR
+    return status_for_http(data.get("statusCode"))
 
 
 def read_attempt(
