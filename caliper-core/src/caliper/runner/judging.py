@@ -9,8 +9,8 @@ recorded as such), since they could not change the outcome and cost tokens.
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
