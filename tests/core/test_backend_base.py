@@ -8,10 +8,10 @@ import attrs
 import pytest
 
 import caliper
+from caliper.agent_ending import AgentEnding, status_for_http, stopped_early
 from caliper.attempt import AgentStatus, AttemptRequest, AttemptResult, PromptRequest
 from caliper.backend import Backend, CliUpdate, FolderSkillInstaller, copy_user_skills
 from caliper.commands.update_cli import gather_updates
-from caliper.ending import Ending, status_for_http, stopped_early
 from caliper.errors import CaliperError
 from caliper.mcp_unusable import unusable_mcp_message
 from caliper.plugins import PluginHost
@@ -64,7 +64,7 @@ def _ended(*, timed_out: bool = False, interrupted: bool = False) -> ProcessResu
 
 def test_stopped_early_is_timeout_or_interrupt_else_nothing():
     timed = stopped_early(_ended(timed_out=True), agent="Agent", timeout=30, detail="Retrying.")
-    assert timed == Ending(
+    assert timed == AgentEnding(
         AgentStatus.TIMEOUT, "Agent did not finish within 30s and was stopped. Retrying."
     )
     stopped = stopped_early(_ended(interrupted=True), agent="Agent", timeout=30)
@@ -83,8 +83,8 @@ def test_one_http_status_table(code, status):
 
 
 def test_an_ending_gives_a_prompt_answer_only_when_completed():
-    assert Ending(AgentStatus.COMPLETED).prompt_result("yes", model="m").text == "yes"
-    refused = Ending(AgentStatus.SETUP_ERROR, "no login").prompt_result("yes", model="m")
+    assert AgentEnding(AgentStatus.COMPLETED).prompt_result("yes", model="m").text == "yes"
+    refused = AgentEnding(AgentStatus.SETUP_ERROR, "no login").prompt_result("yes", model="m")
     assert refused.text is None and refused.error == "no login" and refused.model == "m"
 
 

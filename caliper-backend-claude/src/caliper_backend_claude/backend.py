@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from caliper.agent_ending import AgentEnding
 from caliper.attempt import (
     AgentStatus,
     AttemptRequest,
@@ -13,7 +14,6 @@ from caliper.attempt import (
     PromptResult,
 )
 from caliper.backend import Backend, CliUpdate, run_agent
-from caliper.ending import Ending
 from caliper_backend_claude import errors, history, invocation, isolation, mcp, stream, versions
 
 MODEL_ALIASES = frozenset({"opus", "sonnet", "haiku", "fable", "opusplan"})
@@ -76,7 +76,7 @@ class ClaudeCodeBackend(Backend):
         ending = errors.classify(process, parsed, timeout=request.timeout)
         unavailable = mcp.unavailable_servers(parsed.init) if request.mcp is not None else []
         if unavailable and ending.status in (AgentStatus.COMPLETED, AgentStatus.TASK_FAILED):
-            ending = Ending(AgentStatus.SETUP_ERROR, mcp.unavailable_message(unavailable))
+            ending = AgentEnding(AgentStatus.SETUP_ERROR, mcp.unavailable_message(unavailable))
         installed = [skill.name for skill in request.skills]
         undeclared = stream.undeclared_skills(parsed, installed)
         built_in: list[str] | None = None

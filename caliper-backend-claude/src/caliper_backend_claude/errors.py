@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from caliper.agent_ending import COMPLETED, AgentEnding, status_for_http, stopped_early
 from caliper.attempt import AgentStatus
-from caliper.ending import COMPLETED, Ending, status_for_http, stopped_early
 from caliper.process import ProcessResult
 from caliper_backend_claude.stream import ClaudeStream
 
@@ -43,29 +43,31 @@ def _not_logged_in(stream: ClaudeStream) -> bool:
     ) or (init.get("apiKeySource") == "none" and not stream.models and bool(result.get("is_error")))
 
 
-def _api_failure(stream: ClaudeStream, result: Mapping[str, Any]) -> Ending:
+def _api_failure(stream: ClaudeStream, result: Mapping[str, Any]) -> AgentEnding:
     status = result.get("api_error_status")
     detail = _result_text(result)
     codes = set(stream.assistant_errors)
     refused = status != 404 and status_for_http(status) is AgentStatus.SETUP_ERROR
     if refused or codes & AUTH_ERRORS or _not_logged_in(stream):
-        return Ending(
+        return AgentEnding(
             AgentStatus.SETUP_ERROR,
             f"Claude Code could not authenticate ({detail}). {LOGIN_HINT}",
         )
     if status == 404:
-        return Ending(
+        return AgentEnding(
             AgentStatus.SETUP_ERROR,
             f"The model was not found ({detail}). Check the model name given with --model.",
         )
     if result.get("terminal_reason") in TASK_TERMINAL_REASONS:
-        return Ending(AgentStatus.TASK_FAILED, f"Claude Code stopped: {detail}")
+        return AgentEnding(AgentStatus.TASK_FAILED, f"Claude Code stopped: {detail}")
     if status is None:
-        return Ending(AgentStatus.INFRA_ERROR, f"Claude Code could not reach the model: {detail}")
-    return Ending(AgentStatus.INFRA_ERROR, f"The model API failed (HTTP {status}): {detail}")
+        return AgentEnding(
+            AgentStatus.INFRA_ERROR, f"Claude Code could not reach the model: {detail}"
+        )
+    return AgentEnding(AgentStatus.INFRA_ERROR, f"The model API failed (HTTP {status}): {detail}")
 
 
-def classify(process: ProcessResult, stream: ClaudeStream, *, timeout: float) -> Ending:
+def classify(process: ProcessResult, stream: ClaudeStream, *, timeout: float) -> AgentEnding:
     """How the run ended: timeout, crash, API error, task failure or completion."""
     early = stopped_early(process, agent="Claude Code", timeout=timeout)
     if early is not None:
@@ -75,26 +77,26 @@ def classify(process: ProcessResult, stream: ClaudeStream, *, timeout: float) ->
         return _crash(process, stream)
     subtype = result.get("subtype")
     if subtype in TASK_SUBTYPES or result.get("terminal_reason") == "max_turns":
-        return Ending(AgentStatus.TASK_FAILED, f"Claude Code stopped: {_result_text(result)}")
+        return AgentEnding(AgentStatus.TASK_FAILED, f"Claude Code stopped: {_result_text(result)}")
     if result.get("is_error"):
         return _api_failure(stream, result)
     if isinstance(subtype, str) and subtype.startswith("error"):
-        return Ending(
+        return AgentEnding(
             AgentStatus.INFRA_ERROR, f"Claude Code failed ({subtype}): {_result_text(result)}"
         )
     return COMPLETED
 
 
-def _crash(process: ProcessResult, stream: ClaudeStream) -> Ending:
+def _crash(process: ProcessResult, stream: ClaudeStream) -> AgentEnding:
     """No ``result`` line: the CLI failed to start, crashed, or printed something else."""
     tail = process.stderr_tail(15)
     if not tail and stream.unparsed_lines:
         tail = "\n".join(process.stdout.strip().splitlines()[-15:])
     if process.returncode == 127 and not stream.events:
-        return Ending(AgentStatus.SETUP_ERROR, f"Could not start Claude Code: {tail}")
+        return AgentEnding(AgentStatus.SETUP_ERROR, f"Could not start Claude Code: {tail}")
     what = "printed no result" if stream.events else "produced no stream-json output"
     detail = f":\n{tail}" if tail else " (nothing on stderr)."
-    return Ending(
+    return AgentEnding(
         AgentStatus.INFRA_ERROR,
         f"Claude Code exited with status {process.returncode} and {what}{detail}",
     )

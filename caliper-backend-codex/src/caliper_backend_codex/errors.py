@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 
+from caliper.agent_ending import COMPLETED, AgentEnding, stopped_early
 from caliper.attempt import AgentStatus
-from caliper.ending import COMPLETED, Ending, stopped_early
 from caliper.process import ProcessResult
 from caliper_backend_codex.events import CodexRun
 
@@ -56,27 +56,27 @@ def classify_message(message: str) -> AgentStatus:
     return AgentStatus.INFRA_ERROR
 
 
-def _startup_failure(process: ProcessResult) -> Ending:
+def _startup_failure(process: ProcessResult) -> AgentEnding:
     tail = process.stderr_tail(8) or "no output"
     if process.returncode == 127 or "could not start" in process.stderr:
-        return Ending(AgentStatus.SETUP_ERROR, f"codex could not be started: {tail}")
+        return AgentEnding(AgentStatus.SETUP_ERROR, f"codex could not be started: {tail}")
     if process.returncode == 2 and "unexpected argument" in process.stderr:
-        return Ending(
+        return AgentEnding(
             AgentStatus.SETUP_ERROR,
             f"codex rejected caliper's command line (is it too old?): {tail}",
         )
     if "config.toml" in process.stderr or "mcp" in process.stderr.lower():
-        return Ending(
+        return AgentEnding(
             AgentStatus.SETUP_ERROR,
             f"codex refused to start with the attempt's configuration: {tail}",
         )
-    return Ending(
+    return AgentEnding(
         AgentStatus.INFRA_ERROR,
         f"codex exited with status {process.returncode} without any event: {tail}",
     )
 
 
-def classify(process: ProcessResult, run: CodexRun, *, timeout: float) -> Ending:
+def classify(process: ProcessResult, run: CodexRun, *, timeout: float) -> AgentEnding:
     """How the run ended (see the module docstring)."""
     waiting = [m for m in run.errors if _RECONNECT.search(m)]
     detail = f"It was still retrying the model provider: {waiting[-1]}" if waiting else ""
@@ -91,11 +91,15 @@ def classify(process: ProcessResult, run: CodexRun, *, timeout: float) -> Ending
         text = f"codex reported: {message}"
         if status is AgentStatus.SETUP_ERROR and _AUTH.search(message):
             text = f"{text}\n{LOGIN_HINT}"
-        return Ending(status, text)
+        return AgentEnding(status, text)
     if not run.usable:
         return _startup_failure(process)
     tail = process.stderr_tail(8)
     detail = f": {tail}" if tail else ""
     if process.returncode == 0:
-        return Ending(AgentStatus.INFRA_ERROR, f"codex ended without completing its turn{detail}")
-    return Ending(AgentStatus.INFRA_ERROR, f"codex exited with status {process.returncode}{detail}")
+        return AgentEnding(
+            AgentStatus.INFRA_ERROR, f"codex ended without completing its turn{detail}"
+        )
+    return AgentEnding(
+        AgentStatus.INFRA_ERROR, f"codex exited with status {process.returncode}{detail}"
+    )

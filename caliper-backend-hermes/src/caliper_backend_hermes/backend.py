@@ -10,6 +10,7 @@ from typing import Any
 
 import attrs
 
+from caliper.agent_ending import AgentEnding, stopped_early
 from caliper.attempt import (
     AgentStatus,
     AttemptRequest,
@@ -19,7 +20,6 @@ from caliper.attempt import (
     PromptResult,
 )
 from caliper.backend import Backend, CliUpdate
-from caliper.ending import Ending, stopped_early
 from caliper.errors import CaliperError
 from caliper.history import History
 from caliper.process import ProcessResult, run_process
@@ -70,7 +70,7 @@ class _Run:
 
     process: ProcessResult | None
     session: Session | None
-    failure: Ending | None
+    failure: AgentEnding | None
     planted: int = 0
     """How many messages of ``session`` were planted from the task's ``history:``."""
 
@@ -155,7 +155,9 @@ class HermesBackend(Backend):
             messages = history.without_planted(run.session.messages, run.planted)
             run = attrs.evolve(run, session=attrs.evolve(run.session, messages=messages))
         if run.session is None:
-            failure = run.failure or Ending(AgentStatus.INFRA_ERROR, "Hermes recorded nothing.")
+            failure = run.failure or AgentEnding(
+                AgentStatus.INFRA_ERROR, "Hermes recorded nothing."
+            )
             return AttemptResult(
                 status=failure.status,
                 error=failure.error,
@@ -189,7 +191,9 @@ class HermesBackend(Backend):
             options=(f"--toolsets={JUDGE_TOOLSETS}",),
         )
         if run.failure is not None or run.session is None:
-            failure = run.failure or Ending(AgentStatus.INFRA_ERROR, "Hermes recorded nothing.")
+            failure = run.failure or AgentEnding(
+                AgentStatus.INFRA_ERROR, "Hermes recorded nothing."
+            )
             return PromptResult(status=failure.status, error=failure.error)
         return PromptResult(
             status=AgentStatus.COMPLETED,
@@ -214,7 +218,9 @@ class HermesBackend(Backend):
     ) -> _Run:
         """Prepare the home, run Hermes once, export its session and judge how it ended."""
         if mcp_servers and not has_mcp_support(cli):
-            return _Run(None, None, Ending(AgentStatus.SETUP_ERROR, MCP_MISSING.format(cli=cli)))
+            return _Run(
+                None, None, AgentEnding(AgentStatus.SETUP_ERROR, MCP_MISSING.format(cli=cli))
+            )
         try:
             home, env = self._prepare(cli, sandbox, mcp_servers)
             env.update(mcp_env or {})
@@ -227,7 +233,7 @@ class HermesBackend(Backend):
                 arguments += history.resume_options(session_id)
             launch = chat_command(cli, prompt, arguments)
         except CaliperError as exc:
-            return _Run(None, None, Ending(AgentStatus.SETUP_ERROR, exc.render()))
+            return _Run(None, None, AgentEnding(AgentStatus.SETUP_ERROR, exc.render()))
         process = run_process(
             launch.argv,
             env=env,
@@ -291,11 +297,13 @@ class HermesBackend(Backend):
             target.unlink(missing_ok=True)
         return parse_export(text, session_id)
 
-    def _failure(self, run: ProcessResult, session: Session | None, home: Path) -> Ending | None:
+    def _failure(
+        self, run: ProcessResult, session: Session | None, home: Path
+    ) -> AgentEnding | None:
         """``None`` when the run succeeded, else why it failed (never from the answer text)."""
         if session is None:
             if run.returncode == 0:
-                return Ending(
+                return AgentEnding(
                     AgentStatus.INFRA_ERROR,
                     "Hermes exited normally but recorded no session to read the result from.",
                 )
@@ -308,7 +316,7 @@ class HermesBackend(Backend):
 
 def mcp_failure(
     hermes_home: Path, mcp_servers: Mapping[str, Any], *, secrets: Iterable[str] = ()
-) -> Ending | None:
+) -> AgentEnding | None:
     """A setup error naming every spec MCP server Hermes' log does not show connected.
 
     Resolved secret values (URLs, header values) are masked in what Hermes said.
@@ -319,7 +327,7 @@ def mcp_failure(
     message = unusable_message(unusable)
     for secret in sorted((s for s in secrets if s), key=len, reverse=True):
         message = message.replace(secret, "***")
-    return Ending(AgentStatus.SETUP_ERROR, message)
+    return AgentEnding(AgentStatus.SETUP_ERROR, message)
 
 
 def passed_variables(config_path: Path, environ: Mapping[str, str]) -> dict[str, str]:

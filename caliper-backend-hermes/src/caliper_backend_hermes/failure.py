@@ -12,8 +12,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from caliper.agent_ending import AgentEnding, status_for_http
 from caliper.attempt import AgentStatus
-from caliper.ending import Ending, status_for_http
 
 LOGIN_HINT = (
     "Run `hermes model` to choose a provider and model you have access to "
@@ -53,7 +53,7 @@ def session_error_lines(hermes_home: Path, session_id: str | None) -> list[str]:
     return lines
 
 
-def classify_api_failure(lines: Sequence[str], stderr_tail: str = "") -> Ending:
+def classify_api_failure(lines: Sequence[str], stderr_tail: str = "") -> AgentEnding:
     """The failure a model-call error implies (401/403 → setup; 429/5xx/network → infra).
 
     With no model-call error logged, Hermes failed some other way: an infra error carrying
@@ -66,21 +66,21 @@ def classify_api_failure(lines: Sequence[str], stderr_tail: str = "") -> Ending:
     status = statuses[-1] if statuses else None
     kind = types[-1] if types else None
     if kind in _AUTH_TYPES or status_for_http(status) is AgentStatus.SETUP_ERROR:
-        return Ending(
+        return AgentEnding(
             AgentStatus.SETUP_ERROR,
             f"Hermes' model provider refused the request ({detail or kind or status}). "
             + LOGIN_HINT,
         )
     if kind in _INFRA_TYPES or status == 429 or (status is not None and status >= 500):
         what = "rate-limited" if status == 429 or kind == "RateLimitError" else "failed"
-        return Ending(
+        return AgentEnding(
             AgentStatus.INFRA_ERROR,
             f"Hermes' model provider {what}: {detail or kind or status}",
         )
     if detail:
-        return Ending(AgentStatus.INFRA_ERROR, f"Hermes' model call failed: {detail}")
+        return AgentEnding(AgentStatus.INFRA_ERROR, f"Hermes' model call failed: {detail}")
     tail = stderr_tail.strip()
-    return Ending(
+    return AgentEnding(
         AgentStatus.INFRA_ERROR,
         f"Hermes failed without logging a model error:\n{tail}"
         if tail
@@ -88,17 +88,17 @@ def classify_api_failure(lines: Sequence[str], stderr_tail: str = "") -> Ending:
     )
 
 
-def classify_no_session(exit_code: int | None, stdout: str, stderr: str) -> Ending:
+def classify_no_session(exit_code: int | None, stdout: str, stderr: str) -> AgentEnding:
     """Hermes exited before starting a session: it had no usable model or login.
 
     A Python traceback instead means Hermes itself crashed (an infrastructure error).
     """
     if "Traceback (most recent call last)" in stderr:
         tail = "\n".join(stderr.strip().splitlines()[-8:])
-        return Ending(AgentStatus.INFRA_ERROR, f"Hermes crashed (exit {exit_code}):\n{tail}")
+        return AgentEnding(AgentStatus.INFRA_ERROR, f"Hermes crashed (exit {exit_code}):\n{tail}")
     said = " ".join((stdout.strip() or stderr.strip()).split())
     said = said[:400] + ("…" if len(said) > 400 else "")
-    return Ending(
+    return AgentEnding(
         AgentStatus.SETUP_ERROR,
         "Hermes could not start a session: no model is selected or the provider login is "
         f"missing or expired (exit {exit_code}; Hermes said: {said or 'nothing'}). " + LOGIN_HINT,

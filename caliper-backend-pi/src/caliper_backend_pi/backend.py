@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from caliper.agent_ending import AgentEnding
 from caliper.attempt import (
     AgentStatus,
     AttemptRequest,
@@ -15,7 +16,6 @@ from caliper.attempt import (
     PromptResult,
 )
 from caliper.backend import Backend, CliUpdate, run_agent
-from caliper.ending import Ending
 from caliper.errors import SetupError
 from caliper.history import History
 from caliper.process import ProcessResult
@@ -163,7 +163,7 @@ class PiBackend(Backend):
         if request.mcp is not None and not (process.timed_out or process.interrupted):
             missing = mcp_check.servers_without_tools(run, mcp_check.server_names(request.mcp.data))
             if missing:
-                ending = Ending(AgentStatus.SETUP_ERROR, mcp_check.unusable_message(missing))
+                ending = AgentEnding(AgentStatus.SETUP_ERROR, mcp_check.unusable_message(missing))
         activated = undeclared = None
         if run.event_count:
             activated = activated_skills(
@@ -197,5 +197,5 @@ class PiBackend(Backend):
         ending = classify_run(process, run, timeout=request.timeout)
         text = final_answer(run)
         if ending.completed and text is None:
-            ending = Ending(AgentStatus.INFRA_ERROR, "pi's model returned an empty answer")
+            ending = AgentEnding(AgentStatus.INFRA_ERROR, "pi's model returned an empty answer")
         return ending.prompt_result(text, model=run.model or request.model, usage=run.usage)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
+from caliper.agent_ending import COMPLETED, AgentEnding, shorten, status_for_http, stopped_early
 from caliper.attempt import AgentStatus
-from caliper.ending import COMPLETED, Ending, shorten, status_for_http, stopped_early
 from caliper.process import ProcessResult
 from caliper_backend_pi.events import PiRun, message_text
 
@@ -39,21 +39,21 @@ def http_status(error_message: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def classify_error_message(error_message: str) -> Ending:
+def classify_error_message(error_message: str) -> AgentEnding:
     """Status for a final assistant message with ``stopReason: error``."""
     detail = error_message.strip() or "no error message"
     status = http_status(detail)
     if status_for_http(status) is AgentStatus.SETUP_ERROR:
-        return Ending(AgentStatus.SETUP_ERROR, AUTH_HINT.format(detail=_short(detail)))
+        return AgentEnding(AgentStatus.SETUP_ERROR, AUTH_HINT.format(detail=_short(detail)))
     if status is None and "no api key" in detail.lower():
-        return Ending(AgentStatus.SETUP_ERROR, AUTH_HINT.format(detail=_short(detail)))
-    return Ending(AgentStatus.INFRA_ERROR, f"the model provider failed: {_short(detail)}")
+        return AgentEnding(AgentStatus.SETUP_ERROR, AUTH_HINT.format(detail=_short(detail)))
+    return AgentEnding(AgentStatus.INFRA_ERROR, f"the model provider failed: {_short(detail)}")
 
 
 _short = shorten
 
 
-def classify_run(process: ProcessResult, run: PiRun, *, timeout: float) -> Ending:
+def classify_run(process: ProcessResult, run: PiRun, *, timeout: float) -> AgentEnding:
     """Decide how a pi process ended from its exit, its events and (for start-up) stderr."""
     early = stopped_early(process, agent="pi", timeout=timeout)
     if early is not None:
@@ -65,9 +65,9 @@ def classify_run(process: ProcessResult, run: PiRun, *, timeout: float) -> Endin
             return classify_error_message(str(last.get("errorMessage") or ""))
         if reason == "aborted":
             detail = str(last.get("errorMessage") or "no reason given")
-            return Ending(AgentStatus.INFRA_ERROR, f"pi aborted the run: {_short(detail)}")
+            return AgentEnding(AgentStatus.INFRA_ERROR, f"pi aborted the run: {_short(detail)}")
         if reason == "length" and not message_text(last).strip():
-            return Ending(
+            return AgentEnding(
                 AgentStatus.TASK_FAILED,
                 "the model stopped at its output-token limit before answering",
             )
@@ -80,11 +80,11 @@ def classify_run(process: ProcessResult, run: PiRun, *, timeout: float) -> Endin
             else AgentStatus.INFRA_ERROR
         )
         detail = _short(tail, 800) if tail else "no output on stderr"
-        return Ending(status, f"pi exited with status {process.returncode}: {detail}")
+        return AgentEnding(status, f"pi exited with status {process.returncode}: {detail}")
     if last is None:
         tail = process.stderr_tail(10)
         detail = f": {_short(tail, 800)}" if tail else ""
-        return Ending(AgentStatus.INFRA_ERROR, f"pi printed no assistant message{detail}")
+        return AgentEnding(AgentStatus.INFRA_ERROR, f"pi printed no assistant message{detail}")
     if last.get("stopReason") == "toolUse":
-        return Ending(AgentStatus.INFRA_ERROR, "pi stopped before the model's tool calls ran")
+        return AgentEnding(AgentStatus.INFRA_ERROR, "pi stopped before the model's tool calls ran")
     return COMPLETED

@@ -256,7 +256,7 @@ class Backend(abc.ABC):
         Must kill the CLI's whole process group at ``request.timeout`` (use
         :func:`run_agent` or ``caliper.process.run_process``), must not read or write the
         user's real home except to copy authentication, and must classify errors from the
-        CLI's structured output (into a :class:`caliper.ending.Ending`). A
+        CLI's structured output (into a :class:`caliper.agent_ending.AgentEnding`). A
         :class:`caliper.errors.SetupError` raised here ends the run with its message (exit 3).
         """
         raise NotImplementedError(f"The {self.id} backend implements no attempt method.")

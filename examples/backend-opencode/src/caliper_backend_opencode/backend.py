@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from caliper.agent_ending import AgentEnding, stopped_early
 from caliper.attempt import (
     AttemptRequest,
     AttemptResult,
@@ -17,7 +18,6 @@ from caliper.attempt import (
     PromptResult,
 )
 from caliper.backend import Backend, FolderSkillInstaller, McpTranslator, run_agent
-from caliper.ending import Ending, stopped_early
 from caliper.errors import SetupError, UsageError
 from caliper.mcp import EnvReferences, SecretSet
 from caliper.process import run_process
@@ -133,7 +133,7 @@ class OpencodeBackend(Backend):
         if early is not None:
             return early.prompt_result(None)
         result = read_attempt(done, installed=(), model=request.model or user.get("model"))
-        ending = Ending(result.status, result.error)
+        ending = AgentEnding(result.status, result.error)
         return ending.prompt_result(result.final_answer, model=result.model, usage=result.usage)
 
 

@@ -6,7 +6,7 @@
 * ``step_finish`` — ``part.tokens``: ``input`` (already without cache reads), ``output``,
   ``cache.read``, ``cache.write``;
 * ``error`` — ``error.data.statusCode`` (a ``ProviderAuthError`` or a status in the core's
-  table, :func:`caliper.ending.status_for_http`: the login or model is wrong; anything else:
+  table, :func:`caliper.agent_ending.status_for_http`: the login or model is wrong; anything else:
   the provider failed).
 
 The status is decided from these structures and the exit code, never from the answer's words.
@@ -18,8 +18,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from caliper.agent_ending import status_for_http
 from caliper.attempt import AgentStatus, AttemptResult, Turn, Usage
-from caliper.ending import status_for_http
 from caliper.process import ProcessResult
 
 SKILL_TOOL = "skill"

@@ -1,9 +1,9 @@
 """How one agent CLI run ended: the ``(status, error)`` record every backend classifies into.
 
 A backend reads its CLI's structured output (never the agent's prose) and decides an
-:class:`Ending`. What is the same for every agent lives here: a run killed at its time budget
+:class:`AgentEnding`. What is the same for every agent lives here: a run killed at its time budget
 or by Ctrl-C (:func:`stopped_early`), the HTTP status table (:func:`status_for_http`) and the
-step from an ending to the result the core receives (:meth:`Ending.prompt_result`). The
+step from an ending to the result the core receives (:meth:`AgentEnding.prompt_result`). The
 record is not :class:`caliper.results.models.Outcome` (the scored verdict of an attempt): an
 ending is only what the CLI said about itself.
 """
@@ -28,7 +28,7 @@ SETUP_HTTP_STATUSES = frozenset({401, 402, 403, 404})
 
 
 @attrs.frozen
-class Ending:
+class AgentEnding:
     """A status and, for anything but ``COMPLETED``, the reason in one paragraph."""
 
     status: AgentStatus
@@ -57,12 +57,12 @@ class Ending:
         )
 
 
-COMPLETED = Ending(AgentStatus.COMPLETED)
+COMPLETED = AgentEnding(AgentStatus.COMPLETED)
 
 
 def stopped_early(
     process: ProcessResult, *, agent: str, timeout: float, detail: str = ""
-) -> Ending | None:
+) -> AgentEnding | None:
     """The ending of a run killed at ``timeout`` (``TIMEOUT``) or interrupted (``INFRA_ERROR``),
     else ``None``: every backend checks this first, before reading the CLI's output.
 
@@ -71,9 +71,9 @@ def stopped_early(
     """
     if process.timed_out:
         said = f"{agent} did not finish within {timeout:g}s and was stopped."
-        return Ending(AgentStatus.TIMEOUT, f"{said} {detail}" if detail else said)
+        return AgentEnding(AgentStatus.TIMEOUT, f"{said} {detail}" if detail else said)
     if process.interrupted:
-        return Ending(AgentStatus.INFRA_ERROR, INTERRUPTED)
+        return AgentEnding(AgentStatus.INFRA_ERROR, INTERRUPTED)
     return None
 
 
