@@ -160,7 +160,9 @@ def test_the_template_finds_the_cli_once_and_reports_a_missing_one(tmp_path, mon
         assert missing.status is AgentStatus.SETUP_ERROR
         assert "caliper-template-cli" in (missing.error or "")
         question = PromptRequest(prompt="p", model=None, sandbox=sandbox, timeout=5)
-        assert _Template().run_prompt(question).status is AgentStatus.SETUP_ERROR
+        # a backend that cannot judge says so first: installing its CLI would not help
+        with pytest.raises(NotImplementedError, match="cannot be used as a judge engine"):
+            _Template().run_prompt(question)
         found = tmp_path / "found"
         ran = _Template().run_attempt(attrs.evolve(request, cli_path=found))
         assert ran.final_answer == str(found)

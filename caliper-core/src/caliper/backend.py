@@ -270,6 +270,8 @@ class Backend(abc.ABC):
         :attr:`default_judge_model`). The same template as :meth:`run_attempt`, around
         :meth:`prompt`.
         """
+        if type(self).prompt is Backend.prompt:  # say "cannot judge" before "CLI missing"
+            self.prompt(Path(), request)
         cli = self.cli_for(request)
         if cli is None:
             from caliper.attempt import AgentStatus, PromptResult
