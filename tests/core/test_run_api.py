@@ -4,7 +4,9 @@ passed in, nothing installed (the fake backend's real subprocess agent does the 
 from __future__ import annotations
 
 import json
+import os
 import textwrap
+import time
 
 import pytest
 
@@ -143,3 +145,46 @@ def test_a_backends_default_max_concurrent_limits_its_attempts(project):
         running += 1 if starts else -1
         most = max(most, running)
     assert len(events) == 6 and most == 1
+
+
+def test_an_in_process_run_leaves_the_callers_children_and_process_handling_alone(project):
+    """``caliper.run`` in a program that has children of its own: a child the caller had
+    before the run survives it, and after the run caliper no longer sweeps or reaps the
+    caller's children (it stopped being their subreaper)."""
+    import subprocess
+
+    from caliper.process import run_process
+
+    spec = _spec(
+        project,
+        """\
+        tasks:
+          - name: greets
+            prompt: "fake: say hello"
+            says: hello
+        """,
+    )
+    before = subprocess.Popen(["sleep", "30"])
+    try:
+        ending = caliper.run(
+            spec,
+            RunOptions(model="fake"),
+            plugins=[fake_plugin, JudgePlugin()],
+            entry_points=False,
+        )
+        assert ending.exit_code == 0, ending.problem()
+        assert before.poll() is None, "the run killed a child its caller had before it"
+        after = subprocess.Popen(["sleep", "30"])
+        quick = subprocess.Popen(["sh", "-c", "exit 7"])
+        try:
+            time.sleep(0.2)  # `quick` is a zombie now, for its parent (this test) to collect
+            done = run_process(["/bin/true"], env={"PATH": os.defpath}, cwd=project, timeout=10)
+            assert done.returncode == 0
+            assert after.poll() is None, "a process started after the run killed the caller's child"
+            assert quick.wait(timeout=5) == 7, "the caller's child's exit status was taken"
+        finally:
+            after.kill()
+            after.wait()
+    finally:
+        before.kill()
+        before.wait()

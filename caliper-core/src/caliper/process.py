@@ -50,6 +50,7 @@ TAG_VARIABLE = "CALIPER_PROCESS_TAG"
 """Environment marker of one started process, inherited by all its descendants."""
 KILL_ROUNDS = 20
 PR_SET_CHILD_SUBREAPER = 36
+PR_GET_CHILD_SUBREAPER = 37
 PROC = Path("/proc")
 
 _live: dict[int, bool] = {}
@@ -62,6 +63,9 @@ _stopping = threading.Event()
 _forced = threading.Event()
 _tags = itertools.count(1)
 _adopting = threading.Event()
+_callers_children: set[int] = set()
+"""Children this process had when it became a subreaper: a library caller's own, never ours."""
+_was_subreaper = [False]
 """Set once this process is a child subreaper (:func:`adopt_orphans`): only then does it end
 and reap children that ``run_process`` did not start (they are adopted orphans)."""
 
@@ -222,17 +226,44 @@ def end_descendants(
 # -- orphans adopted by caliper ---------------------------------------------------------------
 def adopt_orphans() -> bool:
     """Make this process a child subreaper (Linux), so orphaned descendants of the processes
-    it starts are re-parented to it instead of init; true when that worked."""
+    it starts are re-parented to it instead of init; true when that worked.
+
+    The children this process already has (a library caller's own) are remembered and never
+    swept nor reaped; :func:`release_orphans` undoes it when the run is over.
+    """
     if not sys.platform.startswith("linux"):
         return False
     try:
         libc = ctypes.CDLL(None, use_errno=True)
+        flag = ctypes.c_int(0)
+        was = libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) == 0 and flag.value
         adopted = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
-    if adopted:
+    if adopted and not _adopting.is_set():
+        mine = os.getpid()
+        with _spawn_lock:
+            _callers_children.clear()
+            _callers_children.update(
+                p.pid for p in _process_table(1 << 62).values() if p.ppid == mine
+            )
+        _was_subreaper[0] = bool(was)
         _adopting.set()
     return adopted
+
+
+def release_orphans() -> None:
+    """Undo :func:`adopt_orphans` at the end of a run: this process stops being a subreaper
+    (unless it was one before) and forgets its callers' children, so a program that ran
+    Caliper in-process (``caliper.run``) gets its own process handling back unchanged."""
+    if not _adopting.is_set():
+        return
+    _adopting.clear()
+    with _spawn_lock:
+        _callers_children.clear()
+    if not _was_subreaper[0]:
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 
 
 def reap_adopted(table: Mapping[int, _Proc] | None = None) -> None:
@@ -248,7 +279,12 @@ def reap_adopted(table: Mapping[int, _Proc] | None = None) -> None:
     scan = _process_table(1 << 62) if table is None else table
     with _spawn_lock:
         for proc in scan.values():
-            if proc.ppid == mine and proc.state == "Z" and proc.pid not in _spawned:
+            if (
+                proc.ppid == mine
+                and proc.state == "Z"
+                and proc.pid not in _spawned
+                and proc.pid not in _callers_children
+            ):
                 with contextlib.suppress(ChildProcessError, OSError):
                     os.waitpid(proc.pid, os.WNOHANG)
 
@@ -275,7 +311,10 @@ def sweep_orphans(table: Mapping[int, _Proc] | None = None) -> None:
             adopted = [
                 p.pid
                 for p in scan.values()
-                if p.ppid == mine and p.pid not in _spawned and p.state != "Z"
+                if p.ppid == mine
+                and p.pid not in _spawned
+                and p.pid not in _callers_children
+                and p.state != "Z"
             ]
         doomed = {pid for pid in _with_descendants(adopted, scan) if scan[pid].state != "Z"}
         if not doomed:

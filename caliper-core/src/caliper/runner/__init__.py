@@ -157,6 +157,7 @@ def _stop_handling(controller: RunController) -> Iterator[None]:
     finally:
         controller.restore_signals()
         process.reset_stop()
+        process.release_orphans()
 
 
 def _adaptive_k(prepared: PreparedRun) -> AdaptiveK | None:

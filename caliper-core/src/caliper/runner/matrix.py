@@ -261,6 +261,7 @@ def run_matrix(
         finally:
             controller.restore_signals()
             process.reset_stop()
+            process.release_orphans()
     finally:
         for journal in journals.values():
             journal.close()
