@@ -30,6 +30,7 @@ Bars (a CI gate, judged on each rate's confidence interval):
   A bar is MET when the interval's lower bound is at or above it, FAILED
   when the upper bound is below it, else INCONCLUSIVE (too few attempts
   to tell); --inconclusive pass|fail (default fail) says how that counts.
+  A --k auto run is judged by its sequential test instead (anytime-valid).
   TASK=VALUE is split at the last '=', so task names may hold '=' and
   spaces. Values are fractions (0.8) or percentages (80%).
 """
@@ -130,16 +131,25 @@ def check_bars_before_run(spec: Path, bars: Sequence[Bar]) -> None:
 def evaluate(
     results: RunResults, bars: Sequence[Bar], inconclusive: str, confidence: float
 ) -> GateResult:
-    """Judge ``bars`` on a run's results."""
-    from caliper.results.gate import InconclusivePolicy, evaluate_gate, measure_run
-    from caliper.results.scoring import score_run
+    """Judge ``bars`` on a run's results: a run made with ``--k auto`` (``meta.adaptive``)
+    by the anytime-valid tools it stopped its tasks with, any other on fixed-k intervals."""
+    from caliper.results.gate import (
+        InconclusivePolicy,
+        evaluate_gate,
+        measure_run,
+        measure_sequential,
+    )
 
-    run = score_run(results, confidence)
+    adaptive = results.meta.adaptive
+    if adaptive is not None:
+        min_k = adaptive.get("min_k") if isinstance(adaptive, dict) else None
+        measure = measure_sequential(results, confidence, min_k if isinstance(min_k, int) else 1)
+    else:
+        from caliper.results.scoring import score_run
+
+        measure = measure_run(score_run(results, confidence))
     return evaluate_gate(
-        bars,
-        measure_run(run),
-        policy=InconclusivePolicy(inconclusive),
-        confidence=confidence,
+        bars, measure, policy=InconclusivePolicy(inconclusive), confidence=confidence
     )
 
 

@@ -37,19 +37,28 @@ def bar_lines(result: BarResult) -> list[Text]:
     head = Text.from_markup(f"  [{style}]{escape(label)}[/{style}]  ")
     head.append(result.bar.label)
     detail = Text("      " + measured_text(result), style="dim")
+    if result.measured.anytime_valid:
+        detail.append(f"  by the {result.measured.method_label}")
     if result.verdict is BarVerdict.INCONCLUSIVE:
         detail.append(f"  → counts as {'pass' if result.passed else 'fail'}")
     return [head, detail]
 
 
-def render_gate(gate: GateResult, console: Console) -> None:
-    """Print the bars and the gate's overall verdict."""
+def gate_heading(gate: GateResult) -> str:
+    """``95% intervals`` (fixed k), or what judged a ``--k auto`` run's bars."""
     level = format_fraction(gate.confidence)
+    if any(result.measured.anytime_valid for result in gate.bars):
+        return f"{level} anytime-valid: sequential tests and confidence sequences, --k auto"
+    return f"{level} intervals"
+
+
+def render_gate(gate: GateResult, console: Console, title: str = "Bars") -> None:
+    """Print the bars and the gate's overall verdict (``title`` heads the section)."""
     console.print()
     console.print(
         Text.from_markup(
-            f"[bold] Bars[/bold]  [dim]({escape(level)} intervals; inconclusive counts as "
-            f"{gate.policy.value})[/dim]"
+            f"[bold] {escape(title)}[/bold]  [dim]({escape(gate_heading(gate))}; inconclusive "
+            f"counts as {gate.policy.value})[/dim]"
         )
     )
     for result in gate.bars:
