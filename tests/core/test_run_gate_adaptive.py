@@ -103,3 +103,10 @@ def test_report_judges_a_saved_adaptive_run_the_same_way(adaptive) -> None:
     assert perfect["interval"]["method"] == "confidence-sequence"
     assert perfect["interval"]["low"] == pytest.approx((0.05 / 13) ** (1 / 12), abs=1e-6)
     assert bars["always"]["interval"]["low"] == pytest.approx((0.05 / 8) ** (1 / 7), abs=1e-6)
+
+
+def test_the_saved_gate_says_the_sequential_test_judged_it(adaptive) -> None:
+    _space, _spec, done, _junit = adaptive
+    bars = {bar["task"]: bar for bar in done.results["meta"]["gate"]["bars"]}
+    assert bars["perfect"]["judged_by"] == "sequential-test"
+    assert bars["perfect"]["verdict"] == "inconclusive" and bars["perfect"]["passed"] is True

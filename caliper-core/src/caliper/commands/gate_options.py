@@ -153,6 +153,34 @@ def evaluate(
     )
 
 
+def record_gate(path: Path | None, gate: GateResult, output: Path | None = None) -> None:
+    """Save the bars and their verdicts in the run's results file at ``path`` (``meta.gate``)
+    and in its ``--output`` copy when that is a file, so a later reader sees what the run was
+    held to. A pipe or device copy was already written and is left as it is. A failure to
+    write is a warning: the run itself is saved."""
+    if path is None:
+        return
+    import json
+
+    from caliper.results import codec
+    from caliper.results.store import ResultsWriteError, write_atomic, write_export, writes_directly
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["meta"]["gate"] = gate.to_json()
+        text = codec.dumps_data(data)
+        write_atomic(path, text)
+        if output is not None and not writes_directly(output):
+            write_export(output, text)
+    except (OSError, ValueError, KeyError, TypeError, ResultsWriteError) as exc:
+        reason = exc.message if isinstance(exc, ResultsWriteError) else str(exc)
+        click.echo(
+            f"Warning: the bars could not be saved with the run in {path} ({reason}); the "
+            "run itself is saved.",
+            err=True,
+        )
+
+
 def raise_if_failed(gate: GateResult | None) -> None:
     """Exit 3 with a message naming every bar that stopped the gate."""
     if gate is None or gate.passed:

@@ -67,6 +67,8 @@ def command(
 
     REF is a results JSON file, a spec file (its latest run) or a spec name (its latest run
     under the nearest .caliper/ folder). Without REF, the most recent run of any spec.
+    A run made with bars also shows the bars it was held to and their verdicts then (saved
+    with it); bars given here judge it again and decide the exit code.
 
     \b
     Examples:
@@ -138,6 +140,10 @@ def command(
             from caliper.report.gate_view import render_gate
 
             render_gate(gate, console)
+        elif results.meta.gate is not None:  # what `caliper run` held this run to
+            from caliper.report.gate_view import render_saved_gate
+
+            render_saved_gate(results.meta.gate, console)
     from caliper.commands.gate_options import raise_if_failed
 
     raise_if_failed(gate)

@@ -71,3 +71,13 @@ def render_gate(gate: GateResult, console: Console, title: str = "Bars") -> None
         console.print(
             Text(f" Gate: FAILED ({failures} of {len(gate.bars)} bars not met)", "bold red")
         )
+
+
+def render_saved_gate(data: object, console: Console) -> None:
+    """Print the bars a run was held to when it ran (its ``meta.gate``), as they were
+    judged then; nothing when the stored block cannot be read."""
+    from caliper.results.gate import gate_from_data
+
+    gate = gate_from_data(data)
+    if gate is not None:
+        render_gate(gate, console, title="Bars this run was held to (as judged when it ran)")

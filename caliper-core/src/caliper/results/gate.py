@@ -463,3 +463,35 @@ def measure_sequential(
     measure[(SCORE, None)] = _mean_of_sequences(score_counts, confidence)
     measure[(ACTIVATION, None)] = _mean_of_sequences(activation_counts, confidence)
     return measure
+
+
+def gate_from_data(data: object) -> GateResult | None:
+    """A gate read back from its stored form (``meta.gate``, :meth:`GateResult.to_json`),
+    to show what a run was held to; ``None`` when ``data`` is missing or not that shape.
+
+    A bar that was judged by the sequential test keeps an empty ``sequence`` (the outcomes
+    are in the run itself), so it still says what judged it.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("bars"), list):
+        return None
+    try:
+        results = []
+        for item in data["bars"]:
+            interval = item.get("interval")
+            measured = Measured(
+                item.get("value"),
+                Interval(**interval) if isinstance(interval, dict) else None,
+                item.get("successes"),
+                item.get("trials"),
+                () if item.get("judged_by") == BY_SEQUENTIAL else None,
+            )
+            if item["metric"] not in METRIC_FLAGS:
+                raise ValueError(f"unknown metric {item['metric']!r}")
+            bar = Bar(item["metric"], float(item["threshold"]), item.get("task"))
+            verdict = BarVerdict(item["verdict"])
+            results.append(BarResult(bar, measured, verdict, bool(item["passed"])))
+        return GateResult(
+            results, InconclusivePolicy(data["inconclusive"]), float(data["confidence"])
+        )
+    except (KeyError, TypeError, ValueError):
+        return None

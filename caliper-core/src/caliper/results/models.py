@@ -204,6 +204,9 @@ class RunMeta:
     (``k`` is then ``max_k``; each task's ``stop_reason`` says why it stopped)."""
     incomplete: bool = False
     """Read from a journal without a final results file (the run was killed or is running)."""
+    gate: dict[str, Any] | None = None
+    """The bars ``caliper run`` was given and their verdicts, as judged when it ran (the
+    ``gate`` block of ``report --format json``; ``None`` without bars or in older files)."""
     schema_version: int = SCHEMA_VERSION
 
 
