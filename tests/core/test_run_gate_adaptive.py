@@ -110,3 +110,17 @@ def test_the_saved_gate_says_the_sequential_test_judged_it(adaptive) -> None:
     bars = {bar["task"]: bar for bar in done.results["meta"]["gate"]["bars"]}
     assert bars["perfect"]["judged_by"] == "sequential-test"
     assert bars["perfect"]["verdict"] == "inconclusive" and bars["perfect"]["passed"] is True
+
+
+def test_markdown_summary_says_the_bars_were_judged_anytime_valid(adaptive) -> None:
+    space, spec, _done, _junit = adaptive
+    done = subprocess.run(
+        [str(CALIPER), "report", str(spec), "--format", "markdown", *BARS],
+        cwd=space.root,
+        env=space.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert "### Bars (95% anytime-valid: sequential tests and confidence sequences" in done.stdout

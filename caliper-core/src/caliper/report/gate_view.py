@@ -44,20 +44,12 @@ def bar_lines(result: BarResult) -> list[Text]:
     return [head, detail]
 
 
-def gate_heading(gate: GateResult) -> str:
-    """``95% intervals`` (fixed k), or what judged a ``--k auto`` run's bars."""
-    level = format_fraction(gate.confidence)
-    if any(result.measured.anytime_valid for result in gate.bars):
-        return f"{level} anytime-valid: sequential tests and confidence sequences, --k auto"
-    return f"{level} intervals"
-
-
 def render_gate(gate: GateResult, console: Console, title: str = "Bars") -> None:
     """Print the bars and the gate's overall verdict (``title`` heads the section)."""
     console.print()
     console.print(
         Text.from_markup(
-            f"[bold] {escape(title)}[/bold]  [dim]({escape(gate_heading(gate))}; inconclusive "
+            f"[bold] {escape(title)}[/bold]  [dim]({escape(gate.heading)}; inconclusive "
             f"counts as {gate.policy.value})[/dim]"
         )
     )

@@ -130,8 +130,7 @@ def run_markdown(results: RunResults, *, confidence: float, gate: GateResult | N
 def gate_markdown(gate: GateResult) -> list[str]:
     """The bars table and the gate's verdict, as Markdown lines."""
     lines = [
-        f"### Bars ({format_fraction(gate.confidence)} intervals; inconclusive counts as "
-        f"{gate.policy.value})",
+        f"### Bars ({gate.heading}; inconclusive counts as {gate.policy.value})",
         "",
         _row(["Bar", "Verdict", "Rate", "Interval", "Counts as"]),
         _row(["---", "---", "---:", "---", "---"]),

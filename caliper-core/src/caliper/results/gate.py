@@ -347,6 +347,14 @@ class GateResult:
         return all(result.passed for result in self.bars)
 
     @property
+    def heading(self) -> str:
+        """``95% intervals`` (fixed k), or what judged a ``--k auto`` run's bars."""
+        level = format_fraction(self.confidence)
+        if any(result.measured.anytime_valid for result in self.bars):
+            return f"{level} anytime-valid: sequential tests and confidence sequences, --k auto"
+        return f"{level} intervals"
+
+    @property
     def failures(self) -> list[BarResult]:
         """The bars that stop the gate."""
         return [result for result in self.bars if not result.passed]
