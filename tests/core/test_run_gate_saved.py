@@ -101,3 +101,24 @@ def test_an_unreadable_stored_gate_is_ignored(data) -> None:
     from caliper.results.gate import gate_from_data
 
     assert gate_from_data(data) is None
+
+
+def test_the_gate_is_written_in_place_exactly_as_a_full_dump_would(gated) -> None:
+    """``with_gate`` replaces the ``"gate": null`` line without parsing the attempts; the
+    text must equal parsing the file and dumping it with the block, and a file in another
+    layout (compact JSON) takes the slow path to the same data."""
+    from caliper.commands.gate_options import with_gate
+    from caliper.results import codec
+
+    _space, _spec, done, _copy = gated
+    data = done.results
+    block = data["meta"]["gate"]
+    data["meta"]["gate"] = None
+    plain = codec.dumps_data(data)
+    assert '\n    "gate": null,\n' in plain
+    fast = with_gate(plain, block)
+    data["meta"]["gate"] = block
+    assert fast == codec.dumps_data(data)
+    data["meta"]["gate"] = None
+    compact = json.dumps(data)
+    assert json.loads(with_gate(compact, block)) == json.loads(fast)

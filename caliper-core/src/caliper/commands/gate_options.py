@@ -160,15 +160,10 @@ def record_gate(path: Path | None, gate: GateResult, output: Path | None = None)
     write is a warning: the run itself is saved."""
     if path is None:
         return
-    import json
-
-    from caliper.results import codec
     from caliper.results.store import ResultsWriteError, write_atomic, write_export, writes_directly
 
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        data["meta"]["gate"] = gate.to_json()
-        text = codec.dumps_data(data)
+        text = with_gate(path.read_text(encoding="utf-8"), gate.to_json())
         write_atomic(path, text)
         if output is not None and not writes_directly(output):
             write_export(output, text)
@@ -179,6 +174,29 @@ def record_gate(path: Path | None, gate: GateResult, output: Path | None = None)
             "run itself is saved.",
             err=True,
         )
+
+
+_META_START = '{\n  "meta": {\n'
+_NO_GATE = '\n    "gate": null,\n'
+
+
+def with_gate(text: str, gate: dict[str, Any]) -> str:
+    """The text of a results file with ``meta.gate`` set to ``gate``: exactly what dumping
+    the parsed file with that block would give. The file's ``"gate": null`` line is replaced
+    in place when it is where the writer puts it (no parse of a big run's attempts); any
+    other text is parsed and dumped whole."""
+    import json
+
+    from caliper.results import codec
+
+    end = text.find('\n  "tasks": ')
+    at = text.find(_NO_GATE, 0, end) if text.startswith(_META_START) and end > 0 else -1
+    if at < 0:
+        data = json.loads(text)
+        data["meta"]["gate"] = gate
+        return codec.dumps_data(data)
+    block = codec.dumps_data(gate).rstrip("\n").replace("\n", "\n    ")
+    return f'{text[:at]}\n    "gate": {block},\n{text[at + len(_NO_GATE) :]}'
 
 
 def raise_if_failed(gate: GateResult | None) -> None:
