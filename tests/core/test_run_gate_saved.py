@@ -122,3 +122,35 @@ def test_the_gate_is_written_in_place_exactly_as_a_full_dump_would(gated) -> Non
     data["meta"]["gate"] = None
     compact = json.dumps(data)
     assert json.loads(with_gate(compact, block)) == json.loads(fast)
+
+
+def test_a_regraded_run_does_not_inherit_its_parents_verdicts(tmp_path) -> None:
+    space = Workspace.create(tmp_path)
+    spec = space.spec("""\
+        tasks:
+          - name: judged
+            prompt: "fake: say all done"
+            expect: "The agent says it is done. fake-judge: pass"
+        """)
+    parent = space.run(spec, "--k", "2", "--judge-model", "fake", "--min-score", "judged=0.1")
+    assert parent.returncode == 0, parent.stdout + parent.stderr
+    assert parent.results["meta"]["gate"]["bars"][0]["verdict"] == "met"
+    spec.write_text(
+        spec.read_text().replace("fake-judge: pass", "fake-judge: fail"), encoding="utf-8"
+    )
+    done = subprocess.run(
+        [str(CALIPER), "regrade", parent.results["meta"]["run_id"]],
+        cwd=space.root,
+        env=space.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    child = max(
+        (space.root / ".caliper" / "results" / "demo").glob("*.json"),
+        key=lambda f: f.stat().st_mtime_ns,
+    )
+    meta = json.loads(child.read_text(encoding="utf-8"))["meta"]
+    assert meta["derived_by"] == "regrade" and meta["gate"] is None
