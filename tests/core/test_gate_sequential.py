@@ -118,7 +118,7 @@ def simulate(p: float, bar: float, max_k: int, seeds: int) -> dict[str, float]:
 
 @pytest.mark.parametrize(
     ("rate", "max_k", "seeds"),
-    [(0.05, 20, 3000), (0.5, 50, 800)],
+    [(0.05, 20, 2000), (0.5, 50, 600)],
 )
 def test_sequential_gate_keeps_its_error_rate_where_wilson_drifts(
     rate: float, max_k: int, seeds: int
