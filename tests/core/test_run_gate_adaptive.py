@@ -92,6 +92,7 @@ def test_report_judges_a_saved_adaptive_run_the_same_way(adaptive) -> None:
         check=False,
     )
     assert done.returncode == 3, done.stderr  # --inconclusive fail (the default) here
+    assert "needs more attempts (--max-k) to decide" in done.stderr
     bars = {bar["task"]: bar for bar in json.loads(done.stdout)["gate"]["bars"]}
     assert [bars[t]["verdict"] for t in ("always", "perfect", "half")] == [
         "met",

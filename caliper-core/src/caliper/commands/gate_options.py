@@ -212,11 +212,17 @@ def raise_if_failed(gate: GateResult | None) -> None:
     raise CaliperError(
         f"Gate failed: {len(failures)} of {len(gate.bars)} bar"
         f"{'s' if len(gate.bars) != 1 else ''} not met ({listed}).",
-        hint="An inconclusive bar needs more attempts (--k) to decide, or --inconclusive pass."
+        hint=f"An inconclusive bar needs more attempts ({_more_flag(gate)}) to decide, or "
+        "--inconclusive pass."
         if undecided
         else None,
         exit_code=EXIT_GATE_FAILED,
     )
+
+
+def _more_flag(gate: GateResult) -> str:
+    """``--max-k`` for a ``--k auto`` run (its tasks stop by themselves), else ``--k``."""
+    return "--max-k" if any(r.measured.anytime_valid for r in gate.bars) else "--k"
 
 
 def junit_option(function: F) -> F:
