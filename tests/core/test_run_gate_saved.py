@@ -154,3 +154,11 @@ def test_a_regraded_run_does_not_inherit_its_parents_verdicts(tmp_path) -> None:
     )
     meta = json.loads(child.read_text(encoding="utf-8"))["meta"]
     assert meta["derived_by"] == "regrade" and meta["gate"] is None
+
+
+def test_markdown_summary_of_the_run_shows_what_it_was_held_to(gated) -> None:
+    space, _spec, done, _copy = gated
+    shown = _report(space, str(done.results_path), "--format", "markdown")
+    assert shown.returncode == 0, shown.stderr
+    assert "### Bars this run was held to (as judged when it ran) (95% intervals" in shown.stdout
+    assert "**Gate: FAILED** (1 of 2 bars not met)" in shown.stdout

@@ -12,6 +12,8 @@ import click
 from caliper.commands.confidence import DEFAULT_CONFIDENCE, confidence_option
 from caliper.commands.gate_options import bar_options
 
+SAVED_GATE_TITLE = "Bars this run was held to (as judged when it ran)"
+
 if TYPE_CHECKING:
     from caliper.results.gate import Bar, GateResult
     from caliper.results.models import RunResults
@@ -123,7 +125,13 @@ def command(
     elif output_format == "markdown":
         from caliper.report.markdown import run_markdown
 
-        click.echo(run_markdown(results, confidence=confidence, gate=gate), nl=False)
+        shown, title = gate, "Bars"
+        if gate is None and results.meta.gate is not None:  # what `caliper run` held it to
+            from caliper.results.gate import gate_from_data
+
+            shown, title = gate_from_data(results.meta.gate), SAVED_GATE_TITLE
+        text = run_markdown(results, confidence=confidence, gate=shown, gate_title=title)
+        click.echo(text, nl=False)
     else:
         from caliper.report import make_console
         from caliper.report.run_view import render_run
@@ -143,7 +151,7 @@ def command(
         elif results.meta.gate is not None:  # what `caliper run` held this run to
             from caliper.report.gate_view import render_saved_gate
 
-            render_saved_gate(results.meta.gate, console)
+            render_saved_gate(results.meta.gate, console, SAVED_GATE_TITLE)
     from caliper.commands.gate_options import raise_if_failed
 
     raise_if_failed(gate)

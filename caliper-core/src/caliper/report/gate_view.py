@@ -65,11 +65,11 @@ def render_gate(gate: GateResult, console: Console, title: str = "Bars") -> None
         )
 
 
-def render_saved_gate(data: object, console: Console) -> None:
+def render_saved_gate(data: object, console: Console, title: str) -> None:
     """Print the bars a run was held to when it ran (its ``meta.gate``), as they were
-    judged then; nothing when the stored block cannot be read."""
+    judged then, under ``title``; nothing when the stored block cannot be read."""
     from caliper.results.gate import gate_from_data
 
     gate = gate_from_data(data)
     if gate is not None:
-        render_gate(gate, console, title="Bars this run was held to (as judged when it ran)")
+        render_gate(gate, console, title=title)
