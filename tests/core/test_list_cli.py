@@ -91,3 +91,31 @@ def test_list_with_nothing_saved(tmp_path):
 def test_list_help_documents_exit_codes(tmp_path):
     out = caliper("list", "--help", cwd=tmp_path)
     assert "Exit codes" in out.stdout and "ablated" in out.stdout
+
+
+def test_list_shows_each_score_with_its_interval(tmp_path):
+    """No bare score: the one run of `other` is 0 of 1, whose 95 % Wilson interval is
+    [0, z² / (1 + z²)] = [0, 3.8415 / 4.8415] = [0 %, 79.3 %] (worked by hand)."""
+    project = make_project(tmp_path)
+    out = caliper("list", "other", cwd=project)
+    assert out.returncode == 0, out.stderr
+    row = next(line for line in out.stdout.splitlines() if "2026-11-30T17" in line)
+    assert "0.0% [0–79.3]" in row
+    data = json.loads(caliper("list", "other", "--format", "json", cwd=project).stdout)
+    bounds = data[0]["score_interval"]
+    assert bounds["low"] == 0.0
+    assert abs(bounds["high"] - 1.959964**2 / (1 + 1.959964**2)) < 1e-6
+    assert bounds["level"] == 0.95 and bounds["method"] == "wilson"
+
+
+def test_list_intervals_are_the_ones_report_shows(tmp_path):
+    project = make_project(tmp_path)
+    rows = json.loads(caliper("list", "demo", "--format", "json", cwd=project).stdout)
+    listed = caliper("list", "demo", cwd=project).stdout
+    for row in rows:
+        shown = json.loads(caliper("report", row["path"], "--format", "json", cwd=project).stdout)
+        assert row["score_interval"] == shown["scores"]["score_interval"]
+        text = caliper("report", row["path"], cwd=project).stdout
+        score_line = next(line for line in text.splitlines() if line.startswith(" Score"))
+        bounds = score_line.split()[2]  # " Score  66.7% [20.8–93.9]  ████"
+        assert bounds.startswith("[") and bounds in listed

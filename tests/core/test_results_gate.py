@@ -128,3 +128,73 @@ def test_evaluate_gate_policies() -> None:
 def test_a_bar_on_a_task_never_run_is_unmeasured() -> None:
     gate = evaluate_gate([Bar(SCORE, 0.5, "gone")], {}, confidence=0.95)
     assert gate.bars[0].verdict is BarVerdict.UNMEASURED and not gate.passed
+
+
+def _adaptive_results(
+    tasks: dict[str, list[bool]], activation: dict[str, list[bool]] | None = None
+):
+    from caliper.results.models import AttemptRecord, Outcome, RunMeta, RunResults, TaskResult
+
+    activation = activation or {}
+    meta = RunMeta(run_id="r", spec_name="s", spec_path="s.eval.yaml", started_at="x", k=20)
+    meta.adaptive = {"min_k": 1, "max_k": 20}
+    results = RunResults(meta)
+    for index, (name, outcomes) in enumerate(tasks.items()):
+        loaded = activation.get(name)
+        attempts = [
+            AttemptRecord(
+                name,
+                i,
+                Outcome.PASS if ok else Outcome.TASK_FAIL,
+                activation_passed=loaded[i - 1] if loaded else None,
+            )
+            for i, ok in enumerate(outcomes, start=1)
+        ]
+        results.tasks.append(
+            TaskResult(name, index, 20, attempts, activation_expected=["sk"] if loaded else None)
+        )
+    return results
+
+
+def test_sequential_bars_cross_where_the_run_stopped() -> None:
+    """Straight passes against 50 %: the evidence after n passes is about 2^(n+1)/(n+1)
+    (18.1 at 6, 31.9 at 7), so 1/α = 20 is first reached at the 7th pass."""
+    from caliper.results.gate import sequential_verdict
+
+    assert sequential_verdict(0.5, [True] * 7, 0.95) is BarVerdict.MET
+    assert sequential_verdict(0.5, [True] * 6, 0.95) is BarVerdict.INCONCLUSIVE
+    assert sequential_verdict(0.5, [False] * 7, 0.95) is BarVerdict.FAILED
+    # decided at the 7th attempt, so later failures do not undo it (the run had stopped) …
+    assert sequential_verdict(0.5, [True] * 7 + [False] * 3, 0.95) is BarVerdict.MET
+    # … unless --min-k said not to look before the 10th: 7/10 does not decide 50 %
+    assert sequential_verdict(0.5, [True] * 7 + [False] * 3, 0.95, 10) is BarVerdict.INCONCLUSIVE
+    assert sequential_verdict(0.5, [], 0.95) is BarVerdict.UNMEASURED
+
+
+def test_adaptive_aggregate_is_the_mean_of_bonferroni_confidence_sequences() -> None:
+    """Two tasks at 7/7 and 12/12: each sequence at 1 − 0.05/2 has the closed-form lower end
+    ((α/2) / (n + 1))^(1/n) after n straight passes; the aggregate's is their mean."""
+    from caliper.commands.gate_options import evaluate
+
+    results = _adaptive_results({"a": [True] * 7, "b": [True] * 12})
+    gate = evaluate(results, [Bar(SCORE, 0.6)], "fail", 0.95)
+    (result,) = gate.bars
+    low = ((0.025 / 8) ** (1 / 7) + (0.025 / 13) ** (1 / 12)) / 2
+    assert result.measured.interval.low == pytest.approx(low, abs=1e-6)  # 0.5163
+    assert result.measured.interval.high == 1.0
+    assert result.measured.interval.method == "confidence-sequence-mean"
+    assert result.verdict is BarVerdict.INCONCLUSIVE  # 51.6 % < 60 % ≤ 100 %
+    assert evaluate(results, [Bar(SCORE, 0.5)], "fail", 0.95).bars[0].verdict is BarVerdict.MET
+
+
+def test_adaptive_activation_bars_use_the_sequential_test() -> None:
+    from caliper.commands.gate_options import evaluate
+
+    results = _adaptive_results({"t": [True] * 8}, activation={"t": [True] * 7 + [False]})
+    (task, run) = evaluate(
+        results, [Bar(ACTIVATION, 0.5, "t"), Bar(ACTIVATION, 0.9)], "fail", 0.95
+    ).bars
+    assert task.verdict is BarVerdict.MET and task.measured.judged_by == "sequential-test"
+    assert (task.measured.successes, task.measured.trials) == (7, 8)
+    assert run.measured.interval.method == "confidence-sequence-mean"
+    assert run.verdict is BarVerdict.INCONCLUSIVE

@@ -31,6 +31,7 @@ Bars (a CI gate, judged on each rate's confidence interval):
   A bar is MET when the interval's lower bound is at or above it, FAILED
   when the upper bound is below it, else INCONCLUSIVE (too few attempts
   to tell); --inconclusive pass|fail (default fail) says how that counts.
+  A --k auto run is judged by its sequential test instead (anytime-valid).
   TASK=VALUE is split at the last '=', so task names may hold '=' and
   spaces. Values are fractions (0.8) or percentages (80%).
 """
@@ -146,17 +147,72 @@ def check_bars_before_run(spec: Path, bars: Sequence[Bar]) -> None:
 def evaluate(
     results: RunResults, bars: Sequence[Bar], inconclusive: str, confidence: float
 ) -> GateResult:
-    """Judge ``bars`` on a run's results."""
-    from caliper.results.gate import InconclusivePolicy, evaluate_gate, measure_run
-    from caliper.results.scoring import score_run
-
-    run = score_run(results, confidence)
-    return evaluate_gate(
-        bars,
-        measure_run(run),
-        policy=InconclusivePolicy(inconclusive),
-        confidence=confidence,
+    """Judge ``bars`` on a run's results: a run made with ``--k auto`` (``meta.adaptive``)
+    by the anytime-valid tools it stopped its tasks with, any other on fixed-k intervals."""
+    from caliper.results.gate import (
+        InconclusivePolicy,
+        evaluate_gate,
+        measure_run,
+        measure_sequential,
     )
+
+    adaptive = results.meta.adaptive
+    if adaptive is not None:
+        min_k = adaptive.get("min_k") if isinstance(adaptive, dict) else None
+        measure = measure_sequential(results, confidence, min_k if isinstance(min_k, int) else 1)
+    else:
+        from caliper.results.scoring import score_run
+
+        measure = measure_run(score_run(results, confidence))
+    return evaluate_gate(
+        bars, measure, policy=InconclusivePolicy(inconclusive), confidence=confidence
+    )
+
+
+def record_gate(path: Path | None, gate: GateResult, output: Path | None = None) -> None:
+    """Save the bars and their verdicts in the run's results file at ``path`` (``meta.gate``)
+    and in its ``--output`` copy when that is a file, so a later reader sees what the run was
+    held to. A pipe or device copy was already written and is left as it is. A failure to
+    write is a warning: the run itself is saved."""
+    if path is None:
+        return
+    from caliper.results.store import ResultsWriteError, write_atomic, write_export, writes_directly
+
+    try:
+        text = with_gate(path.read_text(encoding="utf-8"), gate.to_json())
+        write_atomic(path, text)
+        if output is not None and not writes_directly(output):
+            write_export(output, text)
+    except (OSError, ValueError, KeyError, TypeError, ResultsWriteError) as exc:
+        reason = exc.message if isinstance(exc, ResultsWriteError) else str(exc)
+        click.echo(
+            f"Warning: the bars could not be saved with the run in {path} ({reason}); the "
+            "run itself is saved.",
+            err=True,
+        )
+
+
+_META_START = '{\n  "meta": {\n'
+_NO_GATE = '\n    "gate": null,\n'
+
+
+def with_gate(text: str, gate: dict[str, Any]) -> str:
+    """The text of a results file with ``meta.gate`` set to ``gate``: exactly what dumping
+    the parsed file with that block would give. The file's ``"gate": null`` line is replaced
+    in place when it is where the writer puts it (no parse of a big run's attempts); any
+    other text is parsed and dumped whole."""
+    import json
+
+    from caliper.results import codec
+
+    end = text.find('\n  "tasks": ')
+    at = text.find(_NO_GATE, 0, end) if text.startswith(_META_START) and end > 0 else -1
+    if at < 0:
+        data = json.loads(text)
+        data["meta"]["gate"] = gate
+        return codec.dumps_data(data)
+    block = codec.dumps_data(gate).rstrip("\n").replace("\n", "\n    ")
+    return f'{text[:at]}\n    "gate": {block},\n{text[at + len(_NO_GATE) :]}'
 
 
 def raise_if_failed(gate: GateResult | None) -> None:
@@ -179,11 +235,17 @@ def gate_error(gate: GateResult | None) -> CaliperError | None:
     return CaliperError(
         f"Gate failed: {len(failures)} of {len(gate.bars)} bar"
         f"{'s' if len(gate.bars) != 1 else ''} not met ({listed}).",
-        hint="An inconclusive bar needs more attempts (--k) to decide, or --inconclusive pass."
+        hint=f"An inconclusive bar needs more attempts ({_more_flag(gate)}) to decide, or "
+        "--inconclusive pass."
         if undecided
         else None,
         exit_code=EXIT_GATE_FAILED,
     )
+
+
+def _more_flag(gate: GateResult) -> str:
+    """``--max-k`` for a ``--k auto`` run (its tasks stop by themselves), else ``--k``."""
+    return "--max-k" if any(r.measured.anytime_valid for r in gate.bars) else "--k"
 
 
 def junit_option(function: F) -> F:

@@ -13,9 +13,11 @@ def _engine(meta) -> str | None:
 
 
 def run_row(entry) -> dict:
-    """One run as ``caliper list SPEC`` shows it (an unreadable file gets an ``error``)."""
+    """One run as ``caliper list SPEC`` shows it (an unreadable file gets an ``error``): the
+    score comes with the interval ``caliper report`` shows (95 %, ``score_interval``)."""
     from caliper.results.compare import ablated_names
     from caliper.results.scoring import score_run
+    from caliper.results.stats import interval_data
     from caliper.results.store import ResultsError, load_run
 
     row: dict = {"run_id": entry.run_id, "path": str(entry.path)}
@@ -31,9 +33,11 @@ def run_row(entry) -> dict:
         engine=_engine(meta),
         k=meta.k,
         score=run.score,
+        score_interval=interval_data(run.score_interval),
         scored_tasks=run.scored_tasks,
         tasks=len(results.tasks),
         avg_activation_score=run.avg_activation_score,
+        activation_interval=interval_data(run.activation_interval),
         ablated=ablated_names(meta),
         partial=meta.partial,
         incomplete=meta.incomplete,
@@ -90,10 +94,10 @@ def command(spec: str | None, output_format: str) -> None:
 
     Without SPEC: each spec under the nearest .caliper/ folder, its number of runs and its
     latest run. With SPEC (a spec name or spec file): each run with its id, time, engine, k,
-    score, the skills it ablated (how you find the control run to compare against) and
-    whether it was cut short: `partial` (stopped early and saved) or `incomplete` (killed:
-    only its journal exists; the attempts it holds are shown, `caliper run SPEC --resume
-    RUN` continues it).
+    score with its 95% interval (the one `caliper report` shows), the skills it ablated
+    (how you find the control run to compare against) and whether it was cut short:
+    `partial` (stopped early and saved) or `incomplete` (killed: only its journal exists;
+    the attempts it holds are shown, `caliper run SPEC --resume RUN` continues it).
 
     \b
     Examples:

@@ -168,6 +168,7 @@ def command(
         finished_at=now_iso(),
         resumed_at=[],
         incomplete=False,
+        gate=None,  # the parent's verdicts were judged on its grades, not these
     )
     folder = path.parent
     try:

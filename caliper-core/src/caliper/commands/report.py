@@ -12,6 +12,8 @@ import click
 from caliper.commands.confidence import DEFAULT_CONFIDENCE, confidence_option
 from caliper.commands.gate_options import bar_options
 
+SAVED_GATE_TITLE = "Bars this run was held to (as judged when it ran)"
+
 if TYPE_CHECKING:
     from caliper.results.gate import Bar, GateResult
     from caliper.results.models import RunResults
@@ -76,6 +78,8 @@ def command(
 
     REF is a results JSON file, a spec file (its latest run) or a spec name (its latest run
     under the nearest .caliper/ folder). Without REF, the most recent run of any spec.
+    A run made with bars also shows the bars it was held to and their verdicts then (saved
+    with it); bars given here judge it again and decide the exit code.
 
     \b
     Examples:
@@ -146,7 +150,13 @@ def command(
     elif output_format == "markdown":
         from caliper.report.markdown import run_markdown
 
-        click.echo(run_markdown(results, confidence=confidence, gate=gate), nl=False)
+        shown, title = gate, "Bars"
+        if gate is None and results.meta.gate is not None:  # what `caliper run` held it to
+            from caliper.results.gate import gate_from_data
+
+            shown, title = gate_from_data(results.meta.gate), SAVED_GATE_TITLE
+        text = run_markdown(results, confidence=confidence, gate=shown, gate_title=title)
+        click.echo(text, nl=False)
     else:
         from caliper.report import make_console
         from caliper.report.run_view import render_run
@@ -163,6 +173,10 @@ def command(
             from caliper.report.gate_view import render_gate
 
             render_gate(gate, console)
+        elif results.meta.gate is not None:  # what `caliper run` held this run to
+            from caliper.report.gate_view import render_saved_gate
+
+            render_saved_gate(results.meta.gate, console, SAVED_GATE_TITLE)
     from caliper.commands.gate_options import raise_if_failed
 
     raise_if_failed(gate)

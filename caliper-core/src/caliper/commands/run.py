@@ -521,7 +521,7 @@ def finish_report(
         # after SIGHUP the terminal is gone: the run is saved, exit with the signal's code
         if not (report.interrupted and isinstance(exc.__cause__, OSError)):
             raise
-    gate = None if report.interrupted else _gate(report, bars, inconclusive, confidence)
+    gate = None if report.interrupted else _gate(report, bars, inconclusive, confidence, output)
     if junit is not None:
         from caliper.report.junit import junit_document
 
@@ -536,17 +536,25 @@ def finish_report(
 
 
 def _gate(
-    report: RunEnding, bars: tuple[Bar, ...], inconclusive: str, confidence: float
+    report: RunEnding,
+    bars: tuple[Bar, ...],
+    inconclusive: str,
+    confidence: float,
+    output: Path | None = None,
 ) -> GateResult | None:
-    """Judge the bars on the finished run and print them (``None`` when no bar was set)."""
+    """Judge the bars on the finished run, print them and save them with it (``meta.gate``,
+    also in the ``--output`` copy); ``None`` when no bar was set."""
     if not bars:
         return None
-    from caliper.commands.gate_options import evaluate
+    from caliper.commands.gate_options import evaluate, record_gate
     from caliper.report import make_console
     from caliper.report.gate_view import render_gate
 
     gate = evaluate(report.results, bars, inconclusive, confidence)
     render_gate(gate, make_console())
+    if report.save_error is None:
+        record_gate(report.saved_to, gate, output)
+        report.results.meta.gate = gate.to_json()
     return gate
 
 

@@ -37,19 +37,20 @@ def bar_lines(result: BarResult) -> list[Text]:
     head = Text.from_markup(f"  [{style}]{escape(label)}[/{style}]  ")
     head.append(result.bar.label)
     detail = Text("      " + measured_text(result), style="dim")
+    if result.measured.anytime_valid:
+        detail.append(f"  by the {result.measured.method_label}")
     if result.verdict is BarVerdict.INCONCLUSIVE:
         detail.append(f"  → counts as {'pass' if result.passed else 'fail'}")
     return [head, detail]
 
 
-def render_gate(gate: GateResult, console: Console) -> None:
-    """Print the bars and the gate's overall verdict."""
-    level = format_fraction(gate.confidence)
+def render_gate(gate: GateResult, console: Console, title: str = "Bars") -> None:
+    """Print the bars and the gate's overall verdict (``title`` heads the section)."""
     console.print()
     console.print(
         Text.from_markup(
-            f"[bold] Bars[/bold]  [dim]({escape(level)} intervals; inconclusive counts as "
-            f"{gate.policy.value})[/dim]"
+            f"[bold] {escape(title)}[/bold]  [dim]({escape(gate.heading)}; inconclusive "
+            f"counts as {gate.policy.value})[/dim]"
         )
     )
     for result in gate.bars:
@@ -62,3 +63,13 @@ def render_gate(gate: GateResult, console: Console) -> None:
         console.print(
             Text(f" Gate: FAILED ({failures} of {len(gate.bars)} bars not met)", "bold red")
         )
+
+
+def render_saved_gate(data: object, console: Console, title: str) -> None:
+    """Print the bars a run was held to when it ran (its ``meta.gate``), as they were
+    judged then, under ``title``; nothing when the stored block cannot be read."""
+    from caliper.results.gate import gate_from_data
+
+    gate = gate_from_data(data)
+    if gate is not None:
+        render_gate(gate, console, title=title)

@@ -8,7 +8,9 @@ The layout follows the Ant/Jenkins JUnit format (``<testsuites>`` › ``<testsui
   as ``✓✓✗`` and each failed attempt's reason), is an ``<error>`` when nothing could be
   measured (every attempt unusable, or the task was aborted), and passes otherwise;
 * one ``<testcase>`` per bar (``classname`` ``caliper.SPEC.bars``): it fails when the bar
-  stopped the gate (failed, unmeasured, or inconclusive under ``--inconclusive fail``).
+  stopped the gate (failed, unmeasured, or inconclusive under ``--inconclusive fail``); its
+  text says what judged it (``judged by: Wilson interval (fixed k)``, or the sequential test
+  of a ``--k auto`` run).
 
 The file is written atomically (a temporary file in the same folder, then renamed), so a CI
 step never reads half a report. Standard library only.
@@ -137,7 +139,8 @@ def _bar_case(suite: ET.Element, classname: str, result: BarResult, strips: dict
     case = ET.SubElement(suite, "testcase", name=result.bar.label, classname=classname, time="0")
     strip = strips.get(result.bar.task)
     detail = f"{result.verdict.value}: {result.reason}"
-    text = "\n".join(filter(None, [detail, f"attempts: {strip}" if strip else None]))
+    judged = f"judged by: {result.measured.method_label}"
+    text = "\n".join(filter(None, [detail, judged, f"attempts: {strip}" if strip else None]))
     if not result.passed:
         element = ET.SubElement(case, "failure", message=detail, type=result.verdict.value)
         element.text = text

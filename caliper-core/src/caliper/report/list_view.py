@@ -11,6 +11,7 @@ from rich.text import Text
 
 from caliper.report import fmt
 from caliper.report.run_view import when_label
+from caliper.results.stats import Interval
 
 
 def render_specs(rows: list[dict], root: Path, console: Console) -> None:
@@ -34,7 +35,7 @@ def render_runs(spec_name: str, rows: list[dict], console: Console) -> None:
     table.add_column("Time", no_wrap=True)
     table.add_column("Engine", overflow="fold")
     table.add_column("k", justify="right", no_wrap=True)
-    table.add_column("Score", justify="right", no_wrap=True)
+    table.add_column("Score [95% interval]", justify="right", no_wrap=True)
     table.add_column("Ablated", overflow="fold")
     table.add_column("", no_wrap=True)
     problems = []
@@ -48,13 +49,20 @@ def render_runs(spec_name: str, rows: list[dict], console: Console) -> None:
             when_label(row["started_at"]),
             escape(row["engine"] or fmt.DASH),
             str(row["k"]),
-            fmt.pct(row["score"]),
+            _score_cell(row),
             escape(", ".join(row["ablated"])) or fmt.DASH,
             _state(row),
         )
     console.print(table)
     for problem in problems:
         console.print(Text(problem, style="red"), soft_wrap=True)
+
+
+def _score_cell(row: dict) -> str:
+    """``66.7% [20.8–93.9]``: the run's score with the interval ``caliper report`` shows."""
+    bounds = row.get("score_interval")
+    interval = Interval(**bounds) if isinstance(bounds, dict) else None
+    return fmt.pct_interval(row["score"], interval)
 
 
 def _state(row: dict) -> str:

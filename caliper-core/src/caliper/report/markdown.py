@@ -72,8 +72,15 @@ def _row(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def run_markdown(results: RunResults, *, confidence: float, gate: GateResult | None = None) -> str:
-    """The whole Markdown summary of a run (ends with a newline)."""
+def run_markdown(
+    results: RunResults,
+    *,
+    confidence: float,
+    gate: GateResult | None = None,
+    gate_title: str = "Bars",
+) -> str:
+    """The whole Markdown summary of a run (ends with a newline); ``gate_title`` heads the
+    bars section."""
     meta = results.meta
     run = score_run(results, confidence)
     engine = ":".join(p for p in (meta.backend, meta.model) if p) or "unknown engine"
@@ -123,15 +130,14 @@ def run_markdown(results: RunResults, *, confidence: float, gate: GateResult | N
         score_line += f" · ⊘ {run.unusable} unusable attempts (not counted)"
     lines += [score_line, ""]
     if gate is not None:
-        lines += gate_markdown(gate)
+        lines += gate_markdown(gate, gate_title)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def gate_markdown(gate: GateResult) -> list[str]:
-    """The bars table and the gate's verdict, as Markdown lines."""
+def gate_markdown(gate: GateResult, title: str = "Bars") -> list[str]:
+    """The bars table and the gate's verdict, as Markdown lines (under ``### title``)."""
     lines = [
-        f"### Bars ({format_fraction(gate.confidence)} intervals; inconclusive counts as "
-        f"{gate.policy.value})",
+        f"### {title} ({gate.heading}; inconclusive counts as {gate.policy.value})",
         "",
         _row(["Bar", "Verdict", "Rate", "Interval", "Counts as"]),
         _row(["---", "---", "---:", "---", "---"]),

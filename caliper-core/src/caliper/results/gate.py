@@ -11,6 +11,16 @@ on the bare point estimate, so that a handful of attempts cannot pass or fail a 
   (default ``fail``) says how such a bar counts;
 * **unmeasured** when there was nothing to measure (no usable attempt): it always fails.
 
+A run made with ``--k auto`` stopped each task when its data looked decided, and a fixed-k
+interval (Wilson) does not keep its error rate after that kind of optional stopping. Such a
+run is judged with the anytime-valid tools the run itself used
+(:mod:`caliper.results.sequential`, :func:`measure_sequential`): a task's bar is met or
+failed when the one-sided mixture sequential test crossed its threshold at some point of the
+task's usable attempts (after ``--min-k``; the decision that stopped the task), else
+inconclusive; the interval shown is the confidence sequence. A bar on the run's aggregate is
+judged on the mean of the tasks' confidence sequences, each at level ``1 − α/T`` (a union
+bound over the T tasks), which holds the mean of the tasks' true rates with ``1 − α``.
+
 Pure functions, no I/O; ``docs/ci.md`` explains the gate in plain words.
 """
 
@@ -20,11 +30,15 @@ import difflib
 import enum
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
 from caliper.results.scoring import RunScore
 from caliper.results.stats import Interval
+
+if TYPE_CHECKING:
+    from caliper.results.models import RunResults
 
 SCORE = "score"
 ACTIVATION = "activation"
@@ -169,6 +183,37 @@ def judge_bar(threshold: float, interval: Interval | None) -> BarVerdict:
     return BarVerdict.INCONCLUSIVE
 
 
+def sequential_verdict(
+    threshold: float, sequence: Sequence[bool], confidence: float, min_n: int = 1
+) -> BarVerdict:
+    """A bar judged by the one-sided mixture sequential tests over ``sequence`` (usable
+    outcomes in order): met or failed at the first ``n >= min_n`` where a test crosses
+    ``1/α`` (where ``--k auto`` stopped the task), inconclusive when neither ever did,
+    unmeasured for no outcome. Valid however the number of outcomes was chosen: the chance
+    that a test *ever* crosses is at most ``α`` (Ville's inequality)."""
+    from caliper.results.sequential import bar_decision
+
+    if not sequence:
+        return BarVerdict.UNMEASURED
+    successes = 0
+    for n, passed in enumerate(sequence, start=1):
+        successes += bool(passed)
+        if n < min_n:
+            continue
+        decision = bar_decision(successes, n, threshold, confidence)
+        if decision is not None:
+            return BarVerdict(decision)
+    return BarVerdict.INCONCLUSIVE
+
+
+def judge_measured(threshold: float, measured: Measured, confidence: float) -> BarVerdict:
+    """The case a bar on ``measured`` is in: by the sequential test when the rate carries
+    its outcome sequence (``--k auto``), else by its interval (:func:`judge_bar`)."""
+    if measured.sequence is not None and measured.interval is not None:
+        return sequential_verdict(threshold, measured.sequence, confidence, measured.min_n)
+    return judge_bar(threshold, measured.interval)
+
+
 def counts_as_pass(verdict: BarVerdict, policy: InconclusivePolicy) -> bool:
     """Whether a bar in case ``verdict`` lets the gate pass under ``policy``."""
     if verdict is BarVerdict.MET:
@@ -178,17 +223,53 @@ def counts_as_pass(verdict: BarVerdict, policy: InconclusivePolicy) -> bool:
     return False
 
 
+BY_INTERVAL = "interval"
+"""``judged_by`` of a bar decided by where its interval lies (fixed k)."""
+BY_SEQUENTIAL = "sequential-test"
+"""``judged_by`` of a bar decided by the mixture sequential test (``--k auto``)."""
+
+METHOD_LABELS = {
+    "wilson": "Wilson interval (fixed k)",
+    "task-mean": "task-mean interval (fixed k)",
+    "confidence-sequence": "sequential test (anytime-valid, --k auto)",
+    "confidence-sequence-mean": "mean of anytime-valid confidence sequences (--k auto)",
+}
+"""How each interval method is named where a bar says what judged it."""
+
+
 @attrs.frozen
 class Measured:
     """A rate as a bar sees it: the point estimate, its interval and what it rests on.
 
     ``successes``/``trials`` are set for a single task's rate (``None`` for an aggregate).
+    ``sequence`` (a ``--k auto`` task's usable outcomes, in attempt order) makes the bar be
+    decided by the sequential test from the ``min_n``-th outcome on, not by the interval.
     """
 
     value: float | None
     interval: Interval | None
     successes: int | None = None
     trials: int | None = None
+    sequence: tuple[bool, ...] | None = None
+    min_n: int = 1
+
+    @property
+    def judged_by(self) -> str:
+        """:data:`BY_SEQUENTIAL` or :data:`BY_INTERVAL`."""
+        return BY_SEQUENTIAL if self.sequence is not None else BY_INTERVAL
+
+    @property
+    def anytime_valid(self) -> bool:
+        """Whether this rate is judged with the ``--k auto`` tools (sequential test or
+        confidence sequences), not a fixed-k interval."""
+        method = self.interval.method if self.interval is not None else ""
+        return self.sequence is not None or method.startswith("confidence-sequence")
+
+    @property
+    def method_label(self) -> str:
+        """In words, what judges a bar on this rate (``Wilson interval (fixed k)``, …)."""
+        method = self.interval.method if self.interval is not None else None
+        return METHOD_LABELS.get(method or "", method or "nothing measured")
 
 
 @attrs.frozen
@@ -208,6 +289,8 @@ class BarResult:
         if interval is None:
             return f"nothing was measured (no usable attempt), so the {bar} bar cannot be met"
         shown = f"[{format_fraction(interval.low)}–{format_fraction(interval.high)}]"
+        if self.measured.judged_by == BY_SEQUENTIAL:
+            return self._sequential_reason(bar, shown)
         if self.verdict is BarVerdict.MET:
             return f"the interval {shown} lies at or above {bar}"
         if self.verdict is BarVerdict.FAILED:
@@ -215,6 +298,20 @@ class BarResult:
         return (
             f"the interval {shown} straddles {bar}: too few attempts to tell (more attempts "
             "narrow it)"
+        )
+
+    def _sequential_reason(self, bar: str, shown: str) -> str:
+        trials = self.measured.trials
+        if self.verdict in (BarVerdict.MET, BarVerdict.FAILED):
+            side = "above" if self.verdict is BarVerdict.MET else "below"
+            return (
+                f"the sequential test shows the rate {side} {bar} (anytime-valid; "
+                f"{self.measured.successes}/{trials} usable attempts, interval {shown})"
+            )
+        return (
+            f"the sequential test could not tell whether the rate is above or below {bar} in "
+            f"{trials} usable attempts (anytime-valid interval {shown}; a larger --max-k "
+            "gives it more)"
         )
 
     def to_json(self) -> dict[str, object]:
@@ -228,6 +325,8 @@ class BarResult:
             "interval": attrs.asdict(interval) if interval is not None else None,
             "successes": self.measured.successes,
             "trials": self.measured.trials,
+            "judged_by": self.measured.judged_by,
+            "method": self.measured.method_label,
             "verdict": self.verdict.value,
             "passed": self.passed,
             "reason": self.reason,
@@ -246,6 +345,14 @@ class GateResult:
     def passed(self) -> bool:
         """True when no bar failed (or was inconclusive under the ``fail`` policy)."""
         return all(result.passed for result in self.bars)
+
+    @property
+    def heading(self) -> str:
+        """``95% intervals`` (fixed k), or what judged a ``--k auto`` run's bars."""
+        level = format_fraction(self.confidence)
+        if any(result.measured.anytime_valid for result in self.bars):
+            return f"{level} anytime-valid: sequential tests and confidence sequences, --k auto"
+        return f"{level} intervals"
 
     @property
     def failures(self) -> list[BarResult]:
@@ -276,7 +383,7 @@ def evaluate_gate(
     results = []
     for bar in bars:
         measured = measure.get((bar.metric, bar.task), Measured(None, None))
-        verdict = judge_bar(bar.threshold, measured.interval)
+        verdict = judge_measured(bar.threshold, measured, confidence)
         results.append(BarResult(bar, measured, verdict, counts_as_pass(verdict, policy)))
     return GateResult(results, policy, confidence)
 
@@ -300,3 +407,99 @@ def measure_run(run: RunScore) -> dict[tuple[str, str | None], Measured]:
     measure[(SCORE, None)] = Measured(run.score, run.score_interval)
     measure[(ACTIVATION, None)] = Measured(run.avg_activation_score, run.activation_interval)
     return measure
+
+
+def _sequence_interval(successes: int, trials: int, confidence: float) -> Interval | None:
+    """The confidence sequence after ``successes`` in ``trials``, as an :class:`Interval`."""
+    from caliper.results.sequential import confidence_sequence
+
+    if trials <= 0:
+        return None
+    found = confidence_sequence(successes, trials, confidence)
+    return Interval(found.low, found.high, confidence, "confidence-sequence")
+
+
+def _sequence_measured(outcomes: list[bool], confidence: float, min_n: int) -> Measured:
+    successes, trials = sum(outcomes), len(outcomes)
+    return Measured(
+        successes / trials if trials else None,
+        _sequence_interval(successes, trials, confidence),
+        successes,
+        trials,
+        tuple(outcomes),
+        min_n,
+    )
+
+
+def _mean_of_sequences(counts: list[tuple[int, int]], confidence: float) -> Measured:
+    """The aggregate of several tasks: the mean rate, and the mean of the tasks' confidence
+    sequences at level ``1 − α/T`` (if each holds its task's rate, as all do together with
+    chance ``1 − α``, the mean of the ends holds the mean rate)."""
+    from caliper.results.sequential import confidence_sequence
+
+    kept = [(s, n) for s, n in counts if n > 0]
+    if not kept:
+        return Measured(None, None)
+    level = 1.0 - (1.0 - confidence) / len(kept)
+    ends = [confidence_sequence(s, n, level) for s, n in kept]
+    low = math.fsum(e.low for e in ends) / len(kept)
+    high = math.fsum(e.high for e in ends) / len(kept)
+    value = math.fsum(s / n for s, n in kept) / len(kept)
+    return Measured(value, Interval(low, high, confidence, "confidence-sequence-mean"))
+
+
+def measure_sequential(
+    results: RunResults, confidence: float, min_k: int = 1
+) -> dict[tuple[str, str | None], Measured]:
+    """Every rate a bar can be set on, for a run made with ``--k auto``: each task's success
+    and activation outcomes in attempt order (judged by the sequential test from the
+    ``min_k``-th usable one on, shown with the confidence sequence) and the run's aggregate
+    of each (the mean of confidence sequences; see the module docstring)."""
+    from caliper.results.models import Outcome
+
+    measure: dict[tuple[str, str | None], Measured] = {}
+    score_counts, activation_counts = [], []
+    for task in results.tasks:
+        attempts = sorted(task.attempts, key=lambda record: record.attempt)
+        passes = [a.outcome is Outcome.PASS for a in attempts if a.outcome.usable]
+        measure[(SCORE, task.name)] = _sequence_measured(passes, confidence, min_k)
+        score_counts.append((sum(passes), len(passes)))
+        if task.activation_expected is not None:
+            loaded = [a.activation_passed for a in attempts if a.activation_passed is not None]
+            measure[(ACTIVATION, task.name)] = _sequence_measured(loaded, confidence, min_k)
+            activation_counts.append((sum(loaded), len(loaded)))
+    measure[(SCORE, None)] = _mean_of_sequences(score_counts, confidence)
+    measure[(ACTIVATION, None)] = _mean_of_sequences(activation_counts, confidence)
+    return measure
+
+
+def gate_from_data(data: object) -> GateResult | None:
+    """A gate read back from its stored form (``meta.gate``, :meth:`GateResult.to_json`),
+    to show what a run was held to; ``None`` when ``data`` is missing or not that shape.
+
+    A bar that was judged by the sequential test keeps an empty ``sequence`` (the outcomes
+    are in the run itself), so it still says what judged it.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("bars"), list):
+        return None
+    try:
+        results = []
+        for item in data["bars"]:
+            interval = item.get("interval")
+            measured = Measured(
+                item.get("value"),
+                Interval(**interval) if isinstance(interval, dict) else None,
+                item.get("successes"),
+                item.get("trials"),
+                () if item.get("judged_by") == BY_SEQUENTIAL else None,
+            )
+            if item["metric"] not in METRIC_FLAGS:
+                raise ValueError(f"unknown metric {item['metric']!r}")
+            bar = Bar(item["metric"], float(item["threshold"]), item.get("task"))
+            verdict = BarVerdict(item["verdict"])
+            results.append(BarResult(bar, measured, verdict, bool(item["passed"])))
+        return GateResult(
+            results, InconclusivePolicy(data["inconclusive"]), float(data["confidence"])
+        )
+    except (KeyError, TypeError, ValueError):
+        return None

@@ -232,6 +232,9 @@ class RunMeta:
     """``caliper merge``: the shard runs this run was merged from (``shard``, ``run``)."""
     incomplete: bool = False
     """Read from a journal without a final results file (the run was killed or is running)."""
+    gate: dict[str, Any] | None = None
+    """The bars ``caliper run`` was given and their verdicts, as judged when it ran (the
+    ``gate`` block of ``report --format json``; ``None`` without bars or in older files)."""
     schema_version: int = SCHEMA_VERSION
 
 

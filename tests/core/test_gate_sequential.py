@@ -1,0 +1,146 @@
+"""The gate of a ``--k auto`` run is judged by the anytime-valid tools that stopped its tasks.
+
+A task of an adaptive run stops when the mixture sequential test decides its bar, so the
+number of attempts depends on the outcomes; judging the bar afterwards on the fixed-k Wilson
+interval of the stopped data (what the gate did before) both disagrees with the decision the
+run printed and lets the wrong "met" rate drift. The simulation below runs the runner's own
+stopping rule (:func:`caliper.runner.adaptive.stop_reason`) many times with a true pass rate
+equal to the bar, judges each stopped task the old way (Wilson) and the new way (the gate as
+``caliper run``/``report`` evaluate it), and checks both rates against exact values computed
+independently by dynamic programming over every (attempts, passes) path, with Wilson's bound
+from its textbook closed form.
+
+What the numbers show (exact, from the DP): at p = bar = 5 %, --max-k 20, Wilson "meets" the
+bar 7.85 % of the time (most of that is Wilson's own coverage at a small rate: 7.5 % at a fixed
+20 attempts), the sequential gate 1.39 %; at p = bar = 50 %, --max-k 50, stopping raises
+Wilson's wrong "met" from 3.2 % at a fixed 50 attempts to 4.77 %, the sequential gate 2.50 %.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from caliper.commands.gate_options import evaluate
+from caliper.results.gate import (
+    SCORE,
+    Bar,
+    BarVerdict,
+    InconclusivePolicy,
+    evaluate_gate,
+    measure_run,
+)
+from caliper.results.models import AttemptRecord, Outcome, RunMeta, RunResults, TaskResult
+from caliper.results.scoring import score_run
+from caliper.results.sequential import bar_decision
+from caliper.runner.adaptive import AdaptiveSettings, stop_reason
+
+Z95 = 1.959963984540054  # the 97.5 % standard normal quantile
+
+
+def wilson_low(successes: int, n: int, z: float = Z95) -> float:
+    """Wilson's (1927) lower bound, written out from the closed form."""
+    p = successes / n
+    centre = p + z * z / (2 * n)
+    spread = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return 0.0 if successes == 0 else (centre - spread) / (1 + z * z / n)
+
+
+def exact_met_rates(p: float, bar: float, max_k: int) -> tuple[float, float]:
+    """(P[Wilson lower bound at the stop clears the bar], P[the sequential test says met])
+    for one task under the runner's rule (stop at the first decision, else at max_k),
+    summed exactly over every path by dynamic programming."""
+    alive = {0: 1.0}
+    wilson = sequential = 0.0
+    for n in range(1, max_k + 1):
+        grown: dict[int, float] = {}
+        for s, mass in alive.items():
+            grown[s + 1] = grown.get(s + 1, 0.0) + mass * p
+            grown[s] = grown.get(s, 0.0) + mass * (1 - p)
+        alive = {}
+        for s, mass in grown.items():
+            decision = bar_decision(s, n, bar, 0.95)
+            if decision is None and n < max_k:
+                alive[s] = mass
+                continue
+            wilson += mass * (wilson_low(s, n) >= bar)
+            sequential += mass * (decision == "met")
+    return wilson, sequential
+
+
+def adaptive_run(outcomes: list[bool], bar: float, max_k: int) -> RunResults:
+    """A saved ``--k auto`` run of one task with these outcomes, as the results file has it."""
+    meta = RunMeta(
+        run_id="r",
+        spec_name="sim",
+        spec_path="sim.eval.yaml",
+        started_at="2026-12-01T00:00:00Z",
+        k=max_k,
+        adaptive=AdaptiveSettings(max_k=max_k, run_bar=bar).to_data(),
+    )
+    attempts = [
+        AttemptRecord("t", i, Outcome.PASS if ok else Outcome.TASK_FAIL)
+        for i, ok in enumerate(outcomes, start=1)
+    ]
+    return RunResults(meta, [TaskResult("t", 0, max_k, attempts)])
+
+
+def simulate(p: float, bar: float, max_k: int, seeds: int) -> dict[str, float]:
+    """Run the runner's stopping rule ``seeds`` times; judge each stopped task both ways."""
+    rng = random.Random(20261201)
+    settings = AdaptiveSettings(max_k=max_k, run_bar=bar)
+    bars = [Bar(SCORE, bar, "t")]
+    counts = {"wilson_met": 0, "sequential_met": 0, "agrees": 0}
+    for _ in range(seeds):
+        outcomes: list[bool] = []
+        reason = None
+        while reason is None and len(outcomes) < max_k:
+            outcomes.append(rng.random() < p)
+            reason = stop_reason(settings, bar, sum(outcomes), len(outcomes))
+        results = adaptive_run(outcomes, bar, max_k)
+        old = evaluate_gate(
+            bars,
+            measure_run(score_run(results)),
+            policy=InconclusivePolicy.FAIL,
+            confidence=0.95,
+        ).bars[0]
+        new = evaluate(results, bars, "fail", 0.95).bars[0]
+        assert new.measured.interval.method == "confidence-sequence"
+        counts["wilson_met"] += old.verdict is BarVerdict.MET
+        counts["sequential_met"] += new.verdict is BarVerdict.MET
+        stopped_as = (reason or "max-k").split(":")[0].split()[-1]  # "bar 5.0% met: …" → "met"
+        expected = stopped_as if stopped_as in ("met", "failed") else "inconclusive"
+        counts["agrees"] += new.verdict.value == expected
+    return {name: value / seeds for name, value in counts.items()}
+
+
+@pytest.mark.parametrize(
+    ("rate", "max_k", "seeds"),
+    [(0.05, 20, 2000), (0.5, 50, 600)],
+)
+def test_sequential_gate_keeps_its_error_rate_where_wilson_drifts(
+    rate: float, max_k: int, seeds: int
+) -> None:
+    exact_wilson, exact_sequential = exact_met_rates(rate, rate, max_k)
+    assert exact_sequential <= 0.05
+    # Wilson after stopping "meets" more often than the sequential gate, by a clear margin
+    assert exact_wilson > 1.8 * exact_sequential
+    measured = simulate(rate, rate, max_k, seeds)
+
+    def close(estimate: float, exact: float) -> bool:
+        # four standard errors of a binomial proportion, plus a floor for tiny rates
+        return abs(estimate - exact) <= 4 * math.sqrt(exact * (1 - exact) / seeds) + 0.002
+
+    assert close(measured["wilson_met"], exact_wilson), (measured, exact_wilson)
+    assert close(measured["sequential_met"], exact_sequential), (measured, exact_sequential)
+    assert measured["sequential_met"] <= 0.05
+    # the gate now says what the run said when it stopped each task, every time
+    assert measured["agrees"] == 1.0
+
+
+def test_wilson_meets_a_low_bar_more_than_5_percent_after_stopping() -> None:
+    exact_wilson, exact_sequential = exact_met_rates(0.05, 0.05, 20)
+    assert exact_wilson == pytest.approx(0.0785, abs=0.0005)
+    assert exact_sequential == pytest.approx(0.0139, abs=0.0005)
