@@ -114,11 +114,8 @@ class PortableRun:
     """The driver's forbidden-read patterns (the node adds its own spec path)."""
     secret_names: tuple[str, ...]
     """Variables the spec's (non-ablated) ``mcp:`` servers refer to; values never travel."""
-
-    @property
-    def digest(self) -> str:
-        """A stable id of this bundle's contents (the node's cache key)."""
-        return hashlib.sha256(self.to_bytes()).hexdigest()[:24]
+    digest: str = ""
+    """A stable id of the contents above (the node's cache key), set by :func:`pack`."""
 
     def to_bytes(self) -> bytes:
         """The bundle as bytes (what an executor ships, e.g. with one ``ray.put`` per run)."""
@@ -221,7 +218,7 @@ def pack(prepared: PreparedRun, *, max_bytes: int | None = None) -> PortableRun:
     limit = max_bundle_bytes() if max_bytes is None else max_bytes
     folder = prepared.spec.directory
     spec_folder = _tar(_folder_files(folder), f"The spec's folder {folder}", limit)
-    return PortableRun(
+    portable = PortableRun(
         spec_name=prepared.spec.path.name,
         spec_folder=spec_folder,
         skills=tuple(_pack_skill(skill, limit) for skill in prepared.skills),
@@ -234,6 +231,8 @@ def pack(prepared: PreparedRun, *, max_bytes: int | None = None) -> PortableRun:
         forbidden=tuple(pattern.pattern for pattern in prepared.forbidden),
         secret_names=secret_names(prepared),
     )
+    digest = hashlib.sha256(portable.to_bytes()).hexdigest()[:24]
+    return attrs.evolve(portable, digest=digest)
 
 
 # -- rebuilding (on a node) ---------------------------------------------------------------------
@@ -271,6 +270,7 @@ def unpack(portable: PortableRun, root: Path | None = None) -> Path:
     """Unpack ``portable``'s files under ``root`` once (atomically; several worker processes
     of a node may race) and return the folder: ``spec/`` and ``skills/<n>/``."""
     root = root or bundle_root()
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
     target = root / portable.digest
     if target.is_dir():
         return target

@@ -1,0 +1,64 @@
+"""Connecting this process to a Ray cluster quietly: no telemetry, no dashboard, no uploads.
+
+Ray is imported here, inside :func:`connect`, never when the plugin is listed.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from caliper.errors import SetupError
+
+QUIET_ENVIRONMENT = {
+    "RAY_USAGE_STATS_ENABLED": "0",
+    # Under `uv run`, Ray would otherwise ship the current folder to every node as the
+    # working directory (files that may hold anything) and start workers with `uv run`.
+    "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0",
+    "RAY_BACKEND_LOG_LEVEL": "error",
+}
+NAMESPACE = "caliper"
+
+
+def import_ray() -> Any:
+    """``ray``, with the quiet settings above applied first (a user's own value wins)."""
+    for name, value in QUIET_ENVIRONMENT.items():
+        os.environ.setdefault(name, value)
+    try:
+        import ray
+    except ImportError as exc:  # pragma: no cover - the distribution depends on ray
+        raise SetupError(
+            f"--executor ray needs the ray package, which cannot be imported: {exc}",
+            hint="pipx install 'caliper-eval[ray]' (or pip install caliper-executor-ray).",
+        ) from None
+    return ray
+
+
+def connect(address: str) -> tuple[Any, bool]:
+    """Connect to the cluster at ``address`` (``auto``, ``HOST:PORT`` or ``ray://HOST:PORT``);
+    return ``ray`` and whether this call connected (so the session disconnects only then).
+
+    No reachable cluster is one :class:`SetupError` (exit 3) saying how to start one.
+    """
+    ray = import_ray()
+    if ray.is_initialized():
+        return ray, False
+    import logging
+
+    try:
+        ray.init(
+            address=address,
+            namespace=NAMESPACE,
+            log_to_driver=False,
+            logging_level=logging.ERROR,
+            configure_logging=True,
+        )
+    except Exception as exc:  # ConnectionError, or Ray's own errors for a bad address
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SetupError(
+            f"--executor ray: no Ray cluster could be reached at {address!r} ({first}).",
+            hint="Start one (`ray start --head` on the head node, `ray start --address "
+            "HEAD:6379` on the others) and pass --ray-address HEAD:6379 or "
+            "ray://HEAD:10001; `auto` finds a cluster started on this machine.",
+        ) from None
+    return ray, True
