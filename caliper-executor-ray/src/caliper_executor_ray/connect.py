@@ -44,7 +44,14 @@ def connect(address: str) -> tuple[Any, bool]:
     if ray.is_initialized():
         return ray, False
     import logging
+    import signal
 
+    unreachable = _unreachable(address)
+    if unreachable is not None:
+        raise _no_cluster(address, unreachable)
+    # ray.init installs its own SIGTERM handler (sys.exit); the run's stop handling owns the
+    # signals, so whatever was there before is put back
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         ray.init(
             address=address,
@@ -55,10 +62,37 @@ def connect(address: str) -> tuple[Any, bool]:
         )
     except Exception as exc:  # ConnectionError, or Ray's own errors for a bad address
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise SetupError(
-            f"--executor ray: no Ray cluster could be reached at {address!r} ({first}).",
-            hint="Start one (`ray start --head` on the head node, `ray start --address "
-            "HEAD:6379` on the others) and pass --ray-address HEAD:6379 or "
-            "ray://HEAD:10001; `auto` finds a cluster started on this machine.",
-        ) from None
+        raise _no_cluster(address, first) from None
+    finally:
+        for sig, handler in handlers.items():
+            if handler is not None:
+                signal.signal(sig, handler)
     return ray, True
+
+
+def _no_cluster(address: str, why: str) -> SetupError:
+    return SetupError(
+        f"--executor ray: no Ray cluster could be reached at {address!r} ({why}).",
+        hint="Start one (`ray start --head` on the head node, `ray start --address "
+        "HEAD:6379` on the others) and pass --ray-address HEAD:6379 or "
+        "ray://HEAD:10001; `auto` finds a cluster started on this machine.",
+    )
+
+
+CONNECT_SECONDS = 10.0
+
+
+def _unreachable(address: str) -> str | None:
+    """Why ``HOST:PORT`` (or ``ray://HOST:PORT``) does not answer, ``None`` when it does or
+    the address is not of that form (``auto``): Ray itself would wait minutes for it."""
+    import socket
+
+    bare = address.removeprefix("ray://")
+    host, sep, port = bare.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return None
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), CONNECT_SECONDS):
+            return None
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
