@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from caliper.executor import AttemptJob, FinishedAttempt
 from caliper.results.models import AttemptRecord, Outcome
-from caliper.runner.attempt import AttemptReport
 from caliper.runner.retry import RetryPolicy, run_with_retries
 from caliper_fakeagent.harness import CALIPER, Workspace
 
@@ -121,9 +121,9 @@ def test_retry_refuses_a_bad_only(space: Workspace) -> None:
 # -- the policy itself (no agent) ----------------------------------------------------------------
 
 
-def _report(outcome: Outcome, retry_after: float | None = None) -> AttemptReport:
+def _report(outcome: Outcome, retry_after: float | None = None) -> FinishedAttempt:
     record = AttemptRecord(task_name="t", attempt=1, outcome=outcome, retry_after=retry_after)
-    return AttemptReport(task=None, number=1, record=record)  # type: ignore[arg-type]
+    return FinishedAttempt(job=AttemptJob("t", 1), record=record)
 
 
 def test_backoff_is_full_jitter_under_a_doubling_cap() -> None:
@@ -141,7 +141,7 @@ def test_only_infra_errors_are_retried_and_a_stop_cuts_the_wait() -> None:
     calls = []
 
     def run(outcome: Outcome):
-        def once() -> AttemptReport:
+        def once() -> FinishedAttempt:
             calls.append(outcome)
             return _report(outcome, retry_after=0)
 
@@ -161,7 +161,7 @@ def test_only_infra_errors_are_retried_and_a_stop_cuts_the_wait() -> None:
     started = time.monotonic()
     waiting = RetryPolicy(retries=3)
 
-    def slow() -> AttemptReport:
+    def slow() -> FinishedAttempt:
         calls.append(1)
         return _report(Outcome.INFRA_ERROR, retry_after=60)
 

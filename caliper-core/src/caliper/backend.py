@@ -86,6 +86,9 @@ class Backend(abc.ABC):
     ``supports_mcp`` and ``mcp_refusal`` may be properties when the answer depends on the
     installed CLI's version (the pi backend does this).
     """
+    default_max_concurrent: int | None = None
+    """How many attempts of this backend may run at once unless ``--max-concurrent`` says
+    otherwise (e.g. a provider's rate limit); ``None``: only ``--workers`` limits it."""
     supports_user_customizations: bool = False
     """Whether ``--user-customizations`` can load the user's own CLI setup into attempts."""
     user_customizations_refusal: str | None = None

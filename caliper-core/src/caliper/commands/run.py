@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from caliper.commands.confidence import confidence_option
+from caliper.commands.executor_options import ExecutorCommand, executor_options
 from caliper.commands.gate_options import BARS_HELP, bar_options, junit_option
 from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_CHARS
 from caliper.runner.options import (
@@ -101,7 +102,7 @@ class AttemptCount(click.ParamType):
         return number
 
 
-@click.command(name="run", epilog=EPILOG)
+@click.command(name="run", epilog=EPILOG, cls=ExecutorCommand)
 @click.argument("spec", type=click.Path(path_type=Path, dir_okay=False))
 @click.option(
     "--k",
@@ -288,6 +289,7 @@ class AttemptCount(click.ParamType):
 )
 @bar_options
 @junit_option
+@executor_options
 def command(
     spec: Path,
     k: int,
@@ -318,6 +320,9 @@ def command(
     workdirs_max_bytes: int,
     resume: str | None,
     force: bool,
+    executor: str,
+    max_concurrent: tuple[str, ...],
+    **executor_flags: str | None,
 ) -> None:
     """Run SPEC's tasks k times through a real agent CLI and save the results.
 
@@ -325,9 +330,14 @@ def command(
     agent discovers them. Results are saved as JSON (see `caliper report`) and summarised
     here. Progress is shown on stderr when it is a terminal.
     """
+    from caliper.commands.executor_options import settings_from
     from caliper.commands.gate_options import check_bars_before_run, check_junit_target
     from caliper.runner import RunOptions, run_spec
+    from caliper.runner.executors import parse_max_concurrent
     from caliper.runner.options import judge_timeout_from_env
+
+    executor_settings = settings_from(executor_flags)
+    limits = parse_max_concurrent(max_concurrent)
 
     if judge_timeout is None:
         judge_timeout = judge_timeout_from_env()
@@ -371,6 +381,9 @@ def command(
         keep_workdirs=keep_workdirs,
         workdir_max_bytes=workdir_max_bytes,
         workdirs_max_bytes=workdirs_max_bytes,
+        executor=executor,
+        executor_settings=executor_settings,
+        max_concurrent=limits,
     )
     check_save_targets(spec, output)
     bars = (*min_score, *min_activation)

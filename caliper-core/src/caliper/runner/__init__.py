@@ -1,7 +1,8 @@
 """The runner: from a spec file to a saved run (``caliper run``).
 
 ``run_spec`` does the pre-flight checks (:mod:`.prepare`), schedules every attempt
-(:mod:`.execute`), each in its own sandbox (:mod:`.attempt`), and saves the results.
+(:mod:`.schedule`) through an executor (:mod:`caliper.executor`), each in its own sandbox
+(:mod:`.attempt`), and saves the results.
 See ``docs/architecture.md`` for which module owns each step.
 """
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from caliper.engine import Engine
+    from caliper.executor import FinishedAttempt
     from caliper.plugins import PluginHost
     from caliper.runner.plan import Continuation, RunPlan
     from caliper.runner.prepare import PreparedRun
@@ -86,18 +88,29 @@ def run_spec(
     """
     from caliper import process
     from caliper.cli_versions import version_in_background
+    from caliper.executor import AttemptJob, RunWork
     from caliper.plugins import PluginHost
     from caliper.runner.control import RunController
-    from caliper.runner.execute import Events, execute
+    from caliper.runner.executors import (
+        concurrency_limits,
+        executor_settings,
+        resolve_executor,
+    )
+    from caliper.runner.job_runner import JobRunner
     from caliper.runner.journaling import RunJournal
     from caliper.runner.judging import LazyEngine
     from caliper.runner.meta import now_iso
     from caliper.runner.prepare import prepare_run
     from caliper.runner.progress import Progress
+    from caliper.runner.schedule import Events, schedule
     from caliper.sandbox import finish_removals
 
     host = host or PluginHost()
+    executor = resolve_executor(host, options.executor)
+    settings = executor_settings(executor, options.executor_settings)
     prepared = prepare_run(options, host)
+    runs = {"": prepared}
+    limits = concurrency_limits(options.max_concurrent, runs)
     plan = _plan(prepared, continuation, now_iso())
     cli_version = version_in_background(lambda: _cli_version(prepared))
     judge_engine = LazyEngine(lambda: judge_engine_for(host, options, prepared))
@@ -133,30 +146,54 @@ def run_spec(
             run_max_bytes=options.workdirs_max_bytes,
         )
     controller = RunController(notify=lambda text: _notify(progress, text))
+    work = RunWork(
+        runs=runs,
+        run_here=JobRunner(runs, controller, {"": judge_engine}, {"": keeper}),
+        controller=controller,
+        workers=options.workers,
+        max_concurrent=limits,
+    )
+    backend_id = prepared.engine.backend_id
+    jobs = (
+        []
+        if adaptive is not None
+        else [AttemptJob(name, number, "", backend_id) for name, number in plan.jobs]
+    )
+
+    def attempt_done(finished: FinishedAttempt) -> None:
+        assert finished.record is not None
+        journal.record(finished.record)
+        progress.attempt_done(finished.record)
+
+    def task_aborted(finished: FinishedAttempt) -> None:
+        journal.aborted(finished.job.task_name)
+        progress.task_aborted(finished.job.task_name)
+
     process.reset_stop()
     process.adopt_orphans()
     controller.install_signals()
     try:
         for record in journal.carried_records:
             progress.attempt_done(record)
-        with progress:
-            execution = execute(
-                prepared,
-                controller,
-                progress,
-                judge_engine,
-                jobs=plan.jobs,
-                events=Events(attempt_done=journal.record, task_aborted=journal.aborted),
-                keeper=keeper,
-                adaptive=adaptive,
-            )
+        session = executor.start(work, settings)
+        try:
+            with progress:
+                execution = schedule(
+                    work,
+                    session,
+                    jobs,
+                    events=Events(attempt_done=attempt_done, task_aborted=task_aborted),
+                    adaptive={"": adaptive} if adaptive is not None else None,
+                )
+        finally:
+            session.close()
         process.sweep_orphans()
         finish_removals()  # the sandboxes, deleted in the background
         stop_reason = None
         if execution.interrupted or execution.fatal is not None:
             stop_reason = prepared.secrets.redact(execution.stop_reason) or "stopped"
         results, saved_to, save_error = journal.finish(
-            aborted=execution.aborted,
+            aborted=execution.aborted[""],
             stop_reason=stop_reason,
             task_stop_reasons=adaptive.reasons() if adaptive is not None else None,
         )
@@ -186,6 +223,8 @@ def judge_engine_for(host: PluginHost, options: RunOptions, prepared: PreparedRu
     if options.judge_model is not None and options.judge_model.strip():
         return resolve_engine(host, options.judge_model, flag="--judge-model")
     return Engine(prepared.engine.backend, prepared.engine.model, None)
+
+
 def _plan(prepared: PreparedRun, continuation: Continuation | None, now: str) -> RunPlan:
     from caliper.runner.plan import RunPlan, every_attempt, resume_plan, retry_plan
 

@@ -13,10 +13,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-import attrs
-
 from caliper.attempt import AgentStatus, AttemptRequest, AttemptResult, AttemptSandbox
 from caliper.errors import CaliperError, SetupError
+from caliper.executor import AttemptJob, FinishedAttempt
 from caliper.results.models import AttemptRecord, Outcome
 from caliper.runner.control import RunController, Stopped
 from caliper.runner.forbidden import find_forbidden_reads
@@ -40,20 +39,6 @@ _STATUS_OUTCOME = {
     AgentStatus.TASK_FAILED: Outcome.TASK_FAIL,
     AgentStatus.SETUP_ERROR: Outcome.INFRA_ERROR,
 }
-
-
-@attrs.define
-class AttemptReport:
-    """An attempt's record (``None`` when it was stopped before finishing) and any fatal error.
-
-    ``fatal`` stops the whole run (the CLI cannot work at all, or the judge engine is unusable).
-    """
-
-    task: Task
-    number: int
-    record: AttemptRecord | None
-    fatal: CaliperError | None = None
-    tripped_fail_fast: bool = False
 
 
 def _new_sandbox(prepared: PreparedRun, parent: AttemptSandbox | None = None) -> AttemptSandbox:
@@ -303,16 +288,18 @@ def _redact(record: AttemptRecord, prepared: PreparedRun) -> None:
 def run_one_attempt(
     prepared: PreparedRun,
     task: Task,
-    number: int,
+    job: AttemptJob,
     controller: RunController,
     judge_engine: LazyEngine,
     patterns: Sequence[re.Pattern[str]],
     keeper: WorkdirKeeper | None = None,
-) -> AttemptReport:
-    """Run attempt ``number`` (1-based) of ``task``; never raises for agent or judge trouble.
+) -> FinishedAttempt:
+    """Run ``job`` (attempt ``job.number``, 1-based, of ``task``); never raises for agent or
+    judge trouble.
 
     With ``keeper`` (``--keep-workdirs``) the final working directory is archived."""
-    report = AttemptReport(task=task, number=number, record=None)
+    number = job.number
+    report = FinishedAttempt(job=job, record=None)
     try:
         controller.check()
     except Stopped:

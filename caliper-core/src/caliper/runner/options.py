@@ -51,8 +51,15 @@ class RunOptions:
     adaptive: AdaptiveSettings | None = None
     """``--k auto``: adaptive k (``k`` is then ``--max-k``); see :mod:`.adaptive`."""
     workdir_max_bytes: int = 50 * 1024 * 1024
+    """``--workdir-max-bytes``: at most this many bytes of files kept per attempt."""
     workdirs_max_bytes: int = 500 * 1024 * 1024
-    """``--retries``: more tries an attempt gets after a transient failure (see ``.retry``)."""
+    """``--workdirs-max-bytes``: at most this many bytes of files kept for the whole run."""
+    executor: str = "local"
+    """``--executor``: the id of the executor the attempts run on (see ``caliper.executor``)."""
+    executor_settings: Mapping[str, str] = attrs.field(factory=dict)
+    """The executor's ``--<id>-<name> VALUE`` settings, by name."""
+    max_concurrent: Mapping[str, int] = attrs.field(factory=dict)
+    """``--max-concurrent BACKEND=N``: at most N attempts of that backend at once."""
 
     @property
     def judge_seconds(self) -> float:

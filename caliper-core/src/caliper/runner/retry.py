@@ -23,8 +23,8 @@ from collections.abc import Callable
 
 import attrs
 
+from caliper.executor import FinishedAttempt
 from caliper.results.models import AttemptRecord, Outcome, TryRecord
-from caliper.runner.attempt import AttemptReport
 from caliper.runner.options import DEFAULT_RETRIES
 
 BASE_SECONDS = 2.0
@@ -69,11 +69,11 @@ def as_try(record: AttemptRecord, waited: float | None = None) -> TryRecord:
 
 
 def run_with_retries(
-    run: Callable[[], AttemptReport],
+    run: Callable[[], FinishedAttempt],
     policy: RetryPolicy,
     stop: threading.Event,
     rng: random.Random | None = None,
-) -> AttemptReport:
+) -> FinishedAttempt:
     """Run one attempt, again after each transient failure (see the module docstring)."""
     rng = rng or random.Random()
     earlier: list[TryRecord] = []

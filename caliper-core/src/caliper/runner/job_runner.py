@@ -1,0 +1,75 @@
+"""Running one :class:`~caliper.executor.AttemptJob` in this process (``RunWork.run_here``).
+
+What the ``local`` executor's threads call: the job's prepared run and task are looked up by
+engine key and name, the attempt pipeline (:func:`caliper.runner.attempt.run_one_attempt`)
+runs with automatic retries (:mod:`.retry`), and a fatal error asks the run to stop at once,
+in the worker, so no further job starts before the scheduler has even seen it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from caliper.errors import CaliperError
+from caliper.executor import AttemptJob, FinishedAttempt
+
+if TYPE_CHECKING:
+    from caliper.runner.control import RunController
+    from caliper.runner.judging import LazyEngine
+    from caliper.runner.prepare import PreparedRun
+    from caliper.runner.workdirs import WorkdirKeeper
+    from caliper.spec.model import Task
+
+
+class JobRunner:
+    """Runs attempt jobs of one run's prepared runs here (thread-safe; one per run)."""
+
+    def __init__(
+        self,
+        runs: Mapping[str, PreparedRun],
+        controller: RunController,
+        judge_engines: Mapping[str, LazyEngine],
+        keepers: Mapping[str, WorkdirKeeper | None] | None = None,
+    ) -> None:
+        self.runs = runs
+        self.controller = controller
+        self.judge_engines = judge_engines
+        self.keepers = keepers or {}
+        self._tasks: dict[str, dict[str, Task]] = {
+            key: {task.name: task for task in run.spec.tasks} for key, run in runs.items()
+        }
+
+    def __call__(self, job: AttemptJob) -> FinishedAttempt:
+        """Run ``job`` with retries; never raises for agent, judge or sandbox trouble."""
+        from caliper.runner.attempt import run_one_attempt
+        from caliper.runner.retry import RetryPolicy, run_with_retries
+
+        controller = self.controller
+        if controller.stop_requested.is_set():
+            return FinishedAttempt(job=job, record=None)
+        prepared = self.runs[job.engine_key]
+        task = self._tasks[job.engine_key][job.task_name]
+        try:
+            finished = run_with_retries(
+                lambda: run_one_attempt(
+                    prepared,
+                    task,
+                    job,
+                    controller,
+                    self.judge_engines[job.engine_key],
+                    prepared.forbidden,
+                    self.keepers.get(job.engine_key),
+                ),
+                RetryPolicy(retries=prepared.options.retries),
+                controller.stop_requested,
+            )
+        except OSError as exc:  # e.g. the temp folder is full or not writable
+            error = CaliperError(
+                f"Could not prepare an attempt sandbox: {exc}",
+                hint="Check free space and permissions of $CALIPER_TMPDIR (or the temp folder).",
+            )
+            finished = FinishedAttempt(job=job, record=None, fatal=error)
+        if finished.fatal is not None:
+            controller.request_stop(f"stopped: {finished.fatal.message}", kill=False)
+        return finished

@@ -1,0 +1,232 @@
+"""The executor seam: the scheduler talks only to an ExecutorSession; ``--executor``,
+an executor's own ``--<id>-<name>`` flags, ``--max-concurrent BACKEND=N``."""
+
+from __future__ import annotations
+
+import collections
+import subprocess
+import sys
+from types import SimpleNamespace
+
+from caliper.executor import AttemptJob, ExecutorSession, FinishedAttempt, RunWork
+from caliper.results.models import AttemptRecord, Outcome
+from caliper.runner.control import RunController
+from caliper.runner.schedule import schedule
+from caliper_fakeagent.harness import PLUGINS, Workspace
+
+# -- the scheduler against a scripted session (no agent) -----------------------------------------
+
+
+class ScriptedSession(ExecutorSession):
+    """Finishes jobs in submission order with the outcome ``outcome_of(job)`` gives; counts
+    how often the scheduler asked for room."""
+
+    def __init__(self, workers, limits=None, outcome_of=lambda job: Outcome.PASS):
+        self.workers = workers
+        self.limits = limits or {}
+        self.outcome_of = outcome_of
+        self.running: collections.deque[AttemptJob] = collections.deque()
+        self.submitted: list[AttemptJob] = []
+        self.room_checks = 0
+
+    def has_room(self, job):
+        self.room_checks += 1
+        if len(self.running) >= self.workers:
+            return False
+        same = sum(1 for j in self.running if j.backend_id == job.backend_id)
+        return same < self.limits.get(job.backend_id, 1 << 30)
+
+    def submit(self, job):
+        self.running.append(job)
+        self.submitted.append(job)
+
+    def next_finished(self, timeout):
+        job = self.running.popleft()
+        record = AttemptRecord(
+            task_name=job.task_name, attempt=job.number, outcome=self.outcome_of(job)
+        )
+        return FinishedAttempt(job=job, record=record)
+
+    def in_flight(self):
+        return len(self.running)
+
+    def cancel(self):
+        pass
+
+    def close(self):
+        pass
+
+
+def _run(tasks, backend, *, k=3, fail_fast=0):
+    return SimpleNamespace(
+        spec=SimpleNamespace(tasks=[SimpleNamespace(name=name) for name in tasks]),
+        options=SimpleNamespace(k=k, fail_fast=fail_fast),
+        engine=SimpleNamespace(backend_id=backend),
+    )
+
+
+def _work(runs, workers, limits=None):
+    return RunWork(
+        runs=runs,
+        run_here=lambda job: FinishedAttempt(job=job, record=None),
+        controller=RunController(),
+        workers=workers,
+        max_concurrent=limits or {},
+    )
+
+
+def test_the_cost_per_finished_attempt_does_not_grow_with_the_jobs_waiting():
+    n = 3000
+    runs = {"": _run(["t"], "a", k=n)}
+    session = ScriptedSession(workers=2)
+    jobs = [AttemptJob("t", i, "", "a") for i in range(1, n + 1)]
+    execution = schedule(_work(runs, 2), session, jobs)
+    assert len(execution.records[""]["t"]) == n
+    # a walk over the waiting jobs per finished attempt would be ~n²/2 = 4.5 million checks
+    assert session.room_checks <= 3 * n
+
+
+def test_a_backend_at_its_limit_does_not_hold_back_another_backends_jobs():
+    runs = {"x": _run(["t"], "a", k=4), "y": _run(["t"], "b", k=4)}
+    jobs = [AttemptJob("t", i, "x", "a") for i in range(1, 5)]
+    jobs += [AttemptJob("t", i, "y", "b") for i in range(1, 5)]
+    session = ScriptedSession(workers=3, limits={"a": 1})
+    execution = schedule(_work(runs, 3, {"a": 1}), session, jobs)
+    first = [(j.engine_key, j.number) for j in session.submitted[:3]]
+    assert first == [("x", 1), ("y", 1), ("y", 2)]
+    assert [r.attempt for r in execution.records["x"]["t"]] == [1, 2, 3, 4]
+    assert [r.attempt for r in execution.records["y"]["t"]] == [1, 2, 3, 4]
+
+
+def test_fail_fast_counts_each_engine_on_its_own():
+    runs = {"x": _run(["t"], "a", k=5, fail_fast=2), "y": _run(["t"], "a", k=5, fail_fast=2)}
+    jobs = [AttemptJob("t", i, key, "a") for key in ("x", "y") for i in range(1, 6)]
+
+    def outcome_of(job):
+        return Outcome.INFRA_ERROR if job.engine_key == "x" else Outcome.PASS
+
+    session = ScriptedSession(workers=1, outcome_of=outcome_of)
+    execution = schedule(_work(runs, 1), session, jobs)
+    assert [r.attempt for r in execution.records["x"]["t"]] == [1, 2]
+    assert [r.attempt for r in execution.records["y"]["t"]] == [1, 2, 3, 4, 5]
+    assert execution.aborted == {"x": {"t"}, "y": set()}
+
+
+# -- through the real caliper console script ------------------------------------------------------
+
+
+def _most_at_once(log):
+    """The most attempts running at the same time, from ``S <time>``/``E <time>`` lines."""
+    events = sorted(
+        (float(stamp), 0 if kind == "E" else 1)
+        for kind, stamp in (line.split() for line in log.read_text().splitlines())
+    )
+    running = most = 0
+    for _, starts in events:
+        running += 1 if starts else -1
+        most = max(most, running)
+    return most
+
+
+def test_max_concurrent_caps_a_backend_below_the_workers(tmp_path):
+    """Each attempt logs its start and end; with a limit of 2 the first two wait (up to 5 s)
+    for each other, so the test sees 2 at once, never more."""
+    space = Workspace.create(tmp_path)
+    log = tmp_path / "times.log"
+    log.touch()
+    step = (
+        f"echo S $(date +%s.%N) >> {log}; i=0; "
+        f"while [ $(grep -c S {log}) -lt 2 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; "
+        f"sleep 0.5; echo E $(date +%s.%N) >> {log}"
+    )
+    spec = space.spec(f"""\
+        tasks:
+          - name: meet
+            prompt: |
+              fake: bash {step}
+            assert: "assert True"
+        """)
+    run = space.run(spec, "--k", "4", "--workers", "4", "--max-concurrent", "fake=2")
+    assert run.returncode == 0, run.stderr
+    assert [a["outcome"] for a in run.attempts("meet")] == ["pass"] * 4
+    assert _most_at_once(log) == 2
+
+
+def test_a_plugin_executor_runs_the_attempts_with_its_own_flag(tmp_path):
+    space = Workspace.create(tmp_path)
+    spec = space.spec("""\
+        tasks:
+          - name: hello
+            prompt: "fake: say hi"
+            assert: "assert True"
+        """)
+    log = tmp_path / "jobs.log"
+    env = space.env(CALIPER_LOAD_PLUGINS=PLUGINS + ",inline")
+    run = space.run(spec, "--k", "2", "--executor", "inline", "--inline-log", str(log), env=env)
+    assert run.returncode == 0, run.stderr
+    assert [a["outcome"] for a in run.attempts("hello")] == ["pass", "pass"]
+    assert log.read_text().splitlines() == ["|fake|hello#1", "|fake|hello#2"]
+
+
+def test_local_cannot_be_switched_off_by_caliper_load_plugins(tmp_path):
+    space = Workspace.create(tmp_path)
+    spec = space.spec("""\
+        tasks:
+          - name: hello
+            prompt: "fake: say hi"
+            assert: "assert True"
+        """)
+    assert "local" not in PLUGINS.split(",")
+    run = space.run(spec, "--k", "1", "--executor", "local")
+    assert run.returncode == 0, run.stderr
+    assert [a["outcome"] for a in run.attempts("hello")] == ["pass"]
+
+
+def _refused(space, spec, *args):
+    run = space.run(spec, *args)
+    assert run.returncode == 2, run.stderr
+    assert "Traceback" not in run.stderr
+    assert run.results_path is None  # refused before any attempt
+    return run.stderr
+
+
+def test_an_unknown_executor_is_refused_listing_the_installed_ones(tmp_path):
+    space = Workspace.create(tmp_path)
+    spec = space.spec("""\
+        tasks:
+          - name: hello
+            prompt: "fake: say hi"
+            assert: "assert True"
+        """)
+    stderr = _refused(space, spec, "--executor", "locl")
+    assert "--executor 'locl'" in stderr
+    assert "Did you mean 'local'?" in stderr
+    assert "Installed executors: local" in stderr
+
+
+def test_a_bad_max_concurrent_is_refused(tmp_path):
+    space = Workspace.create(tmp_path)
+    spec = space.spec("""\
+        tasks:
+          - name: hello
+            prompt: "fake: say hi"
+            assert: "assert True"
+        """)
+    for value in ("fake=0", "fake", "fake=two", "=3"):
+        stderr = _refused(space, spec, "--max-concurrent", value)
+        assert f"--max-concurrent {value!r}: expected BACKEND=N" in stderr
+    stderr = _refused(space, spec, "--max-concurrent", "fak=2")
+    assert "no installed backend has that id. Did you mean 'fake'?" in stderr
+
+
+def test_caliper_help_imports_no_executor():
+    code = (
+        "import sys\n"
+        "from caliper.cli import main\n"
+        "main(['--help'])\n"
+        "print('LOADED', sorted(m for m in sys.modules if 'executor' in m))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert "LOADED []" in out.stdout, out.stdout + out.stderr
