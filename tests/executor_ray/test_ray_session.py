@@ -25,7 +25,10 @@ tasks:
     prompt: |
       fake: write out.txt hello
       fake: say done
-    assert: "import os; assert open(os.environ['CALIPER_WORKDIR'] + '/out.txt').read().strip() == 'hello'"
+    assert: |
+      import os
+      assert open(os.environ['CALIPER_WORKDIR'] + '/out.txt').read().strip() == 'hello'
+
   - name: fails
     prompt: "fake: say nothing"
     assert: "assert False, 'nothing was written'"

@@ -5,7 +5,9 @@ Ray is imported here, inside :func:`connect`, never when the plugin is listed.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from caliper.errors import SetupError
@@ -15,7 +17,6 @@ QUIET_ENVIRONMENT = {
     # Under `uv run`, Ray would otherwise ship the current folder to every node as the
     # working directory (files that may hold anything) and start workers with `uv run`.
     "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0",
-    "RAY_BACKEND_LOG_LEVEL": "error",
 }
 NAMESPACE = "caliper"
 
@@ -25,7 +26,8 @@ def import_ray() -> Any:
     for name, value in QUIET_ENVIRONMENT.items():
         os.environ.setdefault(name, value)
     try:
-        import ray
+        with _quiet_stderr():
+            import ray
     except ImportError as exc:  # pragma: no cover - the distribution depends on ray
         raise SetupError(
             f"--executor ray needs the ray package, which cannot be imported: {exc}",
@@ -53,13 +55,14 @@ def connect(address: str) -> tuple[Any, bool]:
     # signals, so whatever was there before is put back
     handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        ray.init(
-            address=address,
-            namespace=NAMESPACE,
-            log_to_driver=False,
-            logging_level=logging.ERROR,
-            configure_logging=True,
-        )
+        with _quiet_stderr():
+            ray.init(
+                address=address,
+                namespace=NAMESPACE,
+                log_to_driver=False,
+                logging_level=logging.ERROR,
+                configure_logging=True,
+            )
     except Exception as exc:  # ConnectionError, or Ray's own errors for a bad address
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise _no_cluster(address, first) from None
@@ -80,6 +83,23 @@ def _no_cluster(address: str, why: str) -> SetupError:
 
 
 CONNECT_SECONDS = 10.0
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Keep what Ray's C++ core writes straight to file descriptor 2 while it connects (a
+    warning about finding this machine's IP, log-level notes) off the user's terminal."""
+    import sys
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _unreachable(address: str) -> str | None:

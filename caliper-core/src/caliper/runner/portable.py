@@ -444,31 +444,15 @@ def run_job(
     A node that cannot run the bundle at all gives a ``fatal`` :class:`SetupError`.
     """
     from caliper.executor import FinishedAttempt
-    from caliper.runner.attempt import run_one_attempt
-    from caliper.runner.retry import RetryPolicy, run_with_retries
+    from caliper.runner.job_runner import JobRunner
 
     try:
         prepared = prepared_for(portable, host)
     except CaliperError as exc:
         return FinishedAttempt(job=job, record=None, fatal=exc)
-    task = next((t for t in prepared.spec.tasks if t.name == job.task_name), None)
-    if task is None:
+    if job.task_name not in {task.name for task in prepared.spec.tasks}:
         error = SetupError(f"The spec shipped to this node has no task {job.task_name!r}.")
         return FinishedAttempt(job=job, record=None, fatal=error)
     judge_engine = _judge_engine(portable.digest, prepared, host)
-    try:
-        report = run_with_retries(
-            lambda: run_one_attempt(
-                prepared, task, job.number, controller, judge_engine, prepared.forbidden
-            ),
-            RetryPolicy(retries=prepared.options.retries),
-            controller.stop_requested,
-        )
-    except OSError as exc:  # e.g. the node's temp folder is full or not writable
-        error = CaliperError(
-            f"Could not prepare an attempt sandbox: {exc}",
-            hint="Check free space and permissions of $CALIPER_TMPDIR (or the temp folder) "
-            "on the node.",
-        )
-        return FinishedAttempt(job=job, record=None, fatal=error)
-    return FinishedAttempt(job=job, record=report.record, fatal=report.fatal)
+    key = job.engine_key
+    return JobRunner({key: prepared}, controller, {key: judge_engine})(job)  # type: ignore[dict-item]
