@@ -7,13 +7,15 @@ outside it (CI's ``CALIPER_REQUIRE_E2E=1`` turns the skip into a failure for e2e
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
 
 import pytest
 from ray_cluster import RayCluster
+from ray_lab import SCRIPT, Lab
 
+from caliper.testing.harness import find_agent_cli
+from caliper.testing.mcp_echo import HttpEchoServer
+from caliper.testing.model_server import ModelServer
 from caliper.testing.offline import loopback_only
 
 
@@ -24,12 +26,12 @@ def require_loopback() -> None:
         pytest.skip(f"the Ray cluster tests need a loopback-only namespace: {why}")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def ray_cluster_factory(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Callable[[Mapping[str, str], Mapping[str, str]], RayCluster]]:
     """Factory: ``start(env_a, env_b)`` → a started two-node cluster; all stopped at the end
-    of the module (and the driver disconnected first)."""
+    of the session (and this process's driver disconnected first)."""
     require_loopback()
     started: list[RayCluster] = []
 
@@ -39,8 +41,9 @@ def ray_cluster_factory(
         return cluster.start(env_a, env_b)
 
     yield start
-    import ray
+    from caliper_executor_ray.connect import import_ray
 
+    ray = import_ray()
     if ray.is_initialized():
         ray.shutdown()
     for cluster in started:
@@ -49,16 +52,20 @@ def ray_cluster_factory(
     assert left == [], f"Ray processes outlived their cluster: {left}"
 
 
-def base_env(**extra: str) -> dict[str, str]:
-    """This process's environment plus ``extra`` (what a node's workers will see)."""
-    env = dict(os.environ)
-    env.update(extra)
-    return env
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """The lab with its model server and MCP server (skips without the pinned claude)."""
+    root = tmp_path_factory.mktemp("ray-lab")
+    cli = find_agent_cli("claude", root / "bin")
+    if isinstance(cli, str):
+        pytest.skip(cli)
+    server = ModelServer(SCRIPT).start()
+    with HttpEchoServer() as echo:
+        yield Lab(root, cli, server, echo)
+    server.stop()
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """An empty project folder."""
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
+@pytest.fixture(scope="session")
+def cluster(lab: Lab, ray_cluster_factory) -> RayCluster:
+    """Two nodes, each with claude and its login, the fake agent, and the secret."""
+    return ray_cluster_factory(lab.node_env("a"), lab.node_env("b"))

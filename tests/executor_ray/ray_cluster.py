@@ -82,6 +82,7 @@ class RayCluster:
                 "--port", str(self.port),
                 "--ray-client-server-port", str(free_port()),
                 "--include-dashboard=false",
+                "--dashboard-port", str(free_port()),
             ]  # fmt: skip
         else:
             args += ["--address", self.address]

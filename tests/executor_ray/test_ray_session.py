@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import base_env
 
 from caliper.errors import SetupError, UsageError
 from caliper.executor import AttemptJob, FinishedAttempt, RunWork
@@ -17,7 +16,7 @@ from caliper.runner.control import RunController
 from caliper.runner.options import RunOptions
 from caliper.runner.prepare import prepare_run
 from caliper_executor_ray.executor import RayExecutor
-from caliper_fakeagent.harness import FAKE_AGENT, Workspace
+from caliper_fakeagent.harness import Workspace
 
 SPEC = """\
 tasks:
@@ -37,21 +36,6 @@ tasks:
       fake: sleep 600
     assert: "assert True"
 """
-
-
-@pytest.fixture(scope="module")
-def fake_cluster(ray_cluster_factory, tmp_path_factory):
-    """Two nodes whose workers find the fake agent; sandboxes under one folder per node."""
-    root = tmp_path_factory.mktemp("nodes")
-    envs = {}
-    for name in ("a", "b"):
-        (root / name).mkdir()
-        envs[name] = base_env(
-            FAKE_AGENT_CLI_PATH=str(FAKE_AGENT), CALIPER_TMPDIR=str(root / name), HOME=str(root)
-        )
-    cluster = ray_cluster_factory(envs["a"], envs["b"])
-    cluster.sandboxes = {name: root / name for name in ("a", "b")}
-    return cluster
 
 
 def _work(tmp_path: Path, monkeypatch, **options) -> RunWork:
@@ -83,9 +67,9 @@ def _drain(session, jobs, limit=120.0) -> list[FinishedAttempt]:
     return done
 
 
-def test_attempts_run_on_both_nodes_with_the_local_outcomes(fake_cluster, tmp_path, monkeypatch):
+def test_attempts_run_on_both_nodes_with_the_local_outcomes(cluster, lab, tmp_path, monkeypatch):
     work = _work(tmp_path, monkeypatch)
-    session = RayExecutor().start(work, {"address": fake_cluster.address})
+    session = RayExecutor().start(work, {"address": cluster.address})
     try:
         jobs = [AttemptJob(t, n, backend_id="fake") for t in ("writes", "fails") for n in (1, 2, 3)]
         assert session.has_room(jobs[0])
@@ -99,19 +83,19 @@ def test_attempts_run_on_both_nodes_with_the_local_outcomes(fake_cluster, tmp_pa
     # the same outcomes the driver's own pipeline gives for each task
     assert {f.node for f in done}.__len__() == 2, {f.node for f in done}
     assert all(f.fatal is None for f in done)
-    for sandboxes in fake_cluster.sandboxes.values():
+    for sandboxes in (lab.sandboxes(n) for n in ('a', 'b')):
         assert list(sandboxes.iterdir()) == [], "an attempt sandbox was left on a node"
 
 
 def test_capacity_is_workers_across_the_cluster_and_per_backend(
-    fake_cluster, tmp_path, monkeypatch
+    cluster, lab, tmp_path, monkeypatch
 ):
     work = _work(tmp_path, monkeypatch)
     work = RunWork(
         runs=work.runs, run_here=work.run_here, controller=work.controller, workers=3,
         max_concurrent={"fake": 1},
     )  # fmt: skip
-    session = RayExecutor().start(work, {"address": fake_cluster.address})
+    session = RayExecutor().start(work, {"address": cluster.address})
     try:
         first = AttemptJob("writes", 1, backend_id="fake")
         session.submit(first)
@@ -123,10 +107,10 @@ def test_capacity_is_workers_across_the_cluster_and_per_backend(
 
 
 def test_cancel_stops_running_attempts_and_leaves_no_agent_process(
-    fake_cluster, tmp_path, monkeypatch
+    cluster, lab, tmp_path, monkeypatch
 ):
     work = _work(tmp_path, monkeypatch, timeout=900)
-    session = RayExecutor().start(work, {"address": fake_cluster.address})
+    session = RayExecutor().start(work, {"address": cluster.address})
     try:
         for n in (1, 2):
             session.submit(AttemptJob("sleeps", n, backend_id="fake"))
@@ -144,7 +128,7 @@ def test_cancel_stops_running_attempts_and_leaves_no_agent_process(
     assert sorted(f.job.number for f in done) == [1, 2]
     assert all(f.record is None for f in done)
     assert _fake_agents() == [], "a fake agent outlived the cancelled run"
-    for sandboxes in fake_cluster.sandboxes.values():
+    for sandboxes in (lab.sandboxes(n) for n in ('a', 'b')):
         assert list(sandboxes.iterdir()) == [], "a cancelled attempt left its sandbox"
 
 

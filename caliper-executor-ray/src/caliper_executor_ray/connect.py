@@ -33,6 +33,12 @@ def import_ray() -> Any:
             f"--executor ray needs the ray package, which cannot be imported: {exc}",
             hint="pipx install 'caliper-eval[ray]' (or pip install caliper-executor-ray).",
         ) from None
+    # Ray reads this once, when it is first imported; ray may have been imported before us
+    # (by the caller), and a working directory shipped from here is never wanted.
+    with contextlib.suppress(ImportError, AttributeError):
+        from ray._private import ray_constants
+
+        ray_constants.RAY_ENABLE_UV_RUN_RUNTIME_ENV = False
     return ray
 
 

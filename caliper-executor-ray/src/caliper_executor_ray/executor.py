@@ -50,7 +50,7 @@ class RayExecutor(Executor):
         try:
             bundles = {key: ray.put(portable.to_bytes()) for key, portable in packed.items()}
             for key, ref in bundles.items():
-                preflight(ray, ref, work.runs[key].engine.label)
+                warn_on_mixed_versions(preflight(ray, ref, work.runs[key].engine.label))
             from caliper_executor_ray.session import RaySession
 
             return RaySession(ray, work, bundles, connected)
@@ -105,3 +105,19 @@ def preflight(ray: Any, bundle: Any, engine: str) -> dict[str, str | None]:
             "variables set where `ray start` runs (docs/scaling.md has the checklist).",
         )
     return {label: version for label, _problem, version in answers}
+
+
+def warn_on_mixed_versions(versions: Mapping[str, str | None]) -> None:
+    """Say on stderr when the nodes run different versions of the agent CLI (the run's
+    metadata records one)."""
+    found = sorted({version for version in versions.values() if version})
+    if len(found) <= 1:
+        return
+    import click
+
+    listing = "; ".join(f"{node}: {version or 'unknown'}" for node, version in versions.items())
+    click.echo(
+        click.style("Warning: ", fg="yellow")
+        + f"the nodes run different agent CLI versions ({listing}); results may mix them.",
+        err=True,
+    )
