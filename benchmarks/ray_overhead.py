@@ -8,7 +8,9 @@ test-only ``fake`` backend: a real subprocess per attempt that sleeps 0.5 s, wri
 answers; an ``assert:`` checks it), alternating local and Ray. It prints the wall times
 (median of the rounds) and the overhead per attempt:
 ``(ray wall - local wall) x workers / attempts``, i.e. how much longer each attempt held its
-slot on Ray, connection, bundle and per-node pre-flight included. Nothing is asserted.
+slot on Ray, connection, bundle and per-node pre-flight included. The same pair at k=1
+(4 attempts) separates the fixed start-up (connect, bundle, pre-flight) from the marginal cost
+of one more attempt. Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ TASK = """\
       fake: say done
     assert: |
       import os
-      assert open(os.path.join(os.environ['CALIPER_WORKDIR'], 'out.txt')).read().strip() == 'done-{n}'
+      path = os.path.join(os.environ['CALIPER_WORKDIR'], 'out.txt')
+      assert open(path).read().strip() == 'done-{n}'
 """
 
 
@@ -88,26 +91,30 @@ def main() -> int:
     print(f"two-node cluster up in {time.perf_counter() - started:.1f} s")
     base = [str(BIN / "caliper"), "run", str(spec), "--model", "fake", "--k", str(K),
             "--workers", str(WORKERS), "--retries", "0"]  # fmt: skip
-    walls: dict[str, list[float]] = {"local": [], "ray": []}
+    walls: dict[tuple[str, int], list[float]] = {}
+    ray_flags = ["--executor", "ray", "--ray-address", cluster.address]
     try:
         for _ in range(rounds):
-            walls["local"].append(
-                _time([*base, "--executor", "local"], project, _env(root, "driver"))
-            )
-            walls["ray"].append(
-                _time([*base, "--executor", "ray", "--ray-address", cluster.address],
-                      project, _env(root, "driver"))  # fmt: skip
-            )
+            for k in (K, 1):
+                for name, flags in (("local", ["--executor", "local"]), ("ray", ray_flags)):
+                    args = [*base, *flags, "--k", str(k)]  # the last --k wins
+                    walls.setdefault((name, k), []).append(_time(args, project, _env(root, name)))
     finally:
         cluster.stop()
-    attempts = TASKS * K
-    local, ray = statistics.median(walls["local"]), statistics.median(walls["ray"])
-    overhead_ms = (ray - local) * WORKERS / attempts * 1000
-    print(f"{attempts} attempts (fake agent, 0.5 s each), --workers {WORKERS}, {rounds} rounds")
-    print("local walls: " + ", ".join(f"{w:.2f}" for w in walls["local"]) + " s")
-    print("ray walls:   " + ", ".join(f"{w:.2f}" for w in walls["ray"]) + " s")
-    print(f"median wall: local {local:.2f} s, ray {ray:.2f} s")
-    print(f"overhead per attempt on Ray: {overhead_ms:.0f} ms (start-up included)")
+    median = {key: statistics.median(values) for key, values in walls.items()}
+    attempts, few = TASKS * K, TASKS
+    extra_many = median[("ray", K)] - median[("local", K)]
+    extra_few = median[("ray", 1)] - median[("local", 1)]
+    per_attempt_ms = extra_many * WORKERS / attempts * 1000
+    marginal_ms = (extra_many - extra_few) * WORKERS / (attempts - few) * 1000
+    print(f"fake agent (0.5 s per attempt), --workers {WORKERS}, {rounds} rounds, median walls:")
+    for (name, k), values in sorted(walls.items()):
+        shown = ", ".join(f"{v:.2f}" for v in values)
+        print(f"  {name:5} {TASKS * k:3} attempts: {median[(name, k)]:6.2f} s  ({shown})")
+    print(f"overhead per attempt on Ray, {attempts} attempts, start-up included: "
+          f"{per_attempt_ms:.0f} ms")  # fmt: skip
+    print(f"fixed start-up on Ray (connect, bundle, pre-flight): about {extra_few:.1f} s")
+    print(f"marginal overhead of one more attempt on Ray: {marginal_ms:.0f} ms")
     return 0
 
 
