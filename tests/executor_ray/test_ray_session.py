@@ -38,6 +38,10 @@ tasks:
 """
 
 
+# the session's cluster fixtures provision the pinned claude on both nodes
+pytestmark = pytest.mark.e2e
+
+
 def _work(tmp_path: Path, monkeypatch, **options) -> RunWork:
     space = Workspace.create(tmp_path / "project")
     spec = space.spec(SPEC)
