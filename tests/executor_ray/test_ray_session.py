@@ -4,6 +4,7 @@ subprocess on each node)."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -119,9 +120,9 @@ def test_cancel_stops_running_attempts_and_leaves_no_agent_process(
         for n in (1, 2):
             session.submit(AttemptJob("sleeps", n, backend_id="fake"))
         deadline = time.monotonic() + 60
-        while len(_fake_agents()) < 2 and time.monotonic() < deadline:
+        while len(_fake_agents(lab)) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert len(_fake_agents()) >= 2, "the two attempts never started their agents"
+        assert len(_fake_agents(lab)) >= 2, "the two attempts never started their agents"
         started = time.monotonic()
         session.cancel()
         session.cancel()  # safe twice
@@ -131,7 +132,7 @@ def test_cancel_stops_running_attempts_and_leaves_no_agent_process(
     assert time.monotonic() - started < 30
     assert sorted(f.job.number for f in done) == [1, 2]
     assert all(f.record is None for f in done)
-    assert _fake_agents() == [], "a fake agent outlived the cancelled run"
+    assert _fake_agents(lab) == [], "a fake agent outlived the cancelled run"
     for sandboxes in (lab.sandboxes(n) for n in ('a', 'b')):
         assert list(sandboxes.iterdir()) == [], "a cancelled attempt left its sandbox"
 
@@ -153,7 +154,9 @@ def test_no_cluster_at_the_address_is_one_setup_error(tmp_path, monkeypatch):
     assert "no Ray cluster could be reached" in raised.value.message
 
 
-def _fake_agents() -> list[int]:
+def _fake_agents(lab) -> list[int]:
+    """Live fake agents working in this lab's node sandboxes (other test runs on the machine
+    start fake agents too)."""
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -163,7 +166,12 @@ def _fake_agents() -> list[int]:
             state = (proc / "stat").read_text().rsplit(")", 1)[-1].split()[0]
         except OSError:
             continue
-        if any(part.endswith(b"fake-agent") for part in argv[:2]) and state != "Z":
+        try:
+            cwd = os.readlink(proc / "cwd")
+        except OSError:
+            continue
+        mine = cwd.startswith(str(lab.root))
+        if mine and any(part.endswith(b"fake-agent") for part in argv[:2]) and state != "Z":
             found.append(int(proc.name))
     return found
 
