@@ -111,6 +111,39 @@ def test_capacity_is_workers_across_the_cluster_and_per_backend(
         session.close()
 
 
+def test_a_backend_limit_holds_across_two_runs_on_the_cluster(
+    cluster, lab, tmp_path, monkeypatch
+):
+    """Two runs (say two CI shards) on one cluster share --max-concurrent fake=1."""
+    first = _work(tmp_path / "one", monkeypatch)
+    second = _work(tmp_path / "two", monkeypatch)
+    limited = [
+        RunWork(
+            runs=w.runs,
+            run_here=w.run_here,
+            controller=w.controller,
+            workers=2,
+            max_concurrent={"fake": 1},
+        )
+        for w in (first, second)
+    ]
+    one = RayExecutor().start(limited[0], {"address": cluster.address})
+    two = RayExecutor().start(limited[1], {"address": cluster.address})
+    try:
+        job = AttemptJob("writes", 1, backend_id="fake")
+        assert one.has_room(job)
+        one.submit(job)
+        assert not two.has_room(AttemptJob("writes", 1, backend_id="fake")), (
+            "the second run took a slot the first one holds"
+        )
+        _drain(one, [])
+        assert two.has_room(AttemptJob("writes", 1, backend_id="fake"))
+        _drain(two, [AttemptJob("writes", 1, backend_id="fake")])
+    finally:
+        two.close()
+        one.close()
+
+
 def test_cancel_stops_running_attempts_and_leaves_no_agent_process(
     cluster, lab, tmp_path, monkeypatch
 ):
