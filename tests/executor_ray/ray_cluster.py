@@ -134,7 +134,7 @@ class RayCluster:
                 node.send_signal(signal.SIGTERM)
         for node in self.nodes.values():
             with contextlib.suppress(subprocess.TimeoutExpired):
-                node.wait(timeout=30)
+                node.wait(timeout=10)
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(node.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
