@@ -127,28 +127,34 @@ class RayCluster:
         return started
 
     def stop(self) -> None:
-        """End both nodes: SIGTERM to each ``ray start`` (it stops its node), then whatever is
-        left of its process group."""
+        """End both nodes: SIGTERM to each ``ray start`` (it stops its node), then SIGKILL to
+        whatever is left of its session (Ray workers run in process groups of their own, but
+        in the session of the ``ray start`` that started their node)."""
         for node in self.nodes.values():
             with contextlib.suppress(ProcessLookupError):
                 node.send_signal(signal.SIGTERM)
         for node in self.nodes.values():
             with contextlib.suppress(subprocess.TimeoutExpired):
                 node.wait(timeout=10)
+        for pid in self.processes():
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(node.pid, signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
+        for node in self.nodes.values():
             with contextlib.suppress(subprocess.TimeoutExpired):
                 node.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while self.processes() and time.monotonic() < deadline:
+            time.sleep(0.1)
 
     def processes(self) -> list[int]:
-        """Live processes of the cluster's nodes (by their process groups)."""
-        groups = {node.pid for node in self.nodes.values()}
+        """Live processes of the cluster's nodes: those in the sessions of its ``ray start``s."""
+        sessions = {node.pid for node in self.nodes.values()}
         found = []
         for proc in Path("/proc").iterdir():
             if not proc.name.isdigit():
                 continue
             with contextlib.suppress(OSError, ValueError):
                 fields = (proc / "stat").read_text().rsplit(")", 1)[-1].split()
-                if fields[0] != "Z" and int(fields[2]) in groups:
+                if fields[0] != "Z" and int(fields[3]) in sessions:
                     found.append(int(proc.name))
         return found
