@@ -20,6 +20,7 @@ PUBLISHED = [
     "caliper-backend-pi",
     "caliper-backend-hermes",
     "caliper-judge-llm",
+    "caliper-executor-ray",
 ]
 # The predecessor published caliper-eval up to 0.21.0; ours must sort above it on an index.
 PREDECESSOR_NEWEST = (0, 21, 0)
