@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
-from types import TracebackType
 from typing import TYPE_CHECKING
+
+import attrs
 
 from caliper.errors import CaliperError, SetupError
 
@@ -79,7 +80,7 @@ def run_engines(
         for key, plan in plans.items():
             plan.notes["matrix"] = {"id": matrix_id, "engine": key, "engines": list(runs)}
     adaptive = _adaptive_k(runs)
-    progress = _progress(runs, progress_console, matrix_id)
+    progress = _display(runs, progress_console, matrix_id)
     controller = RunController(notify=progress.notify)
     journals: dict[str, RunJournal] = {}
     judges: dict[str, LazyEngine] = {}
@@ -100,7 +101,7 @@ def run_engines(
             for key, journal in journals.items():
                 for record in journal.carried_records:
                     progress.attempt_done(key, record)
-            with progress:
+            with progress.live:
                 execution = _execute(
                     executor,
                     settings,
@@ -164,65 +165,46 @@ def _adaptive_k(runs: Mapping[str, PreparedRun]) -> dict[str, AdaptiveK]:
     return found
 
 
-class EngineProgress:
+@attrs.frozen
+class _Display:
     """The live progress of a run, told which engine each attempt belongs to: one engine's
     :class:`~caliper.runner.progress.Progress` (a line per task) or, for a matrix, a
     :class:`~caliper.runner.matrix_progress.MatrixProgress` (a line per engine and task)."""
 
-    def __init__(self, display: Progress | MatrixProgress, *, per_engine: bool) -> None:
-        self.display = display
-        self.per_engine = per_engine
-
-    def __enter__(self) -> EngineProgress:
-        self.display.__enter__()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.display.__exit__(exc_type, exc, tb)
-
-    def attempt_done(self, key: str, record: AttemptRecord) -> None:
-        """Count a finished attempt of engine ``key``."""
-        if self.per_engine:
-            self.display.attempt_done(key, record)  # type: ignore[call-arg]
-        else:
-            self.display.attempt_done(record)  # type: ignore[call-arg]
-
-    def task_aborted(self, key: str, name: str) -> None:
-        """Mark a task of engine ``key`` stopped by ``--fail-fast``."""
-        if self.per_engine:
-            self.display.task_aborted(key, name)  # type: ignore[call-arg]
-        else:
-            self.display.task_aborted(name)  # type: ignore[call-arg]
+    live: Progress | MatrixProgress
+    """Entered while the attempts run."""
+    attempt_done: Callable[[str, AttemptRecord], None]
+    """Count a finished attempt of an engine key."""
+    task_aborted: Callable[[str, str], None]
+    """Mark a task of an engine key stopped by ``--fail-fast``."""
 
     def notify(self, text: str) -> None:
         """One line for the user on stderr, above the live progress when it is shown."""
-        self.display.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        self.live.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
-def _progress(
+def _display(
     runs: Mapping[str, PreparedRun], console: Console | None, matrix_id: str | None
-) -> EngineProgress:
+) -> _Display:
     first = next(iter(runs.values()))
     spec, k = first.spec, first.options.k
     if matrix_id is None and len(runs) == 1:
         from caliper.runner.progress import Progress
 
         title = f"caliper run {spec.name} ({first.engine.label})"
-        return EngineProgress(
-            Progress(spec.tasks, k, console=console, title=title), per_engine=False
+        one = Progress(spec.tasks, k, console=console, title=title)
+        return _Display(
+            one,
+            attempt_done=lambda _key, record: one.attempt_done(record),
+            task_aborted=lambda _key, name: one.task_aborted(name),
         )
     from caliper.runner.matrix_progress import MatrixProgress
 
     title = f"caliper run {spec.name} on {len(runs)} engines" + (
         f" (matrix {matrix_id})" if matrix_id is not None else ""
     )
-    display = MatrixProgress(list(runs), spec.tasks, k, console=console, title=title)
-    return EngineProgress(display, per_engine=True)
+    many = MatrixProgress(list(runs), spec.tasks, k, console=console, title=title)
+    return _Display(many, attempt_done=many.attempt_done, task_aborted=many.task_aborted)
 
 
 def _open_journal(
@@ -297,7 +279,7 @@ def _execute(
     return execution
 
 
-def _events(journals: Mapping[str, RunJournal], progress: EngineProgress) -> Events:
+def _events(journals: Mapping[str, RunJournal], progress: _Display) -> Events:
     """Each finished attempt to its engine's journal and to the progress display, as it comes."""
     from caliper.runner.schedule import Events
 
