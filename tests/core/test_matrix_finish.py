@@ -69,3 +69,26 @@ def test_worst_keeps_a_signal_so_its_code_survives_a_closed_terminal() -> None:
     assert isinstance(ended, RunInterrupted)
     assert ended.exit_code == 143
     assert ended.message.splitlines() == [stop, lost.message]
+
+
+def test_matrix_progress_builds_its_table_on_its_clock_not_per_attempt(monkeypatch) -> None:
+    """A matrix of 50 tasks on 2 engines rebuilt its 100-row table after every attempt."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from caliper.results.models import AttemptRecord, Outcome
+    from caliper.runner.matrix_progress import MatrixProgress
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=100)
+    tasks = [SimpleNamespace(name=f"t{i}") for i in range(50)]
+    built = []
+    real = MatrixProgress._table
+    monkeypatch.setattr(MatrixProgress, "_table", lambda self: built.append(1) or real(self))
+    with MatrixProgress([ONE, TWO], tasks, 5, console=console) as progress:
+        for n in range(500):
+            record = AttemptRecord(task_name=f"t{n % 50}", attempt=n, outcome=Outcome.PASS)
+            progress.attempt_done((ONE, TWO)[(n // 50) % 2], record)
+    assert 0 < len(built) < 50  # drawn a few times a second, not 500 times
+    assert "5/5" in console.file.getvalue()  # the last drawing has every count
