@@ -186,6 +186,7 @@ class _Display:
 def _display(
     runs: Mapping[str, PreparedRun], console: Console | None, matrix_id: str | None
 ) -> _Display:
+    """One engine's task lines, or (a matrix, or several engines) a line per engine and task."""
     first = next(iter(runs.values()))
     spec, k = first.spec, first.options.k
     if matrix_id is None and len(runs) == 1:
