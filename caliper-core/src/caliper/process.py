@@ -50,6 +50,7 @@ TAG_VARIABLE = "CALIPER_PROCESS_TAG"
 """Environment marker of one started process, inherited by all its descendants."""
 KILL_ROUNDS = 20
 PR_SET_CHILD_SUBREAPER = 36
+PR_GET_CHILD_SUBREAPER = 37
 PROC = Path("/proc")
 
 _live: dict[int, bool] = {}
@@ -62,6 +63,8 @@ _stopping = threading.Event()
 _forced = threading.Event()
 _tags = itertools.count(1)
 _adopting = threading.Event()
+_subreaper_before = threading.Event()
+"""Set when this process was already a child subreaper before :func:`adopt_orphans`."""
 """Set once this process is a child subreaper (:func:`adopt_orphans`): only then does it end
 and reap children that ``run_process`` did not start (they are adopted orphans)."""
 
@@ -227,12 +230,29 @@ def adopt_orphans() -> bool:
         return False
     try:
         libc = ctypes.CDLL(None, use_errno=True)
+        before = ctypes.c_int(0)
+        if libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(before), 0, 0, 0) == 0 and before.value:
+            _subreaper_before.set()
         adopted = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
     if adopted:
         _adopting.set()
     return adopted
+
+
+def stop_adopting() -> None:
+    """Undo :func:`adopt_orphans` at the end of a run: no more orphan sweeps, and this process
+    stays a child subreaper only if it was one before. So a program that ran caliper in
+    itself (:func:`caliper.run`) keeps its own children afterwards, and orphans go to init."""
+    if not _adopting.is_set():
+        return
+    _adopting.clear()
+    if _subreaper_before.is_set():
+        _subreaper_before.clear()
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 
 
 def reap_adopted(table: Mapping[int, _Proc] | None = None) -> None:

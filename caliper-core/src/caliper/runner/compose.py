@@ -243,7 +243,9 @@ def _open_journal(
 @contextlib.contextmanager
 def _stop_handling(controller: RunController) -> Iterator[None]:
     """Signals stop the run (not the process) and no started process outlives it, from the
-    first attempt until the results are saved."""
+    first attempt until the results are saved; afterwards this process is as it was (its
+    signal handlers back, no longer adopting orphans), which matters to :func:`caliper.run`'s
+    callers."""
     from caliper import process
 
     process.reset_stop()
@@ -253,6 +255,7 @@ def _stop_handling(controller: RunController) -> Iterator[None]:
         yield
     finally:
         controller.restore_signals()
+        process.stop_adopting()
         process.reset_stop()
 
 
