@@ -14,6 +14,10 @@ from caliper_fakeagent.harness import Workspace
 ONE, TWO = "fake", "fake:fake-model-2"
 
 
+def _render_crash(*_args, **_kwargs) -> None:
+    raise ValueError("boom")
+
+
 def test_a_matrix_render_crash_names_every_saved_run(tmp_path: Path, monkeypatch, capsys):
     """A bug in the matrix view must not lose the runs or print a traceback (before: the
     matrix printed its report unguarded, so this was a crash with exit 70)."""
@@ -24,14 +28,10 @@ def test_a_matrix_render_crash_names_every_saved_run(tmp_path: Path, monkeypatch
     spec = space.spec(
         'tasks:\n  - name: t\n    prompt: "fake: say hi"\n    assert: "assert True"\n'
     )
+    monkeypatch.chdir(space.root)
     for key, value in space.env().items():
         monkeypatch.setenv(key, value)
-    monkeypatch.chdir(space.root)
-
-    def broken(*_args, **_kwargs):
-        raise ValueError("boom")
-
-    monkeypatch.setattr(matrix_view, "render_matrix", broken)
+    monkeypatch.setattr(matrix_view, "render_matrix", _render_crash)
     code = cli.main(["run", str(spec), "--model", ONE, "--model", TWO, "--k", "1"])
     err = capsys.readouterr().err
     saved = sorted((space.root / ".caliper" / "results" / "demo").glob("*.json"))
