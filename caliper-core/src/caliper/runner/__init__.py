@@ -21,8 +21,10 @@ from caliper.runner.options import RunOptions
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from caliper.engine import Engine
     from caliper.plugins import PluginHost
     from caliper.runner.plan import Continuation
+    from caliper.runner.prepare import PreparedRun
 
 __all__ = [
     "EXIT_ALL_UNUSABLE",
@@ -56,3 +58,18 @@ def run_spec(
         {"": options}, host=host, progress_console=progress_console, continuation=continuation
     )
     return endings[""]
+
+
+def judge_engine_for(host: PluginHost, options: RunOptions, prepared: PreparedRun) -> Engine:
+    """The engine LLM judges use: ``--judge-model`` when given, else the run's own engine.
+
+    Following ``--model`` means a user who only has one agent CLI can grade with it: the same
+    backend, and the model ``--model`` named (none named: that backend's judge default, which
+    the judge plugin pins, e.g. ``claude-sonnet-5`` for claude-code). In a matrix each engine's
+    judges follow that engine; ``--judge-model`` applies to every engine.
+    """
+    from caliper.engine import Engine, resolve_engine
+
+    if options.judge_model is not None and options.judge_model.strip():
+        return resolve_engine(host, options.judge_model, flag="--judge-model")
+    return Engine(prepared.engine.backend, prepared.engine.model, None)

@@ -22,7 +22,6 @@ from caliper.errors import CaliperError, SetupError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from caliper.engine import Engine
     from caliper.executor import AttemptJob, Executor, FinishedAttempt, RunWork
     from caliper.plugins import PluginHost
     from caliper.results.models import AttemptRecord
@@ -214,6 +213,7 @@ def _open_journal(
     """One engine's journal (opened: the run id is claimed), its lazy judge engine, and the
     ``--keep-workdirs`` keeper (``None`` without the flag)."""
     from caliper.cli_versions import version_in_background
+    from caliper.runner import judge_engine_for
     from caliper.runner.journaling import RunJournal
     from caliper.runner.judging import LazyEngine
 
@@ -334,18 +334,3 @@ def _cli_version(prepared: PreparedRun) -> str | None:
         return prepared.engine.backend.cli_version(prepared.cli_path)
     except Exception:  # a version probe must never break a run
         return None
-
-
-def judge_engine_for(host: PluginHost, options: RunOptions, prepared: PreparedRun) -> Engine:
-    """The engine LLM judges use: ``--judge-model`` when given, else the run's own engine.
-
-    Following ``--model`` means a user who only has one agent CLI can grade with it: the same
-    backend, and the model ``--model`` named (none named: that backend's judge default, which
-    the judge plugin pins, e.g. ``claude-sonnet-5`` for claude-code). In a matrix each engine's
-    judges follow that engine; ``--judge-model`` applies to every engine.
-    """
-    from caliper.engine import Engine, resolve_engine
-
-    if options.judge_model is not None and options.judge_model.strip():
-        return resolve_engine(host, options.judge_model, flag="--judge-model")
-    return Engine(prepared.engine.backend, prepared.engine.model, None)

@@ -8,7 +8,7 @@ pool of ``--workers``, per-backend ``--max-concurrent`` limits), interleaved so 
 for another to finish. Each engine gets its own journal and saved run, exactly like a run of
 that engine alone, tied to the others by ``meta.matrix`` (the same ``id``, this run's
 ``engine`` and the list of ``engines``). ``--judge-model`` applies to every engine; without it
-each engine's judges follow that engine (:func:`caliper.runner.compose.judge_engine_for`).
+each engine's judges follow that engine (:func:`caliper.runner.judge_engine_for`).
 """
 
 from __future__ import annotations
