@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import textwrap
 import time
 
@@ -145,6 +147,54 @@ def test_a_backends_default_max_concurrent_limits_its_attempts(project):
         running += 1 if starts else -1
         most = max(most, running)
     assert len(events) == 6 and most == 1
+
+
+AFTER_A_RUN = """\
+import ctypes, json, subprocess, sys, time
+import caliper, caliper_fakeagent.plugin as fake_plugin
+from caliper.default_plugins import assert_judge
+from caliper.process import run_process
+from caliper.runner import RunOptions
+
+ending = caliper.run(sys.argv[1], RunOptions(k=1, model="fake"),
+                     plugins=[fake_plugin, assert_judge], entry_points=False)
+flag = ctypes.c_int(-1)
+ctypes.CDLL(None).prctl(37, ctypes.byref(flag), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER
+own = subprocess.Popen(["sleep", "30"])
+time.sleep(0.2)
+run_process(["/bin/true"], env={"PATH": "/usr/bin:/bin"}, cwd=".", timeout=10)
+alive = own.poll() is None
+own.kill()
+print(json.dumps({"code": ending.exit_code, "subreaper": flag.value, "own_alive": alive}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="child subreapers are Linux's")
+def test_after_an_in_process_run_the_callers_own_children_are_left_alone(project):
+    """caliper.run made the calling process a child subreaper for good, so the next
+    run_process it called swept the caller's own children (its `sleep` was killed). Run in a
+    fresh interpreter: this pytest process may be a subreaper already."""
+    spec = _spec(
+        project,
+        """\
+        tasks:
+          - name: plain
+            prompt: "fake: say hi"
+            assert: "assert True"
+        """,
+    )
+    script = project / "after_a_run.py"
+    script.write_text(AFTER_A_RUN, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script), str(spec)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen == {"code": 0, "subreaper": 0, "own_alive": True}
 
 
 def test_an_in_process_run_leaves_the_callers_children_and_process_handling_alone(project):

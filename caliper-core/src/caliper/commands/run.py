@@ -21,6 +21,9 @@ from caliper.runner.options import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from caliper.errors import CaliperError
     from caliper.results.gate import Bar, GateResult
     from caliper.runner import RunEnding
 
@@ -387,9 +390,9 @@ def command(
     check_bars_before_run(spec, bars)
     check_junit_target(junit)
     if engines:  # many engines in one run (issue 18)
-        from caliper.commands.run_matrix import run_engines
+        from caliper.commands.run_matrix import run_and_finish_matrix
 
-        run_engines(options, engines, verbose, confidence, bars, inconclusive)
+        run_and_finish_matrix(options, engines, verbose, confidence, bars, inconclusive)
         return
     report = run_spec(options, continuation=continuation)
     finish_report(report, verbose, output, confidence, bars, inconclusive, junit)
@@ -512,50 +515,86 @@ def finish_report(
     """Print a finished run's report and raise the exit its ending calls for (decided by
     :meth:`caliper.runner.RunEnding.problem`; this only maps it to the command line)."""
     from caliper.commands.gate_options import gate_error, write_junit_report
-    from caliper.errors import CaliperError
-    from caliper.runner.ending import RunInterrupted
 
-    try:
-        _show(report, verbose, output, confidence)
-    except CaliperError as exc:
-        # after SIGHUP the terminal is gone: the run is saved, exit with the signal's code
-        if not (report.interrupted and isinstance(exc.__cause__, OSError)):
-            raise
-    gate = None if report.interrupted else _gate(report, bars, inconclusive, confidence, output)
+    show_safely(
+        lambda: _show(report, verbose, output, confidence), [report.saved_to], report.interrupted
+    )
+    gate = judge_bars(report, bars, inconclusive, confidence, output=output)
     if junit is not None:
         from caliper.report.junit import junit_document
 
         write_junit_report(junit, junit_document(report.results, gate, confidence))
-    problem = report.problem(gate_error(gate))
-    if isinstance(problem, RunInterrupted):
-        with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) is not an error
-            click.echo(f"Error: {problem.message}", err=True)
-        raise click.exceptions.Exit(problem.exit_code)
-    if problem is not None:
-        raise problem
+    exit_for(report.problem(gate_error(gate)))
 
 
-def _gate(
+def show_safely(
+    render: Callable[[], None], saved: Sequence[Path | None], interrupted: bool
+) -> None:
+    """Print a finished run's report with ``render``. A rendering bug must not hide where the
+    results are: it becomes one error naming the saved files (``saved``). After SIGHUP the
+    terminal is gone (``interrupted`` and writing fails): the runs are saved, so the exit goes
+    on with the signal's code."""
+    from caliper.errors import CaliperError
+
+    try:
+        try:
+            render()
+        except BrokenPipeError:
+            raise
+        except Exception as exc:  # the results are already saved; say where instead of crashing
+            paths = [str(path) for path in saved if path is not None]
+            raise CaliperError(
+                f"Showing the report failed ({type(exc).__name__}: {exc}); the results "
+                + (f"are saved in {', '.join(paths)}." if paths else "were not saved (see above)."),
+                hint=f"Try `caliper report {paths[0]}`, and please report this bug."
+                if paths
+                else None,
+            ) from exc
+    except CaliperError as exc:
+        if not (interrupted and isinstance(exc.__cause__, OSError)):
+            raise
+
+
+def judge_bars(
     report: RunEnding,
     bars: tuple[Bar, ...],
     inconclusive: str,
     confidence: float,
+    heading: str | None = None,
     output: Path | None = None,
 ) -> GateResult | None:
-    """Judge the bars on the finished run, print them and save them with it (``meta.gate``,
-    also in the ``--output`` copy); ``None`` when no bar was set."""
-    if not bars:
+    """Judge the bars on a finished run, print them (under ``heading`` when given) and save
+    them with it (``meta.gate``, also in the ``--output`` copy); ``None`` when no bar was set
+    or a signal stopped the run."""
+    if not bars or report.interrupted:
         return None
     from caliper.commands.gate_options import evaluate, record_gate
     from caliper.report import make_console
     from caliper.report.gate_view import render_gate
 
     gate = evaluate(report.results, bars, inconclusive, confidence)
-    render_gate(gate, make_console())
+    console = make_console()
+    if heading is not None:
+        console.print(heading, soft_wrap=True, markup=False)
+    render_gate(gate, console)
     if report.save_error is None:
         record_gate(report.saved_to, gate, output)
         report.results.meta.gate = gate.to_json()
     return gate
+
+
+def exit_for(problem: CaliperError | None) -> None:
+    """Leave the command as ``problem`` (from :meth:`caliper.runner.RunEnding.problem`)
+    says: return for none, raise it otherwise. A stop signal's message is printed here, so
+    a closed terminal (SIGHUP) cannot turn the signal's exit code into another."""
+    from caliper.runner.ending import RunInterrupted
+
+    if isinstance(problem, RunInterrupted):
+        with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) is not an error
+            click.echo(f"Error: {problem.message}", err=True)
+        raise click.exceptions.Exit(problem.exit_code)
+    if problem is not None:
+        raise problem
 
 
 def _existing_ancestor(path: Path) -> Path:
@@ -599,24 +638,13 @@ def check_save_targets(spec: Path, output: Path | None, root: Path | None = None
 
 
 def _show(report: RunEnding, verbose: bool, output: Path | None, confidence: float) -> None:
-    """Print the run's report; a rendering bug must not hide where the results are."""
-    from caliper.errors import CaliperError
+    """Print the run's report, and where the ``--output`` copy went."""
     from caliper.report import make_console
     from caliper.report.run_view import render_run
 
-    try:
-        console = make_console()
-        render_run(
-            report.results, console, verbose=verbose, path=report.saved_to, confidence=confidence
-        )
-        if output is not None and report.saved_to is not None and report.save_error is None:
-            console.print(f"A copy was saved to {output}", soft_wrap=True, markup=False)
-    except BrokenPipeError:
-        raise
-    except Exception as exc:  # the results are already saved; say where instead of crashing
-        where = report.saved_to
-        raise CaliperError(
-            f"Showing the report failed ({type(exc).__name__}: {exc}); the results "
-            + (f"are saved in {where}." if where else "were not saved (see above)."),
-            hint=f"Try `caliper report {where}`, and please report this bug." if where else None,
-        ) from exc
+    console = make_console()
+    render_run(
+        report.results, console, verbose=verbose, path=report.saved_to, confidence=confidence
+    )
+    if output is not None and report.saved_to is not None and report.save_error is None:
+        console.print(f"A copy was saved to {output}", soft_wrap=True, markup=False)

@@ -1,25 +1,26 @@
 """``caliper run SPEC --model A --model B …``: the command side of a matrix run (issue 18).
 
 :func:`split_models` reads the repeatable ``--model`` (one engine: today's run; several: a
-matrix, refused with flags that name one run). :func:`run_engines` runs the matrix
-(:func:`caliper.runner.matrix.run_matrix`), prints the engines side by side
-(:mod:`caliper.report.matrix_view`), judges the bars on each engine's run and exits with the
-worst code over the engines.
+matrix, refused with flags that name one run). :func:`run_and_finish_matrix` runs the
+matrix (:func:`caliper.runner.matrix.run_matrix`); :func:`finish_matrix` prints the engines
+side by side (:mod:`caliper.report.matrix_view`) and goes the same way as one run's
+:func:`caliper.commands.run.finish_report` for each engine (report shown safely, bars judged,
+exit decided by :meth:`caliper.runner.RunEnding.problem`), leaving with the worst code over
+the engines.
 """
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
-import click
 
 from caliper.errors import CaliperError, UsageError
 
 if TYPE_CHECKING:
     from caliper.results.gate import Bar
+    from caliper.runner.ending import RunEnding
     from caliper.runner.matrix import MatrixEnding
     from caliper.runner.options import RunOptions
 
@@ -55,7 +56,7 @@ def split_models(
     return None, engines
 
 
-def run_engines(
+def run_and_finish_matrix(
     options: RunOptions,
     engines: list[str],
     verbose: bool,
@@ -63,82 +64,77 @@ def run_engines(
     bars: tuple[Bar, ...],
     inconclusive: str,
 ) -> None:
-    """Run the matrix, show it, judge bars per engine, and raise the worst exit."""
+    """Run the matrix (one engine per ``--model``), show it, judge the bars per engine, and
+    leave with the worst exit over the engines."""
     from caliper.runner.matrix import run_matrix
 
     ending = run_matrix([attrs.evolve(options, model=engine) for engine in engines])
-    _show(ending, verbose, confidence)
-    problems = _problems(ending, bars, inconclusive, confidence)
-    if any(report.interrupted for report in ending.reports):
-        from caliper.runner.control import signal_label
+    finish_matrix(ending, verbose, confidence, bars, inconclusive)
 
-        report = next(r for r in ending.reports if r.interrupted)
-        label = signal_label(report.stop_signal) if report.stop_signal else "Ctrl-C"
-        first = "Interrupted" if label == "Ctrl-C" else f"Stopped by {label}"
-        with contextlib.suppress(OSError):
-            click.echo(
-                f"Error: {first}: every engine's finished attempts were saved as a partial run.",
-                err=True,
-            )
-        raise click.exceptions.Exit(ending.exit_code)
-    if not problems:
-        return
-    code = max(error.exit_code for error in problems)
-    if len(problems) == 1:
-        raise problems[0]
-    raise CaliperError(
-        "\n".join(error.message for error in problems),
-        hint="\n".join(dict.fromkeys(e.hint for e in problems if e.hint)) or None,
-        exit_code=code,
+
+def finish_matrix(
+    ending: MatrixEnding,
+    verbose: bool,
+    confidence: float,
+    bars: tuple[Bar, ...] = (),
+    inconclusive: str = "fail",
+) -> None:
+    """Print a finished matrix and raise the exit its engines' endings call for: the path of
+    one run (:func:`caliper.commands.run.finish_report`) for each engine, each engine's exit
+    decided by :meth:`caliper.runner.RunEnding.problem`, the matrix leaving with every
+    engine's problem named once and the worst (highest) exit code."""
+    from caliper.commands.gate_options import gate_error
+    from caliper.commands.run import exit_for, judge_bars, show_safely
+
+    show_safely(
+        lambda: _show(ending, verbose, confidence),
+        [report.saved_to for report in ending.reports],
+        any(report.interrupted for report in ending.reports),
+    )
+    problems = []
+    for engine, report in zip(ending.engines, ending.reports, strict=True):
+        gate = judge_bars(report, bars, inconclusive, confidence, heading=f"--model {engine}:")
+        problem = report.problem(gate_error(gate))
+        if problem is not None:
+            problems.append(_engine_problem(engine, report, problem))
+    exit_for(worst(problems))
+
+
+def _engine_problem(engine: str, report: RunEnding, problem: CaliperError) -> CaliperError:
+    """``problem`` as the matrix says it: what stopped the whole matrix (a fatal error, a
+    signal) as it is; what is about one engine's run named by its ``--model``."""
+    from caliper.runner.ending import AllUnusable, RunInterrupted
+
+    if problem is report.fatal or isinstance(problem, RunInterrupted):
+        return problem
+    if isinstance(problem, AllUnusable):
+        where = report.saved_to or "RUN"
+        return AllUnusable(
+            f"--model {engine}: every attempt was unusable (infra_error, timeout or "
+            "judge_error), so no success rate could be measured.",
+            hint=f"The reasons are in its report (`caliper report {where} --verbose`).",
+            exit_code=problem.exit_code,
+        )
+    return CaliperError(
+        f"--model {engine}: {problem.message}", hint=problem.hint, exit_code=problem.exit_code
     )
 
 
-def _problems(
-    ending: MatrixEnding, bars: tuple[Bar, ...], inconclusive: str, confidence: float
-) -> list[CaliperError]:
-    """What went wrong, once each: a fatal error, failed saves, all-unusable engines, failed
-    bars per engine (each with its own exit code)."""
-    from caliper.commands.gate_options import evaluate, raise_if_failed
-    from caliper.runner import EXIT_ALL_UNUSABLE
+def worst(problems: list[CaliperError]) -> CaliperError | None:
+    """One error for the matrix: each distinct problem once (the engines share a fatal error
+    or a signal), with the highest exit code; a signal's kind is kept, so the exit goes on
+    with its code even when the terminal is gone."""
+    from caliper.runner.ending import RunInterrupted
 
-    problems: list[CaliperError] = []
-    fatal = next((r.fatal for r in ending.reports if r.fatal is not None), None)
-    if fatal is not None:
-        problems.append(fatal)
-    for engine, report in zip(ending.engines, ending.reports, strict=True):
-        if report.save_error is not None:
-            problems.append(report.save_error)
-        if fatal is None and report.exit_code == EXIT_ALL_UNUSABLE:
-            problems.append(
-                CaliperError(
-                    f"--model {engine}: every attempt was unusable (infra_error, timeout or "
-                    "judge_error), so no success rate could be measured.",
-                    hint="The reasons are in its report (`caliper report RUN --verbose`).",
-                    exit_code=EXIT_ALL_UNUSABLE,
-                )
-            )
-        if bars and fatal is None:
-            gate = evaluate(report.results, bars, inconclusive, confidence)
-            _render_gate(engine, gate)
-            try:
-                raise_if_failed(gate)
-            except CaliperError as exc:
-                problems.append(
-                    CaliperError(
-                        f"--model {engine}: {exc.message}", hint=exc.hint, exit_code=exc.exit_code
-                    )
-                )
-    return problems
-
-
-def _render_gate(engine: str, gate) -> None:  # type: ignore[no-untyped-def]
-    """The bars of one engine's run, under its name."""
-    from caliper.report import make_console
-    from caliper.report.gate_view import render_gate
-
-    console = make_console()
-    console.print(f"--model {engine}:", soft_wrap=True, markup=False)
-    render_gate(gate, console)
+    distinct = list({problem.message: problem for problem in problems}.values())
+    if len(distinct) <= 1:
+        return distinct[0] if distinct else None
+    kind = RunInterrupted if any(isinstance(p, RunInterrupted) for p in distinct) else CaliperError
+    return kind(
+        "\n".join(problem.message for problem in distinct),
+        hint="\n".join(dict.fromkeys(p.hint for p in distinct if p.hint)) or None,
+        exit_code=max(problem.exit_code for problem in distinct),
+    )
 
 
 def _show(ending: MatrixEnding, verbose: bool, confidence: float) -> None:

@@ -64,9 +64,7 @@ class RunJournal:
         self.output = options.output.absolute() if options.output is not None else None
 
     # -- the pieces of the results file -------------------------------------------------------
-    def meta(
-        self, records: Iterable[AttemptRecord], run_id: str, *, final: bool = True
-    ) -> RunMeta:
+    def meta(self, records: Iterable[AttemptRecord], run_id: str, *, final: bool = True) -> RunMeta:
         """The run's metadata for ``records``, with what the plan and the flags add.
 
         The CLI version is probed in the background: the final metadata waits for it, the

@@ -74,8 +74,13 @@ class MatrixProgress:
         if self.enabled:
             from rich.live import Live
 
+            # the table is built when it is drawn (4 times a second), never per attempt: a
+            # matrix of many tasks would otherwise rebuild every row after each attempt
             self._live = Live(
-                self._table(), console=self.console, refresh_per_second=4, transient=True
+                console=self.console,
+                refresh_per_second=4,
+                transient=True,
+                get_renderable=self._locked_table,
             )
             self._live.__enter__()
         return self
@@ -91,17 +96,15 @@ class MatrixProgress:
             self._live = None
 
     def attempt_done(self, engine: str, record: AttemptRecord) -> None:
-        """Count a finished attempt of ``engine`` and redraw."""
+        """Count a finished attempt of ``engine`` (the live display redraws on its own clock)."""
         with self._lock:
             self._lines[(engine, record.task_name)].add(record)
-            self._refresh()
 
     def task_aborted(self, engine: str, name: str) -> None:
         """Mark a task of ``engine`` stopped by ``--fail-fast``."""
         with self._lock:
             self._lines[(engine, name)].aborted = True
-            self._refresh()
 
-    def _refresh(self) -> None:
-        if self._live is not None:
-            self._live.update(self._table())
+    def _locked_table(self) -> Table:
+        with self._lock:
+            return self._table()

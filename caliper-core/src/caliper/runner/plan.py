@@ -252,11 +252,23 @@ def plan_run(prepared: PreparedRun, continuation: Continuation | None, now: str)
 
 
 def attempt_jobs(plans: Mapping[str, RunPlan], runs: Mapping[str, PreparedRun]) -> list[AttemptJob]:
-    """The scheduler's jobs for every engine key's plan, engine by engine, task by task."""
+    """The scheduler's jobs for every engine key's plan, task by task within an engine, one
+    job of each engine in turn (:func:`interleave`)."""
     from caliper.executor import AttemptJob
 
-    return [
-        AttemptJob(task, number, key, runs[key].engine.backend_id)
-        for key, plan in plans.items()
-        for task, number in plan.jobs
-    ]
+    return interleave(
+        {
+            key: [
+                AttemptJob(task, number, key, runs[key].engine.backend_id)
+                for task, number in plan.jobs
+            ]
+            for key, plan in plans.items()
+        }
+    )
+
+
+def interleave(jobs_by_engine: Mapping[str, list[AttemptJob]]) -> list[AttemptJob]:
+    """One job of each engine in turn, so the pool works on every engine from the start."""
+    lists = list(jobs_by_engine.values())
+    longest = max((len(jobs) for jobs in lists), default=0)
+    return [jobs[i] for i in range(longest) for jobs in lists if i < len(jobs)]

@@ -1,0 +1,336 @@
+"""The one orchestration of a run: a set of engine keys through plan → schedule → assemble.
+
+:func:`run_engines` is what every run goes through. ``caliper run SPEC`` (and
+:func:`caliper.run`) is the one-engine case, key ``""`` (:func:`caliper.runner.run_spec`);
+several ``--model`` are the many-engine case, keyed by each ``--model`` as given and tied by a
+matrix id (:func:`caliper.runner.matrix.run_matrix`). Either way: every engine is prepared
+before any attempt starts, each engine gets its own plan, journal and saved run, and all
+engines' attempts go to **one** executor session (one pool of ``--workers``, per-backend
+``--max-concurrent`` limits), one job of each engine in turn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING
+
+import attrs
+
+from caliper.errors import CaliperError, SetupError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from caliper.executor import AttemptJob, Executor, FinishedAttempt, RunWork
+    from caliper.plugins import PluginHost
+    from caliper.results.models import AttemptRecord
+    from caliper.runner.adaptive import AdaptiveK
+    from caliper.runner.control import RunController
+    from caliper.runner.ending import RunEnding
+    from caliper.runner.journaling import RunJournal
+    from caliper.runner.judging import LazyEngine
+    from caliper.runner.matrix_progress import MatrixProgress
+    from caliper.runner.options import RunOptions
+    from caliper.runner.plan import Continuation, RunPlan
+    from caliper.runner.prepare import PreparedRun
+    from caliper.runner.progress import Progress
+    from caliper.runner.schedule import Events, Execution
+    from caliper.runner.workdirs import WorkdirKeeper
+
+
+def run_engines(
+    options: Mapping[str, RunOptions],
+    *,
+    host: PluginHost | None = None,
+    progress_console: Console | None = None,
+    continuation: Continuation | None = None,
+    matrix_id: str | None = None,
+) -> dict[str, RunEnding]:
+    """Run the spec once per engine key of ``options`` in one pool and save one run each;
+    return each key's :class:`~caliper.runner.RunEnding`, in the order of ``options``.
+
+    The options differ only in ``model``; executor, workers and limits are the first's.
+    ``continuation`` resumes or retries a saved run (one engine only). ``matrix_id`` ties the
+    engines' runs together (``meta.matrix``) and shows the engines side by side while they run.
+
+    Raises :class:`~caliper.errors.CaliperError` subclasses for problems found before the
+    first attempt.
+    """
+    from caliper.executor import RunWork
+    from caliper.plugins import PluginHost
+    from caliper.runner.control import RunController
+    from caliper.runner.executors import concurrency_limits, executor_settings, resolve_executor
+    from caliper.runner.job_runner import JobRunner
+    from caliper.runner.meta import now_iso
+    from caliper.runner.plan import attempt_jobs, plan_run
+
+    if continuation is not None and len(options) != 1:
+        raise ValueError("a resume or retry continues one engine's run")
+    host = host or PluginHost()
+    first = next(iter(options.values()))
+    executor = resolve_executor(host, first.executor)
+    settings = executor_settings(executor, first.executor_settings)
+    runs = prepare_engines(options, host)
+    limits = concurrency_limits(first.max_concurrent, runs)
+    now = now_iso()
+    plans = {key: plan_run(run, continuation, now) for key, run in runs.items()}
+    if matrix_id is not None:
+        for key, plan in plans.items():
+            plan.notes["matrix"] = {"id": matrix_id, "engine": key, "engines": list(runs)}
+    adaptive = _adaptive_k(runs)
+    progress = _display(runs, progress_console, matrix_id)
+    controller = RunController(notify=progress.notify)
+    journals: dict[str, RunJournal] = {}
+    judges: dict[str, LazyEngine] = {}
+    keepers: dict[str, WorkdirKeeper | None] = {}
+    try:
+        for key, run in runs.items():
+            journals[key], judges[key], keepers[key] = _open_journal(
+                run, plans[key], host, progress.notify
+            )
+        work = RunWork(
+            runs=runs,
+            run_here=JobRunner(runs, controller, judges, keepers),
+            controller=controller,
+            workers=first.workers,
+            max_concurrent=limits,
+        )
+        with _stop_handling(controller):
+            for key, journal in journals.items():
+                for record in journal.carried_records:
+                    progress.attempt_done(key, record)
+            with progress.live:
+                execution = _execute(
+                    executor,
+                    settings,
+                    work,
+                    attempt_jobs(plans, runs),
+                    _events(journals, progress),
+                    adaptive,
+                )
+            return {
+                key: _finish(key, journals[key], runs[key], execution, adaptive.get(key))
+                for key in runs
+            }
+    finally:
+        for journal in journals.values():
+            journal.close()
+
+
+def prepare_engines(options: Mapping[str, RunOptions], host: PluginHost) -> dict[str, PreparedRun]:
+    """Every engine's pre-flight checks (:func:`caliper.runner.prepare.prepare_run`), all
+    before any attempt. With one engine its error is raised as it is; with several, what fails
+    is ONE error naming each engine that cannot run (with the worst exit code among them,
+    e.g. ``3`` for a missing CLI)."""
+    from caliper.runner.prepare import prepare_run
+
+    if len(options) == 1:
+        return {key: prepare_run(opts, host) for key, opts in options.items()}
+    prepared: dict[str, PreparedRun] = {}
+    failures: list[tuple[str, CaliperError]] = []
+    for key, opts in options.items():
+        try:
+            prepared[key] = prepare_run(opts, host)
+        except CaliperError as exc:
+            failures.append((key, exc))
+    if not failures:
+        return prepared
+    if len(failures) == 1:
+        key, exc = failures[0]
+        raise type(exc)(
+            f"--model {key}: {exc.message}", hint=exc.hint, exit_code=exc.exit_code
+        ) from exc
+    lines = [f"{len(failures)} of the {len(options)} engines cannot run:"]
+    lines += [f"  --model {key}: {exc.message}" for key, exc in failures]
+    hints = [exc.hint for _, exc in failures if exc.hint]
+    code = max(exc.exit_code for _, exc in failures)
+    error = SetupError if code == SetupError.exit_code else CaliperError
+    raise error("\n".join(lines), hint="\n".join(dict.fromkeys(hints)) or None, exit_code=code)
+
+
+def _adaptive_k(runs: Mapping[str, PreparedRun]) -> dict[str, AdaptiveK]:
+    """``--k auto``'s bookkeeping per engine key, after checking its bars name tasks of the
+    spec (empty for a fixed k)."""
+    from caliper.runner.adaptive import AdaptiveK, check_bar_tasks
+
+    found = {}
+    for key, run in runs.items():
+        settings = run.options.adaptive
+        if settings is not None:
+            names = [task.name for task in run.spec.tasks]
+            check_bar_tasks(settings, names)
+            found[key] = AdaptiveK(settings, names)
+    return found
+
+
+@attrs.frozen
+class _Display:
+    """The live progress of a run, told which engine each attempt belongs to: one engine's
+    :class:`~caliper.runner.progress.Progress` (a line per task) or, for a matrix, a
+    :class:`~caliper.runner.matrix_progress.MatrixProgress` (a line per engine and task)."""
+
+    live: Progress | MatrixProgress
+    """Entered while the attempts run."""
+    attempt_done: Callable[[str, AttemptRecord], None]
+    """Count a finished attempt of an engine key."""
+    task_aborted: Callable[[str, str], None]
+    """Mark a task of an engine key stopped by ``--fail-fast``."""
+
+    def notify(self, text: str) -> None:
+        """One line for the user on stderr, above the live progress when it is shown."""
+        self.live.console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def _display(
+    runs: Mapping[str, PreparedRun], console: Console | None, matrix_id: str | None
+) -> _Display:
+    """One engine's task lines, or (a matrix, or several engines) a line per engine and task."""
+    first = next(iter(runs.values()))
+    spec, k = first.spec, first.options.k
+    if matrix_id is None and len(runs) == 1:
+        from caliper.runner.progress import Progress
+
+        title = f"caliper run {spec.name} ({first.engine.label})"
+        one = Progress(spec.tasks, k, console=console, title=title)
+        return _Display(
+            one,
+            attempt_done=lambda _key, record: one.attempt_done(record),
+            task_aborted=lambda _key, name: one.task_aborted(name),
+        )
+    from caliper.runner.matrix_progress import MatrixProgress
+
+    title = f"caliper run {spec.name} on {len(runs)} engines" + (
+        f" (matrix {matrix_id})" if matrix_id is not None else ""
+    )
+    many = MatrixProgress(list(runs), spec.tasks, k, console=console, title=title)
+    return _Display(many, attempt_done=many.attempt_done, task_aborted=many.task_aborted)
+
+
+def _open_journal(
+    prepared: PreparedRun, plan: RunPlan, host: PluginHost, notify: Callable[[str], None]
+) -> tuple[RunJournal, LazyEngine, WorkdirKeeper | None]:
+    """One engine's journal (opened: the run id is claimed), its lazy judge engine, and the
+    ``--keep-workdirs`` keeper (``None`` without the flag)."""
+    from caliper.cli_versions import version_in_background
+    from caliper.runner import judge_engine_for
+    from caliper.runner.journaling import RunJournal
+    from caliper.runner.judging import LazyEngine
+
+    judge_engine = LazyEngine(lambda: judge_engine_for(host, prepared.options, prepared))
+    journal = RunJournal(
+        prepared,
+        plan,
+        judge_engine=judge_engine,
+        cli_version=version_in_background(lambda: _cli_version(prepared)),
+        notify=notify,
+    )
+    journal.open()
+    keeper = None
+    options = prepared.options
+    if options.keep_workdirs:
+        from caliper.runner.workdirs import WorkdirKeeper, archive_folder
+
+        assert journal.run_id is not None
+        keeper = WorkdirKeeper(
+            archive_folder(journal.folder, journal.run_id),
+            max_bytes=options.workdir_max_bytes,
+            run_max_bytes=options.workdirs_max_bytes,
+        )
+    return journal, judge_engine, keeper
+
+
+@contextlib.contextmanager
+def _stop_handling(controller: RunController) -> Iterator[None]:
+    """Signals stop the run (not the process) and no started process outlives it, from the
+    first attempt until the results are saved; afterwards this process is as it was (its
+    signal handlers back, no longer adopting orphans), which matters to :func:`caliper.run`'s
+    callers."""
+    from caliper import process
+
+    process.reset_stop()
+    process.adopt_orphans()
+    controller.install_signals()
+    try:
+        yield
+    finally:
+        controller.restore_signals()
+        process.release_orphans()
+        process.reset_stop()
+
+
+def _execute(
+    executor: Executor,
+    settings: Mapping[str, str],
+    work: RunWork,
+    jobs: list[AttemptJob],
+    events: Events,
+    adaptive: Mapping[str, AdaptiveK],
+) -> Execution:
+    """Schedule ``jobs`` on a session of ``executor`` (closed whatever happens), then end
+    orphaned processes and wait for the sandboxes' background deletion."""
+    from caliper import process
+    from caliper.runner.schedule import schedule
+    from caliper.sandbox import finish_removals
+
+    session = executor.start(work, settings)
+    try:
+        execution = schedule(work, session, jobs, events=events, adaptive=adaptive)
+    finally:
+        session.close()
+    process.sweep_orphans()
+    finish_removals()
+    return execution
+
+
+def _events(journals: Mapping[str, RunJournal], progress: _Display) -> Events:
+    """Each finished attempt to its engine's journal and to the progress display, as it comes."""
+    from caliper.runner.schedule import Events
+
+    def attempt_done(finished: FinishedAttempt) -> None:
+        assert finished.record is not None
+        key = finished.job.engine_key
+        journals[key].record(finished.record)
+        progress.attempt_done(key, finished.record)
+
+    def task_aborted(finished: FinishedAttempt) -> None:
+        key, name = finished.job.engine_key, finished.job.task_name
+        journals[key].aborted(name)
+        progress.task_aborted(key, name)
+
+    return Events(attempt_done=attempt_done, task_aborted=task_aborted)
+
+
+def _finish(
+    key: str,
+    journal: RunJournal,
+    prepared: PreparedRun,
+    execution: Execution,
+    adaptive: AdaptiveK | None,
+) -> RunEnding:
+    """Assemble and save engine ``key``'s run from its journal; how it ended."""
+    from caliper.runner.ending import RunEnding
+
+    stop_reason = None
+    if execution.interrupted or execution.fatal is not None:
+        stop_reason = prepared.secrets.redact(execution.stop_reason) or "stopped"
+    results, saved_to, save_error = journal.finish(
+        aborted=execution.aborted[key],
+        stop_reason=stop_reason,
+        task_stop_reasons=adaptive.reasons() if adaptive is not None else None,
+    )
+    return RunEnding(
+        results=results,
+        saved_to=saved_to,
+        fatal=execution.fatal,
+        interrupted=execution.interrupted,
+        save_error=save_error,
+        stop_signal=execution.stop_signal,
+    )
+
+
+def _cli_version(prepared: PreparedRun) -> str | None:
+    try:
+        return prepared.engine.backend.cli_version(prepared.cli_path)
+    except Exception:  # a version probe must never break a run
+        return None
