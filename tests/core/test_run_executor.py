@@ -284,3 +284,58 @@ def test_waiting_for_a_finished_attempt_keeps_its_timeout_while_signals_arrive()
     assert done.returncode == 0, done.stderr
     worst = float(done.stdout.split("WORST")[1])
     assert worst < 1.0, f"a 0.01 s wait took {worst:.2f} s"
+
+
+def test_an_executor_that_cannot_start_leaves_no_run_behind(tmp_path, monkeypatch):
+    """An executor refusing the work (no cluster, a node without the CLI) is one setup error
+    before any run id is claimed: no empty journal for `caliper list` to show as a killed run."""
+    import textwrap
+
+    import pytest
+
+    import caliper
+    import caliper_fakeagent.plugin as fake_plugin
+    from caliper.default_plugins import assert_judge
+    from caliper.errors import SetupError
+    from caliper.executor import Executor
+    from caliper.runner import RunOptions
+    from caliper_fakeagent.harness import FAKE_AGENT
+
+    class Refusing(Executor):
+        id = "refusing"
+
+        def start(self, work, settings):
+            raise SetupError("node-b has no fake-agent CLI.", hint="Install it on node-b.")
+
+    class RefusingPlugin:
+        @caliper.hookimpl
+        def register_executors(self, register):
+            register(Refusing())
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    monkeypatch.setenv("FAKE_AGENT_CLI_PATH", str(FAKE_AGENT))
+    monkeypatch.chdir(tmp_path)
+    spec = tmp_path / "demo.eval.yaml"
+    spec.write_text(
+        textwrap.dedent("""\
+        tasks:
+          - name: plain
+            prompt: "fake: say hi"
+            assert: "assert True"
+        """),
+        encoding="utf-8",
+    )
+    with pytest.raises(SetupError, match="node-b"):
+        caliper.run(
+            spec,
+            RunOptions(model="fake", executor="refusing"),
+            plugins=[fake_plugin, assert_judge, RefusingPlugin()],
+            entry_points=False,
+        )
+    left = (
+        sorted(p.name for p in (tmp_path / ".caliper").rglob("*"))
+        if (tmp_path / ".caliper").exists()
+        else []
+    )
+    assert not [name for name in left if name.endswith((".jsonl", ".json"))], left

@@ -22,7 +22,7 @@ from caliper.errors import CaliperError, SetupError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from caliper.executor import AttemptJob, Executor, FinishedAttempt, RunWork
+    from caliper.executor import AttemptJob, ExecutorSession, FinishedAttempt, RunWork
     from caliper.plugins import PluginHost
     from caliper.results.models import AttemptRecord
     from caliper.runner.adaptive import AdaptiveK
@@ -84,36 +84,35 @@ def run_engines(
     journals: dict[str, RunJournal] = {}
     judges: dict[str, LazyEngine] = {}
     keepers: dict[str, WorkdirKeeper | None] = {}
+    work = RunWork(
+        runs=runs,
+        run_here=JobRunner(runs, controller, judges, keepers),
+        controller=controller,
+        workers=first.workers,
+        max_concurrent=limits,
+    )
+    # the executor starts (connects, checks its nodes) before any run id is claimed, so an
+    # executor that cannot run the work leaves no empty journal behind
+    session = executor.start(work, settings)
     try:
         for key, run in runs.items():
             journals[key], judges[key], keepers[key] = _open_journal(
                 run, plans[key], host, progress.notify
             )
-        work = RunWork(
-            runs=runs,
-            run_here=JobRunner(runs, controller, judges, keepers),
-            controller=controller,
-            workers=first.workers,
-            max_concurrent=limits,
-        )
         with _stop_handling(controller):
             for key, journal in journals.items():
                 for record in journal.carried_records:
                     progress.attempt_done(key, record)
             with progress.live:
                 execution = _execute(
-                    executor,
-                    settings,
-                    work,
-                    attempt_jobs(plans, runs),
-                    _events(journals, progress),
-                    adaptive,
+                    work, session, attempt_jobs(plans, runs), _events(journals, progress), adaptive
                 )
             return {
                 key: _finish(key, journals[key], runs[key], execution, adaptive.get(key))
                 for key in runs
             }
     finally:
+        session.close()
         for journal in journals.values():
             journal.close()
 
@@ -260,24 +259,19 @@ def _stop_handling(controller: RunController) -> Iterator[None]:
 
 
 def _execute(
-    executor: Executor,
-    settings: Mapping[str, str],
     work: RunWork,
+    session: ExecutorSession,
     jobs: list[AttemptJob],
     events: Events,
     adaptive: Mapping[str, AdaptiveK],
 ) -> Execution:
-    """Schedule ``jobs`` on a session of ``executor`` (closed whatever happens), then end
-    orphaned processes and wait for the sandboxes' background deletion."""
+    """Schedule ``jobs`` on the executor's ``session``, then end orphaned processes and wait
+    for the sandboxes' background deletion."""
     from caliper import process
     from caliper.runner.schedule import schedule
     from caliper.sandbox import finish_removals
 
-    session = executor.start(work, settings)
-    try:
-        execution = schedule(work, session, jobs, events=events, adaptive=adaptive)
-    finally:
-        session.close()
+    execution = schedule(work, session, jobs, events=events, adaptive=adaptive)
     process.sweep_orphans()
     finish_removals()
     return execution

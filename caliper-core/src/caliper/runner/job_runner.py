@@ -35,7 +35,7 @@ class JobRunner:
         self.runs = runs
         self.controller = controller
         self.judge_engines = judge_engines
-        self.keepers = keepers or {}
+        self.keepers = keepers if keepers is not None else {}
         self._tasks: dict[str, dict[str, Task]] = {
             key: {task.name: task for task in run.spec.tasks} for key, run in runs.items()
         }
