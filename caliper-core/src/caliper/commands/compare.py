@@ -128,6 +128,9 @@ def command(
             hint="Name two different runs: `caliper list SPEC` shows their results files.",
         )
     a, b = load_run(a_path, transcripts=False), load_run(b_path, transcripts=False)
+    from caliper.results.codec import keep_for_process
+
+    keep_for_process()
     if same_run(a, b):
         raise UsageError(
             f"{a_path} and {b_path} hold the same run ({a.meta.spec_name} {a.meta.run_id}).",
