@@ -68,16 +68,20 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def keep_for_process() -> None:
-    """Take everything alive now out of the garbage collector's sight (``gc.freeze``), for a
-    command that has read its runs and exits after printing them.
+@contextlib.contextmanager
+def kept_until_exit() -> Iterator[None]:
+    """Read runs in this block for a command that prints them and exits: the collector is
+    paused while they are decoded, then everything alive is taken out of its sight
+    (``gc.freeze``) before it runs again.
 
-    A decoded 50,000-attempt run is a million objects that stay until the process ends; every
-    full collection while the report is scored and printed would rescan them all (about a
-    third of that time). Frozen objects are still freed by reference counting; only a cycle
-    among them would outlive the command, which ends soon anyway.
+    A decoded 50,000-attempt run is a million objects that stay until the process ends; the
+    first collection after decoding, and every full one while the report is scored and
+    printed, would rescan them all (about a third of that time). Frozen objects are still
+    freed by reference counting; only a cycle among them would outlive the command.
     """
-    gc.freeze()
+    with gc_paused():
+        yield
+        gc.freeze()
 
 
 def to_data(results: RunResults) -> dict[str, Any]:
