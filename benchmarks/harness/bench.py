@@ -342,6 +342,22 @@ def main() -> int:
                 )
                 say(f"| {attempts} | {wall:.1f} | {wall / attempts * 1000:.1f} |")
             say()
+        if not only or "floor" in only:
+            # what bounds per-attempt work: the same fake agent started by a bare loop, each
+            # in a fresh temporary folder (no harness at all)
+            calls = 10 if smoke else 200
+            argv = ["claude", "-p", "hi", "--dangerously-skip-permissions", "--output-format"]
+            started = time.perf_counter()
+            for _ in range(calls):
+                folder = tempfile.mkdtemp(dir=space.root)
+                subprocess.run([*argv, "stream-json"], cwd=folder, env=env, capture_output=True)
+                shutil.rmtree(folder)
+            floor = (time.perf_counter() - started) / calls * 1000
+            say(
+                f"The fake agent alone, started {calls} times one after another by a bare loop "
+                f"(a fresh folder each): {floor:.1f} ms per start."
+            )
+            say()
         if not only or "parallel" in only:
             delay = "0.5"
             attempts = 4 if smoke else 16

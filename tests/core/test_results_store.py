@@ -269,3 +269,60 @@ def test_too_many_runs_in_one_second(tmp_path, monkeypatch):
     save_run(run([task("t", [P])]), spec_path=spec)
     with pytest.raises(ResultsWriteError, match="2 runs already use the id 2026-11-30T18-01-33Z"):
         save_run(run([task("t", [P])]), spec_path=spec)
+
+
+def _saved(tmp_path, monkeypatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    spec = make_spec(tmp_path)
+    return save_run(run([task("t", [P, F])], spec_name="demo"), spec_path=spec)
+
+
+def test_load_run_data_reads_and_parses_the_file_once(tmp_path, monkeypatch):
+    # resume, retry and regrade read a run's stored data: it used to be decoded whole, then
+    # read and parsed a second time (issue 20)
+    path = _saved(tmp_path, monkeypatch)
+    parses = []
+    real_loads = json.loads
+    monkeypatch.setattr(json, "loads", lambda *a, **k: parses.append(1) or real_loads(*a, **k))
+    from caliper.results.store import load_run_data
+
+    data = load_run_data(path)
+    assert len(parses) == 1
+    assert data == real_loads(path.read_text())  # the stored form, unchanged
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "{broken",
+        '{"hello": 1}',
+        "",
+        '{"meta": {"run_id": "r", "spec_name": "s", "spec_path": "s", "started_at": "t"},'
+        ' "tasks": [{"name": "t", "index": "zero", "k": 1}]}',
+    ],
+)
+def test_load_run_data_refuses_what_load_run_refuses_with_its_message(tmp_path, content):
+    from caliper.results.store import load_run_data
+
+    path = tmp_path / "x.json"
+    path.write_text(content)
+    with pytest.raises(ResultsError) as plain:
+        load_run(path)
+    with pytest.raises(ResultsError) as stored:
+        load_run_data(path)
+    assert (stored.value.message, stored.value.hint) == (plain.value.message, plain.value.hint)
+
+
+def test_decoding_leaves_the_garbage_collector_as_it_was(tmp_path, monkeypatch):
+    import gc
+
+    path = _saved(tmp_path, monkeypatch)
+    assert gc.isenabled()
+    load_run(path)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        load_run(path, transcripts=False)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -237,3 +237,49 @@ def test_a_killed_runs_journal_holds_no_secret(space: Workspace) -> None:
     assert _attempt_lines(journal) == 1
     assert secret not in text
     assert "[redacted]" in text
+
+
+def test_appending_never_waits_for_the_disk_and_every_line_is_flushed(tmp_path, monkeypatch):
+    # a group commit (issue 20): the line is written at once, fsync runs on a background
+    # thread, one flush for all the lines written meanwhile, and close flushes the rest
+    import threading
+
+    from caliper.results import journal
+
+    flushed = []
+    real_fsync = journal.os.fsync
+
+    def slow_fsync(fd):
+        time.sleep(0.2)
+        flushed.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(journal.os, "fsync", slow_fsync)
+    path = tmp_path / "r.journal.jsonl"
+    started = time.monotonic()
+    writer = journal.JournalWriter.create(path, {"caliper_journal": 1, "meta": {}, "tasks": []})
+    for n in range(10):
+        writer.append({"event": "n", "n": n})
+        assert path.read_text().count("\n") == n + 2  # in the file before append returns
+    assert time.monotonic() - started < 1.0  # 11 synchronous flushes would take 2.2 s
+    writer.close()
+    assert 1 <= len(flushed) <= 4  # grouped, and the last lines flushed by close
+    assert not [t for t in threading.enumerate() if t.name == "caliper-journal-flush"]
+
+
+def test_a_failed_flush_is_reported_by_the_next_append(tmp_path, monkeypatch):
+    from caliper.results import journal
+
+    def failing_fsync(fd):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(journal.os, "fsync", failing_fsync)
+    writer = journal.JournalWriter.create(
+        tmp_path / "r.journal.jsonl", {"caliper_journal": 1, "meta": {}, "tasks": []}
+    )
+    deadline = time.monotonic() + 5
+    with pytest.raises(OSError, match="Input/output error"):
+        while time.monotonic() < deadline:
+            writer.append({"event": "x"})
+            time.sleep(0.01)
+    writer.close()

@@ -245,3 +245,25 @@ def test_progress_counts_per_task_on_a_terminal():
 def test_progress_is_quiet_when_not_a_terminal():
     text, _ = _progress(False)
     assert text == ""
+
+
+def test_progress_builds_its_table_on_its_clock_not_per_attempt(monkeypatch):
+    # a run of 500 tasks rebuilt a 500-row table after each attempt (issue 20)
+    import io
+
+    from rich.console import Console
+
+    from caliper.results.models import AttemptRecord
+    from caliper.runner.progress import Progress
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=80)
+    tasks = [Task(name=f"t{i}", prompt="p", index=i) for i in range(50)]
+    built = []
+    real = Progress._table
+    monkeypatch.setattr(Progress, "_table", lambda self: built.append(1) or real(self))
+    with Progress(tasks, 10, console=console) as progress:
+        for n in range(500):
+            task = f"t{n % 50}"
+            progress.attempt_done(AttemptRecord(task_name=task, attempt=n, outcome=Outcome.PASS))
+    assert 0 < len(built) < 50  # drawn a few times a second, not 500 times
+    assert "10/10" in console.file.getvalue()  # the last drawing has every count

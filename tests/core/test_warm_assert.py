@@ -148,3 +148,21 @@ def test_when_the_warm_server_dies_the_next_asserts_run_in_a_fresh_interpreter(t
     outcomes = [a["outcome"] for a in run.attempts("kills-its-server")]
     assert outcomes == ["pass"] * 3, run.attempts("kills-its-server")
     assert modes(log) == ["_warm_server.py", "_assert_runner.py", "_assert_runner.py"]
+
+
+def test_an_exit_status_read_with_the_pid_is_not_taken_for_a_dead_server():
+    # a fast assert's status can arrive in the same read as its pid, and then the server
+    # closes the connection: that read must count, not the EOF after it (it used to make
+    # caliper think the server had died, and every later assert ran in a fresh interpreter)
+    import socket
+
+    from caliper.default_plugins import warm_assert
+
+    ours, theirs = socket.socketpair()
+    theirs.close()  # the server has answered and closed the connection
+    server = warm_assert._Server()
+    child = warm_assert._RemoteChild(ours, pid=2**22 + 12345, server=server)
+    child._buffer = b'{"status": 3}\n'  # read together with {"pid": …} by _Server.start
+    assert child.poll() == 3
+    assert child.wait(timeout=1) == 3
+    assert not server._dead

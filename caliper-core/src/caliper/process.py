@@ -15,7 +15,8 @@ escapes the group kill. So, on Linux:
   of to init, and stays findable even if it dropped the marker (``env -i``);
 * when the process ends (normal exit, timeout, stop), its group is killed and then every live
   process that carries its marker, or descends from it or from one that does, is killed too,
-  round after round until none is left (:func:`end_descendants`); adopted orphans that carry no
+  round after round until none is left (:func:`end_descendants`; while caliper is a subreaper
+  a scan walks only the processes below it, see :func:`_own_subtree`); adopted orphans that carry no
   marker are ended once no other process is running, and at the end of the run
   (:func:`sweep_orphans`), and adopted zombies are reaped. ``caliper run`` turns this on at the
   start of a run; a program that only calls :func:`run_process` keeps its other children.
@@ -136,9 +137,68 @@ def _read_proc(pid: int, newer_than: int) -> _Proc | None:
     return _Proc(pid, ppid, state, started, tag)
 
 
+def _children(pid: int) -> list[int] | None:
+    """The children of ``pid`` (of all its threads), ``None`` when ``/proc`` cannot say."""
+    try:
+        threads = os.listdir(f"{PROC}/{pid}/task")
+    except FileNotFoundError:
+        return []  # it is gone: no children to find
+    except OSError:
+        return None
+    found: list[int] = []
+    for thread in threads:
+        text = _read(f"{PROC}/{pid}/task/{thread}/children")
+        if text is None:
+            if os.path.exists(f"{PROC}/{pid}/task/{thread}"):
+                return None  # no such file: a kernel without CONFIG_PROC_CHILDREN
+            continue  # the thread ended meanwhile
+        found += [int(child) for child in text.split()]
+    return found
+
+
+def _own_subtree(newer_than: int) -> dict[int, _Proc] | None:
+    """Every process below this one, found by walking ``/proc/PID/task/*/children`` down
+    from it (``None`` where the kernel has no ``children`` files).
+
+    Only valid while this process is a child subreaper (:func:`adopt_orphans`): then every
+    descendant of a process started here stays below it, its orphans being re-parented to
+    this process (or to a subreaper that is itself below), so this walk finds what a scan of
+    all of ``/proc`` would find, at the cost of the few processes of the run instead of every
+    process on the machine.
+    """
+    table: dict[int, _Proc] = {}
+    stack = [os.getpid()]
+    while stack:
+        children = _children(stack.pop())
+        if children is None:
+            return None
+        for pid in children:
+            if pid in table:
+                continue
+            found = _read_proc(pid, newer_than)
+            if found is not None:
+                table[pid] = found
+                stack.append(pid)
+    return table
+
+
 def _process_table(newer_than: int = 0) -> dict[int, _Proc]:
-    """Every process visible in ``/proc`` (empty where there is no ``/proc``); markers are
-    read only for processes started at or after ``newer_than`` (clock ticks since boot)."""
+    """Every process visible in ``/proc`` that can matter (empty where there is no
+    ``/proc``); markers are read only for processes started at or after ``newer_than`` (clock
+    ticks since boot).
+
+    While this process is a child subreaper that is the processes below it
+    (:func:`_own_subtree`); otherwise every process on the machine.
+    """
+    if _adopting.is_set():
+        subtree = _own_subtree(newer_than)
+        if subtree is not None:
+            return subtree
+    return _full_table(newer_than)
+
+
+def _full_table(newer_than: int = 0) -> dict[int, _Proc]:
+    """Every process in ``/proc`` (see :func:`_process_table`)."""
     table: dict[int, _Proc] = {}
     try:
         names = os.listdir(PROC)

@@ -151,7 +151,10 @@ def command(
             f"Both sides are the same run ({a_path}).",
             hint="Name two different runs: `caliper list SPEC` shows their results files.",
         )
-    a, b = load_run(a_path, transcripts=False), load_run(b_path, transcripts=False)
+    from caliper.results.codec import kept_until_exit
+
+    with kept_until_exit():
+        a, b = load_run(a_path, transcripts=False), load_run(b_path, transcripts=False)
     if same_run(a, b):
         raise UsageError(
             f"{a_path} and {b_path} hold the same run ({a.meta.spec_name} {a.meta.run_id}).",

@@ -135,7 +135,10 @@ def command(
 
         raise UsageError("-o/--output is for --format html.", hint="Add --format html.")
     # text and markdown never show a turn: read a summary; json and html hold the whole run
-    results = load_run(path, transcripts=output_format in ("json", "html"))
+    from caliper.results.codec import kept_until_exit
+
+    with kept_until_exit():
+        results = load_run(path, transcripts=output_format in ("json", "html"))
     if output_format == "html":
         from caliper.report.html.output import emit_page, run_html
 

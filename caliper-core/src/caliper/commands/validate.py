@@ -10,7 +10,6 @@ With ``--probe`` each valid spec's tasks are also run with no agent at all (see
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -93,6 +92,8 @@ def _render_json(
         payload["probe_flagged"] = sum(
             1 for found in probes.values() for c in found if c.status.flagged
         )
+    import json
+
     click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
 
 

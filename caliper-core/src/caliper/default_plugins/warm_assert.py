@@ -56,9 +56,21 @@ class _RemoteChild:
         fields = stat.rsplit(b")", 1)[-1].split()
         return not fields or fields[0] == b"Z"
 
+    def _take_buffered(self) -> None:
+        """Read the answers already received (the exit status can come in one read with the
+        pid, before the server closes the connection)."""
+        while self.returncode is None and b"\n" in self._buffer:
+            line, self._buffer = self._buffer.split(b"\n", 1)
+            answer = json.loads(line)
+            if "status" in answer:
+                self.returncode = int(answer["status"])
+
     def _answer(self, timeout: float | None) -> bool:
         deadline = None if timeout is None else time.monotonic() + timeout
         while self.returncode is None:
+            self._take_buffered()
+            if self.returncode is not None:
+                break
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             if self._sock.fileno() < 0:  # the server died: watch the pid itself
                 if self._gone():
@@ -77,11 +89,6 @@ class _RemoteChild:
                 self._server.died()
                 continue
             self._buffer += chunk
-            while b"\n" in self._buffer:
-                line, self._buffer = self._buffer.split(b"\n", 1)
-                answer = json.loads(line)
-                if "status" in answer:
-                    self.returncode = int(answer["status"])
         if self._sock.fileno() >= 0:
             self._sock.close()
         return True

@@ -10,7 +10,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from caliper.report import fmt
+from caliper.report import fmt, plain_table
 from caliper.results.compare import (
     IMPROVED,
     NO_CHANGE,
@@ -163,10 +163,7 @@ def _header(comparison: RunComparison, console: Console) -> None:
 
 
 def _fits(console: Console, table: Table) -> bool:
-    from rich.measure import Measurement
-
-    width = Measurement.get(console, console.options.update(width=10_000), table).maximum
-    return width <= console.width
+    return plain_table.natural_width(console, table) <= console.width
 
 
 def _laid_out_table(comparison: RunComparison, console: Console) -> tuple[Table, bool]:
@@ -190,7 +187,7 @@ def render_compare(comparison: RunComparison, console: Console, *, explain: bool
     console.print()
     if comparison.tasks:
         table, short = _laid_out_table(comparison, console)
-        console.print(table)
+        plain_table.print_table(console, table)
         if short:
             console.print(Text(" n.s. = not significant; same = no change", style="dim"))
         if table.box is box.SIMPLE_HEAD:

@@ -14,7 +14,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from caliper.report import fmt
+from caliper.report import fmt, plain_table
 from caliper.results.compare import ablated_names, user_setup_label
 from caliper.results.models import (
     SCHEMA_VERSION,
@@ -161,9 +161,7 @@ def _laid_out_task_table(
 
 
 def _natural_width(console: Console, table: Table) -> int:
-    from rich.measure import Measurement
-
-    return Measurement.get(console, console.options.update(width=10_000), table).maximum
+    return plain_table.natural_width(console, table)
 
 
 def task_table(
@@ -471,7 +469,9 @@ def render_run(
     _header(results.meta, console)
     console.print()
     if results.tasks:
-        console.print(_laid_out_task_table(results, run, console, verbose=verbose))
+        plain_table.print_table(
+            console, _laid_out_task_table(results, run, console, verbose=verbose)
+        )
     else:
         console.print(Text("  No task was run.", style="yellow"))
     if verbose:

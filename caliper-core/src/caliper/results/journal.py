@@ -10,10 +10,14 @@
   redacted, text capped and written once, exactly as the final file keeps it), and event
   lines such as ``{"event": "aborted", "task": NAME}`` (``--fail-fast`` stopped a task).
 
-Each line is written with one ``write``, then flushed to disk (``fsync``), so a ``SIGKILL``
-loses at most the attempts in flight. A crash while writing leaves at most a torn last line:
-reading tolerates it and says so. While a run is going its process holds an exclusive
-``flock`` on the journal, so a reader can tell a running run from a killed one.
+Each line is written with one ``write`` before the run goes on, so a ``SIGKILL`` (or any end
+of the caliper process) loses at most the attempts in flight. A background thread then flushes
+it to disk (``fsync``) at once, one flush for every line written meanwhile (a group commit:
+the scheduler never waits for the disk), so a power cut loses at most the lines of the last
+few milliseconds; closing the journal flushes what is left. A crash while writing leaves at
+most a torn last line: reading tolerates it and says so. While a run is going its process
+holds an exclusive ``flock`` on the journal, so a reader can tell a running run from a killed
+one.
 
 When the run ends the final results file is assembled from the journal (atomically, as
 before) and the journal is removed. A journal that is still there means the run was killed
@@ -29,6 +33,7 @@ import fcntl
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -74,7 +79,8 @@ def attempt_key(data: dict[str, Any]) -> tuple[str, int]:
 
 
 class JournalWriter:
-    """Appends lines to an open journal; each is on disk before :meth:`append` returns.
+    """Appends lines to an open journal: each is written to the file before :meth:`append`
+    returns, and flushed to disk by a background thread right after (see the module docstring).
 
     Holds an exclusive ``flock`` on the file until :meth:`close` (the process dying releases
     it too). Not thread-safe: the scheduler appends from one thread.
@@ -83,6 +89,10 @@ class JournalWriter:
     def __init__(self, path: Path, fd: int):
         self.path = path
         self._fd: int | None = fd
+        self._lock = threading.Lock()  # the descriptor, between the flushing thread and close
+        self._unflushed = threading.Event()
+        self._flush_error: OSError | None = None
+        self._flusher: threading.Thread | None = None
 
     @classmethod
     def create(cls, path: Path, first: dict[str, Any]) -> JournalWriter:
@@ -126,22 +136,52 @@ class JournalWriter:
         return cls(path, fd)
 
     def append(self, item: dict[str, Any]) -> None:
-        """Write one JSON line and flush it to disk."""
+        """Write one JSON line; it is flushed to disk in the background. Raises
+        :class:`OSError` when the file cannot be written, or a flush of earlier lines failed."""
         from caliper.results import codec
 
         if self._fd is None:
             raise OSError(f"the journal {self.path} is closed")
+        if self._flush_error is not None:
+            raise self._flush_error
         data = (codec.line(item) + "\n").encode("utf-8")
         while data:
             data = data[os.write(self._fd, data) :]
-        os.fsync(self._fd)
+        self._unflushed.set()
+        if self._flusher is None:
+            self._flusher = threading.Thread(
+                target=self._flush_loop, name="caliper-journal-flush", daemon=True
+            )
+            self._flusher.start()
+
+    def _flush_loop(self) -> None:
+        """Flush whatever was written since the last flush, until the journal is closed."""
+        while True:
+            self._unflushed.wait()
+            with self._lock:
+                if self._fd is None:
+                    return
+                self._unflushed.clear()
+                try:
+                    os.fsync(self._fd)
+                except OSError as exc:
+                    self._flush_error = exc
+                    return
 
     def close(self) -> None:
-        """Release the lock and close the file (idempotent)."""
-        if self._fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self._fd)
-            self._fd = None
+        """Flush what is left, release the lock and close the file (idempotent)."""
+        with self._lock:
+            fd, self._fd = self._fd, None
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    if self._unflushed.is_set():
+                        os.fsync(fd)
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._unflushed.set()  # lets the flushing thread see the journal is closed
+        flusher = self._flusher
+        if flusher is not None and flusher is not threading.current_thread():
+            flusher.join(timeout=5)
 
 
 @attrs.define

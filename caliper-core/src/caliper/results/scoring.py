@@ -33,6 +33,9 @@ from caliper.results.stats import (
     wilson_interval,
 )
 
+UNUSABLE = frozenset(outcome for outcome in Outcome if outcome.unusable)
+"""The outcomes that bought no verdict (``Outcome.unusable``), for the per-attempt loops."""
+
 
 class TaskStatus(str, enum.Enum):
     """The one-word verdict a task gets in the results table."""
@@ -193,10 +196,10 @@ def attempt_tokens_in(usage: Usage | None) -> int | None:
     """Input as the summary counts it: input + cache reads + cache writes."""
     if usage is None:
         return None
-    parts = (usage.input_tokens, usage.cache_read_tokens, usage.cache_creation_tokens)
-    if all(p is None for p in parts):
+    fresh, read, written = usage.input_tokens, usage.cache_read_tokens, usage.cache_creation_tokens
+    if fresh is None and read is None and written is None:
         return None
-    return sum(p or 0 for p in parts)
+    return (fresh or 0) + (read or 0) + (written or 0)
 
 
 def _add(total: int | float | None, value: int | float | None) -> int | float | None:
@@ -211,17 +214,19 @@ def usage_totals(attempts: Iterable[AttemptRecord]) -> UsageTotals:
     tokens_in = tokens_out = wall = None
     bad_tokens = bad_wall = None
     judge = None
-    for record in attempts:
-        judge = _add(judge, judge_tokens(record))
-        if record.outcome.unusable:
+    for record in attempts:  # kept plain: a 50,000-attempt report runs this twice per attempt
+        if record.checks:
+            judge = _add(judge, judge_tokens(record))
+        usage = record.usage
+        if record.outcome in UNUSABLE:
             unusable += 1
-            total = record.usage.total_tokens if record.usage else None
-            bad_tokens = _add(bad_tokens, total)
+            bad_tokens = _add(bad_tokens, usage.total_tokens if usage else None)
             bad_wall = _add(bad_wall, record.duration_seconds)
             continue
         counted += 1
-        tokens_in = _add(tokens_in, attempt_tokens_in(record.usage))
-        tokens_out = _add(tokens_out, record.usage.output_tokens if record.usage else None)
+        if usage is not None:
+            tokens_in = _add(tokens_in, attempt_tokens_in(usage))
+            tokens_out = _add(tokens_out, usage.output_tokens)
         if record.duration_seconds is not None:
             timed += 1
             wall = _add(wall, record.duration_seconds)
@@ -264,12 +269,17 @@ def score_task(task: TaskResult, confidence: float = DEFAULT_CONFIDENCE) -> Task
     """The derived numbers of one task, intervals at ``confidence``."""
     check_confidence(confidence)
     attempts = task.attempts
-    usable = sum(1 for a in attempts if a.outcome.usable)
-    successes = sum(1 for a in attempts if a.outcome is Outcome.PASS)
-    not_checked = sum(1 for a in attempts if a.outcome is Outcome.NOT_CHECKED)
+    counts = dict.fromkeys(Outcome, 0)
+    act_usable = act_successes = 0
+    for record in attempts:  # one pass (a 50,000-attempt report scores every attempt)
+        counts[record.outcome] += 1
+        if record.activation_passed is not None:
+            act_usable += 1
+            act_successes += record.activation_passed is True
+    usable = sum(counts[outcome] for outcome in Outcome if outcome.usable)
+    successes = counts[Outcome.PASS]
+    not_checked = counts[Outcome.NOT_CHECKED]
     score = rate(successes, usable)
-    act_usable = sum(1 for a in attempts if a.activation_passed is not None)
-    act_successes = sum(1 for a in attempts if a.activation_passed is True)
     return TaskScore(
         name=task.name,
         k=task.k,
@@ -279,9 +289,9 @@ def score_task(task: TaskResult, confidence: float = DEFAULT_CONFIDENCE) -> Task
         score=score,
         pass_at_k=pass_at_k(score, usable),
         pass_hat_k=pass_hat_k(score, usable),
-        unusable=sum(1 for a in attempts if a.outcome.unusable),
+        unusable=sum(counts[outcome] for outcome in UNUSABLE),
         not_checked=not_checked,
-        cheats=sum(1 for a in attempts if a.outcome is Outcome.CHEAT),
+        cheats=counts[Outcome.CHEAT],
         aborted=task.aborted,
         status=_status(task, usable, successes, not_checked),
         activation_expected=(

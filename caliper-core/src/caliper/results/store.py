@@ -462,8 +462,6 @@ def load_run(path: Path, *, transcripts: bool = True) -> RunResults:
 def load_run_data(path: Path) -> dict[str, Any]:
     """A saved run's data in its stored form (attempts capped and written once, as on disk),
     from a results file or a journal. Raises :class:`ResultsError` like :func:`load_run`."""
-    import json
-
     from caliper.results.journal import (
         JOURNAL_SUFFIX,
         JournalError,
@@ -483,11 +481,19 @@ def load_run_data(path: Path) -> dict[str, Any]:
                 f"{exc}, so it is not a readable caliper journal.",
                 hint="Point at a file under .caliper/results/, or re-run the spec.",
             ) from None
-    _load_results_file(path)  # the same checks and messages as a plain read
-    return json.loads(path.read_text(encoding="utf-8"))
+    from caliper.results import codec
+
+    try:
+        data = codec.parse(_read_results_text(path))
+        codec.check(data)  # the same checks and messages as a plain read, read once
+    except codec.ResultsDecodeError as exc:
+        raise _not_results(path, exc) from None
+    return data
 
 
-def _load_results_file(path: Path, *, transcripts: bool = True) -> RunResults:
+def _read_results_text(path: Path) -> str:
+    """The text of a results file; a missing, unreadable or empty one raises
+    :class:`ResultsError`."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -500,15 +506,26 @@ def _load_results_file(path: Path, *, transcripts: bool = True) -> RunResults:
         raise ResultsError(
             f"Results file {path} is empty (a run may still be saving, or it was interrupted)."
         )
+    return text
+
+
+def _not_results(path: Path, exc: Exception) -> ResultsError:
+    return ResultsError(
+        f"{path} is not a readable caliper results file: {exc}.",
+        hint="Point at a file under .caliper/results/, or re-run the spec.",
+    )
+
+
+def _load_results_file(path: Path, *, transcripts: bool = True) -> RunResults:
     from caliper.results import codec
 
     try:
-        return codec.loads(text, transcripts=transcripts)
+        # no name holds the text: it is freed once parsed, before the run is built (a
+        # 50,000-attempt file is 55 MB of text that would otherwise stay to the end)
+        data = codec.parse(_read_results_text(path))
+        return codec.from_data(data, transcripts=transcripts)
     except codec.ResultsDecodeError as exc:
-        raise ResultsError(
-            f"{path} is not a readable caliper results file: {exc}.",
-            hint="Point at a file under .caliper/results/, or re-run the spec.",
-        ) from None
+        raise _not_results(path, exc) from None
 
 
 def list_runs(root: Path, spec_name: str | None = None) -> list[RunEntry]:

@@ -67,8 +67,13 @@ class Progress:
 
     def __enter__(self) -> Progress:
         if self.enabled:
+            # the table is built when it is drawn (4 times a second), never per attempt: a
+            # run of 500 tasks would otherwise rebuild 500 rows after each of its attempts
             self._live = Live(
-                self._table(), console=self.console, refresh_per_second=4, transient=True
+                console=self.console,
+                refresh_per_second=4,
+                transient=True,
+                get_renderable=self._locked_table,
             )
             self._live.__enter__()
         return self
@@ -84,17 +89,15 @@ class Progress:
             self._live = None
 
     def attempt_done(self, record: AttemptRecord) -> None:
-        """Count a finished attempt and redraw."""
+        """Count a finished attempt (the live display redraws on its own clock)."""
         with self._lock:
             self._lines[record.task_name].add(record)
-            self._refresh()
 
     def task_aborted(self, name: str) -> None:
         """Mark a task stopped by ``--fail-fast``."""
         with self._lock:
             self._lines[name].aborted = True
-            self._refresh()
 
-    def _refresh(self) -> None:
-        if self._live is not None:
-            self._live.update(self._table())
+    def _locked_table(self) -> Table:
+        with self._lock:
+            return self._table()

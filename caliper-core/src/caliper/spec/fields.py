@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from typing import Any
 
@@ -31,6 +30,8 @@ def did_you_mean(word: object, candidates: Iterable[str]) -> str:
     """`` Did you mean 'x'?`` for a near miss among ``candidates``, else an empty string."""
     if not isinstance(word, str):
         return ""
+    import difflib  # only when a name is wrong
+
     close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
     if not close:
         lowered = {c.lower(): c for c in candidates}

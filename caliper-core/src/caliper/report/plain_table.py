@@ -1,0 +1,245 @@
+"""Big tables without rich's layout engine, when the output has no colour.
+
+Rich lays a table out cell by cell through its whole renderable machinery: measuring, then
+rendering every cell through ``Padding`` → ``Text`` → segments, ~0.2 ms a cell. A report of a
+50,000-attempt run has a 5,000-row task table, and that took most of ``caliper report``'s
+time. When the console writes no colour (a pipe, a file, ``TERM=dumb``) every style is
+dropped anyway, so the table is just text: this module lays it out directly, following
+rich's own rules for the case it handles, and the output is the same character for
+character (``tests/core/test_plain_table.py`` diffs the two).
+
+It handles the tables the report views build: string cells (rich markup), no title, caption
+or footer, no fixed column widths, and a table that fits the console at its natural width
+(so nothing wraps). For anything else :func:`print_table` lets rich do it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions
+    from rich.table import Table
+
+# The widest console options the report views measure a table's natural width against.
+MEASURE_WIDTH = 10_000
+
+
+class _Plain:
+    """A table's header and cells as plain lines, with its layout rules (see ``_plain``)."""
+
+    def __init__(self, table: Table, cells: list[list[list[str]]]):
+        self.table = table
+        self.cells = cells  # per column: the header's lines (when shown), then each row's
+        _, right, _, left = table.padding
+        count = len(table.columns)
+        self.pads = []
+        for index in range(count):
+            pad_left = 0 if not table.pad_edge and index == 0 else left
+            pad_right = 0 if not table.pad_edge and index == count - 1 else right
+            self.pads.append((pad_left, pad_right))
+
+    @property
+    def extra_width(self) -> int:
+        """Border columns: the edges (when shown) and one divider between columns."""
+        table = self.table
+        width = 0
+        if table.box and table.show_edge:
+            width += 2
+        if table.box:
+            width += len(table.columns) - 1
+        return width
+
+    def widths(self) -> list[int]:
+        """Each column's width with its padding, as rich gives it at an unlimited width."""
+        from rich.cells import cell_len
+
+        widths = []
+        for column, lines, (pad_left, pad_right) in zip(
+            self.table.columns, self.cells, self.pads, strict=True
+        ):
+            widest = max((cell_len(line) for cell in lines for line in cell), default=0)
+            width = widest + pad_left + pad_right
+            if column.min_width is not None:
+                width = max(width, column.min_width + pad_left + pad_right)
+            widths.append(width)
+        return widths
+
+    def natural_width(self) -> int:
+        """The table's width when nothing wraps (rich's measured maximum)."""
+        return sum(self.widths()) + self.extra_width
+
+    def lines(self, options: ConsoleOptions, safe_box: bool) -> Iterator[str]:
+        """The table's lines, as rich renders it when it fits (``options``: the console's)."""
+        table = self.table
+        widths = [width or 1 for width in self.widths()]
+        box = table.box.substitute(options, safe=safe_box) if table.box else None
+        if box is not None and not table.show_header:
+            box = box.get_plain_headed_box()
+        edge = table.show_edge
+        if box is not None and edge:
+            yield box.get_top(widths)
+        rows = list(zip(*self.cells, strict=True))
+        last_index = len(rows) - 1
+        for index, row in enumerate(rows):
+            header = table.show_header and index == 0
+            height = max(len(cell) for cell in row)
+            shaped = [
+                self._shape(cell, column, width, pads, height, bottom=header)
+                for cell, column, width, pads in zip(
+                    row, table.columns, widths, self.pads, strict=True
+                )
+            ]
+            if box is None:
+                for line_no in range(height):
+                    yield "".join(cell[line_no] for cell in shaped)
+            else:
+                if index == 0:
+                    left, right, divider = box.head_left, box.head_right, box.head_vertical
+                elif index == last_index:
+                    left, right, divider = box.foot_left, box.foot_right, box.foot_vertical
+                else:
+                    left, right, divider = box.mid_left, box.mid_right, box.mid_vertical
+                for line_no in range(height):
+                    body = divider.join(cell[line_no] for cell in shaped)
+                    yield f"{left}{body}{right}" if edge else body
+                if header:
+                    yield box.get_row(widths, "head", edge=edge)
+            if box is not None and not header and index != last_index:
+                data_row = table.rows[index - (1 if table.show_header else 0)]
+                if table.show_lines or data_row.end_section:
+                    yield box.get_row(widths, "row", edge=edge)
+        if box is not None and edge:
+            yield box.get_bottom(widths)
+
+    @staticmethod
+    def _shape(
+        cell: list[str],
+        column: Any,
+        width: int,
+        pads: tuple[int, int],
+        height: int,
+        *,
+        bottom: bool,
+    ) -> list[str]:
+        """One cell's lines: justified inside its padding, then padded to ``height`` lines
+        (blank lines below it, or above it for the header, which rich aligns to the bottom)."""
+        from rich.cells import cell_len
+
+        pad_left, pad_right = pads
+        inner = max(width - pad_left - pad_right, 0)
+        out = []
+        for line in cell:
+            if column.justify in ("center", "right"):
+                line = line.rstrip()
+            excess = inner - cell_len(line)
+            if column.justify == "center":
+                line = " " * (excess // 2) + line + " " * (excess - excess // 2)
+            elif column.justify == "right":
+                line = " " * excess + line
+            else:
+                line = line + " " * excess
+            out.append(" " * pad_left + line + " " * pad_right)
+        blank = [" " * width] * (height - len(out))
+        return blank + out if bottom else out + blank
+
+
+def _plain(console: Console, table: Table) -> _Plain | None:
+    """``table`` as plain lines when this module lays it out exactly as rich would (see the
+    module docstring), else ``None``."""
+    from rich.table import Table
+
+    if not isinstance(table, Table) or not table.columns:
+        return None
+    if not table.rows and not table.show_header:
+        return None  # nothing to measure: rich gives such a table the whole width
+    top, _, bottom, _ = table.padding
+    if (
+        table.title
+        or table.caption
+        or table.show_footer
+        or table.expand
+        or table.width is not None
+        or table.min_width is not None
+        or table.collapse_padding
+        or table.leading
+        or top
+        or bottom
+    ):
+        return None
+    cache: dict[str, list[str] | None] = {}
+    cells = []
+    for column in table.columns:
+        if column.width is not None or column.max_width is not None or column.ratio:
+            return None
+        if column.vertical != "top" or column.justify not in ("left", "center", "right"):
+            return None
+        lines = []
+        shown = (column.header, *column.cells) if table.show_header else tuple(column.cells)
+        for renderable in shown:
+            if not isinstance(renderable, str):
+                return None
+            found = cache.get(renderable, False)
+            if found is False:
+                found = cache[renderable] = _cell_lines(console, renderable)
+            if found is None:
+                return None
+            lines.append(found)
+        cells.append(lines)
+    return _Plain(table, cells)
+
+
+def _cell_lines(console: Console, markup: str) -> list[str] | None:
+    """The lines rich shows for a string cell (markup parsed, text cleaned by the console),
+    or ``None`` for text whose line breaks or tabs rich treats in ways not mirrored here."""
+    plain = console.render_str(markup, highlight=False).plain
+    if "\t" in plain:
+        return None
+    lines = plain.split("\n")
+    if plain and plain.splitlines() != lines:
+        return None  # a trailing newline, or a line break other than "\n"
+    return lines
+
+
+def _plain_console(console: Console) -> bool:
+    """True when ``console`` writes text only: no colour or style codes, nothing recorded."""
+    return console.color_system is None and not console.record and not console.legacy_windows
+
+
+def natural_width(console: Console, table: Table) -> int:
+    """``table``'s width when nothing wraps, as rich measures it at ``MEASURE_WIDTH``."""
+    plain = _plain(console, table)
+    if plain is not None and plain.natural_width() <= MEASURE_WIDTH:
+        return plain.natural_width()
+    from rich.measure import Measurement
+
+    options = console.options.update(width=MEASURE_WIDTH)
+    return Measurement.get(console, options, table).maximum
+
+
+class _Lines:
+    """Already laid out lines, printed as they are."""
+
+    def __init__(self, lines: list[str]):
+        self.text = lines
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Any]:
+        from rich.segment import Segment
+
+        newline = Segment.line()
+        for line in self.text:
+            yield Segment(line)
+            yield newline
+
+
+def print_table(console: Console, table: Table) -> None:
+    """Print ``table`` to ``console``: laid out here when the console writes no colour and the
+    table fits at its natural width (the same text as rich's, in a fraction of the time),
+    else by rich."""
+    plain = _plain(console, table) if _plain_console(console) else None
+    if plain is None or plain.natural_width() > console.width:
+        console.print(table)
+        return
+    safe_box = console.safe_box if table.safe_box is None else table.safe_box
+    console.print(_Lines(list(plain.lines(console.options, safe_box))))
