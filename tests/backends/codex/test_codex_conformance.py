@@ -8,44 +8,20 @@ comes from an ``env_key`` variable (which the backend forwards).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
-from codex_support import KEY_VARIABLE, MODEL, user_config
 
-from caliper.testing.conformance import BackendConformance
-from caliper.testing.script import ToolCall
+from caliper_backend_codex.testing import MODEL, CodexScripted
 
 pytest_plugins = ["caliper.testing.fixtures"]
 pytestmark = pytest.mark.e2e  # every test here drives a real agent CLI
 
 
-class TestCodexConformance(BackendConformance):
+class TestCodexConformance(CodexScripted):
     """Codex 0.171.0 through ``caliper run``."""
 
-    backend_id = "codex"
-    wire_api = "responses"
-    model_for_tests = MODEL
-
-    def configure_user_home(self, home: Path, server_url: str) -> Mapping[str, str] | None:
-        # A real home has ~/.cache already; without it the snapshot reports the folder that
-        # caliper's own entry-point cache creates (.cache/python-entrypoints) as a change.
-        (home / ".cache").mkdir(exist_ok=True)
-        folder = home / ".codex"
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "config.toml").write_text(user_config(server_url), encoding="utf-8")
-        return {KEY_VARIABLE: "sk-test"}
-
-    def activate_skill_call(self, name: str) -> ToolCall:
-        return ToolCall("exec_command", {"cmd": f"cat {{{{skill_path:{name}}}}}"})
-
-    def shell_call(self, command: str) -> ToolCall:
-        return ToolCall("exec_command", {"cmd": command})
-
-    def mcp_call(self, server: str, tool: str, arguments: Mapping[str, Any]) -> ToolCall:
-        return ToolCall(tool, dict(arguments), namespace=f"mcp__{server}")
+    __test__ = True
 
     def test_codex_as_the_judge(self, kit: Any) -> None:
         """``--judge-model codex``: the judge's JSON verdict decides the outcome."""

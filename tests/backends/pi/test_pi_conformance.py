@@ -6,63 +6,27 @@ refused before any attempt. pi 1.6.0 (Node 24 from PyPI) runs the real MCP tool 
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 from caliper.judge import LLM_JUDGE_MARKER
 from caliper.testing import agent_clis
-from caliper.testing.conformance import BackendConformance, ToolCall, ok_run
+from caliper.testing.conformance import ok_run
+from caliper_backend_pi.testing import PiScripted
 
 pytest_plugins = ["caliper.testing.fixtures"]
 
 pytestmark = pytest.mark.e2e
 
 
-class PiConformance(BackendConformance):
+class PiConformance(PiScripted):
     """pi speaking Chat Completions to the scripted model server (subclassed per pin)."""
-
-    backend_id = "pi"
-    cli = "pi"
-    wire_api = "chat"
-    model_for_tests = "fake-model"
 
     @pytest.fixture(autouse=True)
     def _backend_sees_the_cli_under_test(self, kit, monkeypatch: pytest.MonkeyPatch) -> None:
         """MCP support depends on pi's version: the in-process backend must find this pi too."""
         monkeypatch.setenv("PI_CLI_PATH", str(kit.cli.path))
-
-    def configure_user_home(self, home: Path, server_url: str) -> Mapping[str, str] | None:
-        agent = home / ".pi" / "agent"
-        agent.mkdir(parents=True, exist_ok=True)
-        models = {
-            "providers": {
-                "fake": {
-                    "baseUrl": f"{server_url}/v1",
-                    "api": "openai-completions",
-                    "apiKey": "sk-conformance",
-                    "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
-                    "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 4096}],
-                }
-            }
-        }
-        (agent / "models.json").write_text(json.dumps(models), encoding="utf-8")
-        settings = {"defaultProvider": "fake", "defaultModel": "fake-model"}
-        (agent / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
-        return None
-
-    def activate_skill_call(self, name: str) -> ToolCall:
-        return ToolCall(name="read", arguments={"path": f"{{{{skill_path:{name}}}}}"})
-
-    def shell_call(self, command: str) -> ToolCall:
-        return ToolCall(name="bash", arguments={"command": command})
-
-    def mcp_call(self, server: str, tool: str, arguments: Mapping[str, Any]) -> ToolCall:
-        return ToolCall(name=f"mcp__{server}__{tool}", arguments=dict(arguments))
 
     def test_pi_as_judge_engine(self, kit) -> None:
         """``--judge-model pi:<model>`` grades an ``expect:`` check through pi, tool-less."""
@@ -85,6 +49,8 @@ class PiConformance(BackendConformance):
 class TestPiConformance(PiConformance):
     """pi 0.74.2: no MCP, so an ``mcp:`` spec is refused before any attempt."""
 
+    __test__ = True
+
     cli = "pi"
 
     def test_mcp_refusal_names_the_version_and_the_way_out(self, kit) -> None:
@@ -104,5 +70,7 @@ class TestPiConformance(PiConformance):
 
 class TestPiCurrentConformance(PiConformance):
     """pi's current release line (1.6.0, Node 24): the same suite, plus a real MCP tool call."""
+
+    __test__ = True
 
     cli = "pi-current"
