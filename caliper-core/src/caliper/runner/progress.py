@@ -19,13 +19,16 @@ from rich.table import Table
 from caliper.report import make_console
 
 if TYPE_CHECKING:
+    from typing_extensions import Self
+
     from caliper.results.models import AttemptRecord
     from caliper.spec.model import Task
 
 
-class _TaskLine:
-    def __init__(self, name: str, k: int):
-        self.name = name
+class _Counts:
+    """One line's counters: attempts done of k, pass, fail, unusable, aborted."""
+
+    def __init__(self, k: int):
         self.k = k
         self.done = self.passed = self.failed = self.unusable = self.other = 0
         self.aborted = False
@@ -43,32 +46,37 @@ class _TaskLine:
             self.other += 1
 
 
-class Progress:
-    """Per-task counters (attempts done/k, pass, fail, unusable) drawn with rich."""
+class LiveCounts:
+    """Counter lines drawn live with rich, one per key (the key's parts are the first columns).
+
+    The table is built when it is drawn (4 times a second), never per attempt: a run of many
+    tasks would otherwise rebuild every row after each of its attempts. Subclasses say what a
+    line's key is (:class:`Progress`: the task; a matrix run's progress: engine and task).
+    """
+
+    key_columns: tuple[str, ...] = ("task",)
 
     def __init__(
-        self, tasks: Sequence[Task], k: int, *, console: Console | None = None, title: str = ""
+        self, keys: Sequence[tuple[str, ...]], k: int, *, console: Console | None, title: str
     ):
         self.console = console or make_console(stderr=True)
         self.enabled = self.console.is_terminal
         self.title = title
-        self._lines = {task.name: _TaskLine(task.name, k) for task in tasks}
+        self._lines = {key: _Counts(k) for key in keys}
         self._lock = threading.Lock()
         self._live: Live | None = None
 
     def _table(self) -> Table:
         table = Table(title=self.title or None, box=None, show_edge=False, pad_edge=False)
-        for column in ("task", "attempts", "pass", "fail", "unusable"):
-            table.add_column(column, justify="left" if column == "task" else "right")
-        for line in self._lines.values():
+        for column in (*self.key_columns, "attempts", "pass", "fail", "unusable"):
+            table.add_column(column, justify="left" if column in self.key_columns else "right")
+        for key, line in self._lines.items():
             done = f"{line.done}/{line.k}" + (" aborted" if line.aborted else "")
-            table.add_row(line.name, done, str(line.passed), str(line.failed), str(line.unusable))
+            table.add_row(*key, done, str(line.passed), str(line.failed), str(line.unusable))
         return table
 
-    def __enter__(self) -> Progress:
+    def __enter__(self) -> Self:
         if self.enabled:
-            # the table is built when it is drawn (4 times a second), never per attempt: a
-            # run of 500 tasks would otherwise rebuild 500 rows after each of its attempts
             self._live = Live(
                 console=self.console,
                 refresh_per_second=4,
@@ -88,16 +96,31 @@ class Progress:
             self._live.__exit__(exc_type, exc, tb)
             self._live = None
 
-    def attempt_done(self, record: AttemptRecord) -> None:
-        """Count a finished attempt (the live display redraws on its own clock)."""
+    def _count(self, key: tuple[str, ...], record: AttemptRecord) -> None:
         with self._lock:
-            self._lines[record.task_name].add(record)
+            self._lines[key].add(record)
 
-    def task_aborted(self, name: str) -> None:
-        """Mark a task stopped by ``--fail-fast``."""
+    def _abort(self, key: tuple[str, ...]) -> None:
         with self._lock:
-            self._lines[name].aborted = True
+            self._lines[key].aborted = True
 
     def _locked_table(self) -> Table:
         with self._lock:
             return self._table()
+
+
+class Progress(LiveCounts):
+    """Per-task counters (attempts done/k, pass, fail, unusable) drawn with rich."""
+
+    def __init__(
+        self, tasks: Sequence[Task], k: int, *, console: Console | None = None, title: str = ""
+    ):
+        super().__init__([(task.name,) for task in tasks], k, console=console, title=title)
+
+    def attempt_done(self, record: AttemptRecord) -> None:
+        """Count a finished attempt (the live display redraws on its own clock)."""
+        self._count((record.task_name,), record)
+
+    def task_aborted(self, name: str) -> None:
+        """Mark a task stopped by ``--fail-fast``."""
+        self._abort((name,))
