@@ -135,6 +135,46 @@ def pair(
     return result
 
 
+def marginal_pair(
+    ours: Callable[[int], tuple[float, int]],
+    pred: Callable[[int], tuple[float, int]] | None,
+    sizes: tuple[int, int],
+    pairs: int,
+) -> dict:
+    """Like :func:`pair`, but each side runs at two sizes (``k`` small, then ``k`` large) in
+    every pair, so the per-run fixed cost (start-up, pre-flight, saving) cancels out:
+    ``marginal`` is (wall at the large size − wall at the small one) per extra attempt, in
+    seconds. ``ours``/``pred`` take ``k``; ``sizes`` are the two attempt counts."""
+    small_k, large_k = sizes
+
+    def both(side: Callable[[int], tuple[float, int]]) -> tuple[tuple[float, int], float]:
+        small, _ = side(small_k)
+        large = side(large_k)
+        return large, large[0] - small
+
+    rows = []
+    for i in range(pairs):
+        if pred is None:
+            rows.append((both(ours), None))
+        elif i % 2 == 0:
+            a = both(ours)
+            rows.append((a, both(pred)))
+        else:
+            b = both(pred)
+            rows.append((both(ours), b))
+    result = {
+        "ours": [r[0][0] for r in rows],
+        "pred": [r[1][0] for r in rows if r[1]],
+        "ours_extra": [r[0][1] for r in rows],
+        "pred_extra": [r[1][1] for r in rows if r[1]],
+    }
+    if pred is not None:
+        result["time_ratio"] = [a[0][0] / b[0][0] for a, b in rows]
+        result["rss_ratio"] = [a[0][1] / b[0][1] for a, b in rows]
+        result["marginal_ratio"] = [a[1] / b[1] for a, b in rows if b[1] > 0]
+    return result
+
+
 def spread(values: list[float], fmt: str = "{:.2f}") -> str:
     """``median (min–max)``."""
     if not values:
@@ -176,6 +216,18 @@ def blow_up(
             grown.append(copied)
     data[tasks_key] = grown
     target.write_text(json.dumps(data))
+
+
+def agent_floor(space: Workspace, env: dict[str, str], calls: int) -> float:
+    """What bounds per-attempt work in both harnesses: the fake agent started ``calls`` times
+    by a bare loop, each in a fresh temporary folder (no harness at all), in ms per start."""
+    argv = ["claude", "-p", "hi", "--dangerously-skip-permissions", "--output-format"]
+    started = time.perf_counter()
+    for _ in range(calls):
+        folder = tempfile.mkdtemp(dir=space.root)
+        subprocess.run([*argv, "stream-json"], cwd=folder, env=env, capture_output=True)
+        shutil.rmtree(folder)
+    return (time.perf_counter() - started) / calls * 1000
 
 
 # -- the scenarios ----------------------------------------------------------------------------
@@ -231,12 +283,16 @@ def main() -> int:
                 f"{spread(result.get('rss_ratio', []))} |"
             )
 
+        floor_ms = agent_floor(space, env, 10 if smoke else 200)
         runs = [
             ("run, assert-only, 1 worker", "assert", 10, 10, 1),
             ("run, assert-only, 4 workers", "assert", 10, 10, 4),
             ("run, expect-only (judge = fake CLI), 1 worker", "expect", 10, 10, 1),
+            ("run, activates-only, 1 worker", "activates", 100, 10, 1),
             ("run, activates-only, 2 workers", "activates", 500, 10, 2),
         ]
+        per_attempt: list[tuple[str, int, dict, int, int]] = []
+        small_k = 1 if smoke else 2
         for label, check, tasks, k, workers in runs:
             if smoke:
                 tasks, k = 2, 2
@@ -245,20 +301,23 @@ def main() -> int:
                 continue
             ours_spec, pred_spec = space.specs(name, tasks, check)
             out = space.root / "out.json"
-            result = pair(
-                lambda s=ours_spec, k=k, w=workers, o=out: measure(
+            result = marginal_pair(
+                lambda k, s=ours_spec, w=workers, o=out: measure(
                     run_argv(OURS, s, k, w, o), env, cwd
                 ),
                 None
                 if pred_exe is None
                 else (
-                    lambda s=pred_spec, k=k, w=workers, o=out: measure(
+                    lambda k, s=pred_spec, w=workers, o=out: measure(
                         run_argv(pred_exe, s, k, w, o), env, cwd
                     )
                 ),
-                1 if tasks * k >= 1000 else pairs,
+                (small_k, k),
+                1 if tasks * k >= 5000 else pairs,
             )
             row(label, tasks * k, result)
+            starts = 2 if check == "expect" else 1  # fake CLI starts per attempt
+            per_attempt.append((label, tasks * (k - small_k), result, starts, workers))
 
         # validate
         if not only or "validate" in only:
@@ -326,13 +385,51 @@ def main() -> int:
                         result,
                     )
 
+        if per_attempt:
+            say()
+            say("## Per attempt, the fixed cost taken out")
+            say()
+            say(
+                f"Each side ran every row at k={small_k} and at the row's k in each pair: the "
+                "difference per extra attempt is the **marginal** cost (start-up, pre-flight "
+                f"and saving cancel out). The fake agent alone costs {floor_ms:.1f} ms a start "
+                "(the floor below); **harness work** is the marginal cost minus the fake's "
+                "starts (1 a attempt, 2 with a judge), for the 1-worker rows only (with more "
+                "workers the starts overlap). Median (min–max) over the pairs."
+            )
+            say()
+            say(
+                "| work | ours ms / attempt | predecessor ms / attempt | ours / predecessor "
+                "(marginal) | ours harness ms | predecessor harness ms | ours / predecessor "
+                "(harness work) |"
+            )
+            say("| --- | --- | --- | --- | --- | --- | --- |")
+            for label, extra, result, starts, workers in per_attempt:
+                ours_ms = [t / extra * 1000 for t in result["ours_extra"]]
+                pred_ms = [t / extra * 1000 for t in result["pred_extra"]]
+                if workers == 1:
+                    ours_h = [t - starts * floor_ms for t in ours_ms]
+                    pred_h = [t - starts * floor_ms for t in pred_ms]
+                    ratio_h = [a / b for a, b in zip(ours_h, pred_h, strict=bool(pred_h)) if b > 0]
+                else:
+                    ours_h = pred_h = ratio_h = []
+                say(
+                    f"| {label} | {spread(ours_ms, '{:.1f}')} | {spread(pred_ms, '{:.1f}')} | "
+                    f"{spread(result.get('marginal_ratio', []))} | {spread(ours_h, '{:.1f}')} | "
+                    f"{spread(pred_h, '{:.1f}')} | {spread(ratio_h)} |"
+                )
+
         # ours alone: scaling of the per-attempt cost, parallel efficiency
         say()
         say("## Ours alone")
         say()
         if not only or "scaling" in only:
-            say("| attempts (activates-only, 2 workers) | wall s | per attempt ms |")
-            say("| --- | --- | --- |")
+            say(
+                "| attempts (activates-only, 2 workers) | wall s | per attempt ms | "
+                "marginal ms per attempt (since the size above) |"
+            )
+            say("| --- | --- | --- | --- |")
+            before: tuple[int, float] | None = None
             for attempts in (8, 40) if smoke else (100, 1_000, 10_000):
                 tasks = attempts // 10 if attempts >= 10 else 1
                 k = attempts // tasks
@@ -340,22 +437,18 @@ def main() -> int:
                 wall, _ = measure(
                     run_argv(OURS, ours_spec, k, 2, space.root / "scale.json"), env, cwd
                 )
-                say(f"| {attempts} | {wall:.1f} | {wall / attempts * 1000:.1f} |")
+                marginal = (
+                    "—"
+                    if before is None
+                    else f"{(wall - before[1]) / (attempts - before[0]) * 1000:.1f}"
+                )
+                say(f"| {attempts} | {wall:.1f} | {wall / attempts * 1000:.1f} | {marginal} |")
+                before = (attempts, wall)
             say()
         if not only or "floor" in only:
-            # what bounds per-attempt work: the same fake agent started by a bare loop, each
-            # in a fresh temporary folder (no harness at all)
-            calls = 10 if smoke else 200
-            argv = ["claude", "-p", "hi", "--dangerously-skip-permissions", "--output-format"]
-            started = time.perf_counter()
-            for _ in range(calls):
-                folder = tempfile.mkdtemp(dir=space.root)
-                subprocess.run([*argv, "stream-json"], cwd=folder, env=env, capture_output=True)
-                shutil.rmtree(folder)
-            floor = (time.perf_counter() - started) / calls * 1000
             say(
-                f"The fake agent alone, started {calls} times one after another by a bare loop "
-                f"(a fresh folder each): {floor:.1f} ms per start."
+                f"The fake agent alone, started by a bare loop one after another (a fresh "
+                f"folder each): {floor_ms:.1f} ms per start."
             )
             say()
         if not only or "parallel" in only:
