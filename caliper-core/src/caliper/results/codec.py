@@ -265,10 +265,99 @@ def parse(text: str) -> Any:
 
 
 def loads(text: str, *, transcripts: bool = True) -> RunResults:
-    """A :class:`RunResults` from the text of a results file (see :func:`from_data`)."""
-    data = parse(text)
-    del text  # the caller's copy may go: the parsed data is all that is needed now
-    return from_data(data, transcripts=transcripts)
+    """A :class:`RunResults` from the text of a results file (see :func:`from_data`).
+
+    Each attempt becomes its record as soon as it is decoded (:mod:`caliper.results.incremental`),
+    so the decoded dicts of all attempts never exist at once; equal short strings (task names,
+    models, check keys and reasons, roles) are kept once per read. The run is the same as
+    ``from_data(parse(text))`` gives; text that does not decode that way is read that way,
+    for the same error message.
+    """
+    with gc_paused():
+        try:
+            return _decode_incrementally(text, transcripts=transcripts)
+        except (cattrs.BaseValidationError, ValueError, TypeError, KeyError, AttributeError):
+            pass  # not a well-formed run: the plain read below says what is wrong with it
+    return from_data(parse(text), transcripts=transcripts)
+
+
+def _decode_incrementally(text: str, *, transcripts: bool) -> RunResults:
+    from caliper.results.incremental import decode_run
+
+    conv = converter()
+    structure_attempt = conv.get_structure_hook(AttemptRecord)
+    shared = _SharedStrings()
+
+    def record(attempt: dict[str, Any]) -> AttemptRecord:
+        if transcripts:
+            compact.expand_attempt(attempt)
+        else:
+            attempt.pop(compact.FINAL_ANSWER_TURN, None)
+            attempt["transcript"] = None
+        shared.attempt(attempt)
+        return structure_attempt(attempt, AttemptRecord)
+
+    data = decode_run(text, record)
+    _check_meta(data)
+    attempts = []
+    for task in data.get("tasks") or []:
+        held = task.pop("attempts", []) if isinstance(task, dict) else []
+        if not (isinstance(held, list) and all(type(a) is AttemptRecord for a in held)):
+            raise ValueError("an attempt that is not an object")
+        attempts.append(held)
+    results = conv.structure(data, RunResults)
+    for task, held in zip(results.tasks, attempts, strict=True):
+        task.attempts = held
+    return results
+
+
+class _SharedStrings:
+    """One object per distinct string of a read, for the fields a big run repeats in every
+    attempt (task names, models, reasons, check keys and their details, roles, tool names):
+    the JSON decoder makes a new string for each. The table lives as long as the read."""
+
+    def __init__(self) -> None:
+        self.table: dict[str, str] = {}
+
+    def attempt(self, attempt: dict[str, Any]) -> None:
+        """Replace the repeated strings of one attempt's decoded dict, in place."""
+        same = self.table.setdefault
+        str_ = str
+        for key in ("task_name", "reason", "model", "error", "final_answer"):
+            value = attempt.get(key)
+            if type(value) is str_:
+                attempt[key] = same(value, value)
+        for key in ("activated", "undeclared", "built_in"):
+            names = attempt.get(key)
+            if type(names) is list:
+                attempt[key] = [same(n, n) if type(n) is str_ else n for n in names]
+        checks = attempt.get("checks")
+        for check in checks if type(checks) is list else ():
+            if type(check) is not dict:
+                continue
+            for key in ("key", "reason"):
+                value = check.get(key)
+                if type(value) is str_:
+                    check[key] = same(value, value)
+            details = check.get("details")
+            if type(details) is dict:
+                check["details"] = {
+                    same(k, k): (
+                        same(v, v)
+                        if type(v) is str_
+                        else [same(n, n) if type(n) is str_ else n for n in v]
+                        if type(v) is list
+                        else v
+                    )
+                    for k, v in details.items()
+                }
+        turns = attempt.get("transcript")
+        for turn in turns if type(turns) is list else ():
+            if type(turn) is dict:
+                for key in ("role", "tool_name"):
+                    value = turn.get(key)
+                    if type(value) is str_:
+                        turn[key] = same(value, value)
 
 
 def newer_schema(results: RunResults) -> bool:

@@ -520,10 +520,9 @@ def _load_results_file(path: Path, *, transcripts: bool = True) -> RunResults:
     from caliper.results import codec
 
     try:
-        # no name holds the text: it is freed once parsed, before the run is built (a
-        # 50,000-attempt file is 55 MB of text that would otherwise stay to the end)
-        data = codec.parse(_read_results_text(path))
-        return codec.from_data(data, transcripts=transcripts)
+        # no name here holds the text: it is freed once the run is built (each attempt
+        # becomes its record as it is decoded, see codec.loads)
+        return codec.loads(_read_results_text(path), transcripts=transcripts)
     except codec.ResultsDecodeError as exc:
         raise _not_results(path, exc) from None
 
