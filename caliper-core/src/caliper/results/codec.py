@@ -12,7 +12,7 @@ import contextlib
 import functools
 import gc
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,10 @@ from caliper.results.models import (
     SkillSnapshot,
 )
 from caliper.textsafe import well_formed
+
+Decode = Callable[[Callable[[dict[str, Any]], Any]], Any]
+"""A decoding of a run's text that turns each attempt's dict with the callback it is given
+(:func:`caliper.results.incremental.decode_run`)."""
 
 
 class ResultsDecodeError(ValueError):
@@ -267,23 +271,46 @@ def parse(text: str) -> Any:
 def loads(text: str, *, transcripts: bool = True) -> RunResults:
     """A :class:`RunResults` from the text of a results file (see :func:`from_data`).
 
-    Each attempt becomes its record as soon as it is decoded (:mod:`caliper.results.incremental`),
-    so the decoded dicts of all attempts never exist at once; equal short strings (task names,
-    models, check keys and reasons, roles) are kept once per read. The run is the same as
-    ``from_data(parse(text))`` gives; text that does not decode that way is read that way,
-    for the same error message.
+    Each attempt becomes its record as soon as it is decoded (see :func:`read_file`). The run
+    is the one ``from_data(parse(text))`` gives; text that does not decode is read that way,
+    for its error message.
     """
-    with gc_paused():
-        try:
-            return _decode_incrementally(text, transcripts=transcripts)
-        except (cattrs.BaseValidationError, ValueError, TypeError, KeyError, AttributeError):
-            pass  # not a well-formed run: the plain read below says what is wrong with it
-    return from_data(parse(text), transcripts=transcripts)
+    from caliper.results.incremental import decode_text
+
+    run = _read_incrementally(lambda on_attempt: decode_text(text, on_attempt), transcripts)
+    return run if run is not None else from_data(parse(text), transcripts=transcripts)
 
 
-def _decode_incrementally(text: str, *, transcripts: bool) -> RunResults:
+def read_file(path: Path, *, transcripts: bool = True) -> RunResults | None:
+    """The run in the results file at ``path``, or ``None`` when it cannot be read this way
+    (missing, unreadable, not UTF-8, not JSON, not a run: the caller reads it the plain way,
+    ``from_data(parse(text))``, which says what is wrong).
+
+    The file is read a piece at a time and each attempt becomes its record as soon as it is
+    decoded (:mod:`caliper.results.incremental`), so neither the whole text nor the decoded
+    dicts of all attempts are ever held at once (a 50,000-attempt file: 55 MB of text and
+    ~190 MB of dicts); equal strings that every attempt repeats (task names, models, check
+    keys and reasons, roles) are kept once per read. The run is the one the plain read gives.
+    """
     from caliper.results.incremental import decode_run
 
+    try:
+        with open(path, encoding="utf-8") as file:
+            return _read_incrementally(lambda on: decode_run(file.read, on), transcripts)
+    except OSError:
+        return None
+
+
+def _read_incrementally(decode: Decode, transcripts: bool) -> RunResults | None:
+    """The run ``decode`` gives (see :func:`_decode_incrementally`), ``None`` if not one."""
+    with gc_paused():
+        try:
+            return _decode_incrementally(decode, transcripts=transcripts)
+        except (cattrs.BaseValidationError, ValueError, TypeError, KeyError, AttributeError):
+            return None  # not a well-formed run: the plain read says what is wrong with it
+
+
+def _decode_incrementally(decode: Decode, *, transcripts: bool) -> RunResults:
     conv = converter()
     structure_attempt = conv.get_structure_hook(AttemptRecord)
     shared = _SharedStrings()
@@ -297,7 +324,7 @@ def _decode_incrementally(text: str, *, transcripts: bool) -> RunResults:
         shared.attempt(attempt)
         return structure_attempt(attempt, AttemptRecord)
 
-    data = decode_run(text, record)
+    data = decode(record)
     _check_meta(data)
     attempts = []
     for task in data.get("tasks") or []:

@@ -519,10 +519,12 @@ def _not_results(path: Path, exc: Exception) -> ResultsError:
 def _load_results_file(path: Path, *, transcripts: bool = True) -> RunResults:
     from caliper.results import codec
 
-    try:
-        # no name here holds the text: it is freed once the run is built (each attempt
-        # becomes its record as it is decoded, see codec.loads)
-        return codec.loads(_read_results_text(path), transcripts=transcripts)
+    results = codec.read_file(path, transcripts=transcripts)  # a piece at a time
+    if results is not None:
+        return results
+    try:  # not readable that way: the plain read says what is wrong with the file
+        data = codec.parse(_read_results_text(path))
+        return codec.from_data(data, transcripts=transcripts)
     except codec.ResultsDecodeError as exc:
         raise _not_results(path, exc) from None
 
