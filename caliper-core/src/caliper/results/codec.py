@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import cattrs
 from cattrs.preconf.json import make_converter
 
@@ -143,6 +144,44 @@ def kept_until_exit() -> Iterator[None]:
 def to_data(results: RunResults) -> dict[str, Any]:
     """``results`` as plain JSON-ready data (dicts, lists, strings, numbers, ``None``)."""
     return converter().unstructure(results)
+
+
+def to_data_by_attempt(results: RunResults) -> dict[str, Any]:
+    """:func:`to_data` of ``results``, except that every task's ``attempts`` still holds
+    the :class:`AttemptRecord` objects: :func:`json_pieces` turns each into its data only
+    as it writes it, so a big run's data never exists whole next to its records."""
+    conv = converter()
+    data = conv.unstructure(attrs.evolve(results, tasks=[]))
+    data["tasks"] = [
+        {**conv.unstructure(attrs.evolve(task, attempts=[])), "attempts": list(task.attempts)}
+        for task in results.tasks
+    ]
+    return data
+
+
+def json_pieces(data: Any, *, size: int = 1 << 16) -> Iterator[str]:
+    """The text of ``json.dumps(data, indent=2, ensure_ascii=False)``, in pieces of about
+    ``size`` characters, with each :class:`AttemptRecord` in ``data`` (see
+    :func:`to_data_by_attempt`) written as :func:`to_data` writes it. Joined, the pieces are
+    the same text character for character; nothing holds it whole."""
+    conv = converter()
+
+    def attempt(value: Any) -> Any:
+        if isinstance(value, AttemptRecord):
+            return conv.unstructure(value)
+        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+    encoder = json.JSONEncoder(indent=2, ensure_ascii=False, default=attempt)
+    held: list[str] = []
+    length = 0
+    for piece in encoder.iterencode(data):
+        held.append(piece)
+        length += len(piece)
+        if length >= size:
+            yield "".join(held)
+            held, length = [], 0
+    if held:
+        yield "".join(held)
 
 
 def from_data(data: Any, *, transcripts: bool = True) -> RunResults:
