@@ -30,12 +30,13 @@ from caliper.results.models import (
     CheckRecord,
     RunResults,
     SkillSnapshot,
+    TaskResult,
 )
 from caliper.textsafe import well_formed
 
-Decode = Callable[[Callable[[dict[str, Any]], Any]], Any]
-"""A decoding of a run's text that turns each attempt's dict with the callback it is given
-(:func:`caliper.results.incremental.decode_run`)."""
+Decode = Callable[[Callable[[dict[str, Any]], Any], Callable[[dict[str, Any]], Any]], Any]
+"""A decoding of a run's text that turns each attempt's dict, then each task's, with the two
+callbacks it is given (:func:`caliper.results.incremental.decode_run`)."""
 
 
 class ResultsDecodeError(ValueError):
@@ -316,7 +317,7 @@ def loads(text: str, *, transcripts: bool = True) -> RunResults:
     """
     from caliper.results.incremental import decode_text
 
-    run = _read_incrementally(lambda on_attempt: decode_text(text, on_attempt), transcripts)
+    run = _read_incrementally(lambda *on: decode_text(text, *on), transcripts)
     return run if run is not None else from_data(parse(text), transcripts=transcripts)
 
 
@@ -335,7 +336,7 @@ def read_file(path: Path, *, transcripts: bool = True) -> RunResults | None:
 
     try:
         with open(path, encoding="utf-8") as file:
-            return _read_incrementally(lambda on: decode_run(file.read, on), transcripts)
+            return _read_incrementally(lambda *on: decode_run(file.read, *on), transcripts)
     except OSError:
         return None
 
@@ -352,6 +353,7 @@ def _read_incrementally(decode: Decode, transcripts: bool) -> RunResults | None:
 def _decode_incrementally(decode: Decode, *, transcripts: bool) -> RunResults:
     conv = converter()
     structure_attempt = conv.get_structure_hook(AttemptRecord)
+    structure_task = conv.get_structure_hook(TaskResult)
     shared = _SharedStrings()
 
     def record(attempt: dict[str, Any]) -> AttemptRecord:
@@ -363,17 +365,21 @@ def _decode_incrementally(decode: Decode, *, transcripts: bool) -> RunResults:
         shared.attempt(attempt)
         return structure_attempt(attempt, AttemptRecord)
 
-    data = decode(record)
-    _check_meta(data)
-    attempts = []
-    for task in data.get("tasks") or []:
-        held = task.pop("attempts", []) if isinstance(task, dict) else []
-        if not (isinstance(held, list) and all(type(a) is AttemptRecord for a in held)):
+    def task(task: dict[str, Any]) -> TaskResult:
+        held = task.pop("attempts", [])
+        if not (type(held) is list and all(type(a) is AttemptRecord for a in held)):
             raise ValueError("an attempt that is not an object")
-        attempts.append(held)
-    results = conv.structure(data, RunResults)
-    for task, held in zip(results.tasks, attempts, strict=True):
-        task.attempts = held
+        result = structure_task(task, TaskResult)
+        result.attempts = held
+        return result
+
+    data = decode(record, task)
+    _check_meta(data)
+    tasks = data.get("tasks", [])
+    if not (type(tasks) is list and all(type(t) is TaskResult for t in tasks)):
+        raise ValueError("a task that is not an object")
+    results = conv.structure({**data, "tasks": []}, RunResults)
+    results.tasks = tasks
     return results
 
 

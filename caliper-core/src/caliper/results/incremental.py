@@ -23,7 +23,7 @@ import json.scanner
 from collections.abc import Callable
 from typing import Any
 
-CHUNK = 1 << 20
+CHUNK = 1 << 16
 """Characters read at a time (a value longer than what is held makes the next read longer)."""
 
 _WHITESPACE = json.decoder.WHITESPACE.match
@@ -38,9 +38,15 @@ class _Walker:
     no caller keeps an index across such a call.
     """
 
-    def __init__(self, read: Callable[[int], str], on_attempt: Callable[[dict[str, Any]], Any]):
+    def __init__(
+        self,
+        read: Callable[[int], str],
+        on_attempt: Callable[[dict[str, Any]], Any],
+        on_task: Callable[[dict[str, Any]], Any],
+    ):
         self.read = read
         self.on_attempt = on_attempt
+        self.on_task = on_task
         self.scan = json.scanner.make_scanner(json.JSONDecoder())
         self.text = ""
         self.at_end = False
@@ -163,7 +169,8 @@ class _Walker:
     def task(self, index: int) -> tuple[Any, int]:
         if not self.char(index, "{"):
             return self.value(index)
-        return self.members(index, "attempts", lambda at: self.items(at, self.attempt))
+        task, index = self.members(index, "attempts", lambda at: self.items(at, self.attempt))
+        return self.on_task(task), index
 
     def run(self) -> Any:
         index = self.skip(0)
@@ -177,18 +184,23 @@ class _Walker:
         return data
 
 
-def decode_run(read: Callable[[int], str], on_attempt: Callable[[dict[str, Any]], Any]) -> Any:
+def decode_run(
+    read: Callable[[int], str],
+    on_attempt: Callable[[dict[str, Any]], Any],
+    on_task: Callable[[dict[str, Any]], Any] = lambda task: task,
+) -> Any:
     """The JSON value of the text ``read`` gives (``read(n)``: up to ``n`` more characters,
     ``""`` at the end, like a text file's ``read``), as ``json.loads`` decodes it, except that
     each dict in a task's ``attempts`` list (``data["tasks"][i]["attempts"][j]``) is replaced
-    by ``on_attempt(that dict)``, called as soon as that attempt is decoded.
+    by ``on_attempt(that dict)``, called as soon as that attempt is decoded, and each task's
+    dict (``data["tasks"][i]``, its attempts already replaced) by ``on_task(that dict)``.
 
     Raises :class:`json.JSONDecodeError` for text that is not JSON.
     """
-    return _Walker(read, on_attempt).run()
+    return _Walker(read, on_attempt, on_task).run()
 
 
-def decode_text(text: str, on_attempt: Callable[[dict[str, Any]], Any]) -> Any:
+def decode_text(text: str, *callbacks: Callable[[dict[str, Any]], Any]) -> Any:
     """:func:`decode_run` of a text already in memory."""
     pieces = [text]
-    return decode_run(lambda _size: pieces.pop() if pieces else "", on_attempt)
+    return decode_run(lambda _size: pieces.pop() if pieces else "", *callbacks)
