@@ -23,7 +23,6 @@ import errno
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -209,6 +208,8 @@ def write_atomic(path: Path, text: str) -> None:
 
     Raises :class:`ResultsWriteError` on any OS error; the temporary file is removed.
     """
+    import tempfile  # here: reading commands never write (tempfile imports shutil, bz2, lzma)
+
     tmp: str | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -395,6 +396,8 @@ def save_assembled(
 
 def rescue_path(results: RunResults) -> Path:
     """Where a run that could not be saved in the store is written instead."""
+    import tempfile
+
     name = f"caliper-{results.meta.spec_name}-{results.meta.run_id}.json"
     return Path(tempfile.gettempdir()) / name
 
