@@ -267,3 +267,46 @@ def test_a_summary_read_holds_one_attempt_dict_at_a_time(fake_run, tmp_path):
     bound = records + 16 * incremental.CHUNK + dicts // 10
     assert dicts > 2 * records  # the bound is meaningful: all dicts at once would break it
     assert peak - before < bound, (peak - before, records, dicts)
+
+
+META = '{"run_id": "r", "spec_name": "s", "spec_path": "s.eval.yaml", "started_at": "t"}'
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        f'{{"meta": {META}, "tasks": [{{"name": "t", "index": 0, "k": 1, "attempts": '
+        '[{"task_name": "t", "attempt": "one", "outcome": "pass"}]}]}',
+        f'{{"meta": {META}, "tasks": [{{"name": "t", "index": 0, "k": 1, "attempts": [7]}}]}}',
+        f'{{"meta": {META}, "tasks": [{{"name": "t", "index": 0, "k": 1, "attempts": {{}}}}]}}',
+        f'{{"meta": {META}, "tasks": ["not a task"]}}',
+        f'{{"meta": {META}, "tasks": [{{"name": "t", "attempts": []}}]}}',
+        '{"tasks": []}',
+        '{"meta": {"run_id": "r", "spec_name": "s"}, "tasks": [}',
+    ],
+)
+def test_an_odd_file_reads_as_the_plain_read_reads_it(tmp_path, content):
+    """What the walker does not take as a run is left to the plain read: the same run (an
+    empty object for attempts is taken as no attempts) or the same message."""
+    from caliper.results.store import ResultsError, load_run
+
+    path = tmp_path / "odd.json"
+    path.write_text(content, encoding="utf-8")
+    assert codec.read_file(path) is None  # left to the plain read
+    try:
+        plain = codec.from_data(codec.parse(content), transcripts=False)
+    except codec.ResultsDecodeError as exc:
+        with pytest.raises(ResultsError) as info:
+            load_run(path, transcripts=False)
+        assert info.value.message == f"{path} is not a readable caliper results file: {exc}."
+    else:
+        assert load_run(path, transcripts=False) == plain
+
+
+def test_a_file_that_is_not_utf8_is_refused_as_before(tmp_path):
+    from caliper.results.store import ResultsError, load_run
+
+    path = tmp_path / "latin1.json"
+    path.write_bytes(f'{{"meta": {META}, "tasks": [{{"name": "caf\xe9"}}]}}'.encode("latin-1"))
+    with pytest.raises(ResultsError, match=r"Cannot read results file .*utf-8"):
+        load_run(path)
