@@ -386,7 +386,11 @@ def _decode_incrementally(decode: Decode, *, transcripts: bool) -> RunResults:
 class _SharedStrings:
     """One object per distinct string of a read, for the fields a big run repeats in every
     attempt (task names, models, reasons, check keys and their details, roles, tool names):
-    the JSON decoder makes a new string for each. The table lives as long as the read."""
+    the JSON decoder makes a new string for each. The table lives as long as the read.
+    Texts that may be long (reasons, errors, final answers) are shared only up to
+    :attr:`LONGEST` characters: a long one is rarely repeated and not worth hashing."""
+
+    LONGEST = 256
 
     def __init__(self) -> None:
         self.table: dict[str, str] = {}
@@ -395,9 +399,13 @@ class _SharedStrings:
         """Replace the repeated strings of one attempt's decoded dict, in place."""
         same = self.table.setdefault
         str_ = str
-        for key in ("task_name", "reason", "model", "error", "final_answer"):
+        for key in ("task_name", "model"):
             value = attempt.get(key)
             if type(value) is str_:
+                attempt[key] = same(value, value)
+        for key in ("reason", "error", "final_answer"):
+            value = attempt.get(key)
+            if type(value) is str_ and len(value) <= self.LONGEST:
                 attempt[key] = same(value, value)
         for key in ("activated", "undeclared", "built_in"):
             names = attempt.get(key)
@@ -409,7 +417,7 @@ class _SharedStrings:
                 continue
             for key in ("key", "reason"):
                 value = check.get(key)
-                if type(value) is str_:
+                if type(value) is str_ and len(value) <= self.LONGEST:
                     check[key] = same(value, value)
             details = check.get("details")
             if type(details) is dict:
