@@ -15,7 +15,7 @@ def history_rows(entries, confidence: float) -> list[dict]:
 
     An unreadable file gets a row with ``error`` instead of numbers.
     """
-    from caliper.results.compare import ablated_names
+    from caliper.results.meta_labels import ablated_names
     from caliper.results.scoring import score_run
     from caliper.results.stats import interval_data
     from caliper.results.store import ResultsError, load_run

@@ -15,7 +15,7 @@ def _engine(meta) -> str | None:
 def run_row(entry) -> dict:
     """One run as ``caliper list SPEC`` shows it (an unreadable file gets an ``error``): the
     score comes with the interval ``caliper report`` shows (95 %, ``score_interval``)."""
-    from caliper.results.compare import ablated_names
+    from caliper.results.meta_labels import ablated_names
     from caliper.results.scoring import score_run
     from caliper.results.stats import interval_data
     from caliper.results.store import ResultsError, load_run

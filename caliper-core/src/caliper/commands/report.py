@@ -3,7 +3,6 @@ Markdown for CI pages; bars given here are judged on the saved run."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,12 +20,13 @@ if TYPE_CHECKING:
 
 def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> dict:
     """The JSON of ``caliper report --format json``: the saved run plus derived blocks
-    (intervals at ``confidence``)."""
+    (intervals at ``confidence``); its attempts are records, written by
+    :func:`caliper.results.codec.json_pieces`."""
     from caliper.results import codec
     from caliper.results.scoring import score_run, scores_data, usage_data
 
     run = score_run(results, confidence)
-    data = codec.to_data(results)
+    data = codec.to_data_by_attempt(results)  # each attempt's data made as it is written
     data["path"] = str(path)
     data["scores"] = scores_data(run)
     data["usage_totals"] = usage_data(run)
@@ -149,7 +149,11 @@ def command(
         data = report_data(results, path, confidence)
         if gate is not None:
             data["gate"] = gate.to_json()
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        from caliper.results.codec import json_pieces
+
+        for piece in json_pieces(data):  # never the whole text at once
+            click.echo(piece, nl=False)
+        click.echo()
     elif output_format == "markdown":
         from caliper.report.markdown import run_markdown
 

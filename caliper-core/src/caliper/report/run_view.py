@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from caliper.report import fmt, plain_table
-from caliper.results.compare import ablated_names, user_setup_label
+from caliper.results.meta_labels import ablated_names, user_setup_label
 from caliper.results.models import (
     SCHEMA_VERSION,
     AttemptRecord,

@@ -12,10 +12,11 @@ import contextlib
 import functools
 import gc
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import cattrs
 from cattrs.preconf.json import make_converter
 
@@ -29,8 +30,13 @@ from caliper.results.models import (
     CheckRecord,
     RunResults,
     SkillSnapshot,
+    TaskResult,
 )
 from caliper.textsafe import well_formed
+
+Decode = Callable[[Callable[[dict[str, Any]], Any], Callable[[dict[str, Any]], Any]], Any]
+"""A decoding of a run's text that turns each attempt's dict, then each task's, with the two
+callbacks it is given (:func:`caliper.results.incremental.decode_run`)."""
 
 
 class ResultsDecodeError(ValueError):
@@ -139,6 +145,44 @@ def kept_until_exit() -> Iterator[None]:
 def to_data(results: RunResults) -> dict[str, Any]:
     """``results`` as plain JSON-ready data (dicts, lists, strings, numbers, ``None``)."""
     return converter().unstructure(results)
+
+
+def to_data_by_attempt(results: RunResults) -> dict[str, Any]:
+    """:func:`to_data` of ``results``, except that every task's ``attempts`` still holds
+    the :class:`AttemptRecord` objects: :func:`json_pieces` turns each into its data only
+    as it writes it, so a big run's data never exists whole next to its records."""
+    conv = converter()
+    data = conv.unstructure(attrs.evolve(results, tasks=[]))
+    data["tasks"] = [
+        {**conv.unstructure(attrs.evolve(task, attempts=[])), "attempts": list(task.attempts)}
+        for task in results.tasks
+    ]
+    return data
+
+
+def json_pieces(data: Any, *, size: int = 1 << 16) -> Iterator[str]:
+    """The text of ``json.dumps(data, indent=2, ensure_ascii=False)``, in pieces of about
+    ``size`` characters, with each :class:`AttemptRecord` in ``data`` (see
+    :func:`to_data_by_attempt`) written as :func:`to_data` writes it. Joined, the pieces are
+    the same text character for character; nothing holds it whole."""
+    conv = converter()
+
+    def attempt(value: Any) -> Any:
+        if isinstance(value, AttemptRecord):
+            return conv.unstructure(value)
+        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+    encoder = json.JSONEncoder(indent=2, ensure_ascii=False, default=attempt)
+    held: list[str] = []
+    length = 0
+    for piece in encoder.iterencode(data):
+        held.append(piece)
+        length += len(piece)
+        if length >= size:
+            yield "".join(held)
+            held, length = [], 0
+    if held:
+        yield "".join(held)
 
 
 def from_data(data: Any, *, transcripts: bool = True) -> RunResults:
@@ -265,10 +309,135 @@ def parse(text: str) -> Any:
 
 
 def loads(text: str, *, transcripts: bool = True) -> RunResults:
-    """A :class:`RunResults` from the text of a results file (see :func:`from_data`)."""
-    data = parse(text)
-    del text  # the caller's copy may go: the parsed data is all that is needed now
-    return from_data(data, transcripts=transcripts)
+    """A :class:`RunResults` from the text of a results file (see :func:`from_data`).
+
+    Each attempt becomes its record as soon as it is decoded (see :func:`read_file`). The run
+    is the one ``from_data(parse(text))`` gives; text that does not decode is read that way,
+    for its error message.
+    """
+    from caliper.results.incremental import decode_text
+
+    run = _read_incrementally(lambda *on: decode_text(text, *on), transcripts)
+    return run if run is not None else from_data(parse(text), transcripts=transcripts)
+
+
+def read_file(path: Path, *, transcripts: bool = True) -> RunResults | None:
+    """The run in the results file at ``path``, or ``None`` when it cannot be read this way
+    (missing, unreadable, not UTF-8, not JSON, not a run: the caller reads it the plain way,
+    ``from_data(parse(text))``, which says what is wrong).
+
+    The file is read a piece at a time and each attempt becomes its record as soon as it is
+    decoded (:mod:`caliper.results.incremental`), so neither the whole text nor the decoded
+    dicts of all attempts are ever held at once (a 50,000-attempt file: 55 MB of text and
+    ~190 MB of dicts); equal strings that every attempt repeats (task names, models, check
+    keys and reasons, roles) are kept once per read. The run is the one the plain read gives.
+    """
+    from caliper.results.incremental import decode_run
+
+    try:
+        with open(path, encoding="utf-8") as file:
+            return _read_incrementally(lambda *on: decode_run(file.read, *on), transcripts)
+    except OSError:
+        return None
+
+
+def _read_incrementally(decode: Decode, transcripts: bool) -> RunResults | None:
+    """The run ``decode`` gives (see :func:`_decode_incrementally`), ``None`` if not one."""
+    with gc_paused():
+        try:
+            return _decode_incrementally(decode, transcripts=transcripts)
+        except (cattrs.BaseValidationError, ValueError, TypeError, KeyError, AttributeError):
+            return None  # not a well-formed run: the plain read says what is wrong with it
+
+
+def _decode_incrementally(decode: Decode, *, transcripts: bool) -> RunResults:
+    conv = converter()
+    structure_attempt = conv.get_structure_hook(AttemptRecord)
+    structure_task = conv.get_structure_hook(TaskResult)
+    shared = _SharedStrings()
+
+    def record(attempt: dict[str, Any]) -> AttemptRecord:
+        if transcripts:
+            compact.expand_attempt(attempt)
+        else:
+            attempt.pop(compact.FINAL_ANSWER_TURN, None)
+            attempt["transcript"] = None
+        shared.attempt(attempt)
+        return structure_attempt(attempt, AttemptRecord)
+
+    def task(task: dict[str, Any]) -> TaskResult:
+        held = task.pop("attempts", [])
+        if not (type(held) is list and all(type(a) is AttemptRecord for a in held)):
+            raise ValueError("an attempt that is not an object")
+        result = structure_task(task, TaskResult)
+        result.attempts = held
+        return result
+
+    data = decode(record, task)
+    _check_meta(data)
+    tasks = data.get("tasks", [])
+    if not (type(tasks) is list and all(type(t) is TaskResult for t in tasks)):
+        raise ValueError("a task that is not an object")
+    results = conv.structure({**data, "tasks": []}, RunResults)
+    results.tasks = tasks
+    return results
+
+
+class _SharedStrings:
+    """One object per distinct string of a read, for the fields a big run repeats in every
+    attempt (task names, models, reasons, check keys and their details, roles, tool names):
+    the JSON decoder makes a new string for each. The table lives as long as the read.
+    Texts that may be long (reasons, errors, final answers) are shared only up to
+    :attr:`LONGEST` characters: a long one is rarely repeated and not worth hashing."""
+
+    LONGEST = 256
+
+    def __init__(self) -> None:
+        self.table: dict[str, str] = {}
+
+    def attempt(self, attempt: dict[str, Any]) -> None:
+        """Replace the repeated strings of one attempt's decoded dict, in place."""
+        same = self.table.setdefault
+        str_ = str
+        for key in ("task_name", "model"):
+            value = attempt.get(key)
+            if type(value) is str_:
+                attempt[key] = same(value, value)
+        for key in ("reason", "error", "final_answer"):
+            value = attempt.get(key)
+            if type(value) is str_ and len(value) <= self.LONGEST:
+                attempt[key] = same(value, value)
+        for key in ("activated", "undeclared", "built_in"):
+            names = attempt.get(key)
+            if type(names) is list:
+                attempt[key] = [same(n, n) if type(n) is str_ else n for n in names]
+        checks = attempt.get("checks")
+        for check in checks if type(checks) is list else ():
+            if type(check) is not dict:
+                continue
+            for key in ("key", "reason"):
+                value = check.get(key)
+                if type(value) is str_ and len(value) <= self.LONGEST:
+                    check[key] = same(value, value)
+            details = check.get("details")
+            if type(details) is dict:
+                check["details"] = {
+                    same(k, k): (
+                        same(v, v)
+                        if type(v) is str_
+                        else [same(n, n) if type(n) is str_ else n for n in v]
+                        if type(v) is list
+                        else v
+                    )
+                    for k, v in details.items()
+                }
+        turns = attempt.get("transcript")
+        for turn in turns if type(turns) is list else ():
+            if type(turn) is dict:
+                for key in ("role", "tool_name"):
+                    value = turn.get(key)
+                    if type(value) is str_:
+                        turn[key] = same(value, value)
 
 
 def newer_schema(results: RunResults) -> bool:

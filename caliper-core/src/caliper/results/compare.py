@@ -20,6 +20,7 @@ from __future__ import annotations
 import attrs
 
 from caliper.results import power as power_mod
+from caliper.results.meta_labels import SETUP_KINDS, ablated_names, user_setup_label
 from caliper.results.models import RunMeta, RunResults, SkillSnapshot
 from caliper.results.scoring import TaskScore, UsageTotals, mean, score_run
 from caliper.results.significance import fisher_exact, holm_adjust, stratified_exact_test
@@ -346,30 +347,6 @@ def _usage_delta(a: UsageTotals, b: UsageTotals) -> UsageDelta:
         wall_delta=wall,
         wall_delta_pct=_pct(a.wall_seconds, wall),
     )
-
-
-def ablated_names(meta: RunMeta) -> list[str]:
-    """What a run left out (``--ablate``): skills by name (from the flags and the snapshots),
-    then ``mcp:`` servers as ``mcp:NAME``."""
-    names = list(meta.ablated)
-    names += [s.name for s in meta.skill_snapshots if s.ablated and s.name not in names]
-    names += [f"mcp:{name}" for name in meta.ablated_mcp]
-    return names
-
-
-SETUP_KINDS = ("skills", "rules", "settings", "mcp")
-
-
-def user_setup_label(meta: RunMeta) -> str:
-    """What of the user's own setup a run loaded, in a few words (``none`` when isolated)."""
-    if not meta.user_customizations:
-        return "none (isolated)"
-    parts = [
-        f"{kind} {', '.join(meta.user_setup[kind])}"
-        for kind in SETUP_KINDS
-        if meta.user_setup.get(kind)
-    ]
-    return "; ".join(parts) or "requested, but nothing was found to load"
 
 
 def _setup_key(meta: RunMeta) -> tuple[bool, tuple[tuple[str, ...], ...]]:

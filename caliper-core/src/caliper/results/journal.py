@@ -32,7 +32,6 @@ import copy
 import fcntl
 import json
 import os
-import tempfile
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -115,6 +114,8 @@ class JournalWriter:
     def replace(cls, path: Path, lines: Iterable[dict[str, Any]]) -> JournalWriter:
         """Write a whole new journal (header and lines) over ``path`` atomically, then keep
         it open for appending (used by ``--resume``: a torn line is not carried over)."""
+        import tempfile  # here: reading commands never write a journal
+
         from caliper.results import codec
 
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

@@ -23,7 +23,6 @@ import errno
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -209,6 +208,8 @@ def write_atomic(path: Path, text: str) -> None:
 
     Raises :class:`ResultsWriteError` on any OS error; the temporary file is removed.
     """
+    import tempfile  # here: reading commands never write (tempfile imports shutil, bz2, lzma)
+
     tmp: str | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -395,6 +396,8 @@ def save_assembled(
 
 def rescue_path(results: RunResults) -> Path:
     """Where a run that could not be saved in the store is written instead."""
+    import tempfile
+
     name = f"caliper-{results.meta.spec_name}-{results.meta.run_id}.json"
     return Path(tempfile.gettempdir()) / name
 
@@ -519,9 +522,10 @@ def _not_results(path: Path, exc: Exception) -> ResultsError:
 def _load_results_file(path: Path, *, transcripts: bool = True) -> RunResults:
     from caliper.results import codec
 
-    try:
-        # no name holds the text: it is freed once parsed, before the run is built (a
-        # 50,000-attempt file is 55 MB of text that would otherwise stay to the end)
+    results = codec.read_file(path, transcripts=transcripts)  # a piece at a time
+    if results is not None:
+        return results
+    try:  # not readable that way: the plain read says what is wrong with the file
         data = codec.parse(_read_results_text(path))
         return codec.from_data(data, transcripts=transcripts)
     except codec.ResultsDecodeError as exc:

@@ -12,7 +12,7 @@ from typing import Any
 import attrs
 
 from caliper.report import fmt
-from caliper.results.compare import ablated_names
+from caliper.results.meta_labels import ablated_names
 from caliper.results.models import (
     AttemptRecord,
     CheckRecord,
