@@ -33,6 +33,7 @@ from caliper.plugins import (
     describe,
     index_registered,
     installed,
+    listed,
     load_failure_text,
 )
 
@@ -73,17 +74,22 @@ def load_judges() -> tuple[dict[str, Judge], list[LoadFailure]] | None:
     failures: list[LoadFailure] = []
     hooks: list[tuple[str, types.FunctionType, PluginEntry]] = []  # in registration order
     registered: set[int] = set()
-    for namespace_entries in by_namespace.values():
-        for entry in namespace_entries:
+    for namespace, namespace_entries in by_namespace.items():
+        # stevedore imports in the metadata's order, then registers in the names' order
+        loaded: dict[str, Any] = {}
+        for entry in _in_metadata_order(namespace, namespace_entries):
             try:
-                plugin = _load(entry.module)
+                loaded[entry.name] = _load(entry.module)
             except _NeedsPluggy:
                 return None
             except (KeyboardInterrupt, AssertionError):
                 raise  # as stevedore does
             except Exception as exc:
                 failures.append(LoadFailure(entry, load_failure_text(exc)))
+        for entry in namespace_entries:
+            if entry.name not in loaded:
                 continue
+            plugin = loaded[entry.name]
             if id(plugin) in registered:
                 continue  # pluggy registers a plugin object once
             try:
@@ -105,6 +111,12 @@ def load_judges() -> tuple[dict[str, Judge], list[LoadFailure]] | None:
         answers.append((name, found))
     judges = index_registered(JUDGES, answers, labels.__getitem__)
     return {key: judge for key, (judge, _plugin) in judges.items()}, failures
+
+
+def _in_metadata_order(namespace: str, entries: list[PluginEntry]) -> list[PluginEntry]:
+    """``entries`` (all of one namespace) in the order the installed metadata lists them."""
+    wanted = {entry.name: entry for entry in entries}
+    return [wanted[e.name] for e in listed(namespace, JUDGES) if wanted.get(e.name) == e]
 
 
 def _load(value: str) -> Any:
