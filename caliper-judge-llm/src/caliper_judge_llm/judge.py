@@ -1,5 +1,8 @@
 """The ``expect:`` judge: asks an LLM, through any installed backend, whether an attempt
-met a natural-language expectation."""
+met a natural-language expectation.
+
+The prompt and verdict modules are imported when a check runs, not with the judge, so
+``caliper validate`` (which only asks :meth:`ExpectJudge.validate`) does not pay for them."""
 
 from __future__ import annotations
 
@@ -7,8 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from caliper.judge import Judge, JudgeContext, Reply, ValueProblem, Verdict
-from caliper_judge_llm.prompt import PROMPT_VERSION, build_prompt
-from caliper_judge_llm.verdict import parse_verdict
 
 
 def _suggestion(reply: Reply) -> str:
@@ -43,6 +44,9 @@ class ExpectJudge(Judge):
         return []
 
     def check(self, context: JudgeContext) -> Verdict:
+        from caliper_judge_llm.prompt import PROMPT_VERSION, build_prompt
+        from caliper_judge_llm.verdict import parse_verdict
+
         prompt = build_prompt(
             task_prompt=context.task_prompt,
             expectation=str(context.value),

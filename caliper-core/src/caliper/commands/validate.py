@@ -137,7 +137,7 @@ def _add_listing_warnings(host: _Host, results: list[tuple[Path, SpecCheck]]) ->
     Backends are loaded only for listings over ``LISTING_CHECK_FLOOR`` characters, so
     ordinary specs still validate without importing any backend.
     """
-    from caliper.backend import LISTING_CHECK_FLOOR, listing_chars
+    from caliper.skill_listing import LISTING_CHECK_FLOOR, listing_chars
     from caliper.spec.problems import Problem
 
     backends = None

@@ -11,10 +11,8 @@ the reason.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +94,8 @@ class AssertJudge(Judge):
         return []
 
     def check(self, context: JudgeContext) -> Verdict:
+        import tempfile  # here, not at import: `caliper validate` never runs a check
+
         from caliper.default_plugins import warm_assert
         from caliper.process import run_process
 
@@ -159,6 +159,8 @@ class AssertJudge(Judge):
 
 
 def _read_result(path: Path) -> dict[str, Any] | None:
+    import json
+
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
