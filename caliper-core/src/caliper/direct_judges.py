@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 HOOK = "register_judges"
 
-_ENTRY_POINT_VALUE = re.compile(
+_ENTRY_POINT_VALUE = (
     r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
 )
 """``importlib.metadata.EntryPoint.pattern``: ``module``, ``module:attr.attr``, extras."""
@@ -121,7 +121,9 @@ def _in_metadata_order(namespace: str, entries: list[PluginEntry]) -> list[Plugi
 
 def _load(value: str) -> Any:
     """What an entry point's value names, as ``importlib.metadata.EntryPoint.load`` finds it."""
-    match = _ENTRY_POINT_VALUE.match(value)
+    if all(part.isidentifier() for part in value.split(".")):
+        return importlib.import_module(value)  # a module's dotted name (the usual case)
+    match = re.match(_ENTRY_POINT_VALUE, value)
     if match is None:
         raise _NeedsPluggy(value)
     found: Any = importlib.import_module(match.group("module"))
