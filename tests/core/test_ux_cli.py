@@ -207,6 +207,8 @@ VALIDATE_LEAVES_OUT = (
     # what only running needs
     "caliper.attempt",
     "caliper.backend",
+    "caliper.history",  # only for a task with `history:`
+    "caliper.spec.history",
     "caliper_judge_llm.prompt",
     "caliper_judge_llm.verdict",
     "tempfile",
