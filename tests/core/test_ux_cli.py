@@ -208,6 +208,7 @@ VALIDATE_LEAVES_OUT = (
     "caliper.attempt",
     "caliper.backend",
     "caliper.history",  # only for a task with `history:`
+    "hashlib",  # validate shows no hash of the spec or its skills
     "caliper.spec.history",
     "caliper_judge_llm.prompt",
     "caliper_judge_llm.verdict",

@@ -18,7 +18,6 @@ the saved hash describes the files the agent saw.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import os
 import re
 import stat
@@ -285,6 +284,8 @@ def content_hash(folder: Path, *, max_bytes: int | None = None) -> str:
 
 def tree_hash(tree: SkillTree) -> str:
     """The :func:`content_hash` of an already scanned folder."""
+    import hashlib  # here: `caliper validate` scans skill folders but hashes none
+
     digest = hashlib.sha256()
     for entry in tree.files:
         data = entry.source.read_bytes()

@@ -72,6 +72,7 @@ def check_spec(
     judge_failures: Mapping[str, str] | None = None,
     online: bool = False,
     on_note: Callable[[str], None] | None = None,
+    hashed: bool = True,
 ) -> SpecCheck:
     """Check ``path`` completely, without running anything or (by default) using the network.
 
@@ -83,9 +84,13 @@ def check_spec(
     this once; ``on_note`` then hears each remark as it comes (a cached commit used, files a
     copy left out), and a source that cannot be fetched nor found in the cache is a
     :class:`~caliper.errors.SpecError`.
+
+    With ``hashed=False`` (``caliper validate``, which shows no hash) the spec's ``sha256``
+    is left empty and the skills' ``content_hash`` ``None``: the skill folders are still
+    scanned and checked, their files not read.
     """
     path = Path(path)
-    document, problems = load_document(path)
+    document, problems = load_document(path, hashed=hashed)
     if document is None:
         return SpecCheck(None, problems, [])
     data = document.data
@@ -104,7 +109,7 @@ def check_spec(
         )
         return SpecCheck(None, problems, [])
     checker = _SpecChecker(document, judges, cache_dir, judge_failures, problems)
-    checker.online, checker.on_note = online, on_note
+    checker.online, checker.on_note, checker.hashed = online, on_note, hashed
     return checker.run()
 
 
@@ -127,6 +132,7 @@ class _SpecChecker:
         self.report.problems.extend(problems)
         self.online = False
         self.on_note: Callable[[str], None] | None = None
+        self.hashed = True
 
     def run(self) -> SpecCheck:
         report, data, path = self.report, self.document.data, self.document.path
@@ -188,6 +194,7 @@ class _SpecChecker:
                 cache=self.cache,
                 offline=not self.online,
                 column=position[1] if position else None,
+                hash_content=self.hashed,
             )
             if self.online:
                 self._note_online(index, outcome)

@@ -66,8 +66,11 @@ def resolve_source(
     cache: GitCache,
     offline: bool,
     column: int | None = None,
+    hash_content: bool = True,
 ) -> SourceOutcome:
-    """Resolve one source. Offline, an uncached git source yields a note, not a problem."""
+    """Resolve one source. Offline, an uncached git source yields a note, not a problem.
+
+    Without ``hash_content`` the skill's ``content_hash`` is ``None`` (its files are not read)."""
     spec_dir = spec_path.parent
     git_sha = git_ref = git_repo = None
     note = None
@@ -128,7 +131,7 @@ def resolve_source(
     folder = skill_file.parent
     try:
         tree = scan(folder, max_bytes=max_skill_bytes())
-        digest = tree_hash(tree) if tree.fatal is None else None
+        digest = tree_hash(tree) if tree.fatal is None and hash_content else None
     except ValueError as exc:  # an unreadable CALIPER_SKILL_MAX_BYTES
         problem = _spec_problem(spec_path, source, index, str(exc), column)
         return SourceOutcome(source, index, problems=(problem,), note=note)

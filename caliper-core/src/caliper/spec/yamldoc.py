@@ -353,10 +353,12 @@ def _clean(value: Any) -> Any:
     return well_formed(value) if isinstance(value, str) else value
 
 
-def load_document(path: Path, *, what: str = "spec") -> tuple[Document | None, list[Problem]]:
-    """Read and parse ``path``; problems explain anything that stopped it."""
-    import hashlib
-
+def load_document(
+    path: Path, *, what: str = "spec", hashed: bool = True
+) -> tuple[Document | None, list[Problem]]:
+    """Read and parse ``path``; problems explain anything that stopped it. ``hashed=False``
+    leaves :attr:`Document.sha256` empty (``caliper validate`` shows no hash, and importing
+    ``hashlib`` costs it milliseconds)."""
     raw, problem = _read_bytes(path, what)
     if raw is None:
         return None, [problem] if problem else []
@@ -366,4 +368,8 @@ def load_document(path: Path, *, what: str = "spec") -> tuple[Document | None, l
     document, problems = parse_yaml(path, text)
     if document is None:
         return None, problems
+    if not hashed:
+        return document, problems
+    import hashlib
+
     return attrs.evolve(document, sha256=hashlib.sha256(raw).hexdigest()), problems
