@@ -209,6 +209,7 @@ VALIDATE_LEAVES_OUT = (
     "caliper.backend",
     "caliper.history",  # only for a task with `history:`
     "hashlib",  # validate shows no hash of the spec or its skills
+    "caliper.spec.gitcache",  # the spec has local skills only
     "caliper.spec.history",
     "caliper_judge_llm.prompt",
     "caliper_judge_llm.verdict",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -18,7 +19,6 @@ from caliper.errors import SpecError
 from caliper.judge import Judge
 from caliper.skills import ResolvedSkill
 from caliper.spec.fields import Reporter, type_name
-from caliper.spec.gitcache import GitCache
 from caliper.spec.mcpspec import check_mcp
 from caliper.spec.model import SkillSource, Spec, spec_name_for
 from caliper.spec.problems import Problem, SpecInvalid, sort_key
@@ -36,6 +36,9 @@ from caliper.spec.skills import (
 )
 from caliper.spec.tasks import Neighbourhood, TaskChecker
 from caliper.spec.yamldoc import Document, load_document
+
+if TYPE_CHECKING:
+    from caliper.spec.gitcache import GitCache
 
 __all__ = ["Problem", "SpecCheck", "SpecInvalid", "check_spec", "load_spec", "load_spec_for_run"]
 
@@ -126,7 +129,8 @@ class _SpecChecker:
     ):
         self.document = document
         self.judges = judges
-        self.cache = GitCache(cache_dir)
+        self.cache_dir = cache_dir
+        self._cache: GitCache | None = None
         self.judge_failures = judge_failures
         self.report = Reporter(document)
         self.report.problems.extend(problems)
@@ -191,7 +195,7 @@ class _SpecChecker:
                 source,
                 index,
                 path,
-                cache=self.cache,
+                cache=self._git_cache,
                 offline=not self.online,
                 column=position[1] if position else None,
                 hash_content=self.hashed,
@@ -219,6 +223,14 @@ class _SpecChecker:
         )
         return skills, neighbourhood, notes
 
+
+    def _git_cache(self) -> GitCache:
+        """The git cache, made for the first git source (never for local skills only)."""
+        if self._cache is None:
+            from caliper.spec.gitcache import GitCache
+
+            self._cache = GitCache(self.cache_dir)
+        return self._cache
 
     def _note_online(self, index: int, outcome: SourceOutcome) -> None:
         """A run's remarks on one source, at once; a source it cannot get stops it."""
