@@ -14,11 +14,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import caliper
-from caliper.judge import Judge, JudgeContext, ValueProblem, Verdict
+from caliper.judge import Judge, ValueProblem
 from caliper.spec.fields import type_name
+
+if TYPE_CHECKING:
+    from caliper.verdict import JudgeContext, Verdict
 
 RUNNER = Path(__file__).with_name("_assert_runner.py")
 OUTPUT_TAIL = 2000
@@ -98,6 +101,7 @@ class AssertJudge(Judge):
 
         from caliper.default_plugins import warm_assert
         from caliper.process import run_process
+        from caliper.verdict import Verdict
 
         value = str(context.value)
         if is_file_reference(value):
@@ -169,6 +173,8 @@ def _read_result(path: Path) -> dict[str, Any] | None:
 
 
 def _verdict(outcome: dict[str, Any], details: dict[str, Any]) -> Verdict:
+    from caliper.verdict import Verdict
+
     status = outcome.get("status")
     if status == "pass":
         return Verdict(passed=True, details=details)
