@@ -211,6 +211,8 @@ VALIDATE_LEAVES_OUT = (
     "hashlib",  # validate shows no hash of the spec or its skills
     "caliper.spec.gitcache",  # the spec has local skills only
     "caliper.spec.history",
+    "caliper.spec.mcpspec",  # the spec has no `mcp:` block
+    "caliper.verdict",  # what a check takes and returns: validate runs no check
     "caliper_judge_llm.prompt",
     "caliper_judge_llm.verdict",
     "tempfile",
@@ -236,6 +238,10 @@ def test_validate_through_the_script_imports_no_plugin_machinery(tmp_path):
     code = (
         "import atexit, runpy, sys\n"
         "atexit.register(lambda: print('MODULES', *sorted(sys.modules), file=sys.stderr))\n"
+        "atexit.register(lambda: print('CLASSES', *sorted(\n"
+        "    f'{n}.{k}' for n, m in list(sys.modules.items()) if n.startswith('caliper')\n"
+        "    for k, v in vars(m).items() if hasattr(v, '__attrs_attrs__')\n"
+        "    and v.__module__ == n), file=sys.stderr))\n"
         "sys.argv = [sys.argv[1], 'validate', 'v.eval.yaml']\n"
         "runpy.run_path(sys.argv[0], run_name='__main__')\n"
     )
@@ -260,6 +266,34 @@ def test_validate_through_the_script_imports_no_plugin_machinery(tmp_path):
         m for m in imported if any(m == x or m.startswith(x + ".") for x in VALIDATE_LEAVES_OUT)
     )
     assert heavy == []
+    # each attrs class costs ~0.5 ms to create: validate makes only those checking a spec needs
+    line = next(x for x in done.stderr.splitlines() if x.startswith("CLASSES "))
+    assert set(line.split()[1:]) == VALIDATE_ATTRS_CLASSES
+
+
+VALIDATE_ATTRS_CLASSES = {
+    "caliper.judge.ValueProblem",
+    "caliper.plugins.LoadFailure",
+    "caliper.plugins.PluginEntry",
+    "caliper.skill_tree.SkillTree",
+    "caliper.skill_tree.TreeFile",
+    "caliper.skill_tree.TreeIssue",
+    "caliper.skills.ResolvedSkill",
+    "caliper.spec.frontmatter.FrontmatterCheck",
+    "caliper.spec.frontmatter.SkillFrontmatter",
+    "caliper.spec.load.SpecCheck",
+    "caliper.spec.model.McpServer",
+    "caliper.spec.model.Sandbox",
+    "caliper.spec.model.SkillSource",
+    "caliper.spec.model.Spec",
+    "caliper.spec.model.Task",
+    "caliper.spec.problems.Problem",
+    "caliper.spec.skills.SourceOutcome",
+    "caliper.spec.tasks.Neighbourhood",
+    "caliper.spec.yamldoc.Document",
+}
+"""The attrs classes ``caliper validate`` of a plain spec creates: the spec model, what
+checking it reports, and the plugin entries the judges are loaded from (issue 20)."""
 
 
 def test_plugins_text_shows_brackets_in_plugin_errors_verbatim(capsys):

@@ -29,9 +29,9 @@ _IN_VERDICT = frozenset({"Ask", "JudgeContext", "JudgeUsage", "Reply", "Verdict"
 def __getattr__(name: str) -> Any:
     """The check-time types, from :mod:`caliper.verdict` (imported on first use)."""
     if name in _IN_VERDICT:
-        from caliper import verdict
+        import caliper.verdict
 
-        return getattr(verdict, name)
+        return getattr(caliper.verdict, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -19,8 +19,7 @@ from caliper.errors import SpecError
 from caliper.judge import Judge
 from caliper.skills import ResolvedSkill
 from caliper.spec.fields import Reporter, type_name
-from caliper.spec.mcpspec import check_mcp
-from caliper.spec.model import SkillSource, Spec, spec_name_for
+from caliper.spec.model import McpServer, SkillSource, Spec, spec_name_for
 from caliper.spec.problems import Problem, SpecInvalid, sort_key
 from caliper.spec.sections import (
     check_sandbox,
@@ -143,7 +142,7 @@ class _SpecChecker:
         check_top(report, data)
         indexed_sources = check_skills(report, data.get("skills"))
         sandbox = check_sandbox(report, data.get("sandbox"), path.parent)
-        mcp = check_mcp(report, data.get("mcp"))
+        mcp = _check_mcp(report, data.get("mcp"))
         user_customizations = check_user_customizations(report, data)
         skills, neighbourhood, notes = self._resolve(indexed_sources)
         if len(indexed_sources) != len(_list(data.get("skills"))):
@@ -223,7 +222,6 @@ class _SpecChecker:
         )
         return skills, neighbourhood, notes
 
-
     def _git_cache(self) -> GitCache:
         """The git cache, made for the first git source (never for local skills only)."""
         if self._cache is None:
@@ -244,6 +242,16 @@ class _SpecChecker:
                 f"{self.document.path}: skills[{index}]: {outcome.note}",
                 hint="Resolve it once with network access (`caliper run`) to fill the cache.",
             )
+
+
+def _check_mcp(report: Reporter, value: object) -> tuple[McpServer, ...]:
+    """The ``mcp:`` block's servers (:func:`caliper.spec.mcpspec.check_mcp`); the checker is
+    imported only for a spec that has the block, as most have none."""
+    if value is None:
+        return ()
+    from caliper.spec.mcpspec import check_mcp
+
+    return check_mcp(report, value)
 
 
 def _list(value: object) -> list[object]:
