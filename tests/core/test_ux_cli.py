@@ -213,6 +213,7 @@ VALIDATE_LEAVES_OUT = (
     "caliper.spec.history",
     "caliper.spec.mcpspec",  # the spec has no `mcp:` block
     "caliper.verdict",  # what a check takes and returns: validate runs no check
+    "encodings.utf_8_sig",  # a byte-order mark is dropped without the codec
     "caliper_judge_llm.prompt",
     "caliper_judge_llm.verdict",
     "tempfile",

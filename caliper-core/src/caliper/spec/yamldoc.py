@@ -34,6 +34,8 @@ MAX_ALIAS_VALUES = 100_000
 bounded by the file size instead)."""
 MAX_FILE_BYTES = 8 * 1024 * 1024
 """The largest spec (or SKILL.md) read: 8 MiB, far above any real one."""
+BOM = b"\xef\xbb\xbf"
+"""The UTF-8 byte-order mark some Windows editors put first."""
 FAST_PARSE_BYTES = 256 * 1024
 """Texts larger than this are parsed with libyaml (when PyYAML has it): same values and
 positions, ~15x faster, slightly different wording of syntax errors."""
@@ -101,16 +103,19 @@ def decode_text(path: Path, raw: bytes, *, what: str = "spec") -> tuple[str | No
     """``raw`` (the bytes of ``path``) as UTF-8 text, or why it is not a YAML text file."""
     if b"\x00" in raw:
         return None, [_text_problem(path, f"is a binary file, not a YAML {what}")]
+    # one leading byte-order mark is dropped (as the "utf-8-sig" codec would), before decoding
+    # so that a bad byte's position is counted in the text the user sees
+    body = raw[len(BOM) :] if raw.startswith(BOM) else raw
     try:
-        text = raw.decode("utf-8-sig")
+        text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        before = raw[: exc.start]
+        before = body[: exc.start]
         line = before.count(b"\n") + 1
         column = exc.start - (before.rfind(b"\n") + 1) + 1
         return None, [
             _text_problem(
                 path,
-                f"is not valid UTF-8 (byte 0x{raw[exc.start]:02x}); save the file as UTF-8",
+                f"is not valid UTF-8 (byte 0x{body[exc.start]:02x}); save the file as UTF-8",
                 line,
                 column,
             )
