@@ -114,8 +114,28 @@ def cli() -> None:
     """
 
 
+QUICK_EXIT_COMMANDS = frozenset({"validate"})
+"""Commands that, run from the console script, end without tearing the interpreter down
+(:func:`caliper.quick_exit.exit_now`): they write no file and start no thread or child
+(``validate --probe`` does, so it exits as usual)."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the console script: runs the CLI, turning CaliperError into exit codes."""
+    """Entry point of the console script: runs the CLI, turning CaliperError into exit codes.
+
+    Called without ``argv`` (as the console script calls it), a command of
+    :data:`QUICK_EXIT_COMMANDS` ends the process here with its exit status."""
+    code = _run(argv)
+    command = sys.argv[1] if len(sys.argv) > 1 else None
+    if argv is None and command in QUICK_EXIT_COMMANDS and "--probe" not in sys.argv:
+        from caliper.quick_exit import exit_now
+
+        exit_now(code)
+    return code
+
+
+def _run(argv: list[str] | None) -> int:
+    """The CLI run on ``argv`` (``sys.argv[1:]`` when ``None``); its exit status."""
     from caliper.errors import CaliperError
     from caliper.textsafe import printable
 
