@@ -116,21 +116,31 @@ def cli() -> None:
 
 QUICK_EXIT_COMMANDS = frozenset({"validate"})
 """Commands that, run from the console script, end without tearing the interpreter down
-(:func:`caliper.quick_exit.exit_now`): they write no file and start no thread or child
-(``validate --probe`` does, so it exits as usual)."""
+(:func:`caliper.quick_exit.exit_now`) and run without the cycle collector: they write no
+file, start no thread or child (``validate --probe`` does, so it runs and exits as usual)
+and make no cyclic garbage to speak of."""
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script: runs the CLI, turning CaliperError into exit codes.
 
     Called without ``argv`` (as the console script calls it), a command of
-    :data:`QUICK_EXIT_COMMANDS` ends the process here with its exit status."""
-    code = _run(argv)
+    :data:`QUICK_EXIT_COMMANDS` runs with Python's cycle collector paused (it would walk
+    every object the command made, again and again: half the CPU of validating a
+    50,000-task spec, the same peak memory without it) and ends the process here with its
+    exit status."""
     command = sys.argv[1] if len(sys.argv) > 1 else None
-    if argv is None and command in QUICK_EXIT_COMMANDS and "--probe" not in sys.argv:
-        from caliper.quick_exit import exit_now
+    quick = argv is None and command in QUICK_EXIT_COMMANDS and "--probe" not in sys.argv
+    if not quick:
+        return _run(argv)
+    import gc
 
-        exit_now(code)
+    gc.disable()
+    code = _run(argv)
+    from caliper.quick_exit import exit_now
+
+    exit_now(code)
+    gc.enable()  # the process goes on after all (see exit_now): collect as usual again
     return code
 
 
