@@ -63,6 +63,36 @@ def test_importing_the_judge_contract_loads_no_engine_or_plugin_host() -> None:
     loaded = set(done.stdout.split())
     assert "caliper.judge" in loaded
     assert loaded & ABOVE_THE_CONTRACT == set(), sorted(loaded)
+    assert "caliper.verdict" not in loaded  # made on first use: `caliper validate` needs none
+
+
+def test_the_check_time_types_are_imported_from_the_contract_on_first_use() -> None:
+    """``from caliper.judge import Verdict`` (and the other check-time types) gives the
+    class :mod:`caliper.verdict` defines; a name the contract does not have is an
+    ``AttributeError`` as from any module."""
+    code = (
+        "import sys, caliper.judge\n"
+        "before = 'caliper.verdict' in sys.modules\n"
+        "from caliper.judge import Ask, JudgeContext, JudgeUsage, Reply, Verdict\n"
+        "import caliper.verdict as v\n"
+        "same = (Ask, JudgeContext, JudgeUsage, Reply, Verdict) == (\n"
+        "    v.Ask, v.JudgeContext, v.JudgeUsage, v.Reply, v.Verdict)\n"
+        "try:\n"
+        "    caliper.judge.NoSuchThing\n"
+        "    missing = 'no error'\n"
+        "except AttributeError as exc:\n"
+        "    missing = str(exc)\n"
+        "print(before, same, Verdict(True).passed, missing, sep='|')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip().split("|") == [
+        "False",
+        "True",
+        "True",
+        "module 'caliper.judge' has no attribute 'NoSuchThing'",
+    ]
 
 
 STORED_RUN = Path(__file__).parent / "stored" / "judged-run-before-typed-judge-fields.json"

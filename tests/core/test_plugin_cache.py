@@ -21,13 +21,17 @@ GARBAGE = {
 
 
 def _plant_cache(env: dict[str, str], content: bytes) -> list[Path]:
-    """Have stevedore write its cache for the ``caliper`` script's ``sys.path`` (as the script
-    sees it: its own folder first), then overwrite every cache file with ``content``."""
+    """Write ``content`` where stevedore would read its cache for the ``caliper`` script's
+    ``sys.path`` (as the script sees it: its own folder first).
+
+    The file is planted here rather than written by stevedore: stevedore writes no cache when
+    ``sys.executable`` is under ``/tmp`` (a clone there), but it reads one wherever it is.
+    """
     code = (
-        "import sys; sys.path[0] = sys.argv[1]\n"
+        "import os, sys; sys.path[0] = sys.argv[1]\n"
         "from stevedore import _cache\n"
-        "_cache.Cache()._get_data_for_path(None)\n"
-        "print(_cache._get_cache_dir())\n"
+        "digest, _ = _cache._hash_settings_for_path(tuple(sys.path))\n"
+        "print(os.path.join(_cache._get_cache_dir(), digest))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code, str(CALIPER.parent)],
@@ -36,12 +40,10 @@ def _plant_cache(env: dict[str, str], content: bytes) -> list[Path]:
         text=True,
         check=True,
     )
-    folder = Path(done.stdout.strip())
-    files = [p for p in folder.iterdir() if p.is_file()]
-    assert files, f"stevedore wrote no cache under {folder}"
-    for file in files:
-        file.write_bytes(content)
-    return files
+    file = Path(done.stdout.strip())
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_bytes(content)
+    return [file]
 
 
 @pytest.mark.parametrize("cache_variable", ["HOME", "XDG_CACHE_HOME"])

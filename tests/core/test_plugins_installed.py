@@ -191,9 +191,9 @@ def test_two_distributions_declaring_one_judge_make_validate_name_both(tmp_path)
 def test_a_command_reads_the_installed_metadata_once(tmp_path):
     """`caliper plugins` asks for every group; the installed packages are scanned once."""
     code = (
-        "import sys\nfrom importlib import metadata\ncalls = []\n"
-        "scan = metadata.entry_points\n"
-        "metadata.entry_points = lambda **kw: calls.append(kw) or scan(**kw)\n"
+        "import sys\nfrom caliper import entry_points\ncalls = []\n"
+        "scan = entry_points.read_entry_points\n"
+        "entry_points.read_entry_points = lambda *a: calls.append(a) or scan(*a)\n"
         "from caliper.cli import main\n"
         "try:\n    main(sys.argv[1:])\nfinally:\n    print('SCANS', len(calls), file=sys.stderr)\n"
     )

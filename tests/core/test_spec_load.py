@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from caliper.default_plugins.activation_judge import ActivationJudge
@@ -279,3 +280,31 @@ def test_task_keys_that_are_not_strings(tmp_path: Path) -> None:
     (problem,) = check_spec(path, JUDGES).problems
     assert "unknown task key 1" in problem.message
     assert problem.line == 5
+
+
+def test_unhashed_check_is_the_same_check_without_the_hashes(tmp_path: Path) -> None:
+    """``caliper validate`` checks with ``hashed=False``: the same spec, skills and problems,
+    only the spec's sha256 and the skills' content hashes left out (issue 20)."""
+    import hashlib
+
+    skill = tmp_path / "skills" / "shout"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: shout\ndescription: Greets loudly.\n---\nDo it.\n")
+    spec = tmp_path / "s.eval.yaml"
+    spec.write_text(
+        "skills:\n  - ./skills/shout\ntasks:\n  - name: t\n    prompt: hi\n    activates: [shout]\n"
+    )
+    hashed = check_spec(spec, JUDGES)
+    plain = check_spec(spec, JUDGES, hashed=False)
+    assert hashed.spec is not None and plain.spec is not None
+    assert hashed.spec.sha256 == hashlib.sha256(spec.read_bytes()).hexdigest()
+    assert hashed.skills[0].content_hash
+    assert plain.spec.sha256 == "" and plain.skills[0].content_hash is None
+    assert [attrs.evolve(s, content_hash=None) for s in hashed.skills] == plain.skills
+    assert attrs.evolve(hashed.spec, sha256="") == plain.spec
+    bad = tmp_path / "bad.eval.yaml"
+    bad.write_text(
+        "skills:\n  - ./skills/shout\n  - ./missing\ntasks:\n  - name: b\n    prompt: 3\n"
+    )
+    problems = check_spec(bad, JUDGES).problems
+    assert problems and check_spec(bad, JUDGES, hashed=False).problems == problems

@@ -55,6 +55,30 @@ def test_files_that_are_not_text(tmp_path: Path) -> None:
     assert "not valid UTF-8" in problem.message
 
 
+def test_a_bad_byte_after_a_byte_order_mark_is_named_where_it_is(tmp_path: Path) -> None:
+    """The BOM is dropped before decoding: the message once named the byte three places
+    before the bad one (the newline, 0x0a) at the wrong column, and validate decoded
+    through the "utf-8-sig" codec module."""
+    for body, where in ((b"a: 1\nb: caf\xe9\n", (2, 7)), (b"a: caf\xe9\n", (1, 7))):
+        spec = tmp_path / "bom.yaml"
+        spec.write_bytes(b"\xef\xbb\xbf" + body)
+        (problem,) = load_document(spec)[1]
+        assert (problem.line, problem.column) == where
+        assert "is not valid UTF-8 (byte 0xe9)" in problem.message
+    for raw in (b"\xef\xbb\xbfa: [1]\n", b"\xef\xbb\xbf\xef\xbb\xbfa: 1\n"):
+        spec.write_bytes(raw)
+        doc, problems = load_document(spec)
+        assert problems == []
+        assert doc is not None and doc.data == yaml_values(raw.decode("utf-8-sig"))
+
+
+def yaml_values(text: str) -> object:
+    """What PyYAML itself makes of ``text``."""
+    import yaml
+
+    return yaml.safe_load(text)
+
+
 def test_format_path() -> None:
     assert format_path(("tasks", 2, "activates", 0)) == "tasks[2].activates[0]"
     assert format_path(("mcp", "my server")) == "mcp['my server']"

@@ -196,6 +196,107 @@ def test_fast_paths_skip_heavy_imports(space, args, not_imported):
     assert not (_modules_after(args, space.root) & not_imported)
 
 
+VALIDATE_LEAVES_OUT = (
+    # the plugin machinery: validate reads entry points itself and calls the judges' hook
+    # directly (caliper.entry_points, caliper.direct_judges)
+    "importlib.metadata",
+    "email",
+    "zipfile",
+    "stevedore",
+    "pluggy",
+    # what only running needs
+    "caliper.attempt",
+    "caliper.backend",
+    "caliper.history",  # only for a task with `history:`
+    "hashlib",  # validate shows no hash of the spec or its skills
+    "caliper.spec.gitcache",  # the spec has local skills only
+    "caliper.spec.history",
+    "caliper.spec.mcpspec",  # the spec has no `mcp:` block
+    "caliper.verdict",  # what a check takes and returns: validate runs no check
+    "encodings.utf_8_sig",  # a byte-order mark is dropped without the codec
+    "caliper_judge_llm.prompt",
+    "caliper_judge_llm.verdict",
+    "tempfile",
+    "json",
+    "subprocess",
+    "rich",
+    "cattrs",
+)
+
+
+def test_validate_through_the_script_imports_no_plugin_machinery(tmp_path):
+    """The real console script (run as ``__main__`` by runpy) lists every module it had
+    imported when it exited; none of those validate does not need is among them (issue 20).
+    (``-X importtime`` would miss modules imported through ``importlib.import_module``.)"""
+    skill = tmp_path / "skills" / "shout"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: shout\ndescription: Greets loudly.\n---\nDo it.\n")
+    (tmp_path / "v.eval.yaml").write_text(
+        "skills:\n  - ./skills/shout\ntasks:\n"
+        "  - name: a\n    prompt: hi\n    assert: assert True\n    expect: It greeted.\n"
+        "  - name: b\n    prompt: hi\n    activates: [shout]\n"
+    )
+    code = (
+        "import atexit, runpy, sys\n"
+        "atexit.register(lambda: print('MODULES', *sorted(sys.modules), file=sys.stderr))\n"
+        "atexit.register(lambda: print('CLASSES', *sorted(\n"
+        "    f'{n}.{k}' for n, m in list(sys.modules.items()) if n.startswith('caliper')\n"
+        "    for k, v in vars(m).items() if hasattr(v, '__attrs_attrs__')\n"
+        "    and v.__module__ == n), file=sys.stderr))\n"
+        "sys.argv = [sys.argv[1], 'validate', 'v.eval.yaml']\n"
+        "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(CALIPER)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "valid: 2 tasks, 1 skill" in done.stdout
+    line = next(x for x in done.stderr.splitlines() if x.startswith("MODULES "))
+    imported = set(line.split()[1:])
+    # the judges were loaded (so the check below is about a real validate)
+    judges = ("caliper.default_plugins.assert_judge", "caliper_judge_llm.plugin")
+    assert {*judges, "caliper.default_plugins.activation_judge"} <= imported
+    assert {"click", "yaml", "attrs"} <= imported
+    heavy = sorted(
+        m for m in imported if any(m == x or m.startswith(x + ".") for x in VALIDATE_LEAVES_OUT)
+    )
+    assert heavy == []
+    # each attrs class costs ~0.5 ms to create: validate makes only those checking a spec needs
+    line = next(x for x in done.stderr.splitlines() if x.startswith("CLASSES "))
+    assert set(line.split()[1:]) == VALIDATE_ATTRS_CLASSES
+
+
+VALIDATE_ATTRS_CLASSES = {
+    "caliper.judge.ValueProblem",
+    "caliper.plugins.LoadFailure",
+    "caliper.plugins.PluginEntry",
+    "caliper.skill_tree.SkillTree",
+    "caliper.skill_tree.TreeFile",
+    "caliper.skill_tree.TreeIssue",
+    "caliper.skills.ResolvedSkill",
+    "caliper.spec.frontmatter.FrontmatterCheck",
+    "caliper.spec.frontmatter.SkillFrontmatter",
+    "caliper.spec.load.SpecCheck",
+    "caliper.spec.model.McpServer",
+    "caliper.spec.model.Sandbox",
+    "caliper.spec.model.SkillSource",
+    "caliper.spec.model.Spec",
+    "caliper.spec.model.Task",
+    "caliper.spec.problems.Problem",
+    "caliper.spec.skills.SourceOutcome",
+    "caliper.spec.tasks.Neighbourhood",
+    "caliper.spec.yamldoc.Document",
+}
+"""The attrs classes ``caliper validate`` of a plain spec creates: the spec model, what
+checking it reports, and the plugin entries the judges are loaded from (issue 20)."""
+
+
 def test_plugins_text_shows_brackets_in_plugin_errors_verbatim(capsys):
     """Plugin-provided text is shown as-is: a ``[/x]`` in an error is not rich markup."""
     from caliper.commands.plugins import _render

@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from caliper.skill_listing import LISTING_CHECK_FLOOR as LISTING_CHECK_FLOOR  # re-exported
+from caliper.skill_listing import listing_chars as listing_chars  # re-exported
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
@@ -321,15 +324,6 @@ def run_agent(
         timeout=request.timeout,
         stdin_text=request.prompt,
     )
-
-
-LISTING_CHECK_FLOOR = 4000
-"""Below this many characters of skill listing, ``caliper validate`` loads no backend."""
-
-
-def listing_chars(skills: Sequence[tuple[str, str]]) -> int:
-    """A backend-neutral size of a listing: one ``- name: description`` line per skill."""
-    return sum(len(name) + len(description) + 4 for name, description in skills)
 
 
 class SkillInstaller(abc.ABC):

@@ -11,7 +11,8 @@ built-in judges of caliper-core (``assert``, ``activates``) always load.
 
 stevedore's on-disk entry-point cache (``~/.cache/python-entrypoints``) is never read: the
 entry points come from package metadata, which discovery scans anyway, so a corrupt or stale
-cache file cannot hide a plugin or break a command.
+cache file cannot hide a plugin or break a command. The metadata is read by
+:mod:`caliper.entry_points` (the same answer as ``importlib.metadata``, without importing it).
 
 Test-only plugins (such as the ``fake`` backend of Caliper's own suite) declare their entry
 points in the ``caliper.testing.*`` groups instead (``caliper.testing.backends``, ...). Those are
@@ -25,7 +26,6 @@ import functools
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -33,9 +33,12 @@ import attrs
 from caliper.errors import CaliperError, UsageError
 
 if TYPE_CHECKING:
+    from importlib import metadata
+
     import pluggy
 
     from caliper.backend import Backend, McpTranslator, SkillInstaller
+    from caliper.entry_points import FoundEntryPoint
     from caliper.executor import Executor
     from caliper.judge import Judge
 
@@ -140,41 +143,44 @@ def testing_plugins_enabled() -> bool:
 
 
 def _entry_points(namespace: str) -> list[metadata.EntryPoint]:
-    """One group's entry points, from a single metadata scan per process and ``sys.path``."""
-    return list(_scan(tuple(sys.path)).select(group=namespace))
+    """One group's entry points as ``importlib.metadata`` objects (what stevedore loads),
+    from the single metadata scan per process and ``sys.path``."""
+    from importlib import metadata
+
+    found = _scan(tuple(sys.path)).get(namespace, ())
+    return [metadata.EntryPoint(ep.name, ep.value, namespace) for ep in found]
 
 
 @functools.lru_cache(maxsize=8)
-def _scan(path: tuple[str, ...]) -> Any:
-    """Every installed package's entry points, read once (a scan costs milliseconds, and a
-    command asks for several groups). Keyed by ``sys.path``, so a folder added to it is
-    scanned; :func:`rescan` forgets what was read. (``select`` works on what this returns
-    on every supported Python: ``EntryPoints``, or 3.10/3.11's ``SelectableGroups``.)"""
-    return metadata.entry_points()
+def _scan(path: tuple[str, ...]) -> dict[str, list[FoundEntryPoint]]:
+    """Every ``caliper.*`` entry point of the installed packages, read once (a command asks
+    for several groups). Keyed by ``sys.path``, so a folder added to it is scanned;
+    :func:`rescan` forgets what was read."""
+    from caliper.entry_points import read_entry_points
+
+    return read_entry_points(path, "caliper.")
 
 
 @functools.lru_cache(maxsize=64)
 def _entries_in(path: tuple[str, ...], namespace: str, group: str) -> tuple[PluginEntry, ...]:
-    """``namespace``'s entry points as :class:`PluginEntry` (read as ``group``), each
-    distribution's metadata parsed once (it is re-read from disk on every access)."""
-    about: dict[int, tuple[str | None, str | None]] = {}
-    entries = []
-    for ep in _scan(path).select(group=namespace):
-        dist = getattr(ep, "dist", None)
-        if id(dist) not in about:
-            about[id(dist)] = (None, None) if dist is None else (dist.name, dist.version)
-        distribution, version = about[id(dist)]
-        entries.append(
-            PluginEntry(
-                group=group,
-                name=ep.name,
-                module=ep.value,
-                distribution=distribution,
-                version=version,
-                namespace=None if namespace == group else namespace,
-            )
+    """``namespace``'s entry points as :class:`PluginEntry` (read as ``group``)."""
+    return tuple(
+        PluginEntry(
+            group=group,
+            name=ep.name,
+            module=ep.value,
+            distribution=ep.distribution,
+            version=ep.version,
+            namespace=None if namespace == group else namespace,
         )
-    return tuple(entries)
+        for ep in _scan(path).get(namespace, ())
+    )
+
+
+def listed(namespace: str, group: str) -> tuple[PluginEntry, ...]:
+    """``namespace``'s entry points (read as ``group``) in the order the installed metadata
+    lists them (the order stevedore imports them in), unfiltered."""
+    return _entries_in(tuple(sys.path), namespace, group)
 
 
 def rescan() -> None:
@@ -259,6 +265,38 @@ def backend_names() -> dict[str, str]:
         if len(targets) == 1:
             table.setdefault(alias.name, targets[0])
     return table
+
+
+def index_registered(
+    group: str,
+    answers: Iterable[tuple[str, list[Any]]],
+    label: Callable[[str], str],
+) -> dict[str, tuple[Any, str]]:
+    """Map each registered object's id (``key`` for judges) → (object, plugin name), from
+    ``(plugin name, objects it registered)`` in calling order. Objects without an id are
+    skipped; two different objects claiming one id are an error naming both plugins
+    (``label`` names a plugin)."""
+    attribute = _ID_ATTRIBUTE[group]
+    found: dict[str, tuple[Any, str]] = {}
+    for plugin_name, registered in answers:
+        for obj in registered:
+            ident = getattr(obj, attribute, None)
+            if not ident:
+                continue
+            if ident in found and found[ident][0] is not obj:
+                raise CaliperError(
+                    f"Two plugins claim the {group.split('.')[-1][:-1]} id {ident!r}: "
+                    f"{label(found[ident][1])} and {label(plugin_name)}.",
+                    hint="Uninstall one of them (see `caliper plugins`).",
+                    exit_code=2,
+                )
+            found[ident] = (obj, plugin_name)
+    return found
+
+
+def load_failure_text(exc: BaseException) -> str:
+    """How a plugin's exception is recorded in a :class:`LoadFailure`."""
+    return f"{type(exc).__name__}: {exc}"
 
 
 @functools.cache
@@ -390,7 +428,7 @@ class PluginHost:
         def on_failure(_manager: Any, entrypoint: Any, exc: BaseException) -> None:
             entry = entries.get(entrypoint.name)
             if entry is not None:
-                self.failures.append(LoadFailure(entry, f"{type(exc).__name__}: {exc}"))
+                self.failures.append(LoadFailure(entry, load_failure_text(exc)))
 
         by_namespace: dict[str, list[str]] = {}
         for name in wanted:
@@ -441,7 +479,7 @@ class PluginHost:
                 call(register=registered.append)
             except Exception as exc:  # a broken plugin must not break the others
                 self.failures.append(
-                    LoadFailure(self._entry_of(impl, group), f"{type(exc).__name__}: {exc}")
+                    LoadFailure(self._entry_of(impl, group), load_failure_text(exc))
                 )
                 continue
             answers.append((impl.plugin_name, registered))
@@ -463,21 +501,7 @@ class PluginHost:
         """Call the group's register hook on every registered plugin; map id → (obj, plugin)."""
         if group in self._cache:
             return self._cache[group]
-        attribute = _ID_ATTRIBUTE[group]
-        found: dict[str, tuple[Any, str]] = {}
-        for plugin_name, registered in self._call_each(group):
-            for obj in registered:
-                ident = getattr(obj, attribute, None)
-                if not ident:
-                    continue
-                if ident in found and found[ident][0] is not obj:
-                    raise CaliperError(
-                        f"Two plugins claim the {group.split('.')[-1][:-1]} id {ident!r}: "
-                        f"{self._label(found[ident][1])} and {self._label(plugin_name)}.",
-                        hint="Uninstall one of them (see `caliper plugins`).",
-                        exit_code=2,
-                    )
-                found[ident] = (obj, plugin_name)
+        found = index_registered(group, self._call_each(group), self._label)
         self._cache[group] = found
         return found
 

@@ -18,7 +18,6 @@ the saved hash describes the files the agent saw.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import os
 import re
 import stat
@@ -33,7 +32,8 @@ MAX_BYTES_VARIABLE = "CALIPER_SKILL_MAX_BYTES"
 DEFAULT_MAX_BYTES = 100 * 1024 * 1024
 MAX_ENTRIES = 100_000
 """Files and folders one skill may hold (links inside the folder can multiply them)."""
-_SIZE = re.compile(r"^\s*(\d+)\s*([kmg]i?b?)?\s*$", re.IGNORECASE)
+_SIZE = r"^\s*(\d+)\s*([kmg]i?b?)?\s*$"
+"""A size such as ``500M`` or ``2 GiB`` (case ignored; compiled on first use, by ``re``)."""
 _UNITS = {"k": 1024, "m": 1024**2, "g": 1024**3}
 _CHUNK = 1024 * 1024
 
@@ -101,7 +101,7 @@ def max_skill_bytes(environ: os._Environ[str] | dict[str, str] | None = None) ->
     raw = env.get(MAX_BYTES_VARIABLE, "").strip()
     if not raw:
         return DEFAULT_MAX_BYTES
-    match = _SIZE.match(raw)
+    match = re.match(_SIZE, raw, re.IGNORECASE)
     if not match:
         raise ValueError(
             f"{MAX_BYTES_VARIABLE}={raw!r} is not a size; write a number of bytes, or one "
@@ -285,6 +285,8 @@ def content_hash(folder: Path, *, max_bytes: int | None = None) -> str:
 
 def tree_hash(tree: SkillTree) -> str:
     """The :func:`content_hash` of an already scanned folder."""
+    import hashlib  # here: `caliper validate` scans skill folders but hashes none
+
     digest = hashlib.sha256()
     for entry in tree.files:
         data = entry.source.read_bytes()
@@ -312,7 +314,8 @@ def nested_skill_files(skills_root: Path) -> list[Path]:
     return found
 
 
-_NAME_LINE = re.compile(r"^name:\s*['\"]?([^'\"\n#]+?)['\"]?\s*(?:#.*)?$", re.MULTILINE)
+_NAME_LINE = r"^name:\s*['\"]?([^'\"\n#]+?)['\"]?\s*(?:#.*)?$"
+"""The frontmatter's ``name:`` line (multi-line; compiled on first use, by ``re``)."""
 
 
 def skill_file_name(path: str | Path) -> str:
@@ -325,7 +328,7 @@ def skill_file_name(path: str | Path) -> str:
         return file.parent.name
     if head.startswith("---"):
         end = head.find("\n---", 3)
-        match = _NAME_LINE.search(head[3 : end if end > 0 else len(head)])
+        match = re.search(_NAME_LINE, head[3 : end if end > 0 else len(head)], re.MULTILINE)
         if match and match.group(1).strip():
             return match.group(1).strip()
     return file.parent.name

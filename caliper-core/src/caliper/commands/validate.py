@@ -97,13 +97,47 @@ def _render_json(
     click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
 
 
-def _add_listing_warnings(host: Any, results: list[tuple[Path, SpecCheck]]) -> None:
+class _Host:
+    """The plugin host, made only when a command part needs more than the judges (backends
+    for a long skill listing, ``--probe``): the judges alone are loaded without stevedore
+    or pluggy where possible (:mod:`caliper.direct_judges`)."""
+
+    def __init__(self) -> None:
+        self._host: Any = None
+
+    def judges(self) -> tuple[dict[str, Any], list[Any]]:
+        """The installed judges by key, and the judge plugins that failed to load."""
+        from caliper.direct_judges import load_judges
+
+        loaded = load_judges()
+        if loaded is not None:
+            return loaded
+        from caliper.plugins import JUDGES
+
+        judges = self.host.judges()
+        return judges, [f for f in self.host.failures if f.entry.group == JUDGES]
+
+    @property
+    def host(self) -> Any:
+        """The :class:`caliper.plugins.PluginHost`, made on first use."""
+        if self._host is None:
+            from caliper.plugins import PluginHost
+
+            self._host = PluginHost()
+        return self._host
+
+    def backends(self) -> dict[str, Any]:
+        """Every installed backend by id (through the plugin host)."""
+        return self.host.backends()
+
+
+def _add_listing_warnings(host: _Host, results: list[tuple[Path, SpecCheck]]) -> None:
     """Warn where a neighbourhood is listed to the model only in part by some backend.
 
     Backends are loaded only for listings over ``LISTING_CHECK_FLOOR`` characters, so
     ordinary specs still validate without importing any backend.
     """
-    from caliper.backend import LISTING_CHECK_FLOOR, listing_chars
+    from caliper.skill_listing import LISTING_CHECK_FLOOR, listing_chars
     from caliper.spec.problems import Problem
 
     backends = None
@@ -175,22 +209,24 @@ def command(
     Nothing is run: no agent, no setup command, no assertion.
     """
     from caliper.errors import SpecError
-    from caliper.plugins import JUDGES, PluginHost
     from caliper.spec.load import check_spec
 
-    host = PluginHost()
-    judges = host.judges()
-    failures = {f.entry.name: f.error for f in host.failures if f.entry.group == JUDGES}
+    host = _Host()
+    judges, load_failures = host.judges()
+    failures = {f.entry.name: f.error for f in load_failures}
     plugin_notes = [
         f"judge plugin {name!r} failed to load: {why}" for name, why in failures.items()
     ]
-    results = [(path, check_spec(path, judges, judge_failures=failures)) for path in specs]
+    results = [
+        (path, check_spec(path, judges, judge_failures=failures, hashed=False))
+        for path in specs
+    ]
     _add_listing_warnings(host, results)
     if judge_model is not None and not probe:
         from caliper.errors import UsageError
 
         raise UsageError("--judge-model is used only with --probe.")
-    probes = _run_probes(host, judges, results, judge_model) if probe else None
+    probes = _run_probes(host.host, judges, results, judge_model) if probe else None
     if output_format == "json":
         _render_json(results, plugin_notes, probes)
     else:

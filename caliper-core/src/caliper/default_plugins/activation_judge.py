@@ -13,11 +13,14 @@ verdict feeds the activation scoreboard, never the success rate.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import caliper
-from caliper.judge import Judge, JudgeContext, ValueProblem, Verdict
+from caliper.judge import Judge, ValueProblem
 from caliper.spec.fields import did_you_mean, type_name
+
+if TYPE_CHECKING:
+    from caliper.verdict import JudgeContext, Verdict
 
 
 def _names(names: Any) -> str:
@@ -69,6 +72,8 @@ class ActivationJudge(Judge):
         return problems
 
     def check(self, context: JudgeContext) -> Verdict:
+        from caliper.verdict import Verdict  # here: `caliper validate` never runs a check
+
         activated = context.attempt.activated
         if activated is None:
             return Verdict(passed=None, error="activation not observable")

@@ -11,16 +11,17 @@ the reason.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import caliper
-from caliper.judge import Judge, JudgeContext, ValueProblem, Verdict
+from caliper.judge import Judge, ValueProblem
 from caliper.spec.fields import type_name
+
+if TYPE_CHECKING:
+    from caliper.verdict import JudgeContext, Verdict
 
 RUNNER = Path(__file__).with_name("_assert_runner.py")
 OUTPUT_TAIL = 2000
@@ -96,8 +97,11 @@ class AssertJudge(Judge):
         return []
 
     def check(self, context: JudgeContext) -> Verdict:
+        import tempfile  # here, not at import: `caliper validate` never runs a check
+
         from caliper.default_plugins import warm_assert
         from caliper.process import run_process
+        from caliper.verdict import Verdict
 
         value = str(context.value)
         if is_file_reference(value):
@@ -159,6 +163,8 @@ class AssertJudge(Judge):
 
 
 def _read_result(path: Path) -> dict[str, Any] | None:
+    import json
+
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -167,6 +173,8 @@ def _read_result(path: Path) -> dict[str, Any] | None:
 
 
 def _verdict(outcome: dict[str, Any], details: dict[str, Any]) -> Verdict:
+    from caliper.verdict import Verdict
+
     status = outcome.get("status")
     if status == "pass":
         return Verdict(passed=True, details=details)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -18,9 +19,7 @@ from caliper.errors import SpecError
 from caliper.judge import Judge
 from caliper.skills import ResolvedSkill
 from caliper.spec.fields import Reporter, type_name
-from caliper.spec.gitcache import GitCache
-from caliper.spec.mcpspec import check_mcp
-from caliper.spec.model import SkillSource, Spec, spec_name_for
+from caliper.spec.model import McpServer, SkillSource, Spec, spec_name_for
 from caliper.spec.problems import Problem, SpecInvalid, sort_key
 from caliper.spec.sections import (
     check_sandbox,
@@ -36,6 +35,9 @@ from caliper.spec.skills import (
 )
 from caliper.spec.tasks import Neighbourhood, TaskChecker
 from caliper.spec.yamldoc import Document, load_document
+
+if TYPE_CHECKING:
+    from caliper.spec.gitcache import GitCache
 
 __all__ = ["Problem", "SpecCheck", "SpecInvalid", "check_spec", "load_spec", "load_spec_for_run"]
 
@@ -72,6 +74,7 @@ def check_spec(
     judge_failures: Mapping[str, str] | None = None,
     online: bool = False,
     on_note: Callable[[str], None] | None = None,
+    hashed: bool = True,
 ) -> SpecCheck:
     """Check ``path`` completely, without running anything or (by default) using the network.
 
@@ -83,9 +86,13 @@ def check_spec(
     this once; ``on_note`` then hears each remark as it comes (a cached commit used, files a
     copy left out), and a source that cannot be fetched nor found in the cache is a
     :class:`~caliper.errors.SpecError`.
+
+    With ``hashed=False`` (``caliper validate``, which shows no hash) the spec's ``sha256``
+    is left empty and the skills' ``content_hash`` ``None``: the skill folders are still
+    scanned and checked, their files not read.
     """
     path = Path(path)
-    document, problems = load_document(path)
+    document, problems = load_document(path, hashed=hashed)
     if document is None:
         return SpecCheck(None, problems, [])
     data = document.data
@@ -104,7 +111,7 @@ def check_spec(
         )
         return SpecCheck(None, problems, [])
     checker = _SpecChecker(document, judges, cache_dir, judge_failures, problems)
-    checker.online, checker.on_note = online, on_note
+    checker.online, checker.on_note, checker.hashed = online, on_note, hashed
     return checker.run()
 
 
@@ -121,19 +128,21 @@ class _SpecChecker:
     ):
         self.document = document
         self.judges = judges
-        self.cache = GitCache(cache_dir)
+        self.cache_dir = cache_dir
+        self._cache: GitCache | None = None
         self.judge_failures = judge_failures
         self.report = Reporter(document)
         self.report.problems.extend(problems)
         self.online = False
         self.on_note: Callable[[str], None] | None = None
+        self.hashed = True
 
     def run(self) -> SpecCheck:
         report, data, path = self.report, self.document.data, self.document.path
         check_top(report, data)
         indexed_sources = check_skills(report, data.get("skills"))
         sandbox = check_sandbox(report, data.get("sandbox"), path.parent)
-        mcp = check_mcp(report, data.get("mcp"))
+        mcp = _check_mcp(report, data.get("mcp"))
         user_customizations = check_user_customizations(report, data)
         skills, neighbourhood, notes = self._resolve(indexed_sources)
         if len(indexed_sources) != len(_list(data.get("skills"))):
@@ -185,9 +194,10 @@ class _SpecChecker:
                 source,
                 index,
                 path,
-                cache=self.cache,
+                cache=self._git_cache,
                 offline=not self.online,
                 column=position[1] if position else None,
+                hash_content=self.hashed,
             )
             if self.online:
                 self._note_online(index, outcome)
@@ -212,6 +222,13 @@ class _SpecChecker:
         )
         return skills, neighbourhood, notes
 
+    def _git_cache(self) -> GitCache:
+        """The git cache, made for the first git source (never for local skills only)."""
+        if self._cache is None:
+            from caliper.spec.gitcache import GitCache
+
+            self._cache = GitCache(self.cache_dir)
+        return self._cache
 
     def _note_online(self, index: int, outcome: SourceOutcome) -> None:
         """A run's remarks on one source, at once; a source it cannot get stops it."""
@@ -225,6 +242,16 @@ class _SpecChecker:
                 f"{self.document.path}: skills[{index}]: {outcome.note}",
                 hint="Resolve it once with network access (`caliper run`) to fill the cache.",
             )
+
+
+def _check_mcp(report: Reporter, value: object) -> tuple[McpServer, ...]:
+    """The ``mcp:`` block's servers (:func:`caliper.spec.mcpspec.check_mcp`); the checker is
+    imported only for a spec that has the block, as most have none."""
+    if value is None:
+        return ()
+    from caliper.spec.mcpspec import check_mcp
+
+    return check_mcp(report, value)
 
 
 def _list(value: object) -> list[object]:

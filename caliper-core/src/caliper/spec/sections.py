@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from caliper.spec.fields import Reporter, type_name
-from caliper.spec.gitcache import ref_problem
 from caliper.spec.model import Sandbox, SkillSource
 
 TOP_KEYS = ("skills", "sandbox", "mcp", "tasks", "user_customizations")
@@ -133,8 +132,11 @@ def check_skills(report: Reporter, value: Any) -> list[tuple[int, SkillSource]]:
             ref = None
         else:
             ref = report.string((*path, "ref"), ref, what="a branch, tag or commit", required=False)
-            if ref is not None and (why := ref_problem(ref)):
-                report.error((*path, "ref"), f"{ref!r} {why}")
+            if ref is not None:
+                from caliper.spec.gitcache import ref_problem  # only for a git source's ref
+
+                if why := ref_problem(ref):
+                    report.error((*path, "ref"), f"{ref!r} {why}")
         inner = report.string(
             (*path, "path"), entry.get("path"), what="a path inside the repository", required=False
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -11,9 +12,11 @@ from caliper.errors import SpecError
 from caliper.skill_tree import SkillTree, content_hash, max_skill_bytes, scan, tree_hash
 from caliper.skills import ResolvedSkill
 from caliper.spec.frontmatter import check_skill_file
-from caliper.spec.gitcache import GitCache, GitSourceError, NotCached, clone_url
 from caliper.spec.model import SkillSource, Spec
 from caliper.spec.problems import Problem, SpecInvalid
+
+if TYPE_CHECKING:
+    from caliper.spec.gitcache import GitCache
 
 SKILL_FILE = "SKILL.md"
 __all__ = ["content_hash", "resolve_skills", "resolve_source"]
@@ -63,17 +66,27 @@ def resolve_source(
     index: int,
     spec_path: Path,
     *,
-    cache: GitCache,
+    cache: GitCache | Callable[[], GitCache],
     offline: bool,
     column: int | None = None,
+    hash_content: bool = True,
 ) -> SourceOutcome:
-    """Resolve one source. Offline, an uncached git source yields a note, not a problem."""
+    """Resolve one source. Offline, an uncached git source yields a note, not a problem.
+
+    ``cache`` is the git cache, or what makes it (called for a git source only, so a spec
+    of local skills never imports the git machinery).
+
+    Without ``hash_content`` the skill's ``content_hash`` is ``None`` (its files are not read)."""
     spec_dir = spec_path.parent
     git_sha = git_ref = git_repo = None
     note = None
     repo_root: Path | None = None
     if source.kind == "git":
+        from caliper.spec.gitcache import GitCache, GitSourceError, NotCached, clone_url
+
         assert source.repo is not None
+        if not isinstance(cache, GitCache):
+            cache = cache()
         url = clone_url(source.repo, spec_dir)
         try:
             checkout = cache.resolve(url, source.ref, offline=offline, shown_as=source.repo)
@@ -128,7 +141,7 @@ def resolve_source(
     folder = skill_file.parent
     try:
         tree = scan(folder, max_bytes=max_skill_bytes())
-        digest = tree_hash(tree) if tree.fatal is None else None
+        digest = tree_hash(tree) if tree.fatal is None and hash_content else None
     except ValueError as exc:  # an unreadable CALIPER_SKILL_MAX_BYTES
         problem = _spec_problem(spec_path, source, index, str(exc), column)
         return SourceOutcome(source, index, problems=(problem,), note=note)
@@ -171,6 +184,8 @@ def _left_out_warnings(
     spec_path: Path, source: SkillSource, index: int, column: int | None, root: Path, folder: Path
 ) -> tuple[Problem, ...]:
     """Links of the skill's repository folder that were not unpacked (they leave the repo)."""
+    from caliper.spec.gitcache import GitCache
+
     inside = folder.relative_to(root).as_posix() if folder != root else ""
     found = []
     for link in GitCache.left_out_links(root):
@@ -242,6 +257,8 @@ def resolve_skills(
     ``SKILL.md``, two skills with one name, or an ``activates:`` entry naming no resolved
     skill (or a model-hidden one); :class:`GitSourceError` for fetch failures.
     """
+    from caliper.spec.gitcache import GitCache
+
     cache = GitCache(cache_dir)
     outcomes = []
     for index, source in enumerate(spec.skills):

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from caliper.history import History
 from caliper.judge import Judge, ValueProblem
 from caliper.spec.fields import Reporter, did_you_mean, type_name
 from caliper.spec.model import CORE_TASK_KEYS, Task
 from caliper.spec.sections import TASK_HINTS
 from caliper.spec.yamldoc import format_path
+
+if TYPE_CHECKING:
+    from caliper.history import History  # read only for a task with `history:`
 
 OPTIONAL_CORE = ("setup", "cleanup")
 # Keys of first-party judges that live in other distributions, for "did you mean".

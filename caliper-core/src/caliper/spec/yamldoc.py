@@ -34,6 +34,8 @@ MAX_ALIAS_VALUES = 100_000
 bounded by the file size instead)."""
 MAX_FILE_BYTES = 8 * 1024 * 1024
 """The largest spec (or SKILL.md) read: 8 MiB, far above any real one."""
+BOM = b"\xef\xbb\xbf"
+"""The UTF-8 byte-order mark some Windows editors put first."""
 FAST_PARSE_BYTES = 256 * 1024
 """Texts larger than this are parsed with libyaml (when PyYAML has it): same values and
 positions, ~15x faster, slightly different wording of syntax errors."""
@@ -101,16 +103,19 @@ def decode_text(path: Path, raw: bytes, *, what: str = "spec") -> tuple[str | No
     """``raw`` (the bytes of ``path``) as UTF-8 text, or why it is not a YAML text file."""
     if b"\x00" in raw:
         return None, [_text_problem(path, f"is a binary file, not a YAML {what}")]
+    # one leading byte-order mark is dropped (as the "utf-8-sig" codec would), before decoding
+    # so that a bad byte's position is counted in the text the user sees
+    body = raw[len(BOM) :] if raw.startswith(BOM) else raw
     try:
-        text = raw.decode("utf-8-sig")
+        text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        before = raw[: exc.start]
+        before = body[: exc.start]
         line = before.count(b"\n") + 1
         column = exc.start - (before.rfind(b"\n") + 1) + 1
         return None, [
             _text_problem(
                 path,
-                f"is not valid UTF-8 (byte 0x{raw[exc.start]:02x}); save the file as UTF-8",
+                f"is not valid UTF-8 (byte 0x{body[exc.start]:02x}); save the file as UTF-8",
                 line,
                 column,
             )
@@ -353,10 +358,12 @@ def _clean(value: Any) -> Any:
     return well_formed(value) if isinstance(value, str) else value
 
 
-def load_document(path: Path, *, what: str = "spec") -> tuple[Document | None, list[Problem]]:
-    """Read and parse ``path``; problems explain anything that stopped it."""
-    import hashlib
-
+def load_document(
+    path: Path, *, what: str = "spec", hashed: bool = True
+) -> tuple[Document | None, list[Problem]]:
+    """Read and parse ``path``; problems explain anything that stopped it. ``hashed=False``
+    leaves :attr:`Document.sha256` empty (``caliper validate`` shows no hash, and importing
+    ``hashlib`` costs it milliseconds)."""
     raw, problem = _read_bytes(path, what)
     if raw is None:
         return None, [problem] if problem else []
@@ -366,4 +373,8 @@ def load_document(path: Path, *, what: str = "spec") -> tuple[Document | None, l
     document, problems = parse_yaml(path, text)
     if document is None:
         return None, problems
+    if not hashed:
+        return document, problems
+    import hashlib
+
     return attrs.evolve(document, sha256=hashlib.sha256(raw).hexdigest()), problems
