@@ -56,3 +56,44 @@ def test_stop_all_ends_a_waiting_process(tmp_path: Path, wait_mode):
     # ended by the stop's SIGTERM to its group (noticed as an exit) or seen as interrupted
     assert done.interrupted or done.returncode == -signal.SIGTERM
     assert done.duration_seconds < 5
+
+
+@pytest.mark.skipif(not process._MEMFD, reason="no memfd_create here")
+def test_standard_streams_are_in_memory_not_files_on_disk(tmp_path: Path):
+    # a temporary file per stream cost an inode each on the temp folder's disk, and on ext4
+    # without a journal inode allocation slows down as freed inodes pile up (issue 20)
+    done = process.run_process(
+        ["sh", "-c", "for fd in 0 1 2; do readlink /proc/self/fd/$fd; done"],
+        env=ENV,
+        cwd=tmp_path,
+        timeout=10,
+        stdin_text="the prompt",
+    )
+    links = done.stdout.splitlines()
+    assert len(links) == 3, done
+    assert all(link.startswith("/memfd:caliper-") for link in links), links
+
+
+@pytest.mark.skipif(not process._MEMFD, reason="no memfd_create here")
+def test_a_flood_keeps_its_tail_and_its_memory_is_freed_while_it_runs(tmp_path: Path, monkeypatch):
+    limit = 64 * 1024
+    # 40 chunks of 16 KiB, 20 ms apart: the wait wakes up in between and trims
+    script = "i=0; while [ $i -lt 40 ]; do head -c 16384 /dev/zero; i=$((i+1)); sleep 0.02; done"
+    script += "; printf END"
+    sizes: list[int] = []
+    real_trim = process._trim
+
+    def watching_trim(handle, size_limit):
+        real_trim(handle, size_limit)
+        sizes.append(os.fstat(handle.fileno()).st_blocks * 512)
+
+    monkeypatch.setattr(process, "_trim", watching_trim)
+    done = process.run_process(
+        ["sh", "-c", script], env=ENV, cwd=tmp_path, timeout=30, output_limit=limit
+    )
+    written = 40 * 16384 + 3
+    assert done.stdout.startswith(f"[… {written - limit} bytes of earlier output dropped …]\n")
+    assert done.stdout.endswith("\0" * 100 + "END")
+    assert len(done.stdout.split("\n", 1)[1]) == limit
+    # never more than twice the limit held, plus what arrived since the last wake-up
+    assert sizes and max(sizes) <= 2 * limit + 4 * 16384, sizes

@@ -32,6 +32,23 @@ def test_sandbox_layout_and_minimal_env(tmp_path, monkeypatch):
     assert not sandbox.root.exists()
 
 
+def test_private_folder_is_created_only_when_asked_for(tmp_path):
+    # most attempts write nothing there; each folder is an inode on the temp folder's disk
+    sandbox = make_sandbox(spec_dir=tmp_path, parent=tmp_path)
+    try:
+        assert sorted(p.name for p in sandbox.root.iterdir()) == ["home", "tmp", "work"]
+        old_umask = os.umask(0o077)
+        try:
+            private = sandbox.private
+        finally:
+            os.umask(old_umask)
+        assert private == sandbox.root / "private" and private.is_dir()
+        assert stat.S_IMODE(private.stat().st_mode) == 0o700
+        assert sandbox.private == private  # asked again: the same folder, nothing raised
+    finally:
+        remove_sandbox(sandbox)
+
+
 def test_remove_sandbox_handles_read_only_files(tmp_path):
     sandbox = make_sandbox(spec_dir=tmp_path, parent=tmp_path)
     locked = sandbox.workdir / "locked"

@@ -93,6 +93,47 @@ def test_installer_reports_an_oversized_skill_as_a_caliper_error(
         Installer().install([ResolvedSkill("linky", "d", folder)], sandbox=None)
 
 
+def test_installs_copy_the_scan_the_run_resolved_instead_of_walking_again(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A run walks each skill folder once (resolving and hashing it), not once per attempt."""
+    import caliper.skill_tree as skill_tree
+    from caliper.plugins import PluginHost
+    from caliper.spec.load import load_spec_for_run
+
+    folder = make_skill(tmp_path)
+    script = folder / "run.sh"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o750)
+    spec_file = tmp_path / "t.eval.yaml"
+    spec_file.write_text(
+        "skills:\n  - ./linky\ntasks:\n  - name: a\n    prompt: hi\n    activates: [linky]\n"
+    )
+    _, (skill,) = load_spec_for_run(spec_file, PluginHost().judges())
+    walks: list[Path] = []
+    real_scan = skill_tree.scan
+    monkeypatch.setattr(skill_tree, "scan", lambda f, **k: walks.append(f) or real_scan(f, **k))
+
+    class Installer(FolderSkillInstaller):
+        id = "t"
+
+        def __init__(self, root: Path):
+            self.root = root
+
+        def skills_root(self, sandbox):
+            return self.root
+
+    for n in range(3):
+        (installed,) = Installer(tmp_path / f"attempt-{n}").install([skill], sandbox=None)
+        copied = installed.skill_file.parent
+        assert (copied / "references" / "ref.txt").read_text() == "REF-MARKER\n"
+        assert os.stat(copied / "run.sh").st_mode & 0o777 == 0o750
+    assert walks == []
+    # a skill without a scan (built by hand, or by a plugin) is still walked, once a copy
+    Installer(tmp_path / "by-hand").install([ResolvedSkill("linky", "d", folder)], sandbox=None)
+    assert walks == [folder]
+
+
 def test_hash_covers_files_reached_through_folder_links(tmp_path: Path) -> None:
     """The old hash skipped ``inner/ref.txt`` although the copy carried it."""
     folder = make_skill(tmp_path)

@@ -112,17 +112,31 @@ class AttemptSandbox:
     """The private, throw-away world one attempt (or one judge call) runs in.
 
     ``home`` is the isolated HOME the agent sees; ``workdir`` its working directory; ``private``
-    a 0700 folder for generated config and resolved secrets; ``real_home`` the user's real home,
-    which a backend may only *read* to seed authentication. ``base_env`` is the minimal
-    environment (PATH with the spec's ``extra_path`` first, locale, TERM) a backend extends.
+    a 0700 folder for generated config and resolved secrets (created on first use, see
+    :attr:`private`); ``real_home`` the user's real home, which a backend may only *read* to
+    seed authentication. ``base_env`` is the minimal environment (PATH with the spec's
+    ``extra_path`` first, locale, TERM) a backend extends.
     """
 
     root: Path
     home: Path
     workdir: Path
-    private: Path
+    _private: Path = attrs.field(alias="private")
     real_home: Path
     base_env: Mapping[str, str]
+
+    @property
+    def private(self) -> Path:
+        """The 0700 folder for generated config and resolved secrets, created when first asked
+        for: most attempts write nothing there, and each folder created is an inode on the
+        temp folder's disk (issue 20)."""
+        path = self._private
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            return path
+        path.chmod(0o700)  # whatever the umask
+        return path
 
 
 @attrs.frozen

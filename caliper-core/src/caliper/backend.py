@@ -458,12 +458,14 @@ def copy_skill_tree(skill: ResolvedSkill, destination: Path) -> None:
     scripts and references live beside it. The rules are :mod:`caliper.skill_tree`'s: links
     followed only inside the folder, loops, dangling links and special files left out, the
     total size capped; version-control folders, caliper's results and eval specs left out.
-    Raises :class:`caliper.errors.CaliperError` when the folder is over the size cap.
+    The folder is walked once per run (the scan the skill was resolved and hashed with), not
+    once per attempt. Raises :class:`caliper.errors.CaliperError` when the folder is over the
+    size cap.
     """
     from caliper.errors import CaliperError
     from caliper.skill_tree import SkillTooLarge, copy_tree
 
     try:
-        copy_tree(skill.source_dir, destination)
+        copy_tree(skill.source_dir, destination, tree=skill.tree)
     except SkillTooLarge as exc:
         raise CaliperError(str(exc)) from None

@@ -1,8 +1,10 @@
 """The one place Caliper starts agent processes, and makes sure none outlives its attempt.
 
-Every process runs in its own session (process group). Output goes to temporary files (no pipe
-can fill up and deadlock) and is read back bounded. Its exit is noticed at once: a ``poll`` on
-its pidfd (Linux 5.3+), or a reaper thread blocked in ``wait()`` elsewhere (:class:`_ExitWatch`).
+Every process runs in its own session (process group). Its stdin, stdout and stderr are
+anonymous files (no pipe can fill up and deadlock), read back bounded: in memory (``memfd``)
+on Linux, so starting a process creates no file on disk (see :func:`_capture_file`), temporary
+files elsewhere. Its exit is noticed at once: a ``poll`` on its pidfd (Linux 5.3+), or a reaper
+thread blocked in ``wait()`` elsewhere (:class:`_ExitWatch`).
 
 **Ending every descendant.** Killing the process group is not enough: a process the agent (or
 an ``assert:``, a ``setup:``) starts with ``setsid`` or ``daemon()`` is in another session and
@@ -525,7 +527,70 @@ def _popen(
     )
 
 
-def _read_bounded(handle: tempfile._TemporaryFileWrapper[bytes], limit: int) -> str:  # type: ignore[name-defined]
+_MEMFD = hasattr(os, "memfd_create") and sys.platform.startswith("linux")
+FALLOC_FL_KEEP_SIZE = 0x01
+FALLOC_FL_PUNCH_HOLE = 0x02
+_fallocate: list[Callable[..., int] | None] = []
+
+
+def _capture_file(name: str) -> BinaryIO:
+    """An anonymous read-write file for one of a process's standard streams.
+
+    On Linux a ``memfd`` (memory, like a temporary file on a tmpfs ``/tmp``): a temporary
+    file on a disk file system costs an inode per stream, and on ext4 without a journal every
+    inode allocation scans past the inodes freed in the last minutes, so a long run paid more
+    for each start the longer it went on (issue 20). Elsewhere, or when the kernel refuses,
+    an unnamed temporary file. Memory is bounded by :func:`_trim` while the process runs.
+    """
+    if _MEMFD:
+        try:
+            fd = os.memfd_create(f"caliper-{name}", os.MFD_CLOEXEC)
+        except OSError:
+            pass
+        else:
+            return os.fdopen(fd, "w+b")
+    return tempfile.TemporaryFile()  # type: ignore[return-value]
+
+
+def _punch_hole(fd: int, length: int) -> bool:
+    """Free the first ``length`` bytes of ``fd`` (its size is kept); false when unsupported."""
+    if not _fallocate:
+        try:
+            function = ctypes.CDLL(None, use_errno=True).fallocate
+            function.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+            function.restype = ctypes.c_int
+            _fallocate.append(function)
+        except (OSError, AttributeError):
+            _fallocate.append(None)
+    function = _fallocate[0]
+    if function is None:
+        return False
+    return function(fd, FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE, 0, length) == 0
+
+
+def _trim(handle: BinaryIO, limit: int) -> None:
+    """Keep a running process's in-memory output within about twice ``limit`` bytes.
+
+    Only the last ``limit`` bytes are ever read back (:func:`_read_bounded`); once the file
+    holds more than twice that, the memory of everything before its last ``limit`` bytes is
+    freed (a hole: the size, and so the count of dropped bytes, stays). Called each time the
+    wait wakes up (at least every :data:`STOP_CHECK_SECONDS`). Files on disk are left alone.
+    """
+    if not _MEMFD:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        size = os.fstat(handle.fileno()).st_size
+        if size > 2 * limit:
+            page = _page_size()
+            _punch_hole(handle.fileno(), (size - limit) // page * page)
+
+
+def _page_size() -> int:
+    """The memory page size (hole punching works in whole pages)."""
+    return os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def _read_bounded(handle: BinaryIO, limit: int) -> str:
     handle.flush()
     size = handle.seek(0, os.SEEK_END)
     if size > limit:
@@ -566,9 +631,9 @@ def run_process(
     started = time.monotonic()
     tag = f"{os.getpid()}-{next(_tags)}-{time.time_ns() % 1_000_000_007}"
     with (
-        tempfile.TemporaryFile() as out,
-        tempfile.TemporaryFile() as err,
-        tempfile.TemporaryFile() as inp,
+        _capture_file("stdout") as out,
+        _capture_file("stderr") as err,
+        _capture_file("stdin") as inp,
     ):
         if stdin_text is not None:
             inp.write(stdin_text.encode("utf-8"))
@@ -603,6 +668,8 @@ def run_process(
                     step = min(step, max(0.0, deadline - time.monotonic()))
                 if exited.wait(step):
                     break
+                _trim(out, output_limit)
+                _trim(err, output_limit)
                 if _should_stop(keep_on_stop):
                     interrupted = True
                     break

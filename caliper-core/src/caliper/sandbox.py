@@ -1,8 +1,9 @@
 """The throw-away world one attempt runs in: a fresh temp root with its own HOME.
 
 Each attempt gets ``<root>/home`` (the agent's HOME), ``<root>/work`` (its working directory),
-``<root>/private`` (0700, for generated config and resolved secrets) and ``<root>/tmp``
-(TMPDIR). The root lives under ``$CALIPER_TMPDIR`` when set, else the system temp folder.
+``<root>/private`` (0700, for generated config and resolved secrets; created when a backend
+first asks for it) and ``<root>/tmp`` (TMPDIR). The root lives under ``$CALIPER_TMPDIR`` when
+set, else the system temp folder.
 Nothing here ever writes to the user's real home.
 """
 
@@ -85,8 +86,7 @@ def make_sandbox(
     home, work, private, tmp = (root / name for name in ("home", "work", "private", "tmp"))
     for folder in (home, work, tmp):
         folder.mkdir()
-    private.mkdir(mode=0o700)
-    private.chmod(0o700)
+    # ``private`` is created on first use (AttemptSandbox.private)
     env = minimal_env(home=home, tmpdir=tmp, extra_path=resolve_extra_path(extra_path, spec_dir))
     return AttemptSandbox(
         root=root,

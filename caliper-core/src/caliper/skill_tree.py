@@ -58,11 +58,13 @@ class TreeIssue:
 
 @attrs.frozen
 class TreeFile:
-    """One file to copy: its path relative to the skill folder and where to read it."""
+    """One file to copy: its path relative to the skill folder, where to read it, its size and
+    permission bits when scanned."""
 
     relative: str
     source: Path
     size: int
+    mode: int = 0o644
 
 
 @attrs.frozen
@@ -221,7 +223,7 @@ def scan(folder: Path, *, max_bytes: int | None = None) -> SkillTree:
                         )
                     )
                     return SkillTree(root, tuple(dirs), tuple(files), tuple(issues), total)
-                files.append(TreeFile(rel, path, info.st_size))
+                files.append(TreeFile(rel, path, info.st_size, stat.S_IMODE(info.st_mode)))
             else:
                 issues.append(
                     TreeIssue(
@@ -234,14 +236,24 @@ def scan(folder: Path, *, max_bytes: int | None = None) -> SkillTree:
     return SkillTree(root, tuple(sorted(dirs)), tuple(files), tuple(issues), total)
 
 
-def copy_tree(folder: Path, destination: Path, *, max_bytes: int | None = None) -> SkillTree:
+def copy_tree(
+    folder: Path,
+    destination: Path,
+    *,
+    max_bytes: int | None = None,
+    tree: SkillTree | None = None,
+) -> SkillTree:
     """Copy ``folder`` to ``destination`` under the rules above; return what was scanned.
 
-    Raises :class:`SkillTooLarge` when the folder (or a file that grew meanwhile) passes the
-    cap; nothing else in the folder's content makes it fail.
+    ``tree`` is an earlier :func:`scan` of ``folder`` to copy from instead of walking it again
+    (a run scans each skill once, when it resolves and hashes it, and copies that list into
+    every attempt; the files' bytes are still read at each copy). Raises
+    :class:`SkillTooLarge` when the folder (or a file that grew meanwhile) passes the cap;
+    nothing else in the folder's content makes it fail.
     """
     limit = max_skill_bytes() if max_bytes is None else max_bytes
-    tree = scan(folder, max_bytes=limit)
+    if tree is None or tree.root != Path(folder):
+        tree = scan(folder, max_bytes=limit)
     fatal = tree.fatal
     if fatal is not None:
         raise SkillTooLarge(f"The skill folder {folder} {fatal.message}.")
@@ -251,13 +263,13 @@ def copy_tree(folder: Path, destination: Path, *, max_bytes: int | None = None) 
     budget = limit
     for entry in tree.files:
         target = destination / entry.relative
-        budget = _copy_file(entry.source, target, budget, folder)
+        budget = _copy_file(entry, target, budget, folder)
     return tree
 
 
-def _copy_file(source: Path, target: Path, budget: int, folder: Path) -> int:
+def _copy_file(entry: TreeFile, target: Path, budget: int, folder: Path) -> int:
     """Copy one file within ``budget`` bytes (what is left of the cap); return the rest."""
-    with open(source, "rb") as src, open(target, "wb") as out:
+    with open(entry.source, "rb") as src, open(target, "wb") as out:
         while True:
             chunk = src.read(_CHUNK)
             if not chunk:
@@ -269,8 +281,8 @@ def _copy_file(source: Path, target: Path, budget: int, folder: Path) -> int:
                     "it was copied."
                 )
             out.write(chunk)
-    mode = os.stat(source).st_mode
-    os.chmod(target, stat.S_IMODE(mode) | stat.S_IRUSR | stat.S_IWUSR)
+        out.flush()
+        os.fchmod(out.fileno(), entry.mode | stat.S_IRUSR | stat.S_IWUSR)
     return budget
 
 

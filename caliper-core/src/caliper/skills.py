@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
+
+if TYPE_CHECKING:
+    from caliper.skill_tree import SkillTree
 
 
 @attrs.frozen
@@ -15,6 +19,8 @@ class ResolvedSkill:
     name the exact commit. ``content_hash`` digests every file of the folder, so saved runs can
     tell whether the skill changed between two runs. ``model_invocable`` is false for a skill
     whose frontmatter says ``disable-model-invocation: true`` (the model can never load it).
+    ``tree`` is the folder's scan that ``content_hash`` was taken from (when the run resolved
+    it): every attempt copies exactly those files without walking the folder again.
     """
 
     name: str
@@ -27,3 +33,4 @@ class ResolvedSkill:
     git_sha: str | None = None
     content_hash: str | None = None
     model_invocable: bool = True
+    tree: SkillTree | None = attrs.field(default=None, eq=False, repr=False)

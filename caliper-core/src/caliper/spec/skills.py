@@ -164,6 +164,7 @@ def resolve_source(
         git_sha=git_sha,
         content_hash=digest,
         model_invocable=checked.frontmatter.model_invocable,
+        tree=tree,
     )
     # At a repository's root the folder is named after the commit: no name to compare.
     warnings = tuple(checked.warnings) if folder != repo_root else ()
