@@ -23,6 +23,7 @@ from caliper.testing.harness import processes_mentioning
 
 pytestmark = pytest.mark.e2e
 
+
 def outcomes(run: dict[str, Any]) -> dict[str, list[str]]:
     return {t["name"]: sorted(a["outcome"] for a in t["attempts"]) for t in run["tasks"]}
 

@@ -88,7 +88,7 @@ def test_attempts_run_on_both_nodes_with_the_local_outcomes(cluster, lab, tmp_pa
     # the same outcomes the driver's own pipeline gives for each task
     assert {f.node for f in done}.__len__() == 2, {f.node for f in done}
     assert all(f.fatal is None for f in done)
-    for sandboxes in (lab.sandboxes(n) for n in ('a', 'b')):
+    for sandboxes in (lab.sandboxes(n) for n in ("a", "b")):
         assert list(sandboxes.iterdir()) == [], "an attempt sandbox was left on a node"
 
 
@@ -111,9 +111,7 @@ def test_capacity_is_workers_across_the_cluster_and_per_backend(
         session.close()
 
 
-def test_a_backend_limit_holds_across_two_runs_on_the_cluster(
-    cluster, lab, tmp_path, monkeypatch
-):
+def test_a_backend_limit_holds_across_two_runs_on_the_cluster(cluster, lab, tmp_path, monkeypatch):
     """Two runs (say two CI shards) on one cluster share --max-concurrent fake=1."""
     first = _work(tmp_path / "one", monkeypatch)
     second = _work(tmp_path / "two", monkeypatch)
@@ -166,7 +164,7 @@ def test_cancel_stops_running_attempts_and_leaves_no_agent_process(
     assert sorted(f.job.number for f in done) == [1, 2]
     assert all(f.record is None for f in done)
     assert _fake_agents(lab) == [], "a fake agent outlived the cancelled run"
-    for sandboxes in (lab.sandboxes(n) for n in ('a', 'b')):
+    for sandboxes in (lab.sandboxes(n) for n in ("a", "b")):
         assert list(sandboxes.iterdir()) == [], "a cancelled attempt left its sandbox"
 
 
@@ -207,4 +205,3 @@ def _fake_agents(lab) -> list[int]:
         if mine and any(part.endswith(b"fake-agent") for part in argv[:2]) and state != "Z":
             found.append(int(proc.name))
     return found
-

@@ -43,7 +43,8 @@ def test_transcript_includes_tool_inputs_outputs_and_marks_truncation():
 
 
 def test_prompt_carries_marker_version_expectation_and_answer():
-    prompt = build_prompt(task_prompt="Do X", expectation="X is done", turns=[],
-                          final_answer="I did X")
+    prompt = build_prompt(
+        task_prompt="Do X", expectation="X is done", turns=[], final_answer="I did X"
+    )
     assert LLM_JUDGE_MARKER in prompt and PROMPT_VERSION in prompt
     assert "X is done" in prompt and "I did X" in prompt and '"passed"' in prompt

@@ -18,7 +18,7 @@ import pytest
 
 from caliper.testing.conformance import BackendConformance
 
-MODULE = '''
+MODULE = """
 from caliper.testing.conformance import BackendConformance
 
 pytest_plugins = ["caliper.testing.fixtures"]
@@ -28,7 +28,7 @@ class TestPluginConformance(BackendConformance):
     backend_id = "claude-code"
     cli = {cli!r}
     cli_pins = {pins!r}
-'''
+"""
 
 BOGUS_PIN = {
     "bogus": {"kind": "npm", "package": "bogus-agent-cli", "version": "9.9.9", "bin": "bogus"}

@@ -42,9 +42,7 @@ if TYPE_CHECKING:
 
 HOOK = "register_judges"
 
-_ENTRY_POINT_VALUE = (
-    r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
-)
+_ENTRY_POINT_VALUE = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
 """``importlib.metadata.EntryPoint.pattern``: ``module``, ``module:attr.attr``, extras."""
 
 _DEFAULT_OPTIONS = {

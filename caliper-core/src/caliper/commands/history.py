@@ -171,4 +171,3 @@ def command(spec: str, output_format: str, output: Path | None, confidence: floa
         target = output or root / "reports" / f"{name}-history.html"
         written = write_history(name, rows, target, confidence)
         click.echo(f"Wrote {target} and {written} run report(s) in {runs_dir(target)}.", err=True)
-

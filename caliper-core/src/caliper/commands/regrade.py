@@ -100,9 +100,11 @@ def command(
     asked = judge_model if judge_model is not None else meta.get("judge_requested")
     if not asked:
         # the run's judge followed its --model: grade again with the engine that graded it
-        asked = ":".join(
-            part for part in (meta.get("judge_backend"), meta.get("judge_model")) if part
-        ) or meta.get("requested_model") or meta.get("backend")
+        asked = (
+            ":".join(part for part in (meta.get("judge_backend"), meta.get("judge_model")) if part)
+            or meta.get("requested_model")
+            or meta.get("backend")
+        )
     judge_engine = LazyEngine(lambda: resolve_engine(host, asked, flag="--judge-model"))
     snapshots = meta.get("skill_snapshots") or []
     regrader = Regrader(

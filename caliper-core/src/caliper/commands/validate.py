@@ -218,8 +218,7 @@ def command(
         f"judge plugin {name!r} failed to load: {why}" for name, why in failures.items()
     ]
     results = [
-        (path, check_spec(path, judges, judge_failures=failures, hashed=False))
-        for path in specs
+        (path, check_spec(path, judges, judge_failures=failures, hashed=False)) for path in specs
     ]
     _add_listing_warnings(host, results)
     if judge_model is not None and not probe:
