@@ -12,6 +12,7 @@ import click
 from caliper import __version__
 
 EXIT_INTERNAL = 70  # an unexpected error: a bug (sysexits' EX_SOFTWARE)
+EXIT_CANNOT_WRITE = 74  # an output could not be written: a full disk (sysexits' EX_IOERR)
 
 # name -> (module, short help shown by `caliper --help` without importing the module)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -167,18 +168,61 @@ def _run(argv: list[str] | None) -> int:
     except KeyboardInterrupt:  # Ctrl-C outside click's own handling
         click.echo("Aborted.", err=True)
         return 130
+    except OSError as exc:
+        if not _is_full(exc):
+            return _internal_error(exc)
+        return _cannot_write(exc)
     except Exception as exc:  # a bug: one line and a way to see more, not a traceback
-        if os.environ.get("CALIPER_DEBUG"):
-            raise
-        click.echo(
-            f"Error: caliper failed unexpectedly: {type(exc).__name__}: {printable(str(exc))}\n"
-            "This is a bug in caliper or a plugin. Run again with CALIPER_DEBUG=1 to see "
-            "the traceback, and please report it.",
-            err=True,
-        )
-        return EXIT_INTERNAL
+        return _internal_error(exc)
     # With standalone_mode=False, click returns the code of a `ctx.exit(code)` in a command.
     return returned if isinstance(returned, int) else 0
+
+
+def _internal_error(exc: Exception) -> int:
+    """One line for a bug (``CALIPER_DEBUG=1`` re-raises it for the traceback)."""
+    from caliper.textsafe import printable
+
+    if os.environ.get("CALIPER_DEBUG"):
+        raise exc
+    click.echo(
+        f"Error: caliper failed unexpectedly: {type(exc).__name__}: {printable(str(exc))}\n"
+        "This is a bug in caliper or a plugin. Run again with CALIPER_DEBUG=1 to see "
+        "the traceback, and please report it.",
+        err=True,
+    )
+    return EXIT_INTERNAL
+
+
+def _is_full(exc: OSError) -> bool:
+    """Whether ``exc`` is a write refused for want of space (a full disk or quota)."""
+    import errno
+
+    return exc.errno in {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+def _cannot_write(exc: OSError) -> int:
+    """One line for output that could not be written because the disk is full.
+
+    When the output that failed is standard output, whatever is still buffered for it is
+    dropped (it is pointed at the null device), so the interpreter's own flush at exit does
+    not fail a second time with a traceback of its own."""
+    import contextlib
+
+    from caliper.textsafe import printable
+
+    where = printable(str(exc.filename)) if exc.filename else "the output"
+    if not exc.filename:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stdout.fileno())
+            os.close(null)
+    with contextlib.suppress(OSError):
+        click.echo(
+            f"Error: could not write {where}: no space left on the device (a full disk or "
+            "quota). Free some space, or send the output elsewhere, and run again.",
+            err=True,
+        )
+    return EXIT_CANNOT_WRITE
 
 
 if __name__ == "__main__":
