@@ -169,9 +169,9 @@ def _run(argv: list[str] | None) -> int:
         click.echo("Aborted.", err=True)
         return 130
     except OSError as exc:
-        if not _is_full(exc):
-            return _internal_error(exc)
-        return _cannot_write(exc)
+        from caliper.os_errors import is_full
+
+        return _cannot_write(exc) if is_full(exc) else _internal_error(exc)
     except Exception as exc:  # a bug: one line and a way to see more, not a traceback
         return _internal_error(exc)
     # With standalone_mode=False, click returns the code of a `ctx.exit(code)` in a command.
@@ -193,13 +193,6 @@ def _internal_error(exc: Exception) -> int:
     return EXIT_INTERNAL
 
 
-def _is_full(exc: OSError) -> bool:
-    """Whether ``exc`` is a write refused for want of space (a full disk or quota)."""
-    import errno
-
-    return exc.errno in {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
-
-
 def _cannot_write(exc: OSError) -> int:
     """One line for output that could not be written because the disk is full.
 
@@ -208,6 +201,7 @@ def _cannot_write(exc: OSError) -> int:
     not fail a second time with a traceback of its own."""
     import contextlib
 
+    from caliper.os_errors import describe_os_error
     from caliper.textsafe import printable
 
     where = printable(str(exc.filename)) if exc.filename else "the output"
@@ -218,8 +212,9 @@ def _cannot_write(exc: OSError) -> int:
             os.close(null)
     with contextlib.suppress(OSError):
         click.echo(
-            f"Error: could not write {where}: no space left on the device (a full disk or "
-            "quota). Free some space, or send the output elsewhere, and run again.",
+            f"Error: could not write {where}: no space left on the device "
+            f"({describe_os_error(exc)}). Free some space, or send the output elsewhere, and "
+            "run again.",
             err=True,
         )
     return EXIT_CANNOT_WRITE

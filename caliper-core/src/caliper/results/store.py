@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 
 from caliper.errors import CaliperError
+from caliper.os_errors import describe_os_error
 from caliper.results.compact import StorageLimits
 from caliper.results.models import RunResults
 from caliper.spec.model import spec_name_for
@@ -117,23 +118,9 @@ def caliper_root(start: Path, spec_path: Path | None) -> Path:
     )
 
 
-def _describe_os_error(exc: OSError) -> str:
-    reasons = {
-        errno.ENOSPC: "the disk is full",
-        errno.EDQUOT: "the disk quota is exhausted",
-        errno.EACCES: "permission denied",
-        errno.EPERM: "operation not permitted",
-        errno.EROFS: "the file system is read-only",
-        errno.EFBIG: "the file is larger than allowed",
-        errno.ENOTDIR: "a file is in the way where a folder is needed",
-        errno.EEXIST: "a file is in the way where a folder is needed",
-    }
-    return reasons.get(exc.errno or 0, exc.strerror or str(exc))
-
-
 def _write_error(path: Path, exc: OSError) -> ResultsWriteError:
     return ResultsWriteError(
-        f"Could not save results to {path}: {_describe_os_error(exc)}.",
+        f"Could not save results to {path}: {describe_os_error(exc)}.",
         hint="Free some space or fix the folder's permissions, then run again "
         "(or pass --output to save elsewhere).",
     )
