@@ -27,6 +27,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fakes import write_fake_claude
@@ -36,6 +37,7 @@ OURS = ROOT / ".venv" / "bin" / "caliper"
 PREDECESSOR = "caliper-eval==0.21.0"
 PRED_VENV = Path(tempfile.gettempdir()) / "caliper-bench-predecessor"
 TIME = "/usr/bin/time"
+T = TypeVar("T")
 
 
 # -- the workspace ----------------------------------------------------------------------------
@@ -112,13 +114,12 @@ def measure(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int
     return wall, rss
 
 
-def pair(
-    ours: Callable[[], tuple[float, int]],
-    pred: Callable[[], tuple[float, int]] | None,
-    pairs: int,
-) -> dict:
-    """``pairs`` A/B measurements (order alternating); ratios ours/predecessor per pair."""
-    rows = []
+def _alternate(
+    ours: Callable[[], T], pred: Callable[[], T] | None, pairs: int
+) -> list[tuple[T, T | None]]:
+    """``pairs`` A/B measurements, the order alternating (ours first, then the predecessor
+    first, ...), so that a machine slowing down or speeding up weighs on both sides alike."""
+    rows: list[tuple[T, T | None]] = []
     for i in range(pairs):
         if pred is None:
             rows.append((ours(), None))
@@ -128,6 +129,16 @@ def pair(
         else:
             b = pred()
             rows.append((ours(), b))
+    return rows
+
+
+def pair(
+    ours: Callable[[], tuple[float, int]],
+    pred: Callable[[], tuple[float, int]] | None,
+    pairs: int,
+) -> dict:
+    """``pairs`` A/B measurements (order alternating); ratios ours/predecessor per pair."""
+    rows = _alternate(ours, pred, pairs)
     result = {"ours": [r[0] for r in rows], "pred": [r[1] for r in rows if r[1]]}
     if pred is not None:
         result["time_ratio"] = [a[0] / b[0] for a, b in rows]
@@ -152,16 +163,7 @@ def marginal_pair(
         large = side(large_k)
         return large, large[0] - small
 
-    rows = []
-    for i in range(pairs):
-        if pred is None:
-            rows.append((both(ours), None))
-        elif i % 2 == 0:
-            a = both(ours)
-            rows.append((a, both(pred)))
-        else:
-            b = both(pred)
-            rows.append((both(ours), b))
+    rows = _alternate(lambda: both(ours), (lambda: both(pred)) if pred is not None else None, pairs)
     result = {
         "ours": [r[0][0] for r in rows],
         "pred": [r[1][0] for r in rows if r[1]],

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import itertools
 import math
 import os
@@ -530,7 +531,6 @@ def _popen(
 _MEMFD = hasattr(os, "memfd_create") and sys.platform.startswith("linux")
 FALLOC_FL_KEEP_SIZE = 0x01
 FALLOC_FL_PUNCH_HOLE = 0x02
-_fallocate: list[Callable[..., int] | None] = []
 
 
 def _capture_file(name: str) -> BinaryIO:
@@ -552,17 +552,21 @@ def _capture_file(name: str) -> BinaryIO:
     return tempfile.TemporaryFile()  # type: ignore[return-value]
 
 
+@functools.cache
+def _libc_fallocate() -> Callable[..., int] | None:
+    """libc's ``fallocate`` (looked up once), or ``None`` where there is none."""
+    try:
+        function = ctypes.CDLL(None, use_errno=True).fallocate
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+    function.restype = ctypes.c_int
+    return function
+
+
 def _punch_hole(fd: int, length: int) -> bool:
     """Free the first ``length`` bytes of ``fd`` (its size is kept); false when unsupported."""
-    if not _fallocate:
-        try:
-            function = ctypes.CDLL(None, use_errno=True).fallocate
-            function.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
-            function.restype = ctypes.c_int
-            _fallocate.append(function)
-        except (OSError, AttributeError):
-            _fallocate.append(None)
-    function = _fallocate[0]
+    function = _libc_fallocate()
     if function is None:
         return False
     return function(fd, FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE, 0, length) == 0
