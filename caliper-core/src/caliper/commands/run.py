@@ -394,7 +394,7 @@ def command(
 
         run_and_finish_matrix(options, engines, verbose, confidence, bars, inconclusive)
         return
-    report = run_spec(options, continuation=continuation)
+    report = run_spec(options, continuation=continuation, warm_up=_import_the_report)
     finish_report(report, verbose, output, confidence, bars, inconclusive, junit)
 
 
@@ -635,6 +635,11 @@ def check_save_targets(spec: Path, output: Path | None, root: Path | None = None
             hint="Run from a folder you can write to (results go to the nearest .caliper/ "
             "folder, else one beside the spec), or fix its permissions.",
         )
+
+
+def _import_the_report() -> None:
+    """Import what the final report is drawn with (called while the first agents run)."""
+    import caliper.report.run_view  # noqa: F401
 
 
 def _show(report: RunEnding, verbose: bool, output: Path | None, confidence: float) -> None:
