@@ -41,6 +41,10 @@ NOT_BEFORE_THE_FIRST_AGENT = (
     "caliper.runner.progress",  # the live display
     "rich.live",
     "caliper.report.run_view",  # the final report
+    "caliper.results.gate",  # no --min-score/--min-activation given
+    "caliper.results.scoring",
+    "caliper.runner.adaptive",  # no --k auto
+    "caliper.runner.shard",  # no --shard
 )
 
 

@@ -351,13 +351,15 @@ def command(
         from caliper.errors import UsageError
 
         raise UsageError("--force only applies with --resume.")
-    from caliper.runner.shard import shard_for_run  # --shard (issue 18)
+    shard = None
+    if shard_text is not None or continuation is not None:
+        from caliper.runner.shard import shard_for_run  # --shard (issue 18)
 
-    shard = shard_for_run(
-        shard_text,
-        adaptive=adaptive is not None,
-        resumed=continuation.meta if continuation is not None else None,
-    )
+        shard = shard_for_run(
+            shard_text,
+            adaptive=adaptive is not None,
+            resumed=continuation.meta if continuation is not None else None,
+        )
     options = RunOptions(
         shard=shard,
         spec_path=spec,

@@ -182,12 +182,12 @@ def prepare_engines(options: Mapping[str, RunOptions], host: PluginHost) -> dict
 def _adaptive_k(runs: Mapping[str, PreparedRun]) -> dict[str, AdaptiveK]:
     """``--k auto``'s bookkeeping per engine key, after checking its bars name tasks of the
     spec (empty for a fixed k)."""
-    from caliper.runner.adaptive import AdaptiveK, check_bar_tasks
-
     found = {}
     for key, run in runs.items():
         settings = run.options.adaptive
         if settings is not None:
+            from caliper.runner.adaptive import AdaptiveK, check_bar_tasks
+
             names = [task.name for task in run.spec.tasks]
             check_bar_tasks(settings, names)
             found[key] = AdaptiveK(settings, names)
