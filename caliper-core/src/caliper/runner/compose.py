@@ -287,10 +287,15 @@ first agents run instead (the journal and the results store are imported by then
 
 
 def _import_end_of_run() -> None:
+    """Import :data:`END_OF_RUN_MODULES` and have the results codec ready to decode the run
+    (what the results file is assembled with at the end)."""
     import importlib
+
+    from caliper.results import codec
 
     for name in END_OF_RUN_MODULES:
         importlib.import_module(name)
+    codec.prepare_structuring()
 
 
 def _notify(shown: list[_Display], text: str) -> None:
