@@ -13,7 +13,7 @@ from pathlib import Path
 from caliper_fakeagent.harness import CALIPER, Workspace
 
 SPAWN_PROBE = (
-    "import os, runpy, sys, threading\n"
+    "import atexit, gc, os, runpy, sys, threading\n"
     "import caliper.process as process\n"
     "real_popen = process._popen\n"
     "seen = []\n"
@@ -24,9 +24,10 @@ SPAWN_PROBE = (
     "__import__('pathlib').Path('.caliper').rglob('*.journal.jsonl')]\n"
     "        with open('at-first-spawn.json', 'w') as out:\n"
     "            __import__('json').dump({'modules': sorted(sys.modules), "
-    "'journals': journals}, out)\n"
+    "'journals': journals, 'collector': gc.isenabled()}, out)\n"
     "    return real_popen(*args, **kwargs)\n"
     "process._popen = popen\n"
+    "atexit.register(lambda: print('AT EXIT', gc.isenabled(), gc.get_freeze_count() > 0))\n"
     "sys.argv = [sys.argv[1], *sys.argv[2:]]\n"
     "runpy.run_path(sys.argv[0], run_name='__main__')\n"
 )
@@ -77,6 +78,9 @@ def test_the_first_agent_starts_before_the_journal_and_display(tmp_path: Path) -
     )
     assert early == []
     assert seen["journals"] == []  # the run id is claimed once the first agents are out
+    # the cycle collector is off until then, and on (start-up's objects frozen) afterwards
+    assert seen["collector"] is False
+    assert "AT EXIT True True" in done.stdout
     # and the run still ended as usual, its results saved from the journal
     saved = space.latest_results()
     assert saved is not None

@@ -392,8 +392,10 @@ def command(
     check_bars_before_run(spec, bars)
     check_junit_target(junit)
     if engines:  # many engines in one run (issue 18)
+        from caliper.cli import resume_collector
         from caliper.commands.run_matrix import run_and_finish_matrix
 
+        resume_collector()
         run_and_finish_matrix(options, engines, verbose, confidence, bars, inconclusive)
         return
     report = run_spec(options, continuation=continuation, warm_up=_import_the_report)
@@ -640,8 +642,12 @@ def check_save_targets(spec: Path, output: Path | None, root: Path | None = None
 
 
 def _import_the_report() -> None:
-    """Import what the final report is drawn with (called while the first agents run)."""
+    """Import what the final report is drawn with, and turn the cycle collector back on if
+    the console script paused it for the start-up (called once the first agents are out)."""
     import caliper.report.run_view  # noqa: F401
+    from caliper.cli import resume_collector
+
+    resume_collector()
 
 
 def _show(report: RunEnding, verbose: bool, output: Path | None, confidence: float) -> None:
