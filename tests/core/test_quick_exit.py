@@ -93,3 +93,52 @@ def test_other_commands_and_calls_with_arguments_exit_as_usual(tmp_path: Path) -
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60
     )
     assert "RETURNED 0 GC True" in done.stdout, done.stderr
+
+
+def test_a_run_skips_the_teardown_once_its_results_are_saved(tmp_path: Path) -> None:
+    """``caliper run`` (fake agent) ends without the teardown, with the collector on, and
+    only after everything is written: the results file complete, the journal gone, the
+    ``--output`` copy and the JUnit report there, the report printed."""
+    from caliper_fakeagent.harness import Workspace
+
+    space = Workspace.create(tmp_path)
+    space.skill("shout")
+    spec = space.spec(
+        "skills: [./skills/shout]\n"
+        "tasks:\n  - name: a\n    prompt: hi\n    activates: [shout]\n"
+        "  - name: b\n    prompt: hi\n    assert: assert True\n"
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            RUN_SCRIPT.format(extra=""),
+            str(CALIPER),
+            "run",
+            str(spec),
+            "--model",
+            "fake",
+            "--k",
+            "3",
+            "--output",
+            "copy.json",
+            "--junit",
+            "junit.xml",
+        ],
+        cwd=tmp_path,
+        env=space.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    assert "ATEXIT RAN, GC True" in done.stderr
+    assert "TORN DOWN" not in done.stderr
+    saved = space.latest_results()
+    assert saved is not None
+    data = json.loads(saved.read_text())
+    assert sorted(len(t["attempts"]) for t in data["tasks"]) == [3, 3]
+    assert json.loads((tmp_path / "copy.json").read_text()) == data
+    assert "</testsuites>" in (tmp_path / "junit.xml").read_text()
+    assert not list(saved.parent.glob("*.journal.jsonl"))
+    assert "A copy was saved to copy.json" in done.stdout

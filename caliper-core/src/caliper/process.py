@@ -63,6 +63,8 @@ _live_lock = threading.RLock()  # re-entrant: stop_all runs from signal handlers
 _spawned: set[int] = set()
 """pids started here and not yet reaped by their Popen (never reaped by the orphan sweep)."""
 _spawn_lock = threading.Lock()
+_starts = [0]
+"""How many processes :func:`run_process` has started (counted under ``_spawn_lock``)."""
 _stopping = threading.Event()
 _forced = threading.Event()
 _tags = itertools.count(1)
@@ -610,6 +612,12 @@ def _should_stop(keep_on_stop: bool) -> bool:
     return _forced.is_set() or (_stopping.is_set() and not keep_on_stop)
 
 
+def starts_so_far() -> int:
+    """How many processes :func:`run_process` has started in this process so far (the run
+    waits for its first attempts' agents to start before doing work that can wait)."""
+    return _starts[0]
+
+
 def run_process(
     argv: Sequence[str],
     *,
@@ -648,6 +656,7 @@ def run_process(
                     list(argv), inp, out, err, cwd, {**env, TAG_VARIABLE: tag}
                 )
                 _spawned.add(process.pid)
+                _starts[0] += 1
             since = _start_time(process.pid)
         except OSError as exc:
             return ProcessResult(

@@ -41,6 +41,8 @@ def _parse(metric: str) -> Callable[[click.Context, click.Parameter, tuple[str, 
     def callback(
         _ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]
     ) -> tuple[Bar, ...]:
+        if not values:  # no bar given: the gate (and the scoring it imports) is not needed
+            return ()
         from caliper.results.gate import BarSyntaxError, parse_bar
 
         try:

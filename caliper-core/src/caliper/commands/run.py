@@ -351,13 +351,15 @@ def command(
         from caliper.errors import UsageError
 
         raise UsageError("--force only applies with --resume.")
-    from caliper.runner.shard import shard_for_run  # --shard (issue 18)
+    shard = None
+    if shard_text is not None or continuation is not None:
+        from caliper.runner.shard import shard_for_run  # --shard (issue 18)
 
-    shard = shard_for_run(
-        shard_text,
-        adaptive=adaptive is not None,
-        resumed=continuation.meta if continuation is not None else None,
-    )
+        shard = shard_for_run(
+            shard_text,
+            adaptive=adaptive is not None,
+            resumed=continuation.meta if continuation is not None else None,
+        )
     options = RunOptions(
         shard=shard,
         spec_path=spec,
@@ -390,11 +392,13 @@ def command(
     check_bars_before_run(spec, bars)
     check_junit_target(junit)
     if engines:  # many engines in one run (issue 18)
+        from caliper.cli import resume_collector
         from caliper.commands.run_matrix import run_and_finish_matrix
 
+        resume_collector()
         run_and_finish_matrix(options, engines, verbose, confidence, bars, inconclusive)
         return
-    report = run_spec(options, continuation=continuation)
+    report = run_spec(options, continuation=continuation, warm_up=_import_the_report)
     finish_report(report, verbose, output, confidence, bars, inconclusive, junit)
 
 
@@ -635,6 +639,15 @@ def check_save_targets(spec: Path, output: Path | None, root: Path | None = None
             hint="Run from a folder you can write to (results go to the nearest .caliper/ "
             "folder, else one beside the spec), or fix its permissions.",
         )
+
+
+def _import_the_report() -> None:
+    """Import what the final report is drawn with, and turn the cycle collector back on if
+    the console script paused it for the start-up (called once the first agents are out)."""
+    import caliper.report.run_view  # noqa: F401
+    from caliper.cli import resume_collector
+
+    resume_collector()
 
 
 def _show(report: RunEnding, verbose: bool, output: Path | None, confidence: float) -> None:

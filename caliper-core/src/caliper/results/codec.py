@@ -108,6 +108,13 @@ def converter() -> cattrs.Converter:
     return conv
 
 
+def prepare_structuring() -> None:
+    """Have the converter make its functions for decoding a :class:`RunResults` now (cattrs
+    generates and compiles them on first use, ~15 ms), e.g. while a run's agents work, so
+    the run's end does not wait for it."""
+    converter().get_structure_hook(RunResults)
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """Python's cyclic garbage collector off for the block, as it was before after it.

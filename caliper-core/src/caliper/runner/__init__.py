@@ -13,6 +13,7 @@ code (:mod:`.ending`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from caliper.runner.ending import EXIT_ALL_UNUSABLE, EXIT_INTERRUPTED, EXIT_OK, RunEnding
@@ -42,6 +43,7 @@ def run_spec(
     host: PluginHost | None = None,
     progress_console: Console | None = None,
     continuation: Continuation | None = None,
+    warm_up: Callable[[], None] | None = None,
 ) -> RunEnding:
     """Run ``options.spec_path`` and save the results; :class:`RunEnding` says how it ended.
 
@@ -49,13 +51,20 @@ def run_spec(
     (a new run; see :mod:`.plan`). Every finished attempt goes to the run's journal at once;
     the results file is assembled from it at the end.
 
+    ``warm_up`` is called while the first attempts run (the run command imports what its
+    final report needs there).
+
     Raises :class:`~caliper.errors.CaliperError` subclasses for problems found before the
     first attempt.
     """
     from caliper.runner.compose import run_engines
 
     endings = run_engines(
-        {"": options}, host=host, progress_console=progress_console, continuation=continuation
+        {"": options},
+        host=host,
+        progress_console=progress_console,
+        continuation=continuation,
+        warm_up=warm_up,
     )
     return endings[""]
 

@@ -46,6 +46,7 @@ def run_engines(
     progress_console: Console | None = None,
     continuation: Continuation | None = None,
     matrix_id: str | None = None,
+    warm_up: Callable[[], None] | None = None,
 ) -> dict[str, RunEnding]:
     """Run the spec once per engine key of ``options`` in one pool and save one run each;
     return each key's :class:`~caliper.runner.RunEnding`, in the order of ``options``.
@@ -53,6 +54,8 @@ def run_engines(
     The options differ only in ``model``; executor, workers and limits are the first's.
     ``continuation`` resumes or retries a saved run (one engine only). ``matrix_id`` ties the
     engines' runs together (``meta.matrix``) and shows the engines side by side while they run.
+    ``warm_up`` is called once the first attempts are out (what the caller needs at the end,
+    imported while the agents run).
 
     Raises :class:`~caliper.errors.CaliperError` subclasses for problems found before the
     first attempt.
@@ -79,14 +82,19 @@ def run_engines(
         for key, plan in plans.items():
             plan.notes["matrix"] = {"id": matrix_id, "engine": key, "engines": list(runs)}
     adaptive = _adaptive_k(runs)
-    progress = _display(runs, progress_console, matrix_id)
-    controller = RunController(notify=progress.notify)
+    shown: list[_Display] = []  # the live display, made once the first attempts are out
+
+    def say(text: str) -> None:
+        _notify(shown, text)
+
+    controller = RunController(notify=say)
     journals: dict[str, RunJournal] = {}
-    judges: dict[str, LazyEngine] = {}
+    judges = {key: _judge_engine(host, run) for key, run in runs.items()}
     keepers: dict[str, WorkdirKeeper | None] = {}
+    starting = _FirstStarts()
     work = RunWork(
         runs=runs,
-        run_here=JobRunner(runs, controller, judges, keepers),
+        run_here=starting.counting(JobRunner(runs, controller, judges, keepers)),
         controller=controller,
         workers=first.workers,
         max_concurrent=limits,
@@ -95,18 +103,41 @@ def run_engines(
     # executor that cannot run the work leaves no empty journal behind
     session = executor.start(work, settings)
     try:
+        # a resume checks and rewrites its journal, and --keep-workdirs files the work
+        # folders under the run id, before the first attempt; any other run claims its id
+        # once the first attempts are out (the journal is first written to when one ends)
         for key, run in runs.items():
-            journals[key], judges[key], keepers[key] = _open_journal(
-                run, plans[key], host, progress.notify
+            if plans[key].run_id is not None or run.options.keep_workdirs:
+                journals[key], keepers[key] = _open_journal(run, plans[key], judges[key], say)
+        with _stop_handling(controller), contextlib.ExitStack() as live:
+
+            def start_the_rest() -> None:
+                # the first agents' sandboxes are being made in the workers' threads: let
+                # them start before taking the interpreter for what can wait
+                starting.wait(session.in_flight())
+                for key, run in runs.items():
+                    if key not in journals:
+                        journals[key], keepers[key] = _open_journal(
+                            run, plans[key], judges[key], say
+                        )
+                progress = _display(runs, progress_console, matrix_id)
+                shown.append(progress)
+                for key, journal in journals.items():
+                    for record in journal.carried_records:
+                        progress.attempt_done(key, record)
+                live.enter_context(progress.live)
+                _import_end_of_run()
+                if warm_up is not None:
+                    warm_up()
+
+            execution = _execute(
+                work,
+                session,
+                attempt_jobs(plans, runs),
+                _events(journals, shown, start_the_rest),
+                adaptive,
             )
-        with _stop_handling(controller):
-            for key, journal in journals.items():
-                for record in journal.carried_records:
-                    progress.attempt_done(key, record)
-            with progress.live:
-                execution = _execute(
-                    work, session, attempt_jobs(plans, runs), _events(journals, progress), adaptive
-                )
+            live.close()
             return {
                 key: _finish(key, journals[key], runs[key], execution, adaptive.get(key))
                 for key in runs
@@ -151,16 +182,60 @@ def prepare_engines(options: Mapping[str, RunOptions], host: PluginHost) -> dict
 def _adaptive_k(runs: Mapping[str, PreparedRun]) -> dict[str, AdaptiveK]:
     """``--k auto``'s bookkeeping per engine key, after checking its bars name tasks of the
     spec (empty for a fixed k)."""
-    from caliper.runner.adaptive import AdaptiveK, check_bar_tasks
-
     found = {}
     for key, run in runs.items():
         settings = run.options.adaptive
         if settings is not None:
+            from caliper.runner.adaptive import AdaptiveK, check_bar_tasks
+
             names = [task.name for task in run.spec.tasks]
             check_bar_tasks(settings, names)
             found[key] = AdaptiveK(settings, names)
     return found
+
+
+class _FirstStarts:
+    """Waiting, once, for the first jobs handed out to start a process (their agent, or a
+    setup command) or to end without one, as this process sees them (``run_process``'s
+    count of starts; the jobs' ends through :meth:`counting`). Jobs another executor runs
+    elsewhere do neither here: the wait then ends after :attr:`LONGEST` seconds."""
+
+    LONGEST = 0.25
+    """Seconds waited at most (making an attempt's sandbox takes ~0.05 s of CPU)."""
+    POLL = 0.002
+
+    def __init__(self) -> None:
+        from caliper import process
+
+        self._starts_before = process.starts_so_far()
+        self._ended: list[AttemptJob] = []
+
+    def counting(
+        self, run_here: Callable[[AttemptJob], FinishedAttempt]
+    ) -> Callable[[AttemptJob], FinishedAttempt]:
+        """``run_here``, counting the jobs it has run."""
+
+        def run_and_count(job: AttemptJob) -> FinishedAttempt:
+            try:
+                return run_here(job)
+            finally:
+                self._ended.append(job)  # list.append is atomic: no lock needed
+
+        return run_and_count
+
+    def wait(self, jobs: int) -> None:
+        """Return once ``jobs`` jobs have started a process or ended (or after
+        :attr:`LONGEST` seconds), sleeping meanwhile so the workers have the interpreter."""
+        import time
+
+        from caliper import process
+
+        deadline = time.monotonic() + self.LONGEST
+        while (
+            process.starts_so_far() - self._starts_before + len(self._ended) < jobs
+            and time.monotonic() < deadline
+        ):
+            time.sleep(self.POLL)
 
 
 @attrs.frozen
@@ -206,17 +281,52 @@ def _display(
     return _Display(many, attempt_done=many.attempt_done, task_aborted=many.task_aborted)
 
 
-def _open_journal(
-    prepared: PreparedRun, plan: RunPlan, host: PluginHost, notify: Callable[[str], None]
-) -> tuple[RunJournal, LazyEngine, WorkdirKeeper | None]:
-    """One engine's journal (opened: the run id is claimed), its lazy judge engine, and the
-    ``--keep-workdirs`` keeper (``None`` without the flag)."""
-    from caliper.cli_versions import version_in_background
+END_OF_RUN_MODULES = ("caliper.runner.judge_calls",)
+"""Modules a run imports only when its first attempt ends (judging it), imported while the
+first agents run instead (the journal and the results store are imported by then)."""
+
+
+def _import_end_of_run() -> None:
+    """Import :data:`END_OF_RUN_MODULES` and have the results codec ready to decode the run
+    (what the results file is assembled with at the end)."""
+    import importlib
+
+    from caliper.results import codec
+
+    for name in END_OF_RUN_MODULES:
+        importlib.import_module(name)
+    codec.prepare_structuring()
+
+
+def _notify(shown: list[_Display], text: str) -> None:
+    """One line for the user: above the live display once there is one, else on stderr (made
+    safe to print as the display's console would)."""
+    if shown:
+        shown[0].notify(text)
+        return
+    import sys
+
+    from caliper.textsafe import printable
+
+    print(printable(text), file=sys.stderr, flush=True)
+
+
+def _judge_engine(host: PluginHost, prepared: PreparedRun) -> LazyEngine:
+    """One engine's judge engine, made on first use."""
     from caliper.runner import judge_engine_for
-    from caliper.runner.journaling import RunJournal
     from caliper.runner.judging import LazyEngine
 
-    judge_engine = LazyEngine(lambda: judge_engine_for(host, prepared.options, prepared))
+    return LazyEngine(lambda: judge_engine_for(host, prepared.options, prepared))
+
+
+def _open_journal(
+    prepared: PreparedRun, plan: RunPlan, judge_engine: LazyEngine, notify: Callable[[str], None]
+) -> tuple[RunJournal, WorkdirKeeper | None]:
+    """One engine's journal (opened: the run id is claimed) and the ``--keep-workdirs``
+    keeper (``None`` without the flag)."""
+    from caliper.cli_versions import version_in_background
+    from caliper.runner.journaling import RunJournal
+
     journal = RunJournal(
         prepared,
         plan,
@@ -236,7 +346,7 @@ def _open_journal(
             max_bytes=options.workdir_max_bytes,
             run_max_bytes=options.workdirs_max_bytes,
         )
-    return journal, judge_engine, keeper
+    return journal, keeper
 
 
 @contextlib.contextmanager
@@ -277,22 +387,25 @@ def _execute(
     return execution
 
 
-def _events(journals: Mapping[str, RunJournal], progress: _Display) -> Events:
-    """Each finished attempt to its engine's journal and to the progress display, as it comes."""
+def _events(
+    journals: Mapping[str, RunJournal], shown: list[_Display], started: Callable[[], None]
+) -> Events:
+    """Each finished attempt to its engine's journal and to the progress display (both made
+    by ``started``, which the scheduler calls before the first attempt is handed back)."""
     from caliper.runner.schedule import Events
 
     def attempt_done(finished: FinishedAttempt) -> None:
         assert finished.record is not None
         key = finished.job.engine_key
         journals[key].record(finished.record)
-        progress.attempt_done(key, finished.record)
+        shown[0].attempt_done(key, finished.record)
 
     def task_aborted(finished: FinishedAttempt) -> None:
         key, name = finished.job.engine_key, finished.job.task_name
         journals[key].aborted(name)
-        progress.task_aborted(key, name)
+        shown[0].task_aborted(key, name)
 
-    return Events(attempt_done=attempt_done, task_aborted=task_aborted)
+    return Events(attempt_done=attempt_done, task_aborted=task_aborted, started=started)
 
 
 def _finish(

@@ -57,13 +57,16 @@ class Execution:
 class Events:
     """Where the scheduler reports, in its own thread, as things happen.
 
-    ``attempt_done`` gets each finished attempt that has a record, as soon as it is handed
-    back (the journal appends it there); ``task_aborted`` the finished attempt that made its
-    task stop under ``--fail-fast``.
+    ``started`` is called once, right after the first jobs are handed out and before any
+    finished attempt is looked at (what the run needs only from then on is set up there, while
+    the first agents start); ``attempt_done`` gets each finished attempt that has a record, as
+    soon as it is handed back (the journal appends it there); ``task_aborted`` the finished
+    attempt that made its task stop under ``--fail-fast``.
     """
 
     attempt_done: Callable[[FinishedAttempt], None] = lambda _finished: None
     task_aborted: Callable[[FinishedAttempt], None] = lambda _finished: None
+    started: Callable[[], None] = lambda: None
 
 
 class FailFast:
@@ -185,6 +188,7 @@ def schedule(
     cancelled = False
     hand_out()
     refill()
+    events.started()
     while session.in_flight():
         finished = session.next_finished(POLL_SECONDS)
         if finished is not None:
