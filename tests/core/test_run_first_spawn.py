@@ -37,9 +37,6 @@ SPAWN_PROBE = (
 disk when ``run_process`` starts its first process."""
 
 NOT_BEFORE_THE_FIRST_AGENT = (
-    "stevedore",  # plugins are found and imported without it (caliper.plugins)
-    "importlib.metadata",
-    "email",
     "cattrs",  # the journal's header is unstructured with it
     "caliper.results.codec",
     "caliper.results.journal",

@@ -1,10 +1,10 @@
-"""The installed judges for ``caliper validate``, loaded without pluggy.
+"""The installed judges for ``caliper validate``, loaded without stevedore or pluggy.
 
 Validate needs the judge objects (their task keys and ``validate`` methods) and nothing
 else of the plugin machinery, which costs more to import than the judges themselves. Where a
 judge plugin is of the ordinary kind, :func:`load_judges` imports its module and calls its
 ``register_judges(register)`` hook itself, exactly as :class:`caliper.plugins.PluginHost`
-would through pluggy: the same entry points (``CALIPER_LOAD_PLUGINS`` and the
+would through stevedore and pluggy: the same entry points (``CALIPER_LOAD_PLUGINS`` and the
 test-only groups included), the same registration order and calling order, the same
 failures recorded for a module that does not import or a hook that raises, and the same
 error for two plugins claiming one key.
@@ -19,13 +19,14 @@ both ways give the same judges and failures.
 
 from __future__ import annotations
 
+import importlib
+import re
 import types
 from typing import TYPE_CHECKING, Any
 
 from caliper.markers import IMPL_ATTRIBUTE
 from caliper.plugins import (
     JUDGES,
-    EntryPointValueError,
     LoadFailure,
     PluginEntry,
     declared_twice,
@@ -33,7 +34,6 @@ from caliper.plugins import (
     index_registered,
     installed,
     listed,
-    load_entry_point,
     load_failure_text,
 )
 
@@ -41,6 +41,9 @@ if TYPE_CHECKING:
     from caliper.judge import Judge
 
 HOOK = "register_judges"
+
+_ENTRY_POINT_VALUE = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
+"""``importlib.metadata.EntryPoint.pattern``: ``module``, ``module:attr.attr``, extras."""
 
 _DEFAULT_OPTIONS = {
     "wrapper": False,
@@ -115,11 +118,16 @@ def _in_metadata_order(namespace: str, entries: list[PluginEntry]) -> list[Plugi
 
 
 def _load(value: str) -> Any:
-    """What an entry point's value names (:func:`caliper.plugins.load_entry_point`)."""
-    try:
-        return load_entry_point(value)
-    except EntryPointValueError as exc:
-        raise _NeedsPluggy(value) from exc  # pluggy's host records the failure
+    """What an entry point's value names, as ``importlib.metadata.EntryPoint.load`` finds it."""
+    if all(part.isidentifier() for part in value.split(".")):
+        return importlib.import_module(value)  # a module's dotted name (the usual case)
+    match = re.match(_ENTRY_POINT_VALUE, value)
+    if match is None:
+        raise _NeedsPluggy(value)
+    found: Any = importlib.import_module(match.group("module"))
+    for attribute in filter(None, (match.group("attr") or "").split(".")):
+        found = getattr(found, attribute)
+    return found
 
 
 def _the_hook(plugin: Any) -> types.FunctionType | None:

@@ -2,16 +2,14 @@
 
 Discovery reads entry-point metadata only (no imports), once per process, so ``caliper
 --help`` and ``caliper validate`` stay fast whatever is installed. Plugins are imported by
-name (:func:`load_entry_point`, as ``importlib.metadata.EntryPoint.load`` does, in the order
-stevedore would), only when a command needs them; one that fails to import is recorded in
+name, through stevedore, only when a command needs them; one that fails to import is recorded in
 ``PluginHost.failures`` and never breaks the others.
 
 ``CALIPER_LOAD_PLUGINS`` (comma-separated entry-point names) limits which installed plugins
 load at all; set it to an empty string to load none but those passed explicitly. The
 built-in judges of caliper-core (``assert``, ``activates``) always load.
 
-Neither stevedore (and its on-disk entry-point cache, ``~/.cache/python-entrypoints``) nor
-``importlib.metadata`` is imported to find or load plugins (~30 ms a command): the
+stevedore's on-disk entry-point cache (``~/.cache/python-entrypoints``) is never read: the
 entry points come from package metadata, which discovery scans anyway, so a corrupt or stale
 cache file cannot hide a plugin or break a command. The metadata is read by
 :mod:`caliper.entry_points` (the same answer as ``importlib.metadata``, without importing it).
@@ -35,6 +33,8 @@ import attrs
 from caliper.errors import CaliperError, UsageError
 
 if TYPE_CHECKING:
+    from importlib import metadata
+
     import pluggy
 
     from caliper.backend import Backend, McpTranslator, SkillInstaller
@@ -142,30 +142,13 @@ def testing_plugins_enabled() -> bool:
     return os.environ.get(TEST_PLUGINS_ENV) == "1"
 
 
-ENTRY_POINT_VALUE = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
-"""``importlib.metadata.EntryPoint.pattern``: ``module``, ``module:attr.attr``, extras."""
+def _entry_points(namespace: str) -> list[metadata.EntryPoint]:
+    """One group's entry points as ``importlib.metadata`` objects (what stevedore loads),
+    from the single metadata scan per process and ``sys.path``."""
+    from importlib import metadata
 
-
-class EntryPointValueError(ValueError):
-    """An entry point's value that names no object (neither ``module`` nor ``module:attr``)."""
-
-
-def load_entry_point(value: str) -> Any:
-    """What an entry point's value names, found as ``importlib.metadata.EntryPoint.load``
-    finds it: the module imported, then each attribute after ``:`` read in turn."""
-    import importlib
-
-    if all(part.isidentifier() for part in value.split(".")):
-        return importlib.import_module(value)  # a module's dotted name (the usual case)
-    import re
-
-    match = re.match(ENTRY_POINT_VALUE, value)
-    if match is None:
-        raise EntryPointValueError(f"the entry point value {value!r} names no module")
-    found: Any = importlib.import_module(match.group("module"))
-    for attribute in filter(None, (match.group("attr") or "").split(".")):
-        found = getattr(found, attribute)
-    return found
+    found = _scan(tuple(sys.path)).get(namespace, ())
+    return [metadata.EntryPoint(ep.name, ep.value, namespace) for ep in found]
 
 
 @functools.lru_cache(maxsize=8)
@@ -316,6 +299,25 @@ def load_failure_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+@functools.cache
+def _metadata_extension_manager() -> type:
+    """stevedore's ``NamedExtensionManager`` listing entry points from package metadata
+    instead of stevedore's on-disk cache (which a corrupt file there would break).
+
+    Built once per process, on first use (stevedore is imported only when a plugin loads).
+    """
+    from stevedore import NamedExtensionManager
+
+    class MetadataNamedExtensionManager(NamedExtensionManager):  # type: ignore[misc]
+        """Loads named plugins; the entry points are read from package metadata."""
+
+        def list_entry_points(self) -> list[metadata.EntryPoint]:
+            """This namespace's entry points, from installed packages' metadata."""
+            return _entry_points(self.namespace)
+
+    return MetadataNamedExtensionManager
+
+
 def make_plugin_manager() -> pluggy.PluginManager:
     """A fresh plugin manager with Caliper's hook specs (a factory, never a global)."""
     import pluggy
@@ -423,32 +425,28 @@ class PluginHost:
         if not wanted:
             return
 
+        def on_failure(_manager: Any, entrypoint: Any, exc: BaseException) -> None:
+            entry = entries.get(entrypoint.name)
+            if entry is not None:
+                self.failures.append(LoadFailure(entry, load_failure_text(exc)))
+
         by_namespace: dict[str, list[str]] = {}
         for name in wanted:
             by_namespace.setdefault(entries[name].namespace or group, []).append(name)
+        manager_class = _metadata_extension_manager()
         for namespace, names_here in by_namespace.items():
-            plugins = self._import(namespace, group, {n: entries[n] for n in names_here})
-            for name in names_here:  # registered in the order asked for
-                if name in plugins:
-                    full_name = f"{group}:{name}"
-                    self._entries[full_name] = entries[name]
-                    self._register_module(plugins[name], name=full_name, entry=entries[name])
+            extensions = manager_class(
+                namespace=namespace,
+                names=names_here,
+                invoke_on_load=False,
+                on_load_failure_callback=on_failure,
+                name_order=True,
+            )
+            for extension in extensions:
+                name = f"{group}:{extension.name}"
+                self._entries[name] = entries[extension.name]
+                self._register_module(extension.plugin, name=name, entry=entries[extension.name])
         self._loaded.update((group, n) for n in wanted)
-
-    def _import(self, namespace: str, group: str, wanted: dict[str, PluginEntry]) -> dict[str, Any]:
-        """Import the ``wanted`` plugins of ``namespace`` in the order the metadata lists
-        them (stevedore's order), recording each one that fails in :attr:`failures`."""
-        plugins: dict[str, Any] = {}
-        for entry in listed(namespace, group):
-            if wanted.get(entry.name) != entry:
-                continue
-            try:
-                plugins[entry.name] = load_entry_point(entry.module)
-            except (KeyboardInterrupt, AssertionError):
-                raise  # as stevedore does
-            except Exception as exc:  # a broken plugin must not break the others
-                self.failures.append(LoadFailure(entry, load_failure_text(exc)))
-        return plugins
 
     # -- collecting -----------------------------------------------------------------------
     def _call_each(self, group: str) -> list[tuple[str, list[Any]]]:
