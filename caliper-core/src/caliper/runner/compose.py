@@ -84,9 +84,10 @@ def run_engines(
     journals: dict[str, RunJournal] = {}
     judges: dict[str, LazyEngine] = {}
     keepers: dict[str, WorkdirKeeper | None] = {}
+    runner = JobRunner(runs, controller, judges, keepers, prepare_ahead=first.workers)
     work = RunWork(
         runs=runs,
-        run_here=JobRunner(runs, controller, judges, keepers),
+        run_here=runner,
         controller=controller,
         workers=first.workers,
         max_concurrent=limits,
@@ -105,7 +106,12 @@ def run_engines(
                     progress.attempt_done(key, record)
             with progress.live:
                 execution = _execute(
-                    work, session, attempt_jobs(plans, runs), _events(journals, progress), adaptive
+                    work,
+                    session,
+                    attempt_jobs(plans, runs),
+                    _events(journals, progress),
+                    adaptive,
+                    runner.close,
                 )
             return {
                 key: _finish(key, journals[key], runs[key], execution, adaptive.get(key))
@@ -264,14 +270,19 @@ def _execute(
     jobs: list[AttemptJob],
     events: Events,
     adaptive: Mapping[str, AdaptiveK],
+    drained: Callable[[], None],
 ) -> Execution:
-    """Schedule ``jobs`` on the executor's ``session``, then end orphaned processes and wait
-    for the sandboxes' background deletion."""
+    """Schedule ``jobs`` on the executor's ``session``; then ``drained`` (the sandboxes made
+    ahead and never used are removed), end orphaned processes and wait for the sandboxes'
+    background deletion."""
     from caliper import process
     from caliper.runner.schedule import schedule
     from caliper.sandbox import finish_removals
 
-    execution = schedule(work, session, jobs, events=events, adaptive=adaptive)
+    try:
+        execution = schedule(work, session, jobs, events=events, adaptive=adaptive)
+    finally:
+        drained()
     process.sweep_orphans()
     finish_removals()
     return execution
