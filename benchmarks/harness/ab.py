@@ -48,7 +48,7 @@ def main() -> int:
             spec, _ = space.specs(name, tasks, check)
             out = space.root / "out.json"
 
-            def side(exe: Path):  # type: ignore[no-untyped-def]
+            def side(exe: Path, spec: Path = spec, workers: int = workers, out: Path = out):  # type: ignore[no-untyped-def]
                 def run(kk: int) -> tuple[float, int]:
                     argv = [str(exe), "run", str(spec), "--k", str(kk), "--workers", str(workers)]
                     return measure([*argv, "--output", str(out)], env, cwd)

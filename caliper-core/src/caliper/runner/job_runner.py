@@ -21,8 +21,8 @@ from caliper.executor import AttemptJob, FinishedAttempt
 if TYPE_CHECKING:
     from caliper.runner.control import RunController
     from caliper.runner.judging import LazyEngine
-    from caliper.runner.preparer import Preparer
     from caliper.runner.prepare import PreparedRun
+    from caliper.runner.preparer import Preparer
     from caliper.runner.workdirs import WorkdirKeeper
     from caliper.spec.model import Task
 
