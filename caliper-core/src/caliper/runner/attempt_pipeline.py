@@ -199,14 +199,17 @@ def _prepare_next(
     if preparer is None:
         return
     judge = judge_engine.engine  # seeded ahead only once a judge call resolved it
+    install = not task.setup
     preparer.ahead(
+        engine_key,
+        install,
         lambda: make_ready(
             prepared,
             engine_key,
-            install=not task.setup,
+            install=install,
             judge_backend=judge.backend if judge is not None else None,
-            with_judge=uses_judge_calls(prepared, task),
-        )
+            with_judge=install and uses_judge_calls(prepared, task),
+        ),
     )
 
 

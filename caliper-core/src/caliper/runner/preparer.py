@@ -137,11 +137,6 @@ class ReadyAttempt:
     installed: Installed | None = None
     judge: ReadyJudge | None = None
 
-    def fits(self, engine_key: str, task: Task) -> bool:
-        """Whether attempt of ``task`` on ``engine_key`` may run in it: the same engine, and
-        never an installed sandbox for a task whose ``setup:`` must run before the install."""
-        return engine_key == self.engine_key and not (task.setup and self.installed is not None)
-
     def discard(self) -> None:
         """Remove it (in the background, like every attempt sandbox)."""
         remove_sandbox(self.sandbox, later=True)
@@ -191,29 +186,32 @@ class Preparer:
         )
         self._stop = stop
         self._lock = threading.Lock()
-        self._slots: dict[int, concurrent.futures.Future[ReadyAttempt | None]] = {}
+        self._slots: dict[int, _Slot] = {}
         self._closed = False
 
-    def ahead(self, make: Callable[[], ReadyAttempt]) -> None:
+    def ahead(self, engine_key: str, install: bool, make: Callable[[], ReadyAttempt]) -> None:
         """Start making the calling worker's next attempt with ``make`` (on the preparer's
-        thread), unless one is already made or the run is stopping or over."""
+        thread) for ``engine_key`` (``install``: with the install done), unless one is made
+        already or the run is stopping or over."""
         ident = threading.get_ident()
         with self._lock:
             if self._closed or ident in self._slots or self._stop.is_set():
                 return
-            self._slots[ident] = self._pool.submit(_made_or_none, make)
+            self._slots[ident] = _Slot(engine_key, install, self._pool.submit(_made_or_none, make))
 
     def take(self, engine_key: str, task: Task) -> ReadyAttempt | None:
-        """The calling worker's attempt made ahead, when it fits ``task`` on ``engine_key``
-        (one that does not is removed); ``None`` when there is none."""
+        """The calling worker's attempt made ahead, when it fits ``task`` on ``engine_key``:
+        the same engine, and never one with the install done for a task whose ``setup:``
+        must run first. One that does not fit is removed (without waiting for it)."""
         with self._lock:
-            future = self._slots.pop(threading.get_ident(), None)
-        if future is None:
+            slot = self._slots.pop(threading.get_ident(), None)
+        if slot is None:
             return None
-        ready = future.result()
-        if ready is None:
+        if slot.engine_key != engine_key or (task.setup and slot.install):
+            slot.future.add_done_callback(_discard)
             return None
-        if self._stop.is_set() or not ready.fits(engine_key, task):
+        ready = slot.future.result()
+        if ready is not None and self._stop.is_set():
             ready.discard()
             return None
         return ready
@@ -222,13 +220,27 @@ class Preparer:
         """Remove every attempt made and not taken, and end the preparer's threads."""
         with self._lock:
             self._closed = True
-            futures = list(self._slots.values())
+            slots = list(self._slots.values())
             self._slots.clear()
-        for future in futures:
-            ready = future.result()
-            if ready is not None:
-                ready.discard()
+        for slot in slots:
+            _discard(slot.future)
         self._pool.shutdown(wait=True)
+
+
+@attrs.frozen
+class _Slot:
+    """One worker's attempt being made (or made) ahead, and what it is made for."""
+
+    engine_key: str
+    install: bool
+    future: concurrent.futures.Future[ReadyAttempt | None]
+
+
+def _discard(future: concurrent.futures.Future[ReadyAttempt | None]) -> None:
+    """Remove the attempt ``future`` made (waiting until it is made)."""
+    ready = future.result()
+    if ready is not None:
+        ready.discard()
 
 
 def _made_or_none(make: Callable[[], ReadyAttempt]) -> ReadyAttempt | None:
