@@ -210,3 +210,25 @@ def test_a_judge_sandbox_the_agent_changed_is_replaced_by_a_fresh_one(tmp_path, 
         assert sorted(p.name for p in used.root.iterdir()) == ["home", "tmp", "work"]
     finish_removals()
     assert not ready.sandbox.root.exists() and not used.root.exists()
+
+
+def test_after_start_calls_back_once_the_first_process_runs(tmp_path):
+    from caliper.process import after_start, run_process
+
+    seen: list[bool] = []
+    marker = tmp_path / "started"
+
+    def note() -> None:
+        seen.append(marker.exists())
+
+    with after_start(note):
+        assert seen == []
+        run_process(
+            ["/bin/sh", "-c", f"touch {marker}; sleep 0.3"], env={}, cwd=tmp_path, timeout=5
+        )
+        run_process(["/bin/true"], env={}, cwd=tmp_path, timeout=5)
+    assert len(seen) == 1  # once, for the first process only
+    with after_start(note):
+        pass  # nothing started: never called
+    run_process(["/bin/true"], env={}, cwd=tmp_path, timeout=5)  # outside the block
+    assert len(seen) == 1

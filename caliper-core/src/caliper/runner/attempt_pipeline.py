@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from caliper.attempt import AgentStatus, AttemptRequest, AttemptResult, AttemptSandbox
 from caliper.errors import CaliperError, SetupError
 from caliper.executor import AttemptJob, FinishedAttempt
+from caliper.process import after_start
 from caliper.results.models import AttemptRecord, Outcome
 from caliper.runner.control import RunController, Stopped
 from caliper.runner.forbidden import find_forbidden_reads
@@ -253,8 +254,9 @@ def _agent_steps(
         mcp_names=tuple(server.name for server in prepared.mcp.servers) if native_mcp else (),
         cli_path=prepared.cli_path,
     )
-    _prepare_next(preparer, prepared, job.engine_key, task, judge_engine)
-    result, elapsed = _call_backend(prepared, request)
+    # the next attempt is made once the agent is running (its start is not slowed by it)
+    with after_start(lambda: _prepare_next(preparer, prepared, job.engine_key, task, judge_engine)):
+        result, elapsed = _call_backend(prepared, request)
     controller.check()
 
     installed_names = tuple(skill.name for skill in installed)
