@@ -174,3 +174,32 @@ def test_assert_runs_with_the_agents_home_and_path(tmp_path):
     attempt = run.attempts("note in home")[0]
     assert attempt["outcome"] == "pass", attempt
     assert not (ws.home / "note.txt").exists()
+
+
+def _remover_thread():  # type: ignore[no-untyped-def]
+    import threading
+
+    found = [t for t in threading.enumerate() if t.name == "caliper-sandbox-removal"]
+    return found[0] if found else None
+
+
+def test_background_removals_in_a_row_share_one_thread(tmp_path):
+    """Attempts end every few milliseconds: the removal thread waits a moment for the next
+    sandbox instead of a new thread being started for each one (issue 20), and ends at once
+    when :func:`finish_removals` is called."""
+    import time
+
+    from caliper.sandbox import finish_removals
+
+    boxes = [make_sandbox(spec_dir=tmp_path, parent=tmp_path) for _ in range(3)]
+    threads = []
+    for box in boxes:
+        remove_sandbox(box, later=True)
+        threads.append(_remover_thread())
+        time.sleep(0.01)  # the previous removal is done by now
+    assert threads[0] is not None
+    assert all(t is threads[0] for t in threads)
+    finish_removals()
+    assert all(not box.root.exists() for box in boxes)
+    threads[0].join(timeout=1)
+    assert not threads[0].is_alive()

@@ -10,6 +10,7 @@ from caliper.attempt import (
     AgentStatus,
     AttemptRequest,
     AttemptResult,
+    AttemptSandbox,
     PromptRequest,
     PromptResult,
 )
@@ -55,9 +56,14 @@ class ClaudeCodeBackend(Backend):
         """Installed and newest Claude Code versions (npm is asked only when ``check_latest``)."""
         return self.npm_update_info(versions.NPM_PACKAGE, check_latest)
 
+    def prepare_home(self, sandbox: AttemptSandbox) -> dict[str, str]:
+        """Authentication and caliper's settings in the sandbox HOME (attempts and judge calls
+        alike); the forwarded ``env`` of the user's settings, for :func:`isolation.build_env`."""
+        return isolation.seed_home(sandbox)
+
     def attempt(self, cli: Path, request: AttemptRequest) -> AttemptResult:
         """One headless agent run in the sandbox; the prompt goes to stdin."""
-        settings_env = isolation.seed_home(request.sandbox)
+        settings_env = self._settings_env(request.sandbox)
         env = isolation.build_env(request.sandbox, settings_env)
         mcp_argv: tuple[str, ...] = ()
         if request.mcp is not None:
@@ -99,9 +105,13 @@ class ClaudeCodeBackend(Backend):
             retry_after=errors.retry_after(parsed, ending.status),
         )
 
+    def _settings_env(self, sandbox: AttemptSandbox) -> dict[str, str]:
+        seeded = self.seeded_home(sandbox)
+        return dict(seeded) if isinstance(seeded, dict) else {}
+
     def prompt(self, cli: Path, request: PromptRequest) -> PromptResult:
         """One tool-less question for a judge, isolated like an attempt."""
-        settings_env = isolation.seed_home(request.sandbox)
+        settings_env = self._settings_env(request.sandbox)
         env = isolation.build_env(request.sandbox, settings_env)
         process = run_agent(invocation.prompt_argv(cli, model=request.model), env, request)
         parsed = stream.parse_stream(process.stdout)

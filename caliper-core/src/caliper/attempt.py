@@ -108,6 +108,14 @@ class InstalledSkill:
 
 
 @attrs.frozen
+class SeededHome:
+    """A sandbox HOME seeded ahead by one backend, and what its ``prepare_home`` returned."""
+
+    backend_id: str
+    state: Any = None
+
+
+@attrs.frozen
 class AttemptSandbox:
     """The private, throw-away world one attempt (or one judge call) runs in.
 
@@ -124,6 +132,9 @@ class AttemptSandbox:
     _private: Path = attrs.field(alias="private")
     real_home: Path
     base_env: Mapping[str, str]
+    seeded: SeededHome | None = None
+    """What a backend's :meth:`~caliper.backend.Backend.prepare_home` gave when the runner
+    seeded this HOME ahead of the run (``None``: not seeded yet; the backend seeds it itself)."""
 
     @property
     def private(self) -> Path:

@@ -240,6 +240,27 @@ class Backend(abc.ABC):
         :meth:`find_cli`. ``None`` when there is none."""
         return request.cli_path or self.find_cli()
 
+    def prepare_home(self, sandbox: AttemptSandbox) -> object:
+        """Seed ``sandbox``'s fresh HOME for one run of this agent (an attempt or a judge
+        call): authentication and the settings that keep the user's setup out. Return what
+        :meth:`attempt`/:meth:`prompt` need from it (an environment, a path); they get it back
+        from :meth:`seeded_home`.
+
+        The runner may call this ahead, on another thread, while the previous attempt's agent
+        runs (so it is off the path between two agent starts). It must therefore depend only
+        on the sandbox (never on the prompt, the history or a task's ``setup:``), spawn
+        nothing, and write only inside the sandbox. Default: nothing to seed.
+        """
+        return None
+
+    def seeded_home(self, sandbox: AttemptSandbox) -> object:
+        """What :meth:`prepare_home` returned for ``sandbox``: the runner's call made ahead
+        (``sandbox.seeded``) when this backend made it, else a call made now."""
+        ready = sandbox.seeded
+        if ready is not None and ready.backend_id == self.id:
+            return ready.state
+        return self.prepare_home(sandbox)
+
     def run_attempt(self, request: AttemptRequest) -> AttemptResult:
         """Run the agent once on ``request.prompt`` inside ``request.sandbox``.
 

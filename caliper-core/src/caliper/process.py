@@ -42,7 +42,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
@@ -68,6 +68,32 @@ _starts = [0]
 _stopping = threading.Event()
 _forced = threading.Event()
 _tags = itertools.count(1)
+_after_start = threading.local()
+
+
+@contextlib.contextmanager
+def after_start(callback: Callable[[], None]) -> Iterator[None]:
+    """Call ``callback`` once, as soon as the first process this thread starts inside the
+    block is running (not at all when none starts).
+
+    The attempt pipeline makes the next attempt's sandbox then, so that work overlaps the
+    agent's run instead of its start.
+    """
+    _after_start.callback = callback
+    try:
+        yield
+    finally:
+        _after_start.callback = None
+
+
+def _started() -> None:
+    callback = getattr(_after_start, "callback", None)
+    if callback is not None:
+        _after_start.callback = None
+        with contextlib.suppress(Exception):  # never the process's concern
+            callback()
+
+
 _adopting = threading.Event()
 _callers_children: set[int] = set()
 """Children this process had when it became a subreaper: a library caller's own, never ours."""
@@ -671,6 +697,7 @@ def run_process(
         pgid = process.pid
         with _live_lock:
             _live[pgid] = keep_on_stop
+        _started()
         timed_out = interrupted = False
         exited = _ExitWatch(process)
         try:

@@ -114,19 +114,31 @@ def _remove_now(root: Path) -> None:
 
 _removal_lock = threading.Lock()
 _removals_done = threading.Condition(_removal_lock)
+_removal_queued = threading.Condition(_removal_lock)
 _removals: list[Path] = []
 _remover: threading.Thread | None = None
+_removing = False
+_finished = False
+REMOVER_LINGER_SECONDS = 0.05
+"""How long the removal thread waits for the next sandbox before it ends: attempts come
+every few milliseconds, and starting a thread for each would be on the attempt's path."""
 
 
 def _drain_removals() -> None:
-    global _remover
+    global _remover, _removing
     while True:
         with _removal_lock:
+            _removing = False
+            if not _removals:
+                _removals_done.notify_all()
+                if not _finished:
+                    _removal_queued.wait(REMOVER_LINGER_SECONDS)
             if not _removals:
                 _remover = None
                 _removals_done.notify_all()
                 return
             root = _removals.pop(0)
+            _removing = True
         with contextlib.suppress(OSError):
             _remove_now(root)
 
@@ -139,22 +151,29 @@ def remove_sandbox(sandbox: AttemptSandbox, *, later: bool = False) -> None:
     waits until all are gone, and the thread is not a daemon, so the process never exits
     before.
     """
-    global _remover
+    global _remover, _finished
     if not later:
         _remove_now(sandbox.root)
         return
     with _removal_lock:
         _removals.append(sandbox.root)
+        _finished = False
         if _remover is None:
             _remover = threading.Thread(target=_drain_removals, name="caliper-sandbox-removal")
             _remover.start()
+        else:
+            _removal_queued.notify()
 
 
 def finish_removals() -> None:
-    """Wait until every sandbox handed to :func:`remove_sandbox` is deleted."""
+    """Wait until every sandbox handed to :func:`remove_sandbox` is deleted (and let the
+    removal thread end at once instead of waiting for more)."""
+    global _finished
     with _removal_lock:
-        while _removals or _remover is not None:
+        while _removals or _removing:
             _removals_done.wait()
+        _finished = True
+        _removal_queued.notify_all()
 
 
 def run_shell(

@@ -1,8 +1,13 @@
 """One attempt of one task, from a fresh sandbox to a saved-ready :class:`AttemptRecord`.
 
-Order: sandbox → setup → install skills → MCP config → agent → judges → cleanup → delete the
-sandbox. Cleanup always runs (even after a failed setup, a crash or Ctrl-C) and the sandbox is
-always deleted.
+Order: sandbox → setup → install skills → MCP config → HOME seeding → agent → judges → cleanup
+→ delete the sandbox. Cleanup always runs (even after a failed setup, a crash or Ctrl-C) and
+the sandbox is always deleted.
+
+With a :class:`~caliper.runner.preparer.Preparer` (the ``local`` executor's runs) the first
+steps are made ahead, while the worker's previous agent runs: the sandbox, and for a task
+without ``setup:`` the install, the MCP config and the HOME seeding (and a judge call's
+sandbox); the attempt then starts at the steps that remain, in the same order.
 """
 
 from __future__ import annotations
@@ -10,22 +15,27 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from caliper.attempt import AgentStatus, AttemptRequest, AttemptResult, AttemptSandbox
 from caliper.errors import CaliperError, SetupError
 from caliper.executor import AttemptJob, FinishedAttempt
+from caliper.process import after_start
 from caliper.results.models import AttemptRecord, Outcome
 from caliper.runner.control import RunController, Stopped
 from caliper.runner.forbidden import find_forbidden_reads
 from caliper.runner.judging import FatalJudgeError, LazyEngine, judge_attempt
-from caliper.sandbox import (
-    describe_shell_failure,
-    make_sandbox,
-    remove_sandbox,
-    run_shell,
+from caliper.runner.preparer import (
+    Preparer,
+    ReadyAttempt,
+    ReadyJudge,
+    install_into,
+    judge_sandbox,
+    make_ready,
+    new_sandbox,
 )
+from caliper.sandbox import describe_shell_failure, remove_sandbox, run_shell
 
 if TYPE_CHECKING:
     from caliper.judge import JudgeContext
@@ -39,25 +49,6 @@ _STATUS_OUTCOME = {
     AgentStatus.TASK_FAILED: Outcome.TASK_FAIL,
     AgentStatus.SETUP_ERROR: Outcome.INFRA_ERROR,
 }
-
-
-def _new_sandbox(prepared: PreparedRun, parent: AttemptSandbox | None = None) -> AttemptSandbox:
-    return make_sandbox(
-        spec_dir=prepared.spec.directory,
-        extra_path=prepared.spec.sandbox.extra_path,
-        parent=parent.root if parent else prepared.sandbox_parent,
-        prefix="judge-" if parent else "caliper-attempt-",
-    )
-
-
-@contextlib.contextmanager
-def _judge_sandbox(prepared: PreparedRun, attempt: AttemptSandbox) -> Iterator[AttemptSandbox]:
-    """A fresh sandbox for one judge call, nested in the attempt's root and removed after."""
-    sandbox = _new_sandbox(prepared, parent=attempt)
-    try:
-        yield sandbox
-    finally:
-        remove_sandbox(sandbox, later=True)
 
 
 def _status_reason(result: AttemptResult) -> str:
@@ -75,12 +66,15 @@ def _judge_context_factory(
     sandbox: AttemptSandbox,
     installed_names: tuple[str, ...],
     judge_engine: LazyEngine,
+    ready_judges: list[ReadyJudge],
 ) -> Callable[[str], JudgeContext]:
     from caliper.judge import JudgeContext
     from caliper.runner.judge_calls import judge_ask
 
     ask = judge_ask(
-        judge_engine, lambda: _judge_sandbox(prepared, sandbox), prepared.options.judge_seconds
+        judge_engine,
+        lambda: judge_sandbox(prepared, sandbox, ready_judges),
+        prepared.options.judge_seconds,
     )
 
     def make(key: str) -> JudgeContext:
@@ -189,38 +183,64 @@ def _observed_activation(
     return list(result.activated)
 
 
+def uses_judge_calls(prepared: PreparedRun, task: Task) -> bool:
+    """Whether ``task`` has a check whose judge may ask a model (``uses_llm``)."""
+    judges = prepared.judges
+    return any(key in judges and judges[key].uses_llm for key in task.checks)
+
+
+def _prepare_next(
+    preparer: Preparer | None,
+    prepared: PreparedRun,
+    engine_key: str,
+    task: Task,
+    judge_engine: LazyEngine,
+) -> None:
+    """Have the worker's next attempt made ahead, like this one (same engine, same kind)."""
+    if preparer is None:
+        return
+    judge = judge_engine.engine  # seeded ahead only once a judge call resolved it
+    install = not task.setup
+    preparer.ahead(
+        engine_key,
+        install,
+        lambda: make_ready(
+            prepared,
+            engine_key,
+            install=install,
+            judge_backend=judge.backend if judge is not None else None,
+            with_judge=install and uses_judge_calls(prepared, task),
+        ),
+    )
+
+
 def _agent_steps(
     prepared: PreparedRun,
     task: Task,
-    number: int,
+    job: AttemptJob,
     sandbox: AttemptSandbox,
     controller: RunController,
     judge_engine: LazyEngine,
     patterns: Sequence[re.Pattern[str]],
     keeper: WorkdirKeeper | None = None,
+    ready: ReadyAttempt | None = None,
+    preparer: Preparer | None = None,
 ) -> tuple[AttemptRecord, CaliperError | None]:
     """Setup, install, run the agent and judge it (everything but cleanup)."""
     options = prepared.options
+    number = job.number
     if task.setup:
         shell = run_shell(task.setup, sandbox, timeout=options.setup_timeout)
         controller.check()
         failure = describe_shell_failure("setup", shell, options.setup_timeout)
         if failure:
             return _failed_record(task, number, failure, setup=True), None
-    try:
-        installed = (
-            prepared.installer.install(prepared.installed_skills, sandbox)
-            if prepared.installer is not None and prepared.installed_skills
-            else []
-        )
-        native_mcp = (
-            prepared.translator.translate(prepared.mcp.servers, sandbox)
-            if prepared.translator is not None and prepared.mcp.servers
-            else None
-        )
-    except Exception as exc:  # a plugin failing to prepare the sandbox is a harness error
-        reason = f"preparing the sandbox failed: {type(exc).__name__}: {exc}"
-        return _failed_record(task, number, reason), None
+    done = ready.installed if ready is not None and ready.installed is not None else None
+    if done is None:
+        done = install_into(prepared, sandbox)
+    if done.failure is not None:
+        return _failed_record(task, number, done.failure), None
+    installed, native_mcp = done.skills, done.native_mcp
     controller.check()
     request = AttemptRequest(
         prompt=task.prompt,
@@ -234,7 +254,9 @@ def _agent_steps(
         mcp_names=tuple(server.name for server in prepared.mcp.servers) if native_mcp else (),
         cli_path=prepared.cli_path,
     )
-    result, elapsed = _call_backend(prepared, request)
+    # the next attempt is made once the agent is running (its start is not slowed by it)
+    with after_start(lambda: _prepare_next(preparer, prepared, job.engine_key, task, judge_engine)):
+        result, elapsed = _call_backend(prepared, request)
     controller.check()
 
     installed_names = tuple(skill.name for skill in installed)
@@ -254,10 +276,13 @@ def _agent_steps(
             task.name, number, sandbox.workdir
         )
     judged = prepared.secrets.redact_result(result)  # judges (and judge models) never see secrets
+    ready_judges = [ready.judge] if ready is not None and ready.judge is not None else []
     judgement = judge_attempt(
         task,
         prepared.judges,
-        _judge_context_factory(prepared, task, judged, sandbox, installed_names, judge_engine),
+        _judge_context_factory(
+            prepared, task, judged, sandbox, installed_names, judge_engine, ready_judges
+        ),
         llm_allowed=not forbidden,
         workdir_removed=workdir_removed and not forbidden,
     )
@@ -298,23 +323,35 @@ def run_one_attempt(
     judge_engine: LazyEngine,
     patterns: Sequence[re.Pattern[str]],
     keeper: WorkdirKeeper | None = None,
+    preparer: Preparer | None = None,
 ) -> FinishedAttempt:
     """Run ``job`` (attempt ``job.number``, 1-based, of ``task``); never raises for agent or
     judge trouble.
 
-    With ``keeper`` (``--keep-workdirs``) the final working directory is archived."""
-    number = job.number
+    With ``keeper`` (``--keep-workdirs``) the final working directory is archived. With
+    ``preparer`` the attempt starts in the sandbox made ahead for it (when there is one that
+    fits) and has the worker's next attempt made ahead while its agent runs."""
     report = FinishedAttempt(job=job, record=None)
     try:
         controller.check()
     except Stopped:
         return report
-    sandbox = _new_sandbox(prepared)
+    ready = preparer.take(job.engine_key, task) if preparer is not None else None
+    sandbox = ready.sandbox if ready is not None else new_sandbox(prepared)
     try:
         try:
             with controller.busy():
                 report.record, report.fatal = _agent_steps(
-                    prepared, task, number, sandbox, controller, judge_engine, patterns, keeper
+                    prepared,
+                    task,
+                    job,
+                    sandbox,
+                    controller,
+                    judge_engine,
+                    patterns,
+                    keeper,
+                    ready,
+                    preparer,
                 )
         except Stopped:
             report.record = None

@@ -92,9 +92,10 @@ def run_engines(
     judges = {key: _judge_engine(host, run) for key, run in runs.items()}
     keepers: dict[str, WorkdirKeeper | None] = {}
     starting = _FirstStarts()
+    runner = JobRunner(runs, controller, judges, keepers, prepare_ahead=first.workers)
     work = RunWork(
         runs=runs,
-        run_here=starting.counting(JobRunner(runs, controller, judges, keepers)),
+        run_here=starting.counting(runner),
         controller=controller,
         workers=first.workers,
         max_concurrent=limits,
@@ -136,6 +137,7 @@ def run_engines(
                 attempt_jobs(plans, runs),
                 _events(journals, shown, start_the_rest),
                 adaptive,
+                runner.close,
             )
             live.close()
             return {
@@ -374,14 +376,19 @@ def _execute(
     jobs: list[AttemptJob],
     events: Events,
     adaptive: Mapping[str, AdaptiveK],
+    drained: Callable[[], None],
 ) -> Execution:
-    """Schedule ``jobs`` on the executor's ``session``, then end orphaned processes and wait
-    for the sandboxes' background deletion."""
+    """Schedule ``jobs`` on the executor's ``session``; then ``drained`` (the sandboxes made
+    ahead and never used are removed), end orphaned processes and wait for the sandboxes'
+    background deletion."""
     from caliper import process
     from caliper.runner.schedule import schedule
     from caliper.sandbox import finish_removals
 
-    execution = schedule(work, session, jobs, events=events, adaptive=adaptive)
+    try:
+        execution = schedule(work, session, jobs, events=events, adaptive=adaptive)
+    finally:
+        drained()
     process.sweep_orphans()
     finish_removals()
     return execution

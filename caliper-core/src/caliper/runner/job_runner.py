@@ -4,6 +4,10 @@ What the ``local`` executor's threads call: the job's prepared run and task are 
 engine key and name, the attempt pipeline (:func:`caliper.runner.attempt_pipeline.run_one_attempt`)
 runs with automatic retries (:mod:`.retry`), and a fatal error asks the run to stop at once,
 in the worker, so no further job starts before the scheduler has even seen it.
+
+With ``prepare_ahead`` (the ``local`` executor's runs) each worker's next attempt sandbox is
+made while its current agent runs (:mod:`.preparer`); :meth:`JobRunner.close` removes what
+was made and never used.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ if TYPE_CHECKING:
     from caliper.runner.control import RunController
     from caliper.runner.judging import LazyEngine
     from caliper.runner.prepare import PreparedRun
+    from caliper.runner.preparer import Preparer
     from caliper.runner.workdirs import WorkdirKeeper
     from caliper.spec.model import Task
 
@@ -31,7 +36,10 @@ class JobRunner:
         controller: RunController,
         judge_engines: Mapping[str, LazyEngine],
         keepers: Mapping[str, WorkdirKeeper | None] | None = None,
+        *,
+        prepare_ahead: int = 0,
     ) -> None:
+        """``prepare_ahead``: how many workers get their next attempt made ahead (0: none)."""
         self.runs = runs
         self.controller = controller
         self.judge_engines = judge_engines
@@ -39,6 +47,17 @@ class JobRunner:
         self._tasks: dict[str, dict[str, Task]] = {
             key: {task.name: task for task in run.spec.tasks} for key, run in runs.items()
         }
+        self._preparer: Preparer | None = None
+        if prepare_ahead > 0:
+            from caliper.runner.preparer import Preparer
+
+            self._preparer = Preparer(prepare_ahead, controller.stop_requested)
+
+    def close(self) -> None:
+        """Remove the attempt sandboxes made ahead and never used (once the run's attempts
+        are all done; safe to call more than once)."""
+        if self._preparer is not None:
+            self._preparer.close()
 
     def __call__(self, job: AttemptJob) -> FinishedAttempt:
         """Run ``job`` with retries; never raises for agent, judge or sandbox trouble."""
@@ -60,6 +79,7 @@ class JobRunner:
                     self.judge_engines[job.engine_key],
                     prepared.forbidden,
                     self.keepers.get(job.engine_key),
+                    self._preparer,
                 ),
                 RetryPolicy(retries=prepared.options.retries),
                 controller.stop_requested,

@@ -163,6 +163,12 @@ def schedule(
             hand_out()
 
     def handle(finished: FinishedAttempt) -> None:
+        """Take ``finished`` into account, hand out the next jobs, then tell ``events``.
+
+        The next jobs go out before the journal line and the display update, so a free
+        worker starts its next attempt without waiting for them (issue 20); what decides
+        which jobs may go (``--fail-fast``, ``--k auto``, a fatal error) is seen first.
+        """
         job = finished.job
         record = finished.record
         state = adaptive.get(job.engine_key)
@@ -175,11 +181,15 @@ def schedule(
             controller.request_stop(f"stopped: {finished.fatal.message}", kill=False)
             if execution.fatal is None:
                 execution.fatal = finished.fatal
+        if record is not None:
+            execution.records[job.engine_key][job.task_name].append(record)
+            if fail_fast.observe(job.engine_key, record):
+                finished.tripped_fail_fast = job.number < k_of[job.engine_key]
+        if not controller.killed:
+            hand_out()
+            refill()
         if record is None:
             return
-        execution.records[job.engine_key][job.task_name].append(record)
-        if fail_fast.observe(job.engine_key, record):
-            finished.tripped_fail_fast = job.number < k_of[job.engine_key]
         events.attempt_done(finished)
         if finished.tripped_fail_fast:
             execution.aborted[job.engine_key].add(job.task_name)
@@ -193,9 +203,6 @@ def schedule(
         finished = session.next_finished(POLL_SECONDS)
         if finished is not None:
             handle(finished)
-            if not controller.killed:
-                hand_out()
-                refill()
         if controller.killed:
             if not cancelled:
                 session.cancel()
