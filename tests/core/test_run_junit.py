@@ -20,7 +20,7 @@ import pytest
 from gate_support import JUNIT_SCHEMA as SCHEMA
 from gate_support import seeded_spec
 
-from caliper.report.junit import write_atomically
+from caliper.output_file import OutputWriteError, write_output
 from caliper_fakeagent.harness import Workspace
 
 ODD_TASK = """\
@@ -122,7 +122,7 @@ def test_a_directory_is_refused_before_any_attempt(tmp_path: Path) -> None:
     assert done.results_path is None
 
 
-def test_write_atomically_keeps_the_old_file_when_renaming_fails(
+def test_the_writer_keeps_the_old_file_when_renaming_fails(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     target = tmp_path / "junit.xml"
@@ -132,8 +132,9 @@ def test_write_atomically_keeps_the_old_file_when_renaming_fails(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", broken_replace)
-    with pytest.raises(OSError):
-        write_atomically(target, b"new")
+    with pytest.raises(OutputWriteError) as raised:
+        write_output(target, b"new")
+    assert raised.value.exit_code == 74 and "intact" in raised.value.message
     assert target.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["junit.xml"]
 

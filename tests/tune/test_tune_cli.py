@@ -117,7 +117,7 @@ def test_spec_probes_use_the_spec_neighbourhood_and_exact_sets(space: Workspace)
         """,
         name="spec-probes",
     )
-    done = tune(space, "--probes", str(spec), "--k", "1", env={"LEDGER_TOKEN": "s3cret-value"})
+    done = tune(space, "--probes", str(spec), "--k", "2", env={"LEDGER_TOKEN": "s3cret-value"})
     assert done.returncode == 0, done.stderr
     data = summary(space)
     assert data["split"]["train"] + data["split"]["test"] == 4
@@ -162,7 +162,7 @@ def test_max_attempts_too_small_for_one_measurement_is_a_usage_error(space: Work
 
 def test_a_proposer_without_usable_answers_is_asked_twice_then_stops(space: Workspace) -> None:
     """The fake agent answers the proposer with no JSON: re-asked once, then tuning stops."""
-    done = tune(space, "--probes", str(trigger_eval(space, right=False)), "--k", "1")
+    done = tune(space, "--probes", str(trigger_eval(space, right=False)), "--k", "2")
     assert done.returncode == 0, done.stderr
     data = summary(space)
     assert data["budget"]["proposer_calls"] == 2
@@ -265,7 +265,7 @@ def test_ctrl_c_after_the_baseline_keeps_the_summary(space: Workspace) -> None:
             "--probes",
             str(probes),
             "--k",
-            "1",
+            "2",
         ],
         cwd=space.root,
         env=space.env(),

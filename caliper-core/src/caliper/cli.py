@@ -1,10 +1,22 @@
-"""The ``caliper`` command: a click group whose subcommands are imported only when used."""
+"""The ``caliper`` command: a click group whose subcommands are imported only when used.
+
+Run as the console script, this module's first step, before any heavy import, puts the
+process under the one stop policy (:mod:`caliper.stop_policy`): a Ctrl-C, ``SIGTERM`` or
+``SIGHUP`` from then on is a clean exit 130/143/129, never a traceback.
+"""
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
+
+from caliper import stop_policy
+
+if os.path.basename(sys.argv[0] if sys.argv else "") == "caliper":
+    stop_policy.install()
+
+# after the stop policy: a Ctrl-C while importing is handled
+import importlib
 from typing import Any
 
 import click
@@ -158,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     walk every object the command made, again and again: half the CPU of validating a
     50,000-task spec, the same peak memory without it), one of
     :data:`COLLECTOR_AFTER_START_COMMANDS` only until it calls :func:`resume_collector`."""
+    if argv is None and not stop_policy.installed():
+        stop_policy.install()
     command = sys.argv[1] if len(sys.argv) > 1 else None
     quick = argv is None and command in QUICK_EXIT_COMMANDS and "--probe" not in sys.argv
     if not quick:
@@ -184,15 +198,51 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(argv: list[str] | None) -> int:
     """The CLI run on ``argv`` (``sys.argv[1:]`` when ``None``); its exit status."""
+    return _command_code(argv)
+
+
+def _stopped(stop: stop_policy.StopSignal) -> int:
+    """One line for a command ended by a stop signal; its exit code (128 + the signal)."""
+    import contextlib
+
+    with contextlib.suppress(OSError, ValueError):  # after SIGHUP the terminal may be gone
+        click.echo(f"Stopped ({stop.label}).", err=True)
+    return stop.exit_code
+
+
+def _command_code(argv: list[str] | None) -> int:
+    """The CLI run on ``argv`` under the stop policy; its exit status. A stop signal the
+    command received ends it with 128 + the signal's number whatever it returned."""
+    try:
+        try:
+            code = _guarded(argv)
+        finally:
+            stop_policy.end()
+    except stop_policy.StopSignal as stop:  # while the outcome was being reported
+        code = _stopped(stop)
+    received = stop_policy.received() if stop_policy.installed() else None
+    if received is not None and code < 128:
+        code = 128 + received
+    return code
+
+
+def _guarded(argv: list[str] | None) -> int:
+    """The CLI run on ``argv``, every way it can end turned into an exit status."""
     from caliper.errors import CaliperError
     from caliper.textsafe import printable
 
     try:
+        if stop_policy.installed():
+            stop_policy.begin()
         returned = cli.main(args=argv, prog_name="caliper", standalone_mode=False)
+    except stop_policy.StopSignal as stop:
+        return _stopped(stop)
     except CaliperError as exc:
         click.echo(f"Error: {printable(exc.render())}", err=True)
         return exc.exit_code
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__, stop_policy.StopSignal):
+            return _stopped(exc.__cause__)
         click.echo("Aborted.", err=True)
         return 130
     except click.exceptions.Exit as exc:

@@ -85,15 +85,10 @@ def _write_cache(path: Path, key: str, version: str) -> None:
     entries[key] = version
     if len(entries) > CACHE_ENTRIES:
         entries = dict(list(entries.items())[-CACHE_ENTRIES:])
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=".cli-versions-", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(entries, handle)
-        os.replace(temp, path)
-    except OSError:
-        with contextlib.suppress(OSError, UnboundLocalError):
-            os.unlink(temp)
+    from caliper.output_file import OutputWriteError, write_output
+
+    with contextlib.suppress(OutputWriteError):
+        write_output(path, json.dumps(entries))
 
 
 def version_from_cli(

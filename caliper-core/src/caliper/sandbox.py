@@ -32,12 +32,29 @@ def real_home() -> Path:
 
 
 def sandbox_parent() -> Path | None:
-    """Where attempt roots are created: ``$CALIPER_TMPDIR`` (created if needed) or the default."""
+    """Where attempt roots are created: ``$CALIPER_TMPDIR`` (created if needed) or the default.
+
+    Raises :class:`~caliper.errors.CaliperError` (exit 1) when that folder cannot be made:
+    a file is in the way, or the place cannot be written."""
     configured = os.environ.get(TMPDIR_VARIABLE)
     if not configured:
         return None
     parent = Path(configured).expanduser()
-    parent.mkdir(parents=True, exist_ok=True)
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        from caliper.errors import CaliperError
+        from caliper.os_errors import describe_os_error
+
+        why = (
+            "it is a file, not a folder"
+            if parent.exists() and not parent.is_dir()
+            else describe_os_error(exc)
+        )
+        raise CaliperError(
+            f"{TMPDIR_VARIABLE}={configured} cannot hold the attempt sandboxes: {why}.",
+            hint=f"Point {TMPDIR_VARIABLE} at a folder you can write to, or unset it.",
+        ) from None
     return parent
 
 

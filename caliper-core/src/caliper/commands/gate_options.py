@@ -269,7 +269,13 @@ def check_junit_target(path: Path | None) -> None:
     import os
 
     from caliper.errors import UsageError
+    from caliper.output_file import output_problem, writes_in_place
 
+    if writes_in_place(path):
+        return  # a device, FIFO or /dev/stdout: written in place, its folder need not be writable
+    problem = output_problem(path)
+    if problem is not None and not path.is_dir():
+        raise UsageError(f"--junit {path}: {problem}; name a file such as junit.xml.")
     if path.is_dir():
         raise UsageError(f"--junit {path}: is a directory; name a file such as junit.xml.")
     folder = path.parent
@@ -283,16 +289,20 @@ def check_junit_target(path: Path | None) -> None:
 
 
 def write_junit_report(path: Path | None, tree: Any) -> None:
-    """Write a JUnit tree to ``path`` (nothing when ``None``); a failure exits 1."""
+    """Write a JUnit tree to ``path`` (nothing when ``None``); a failure exits 1 (74 when
+    the disk is full)."""
     if path is None:
         return
     from caliper.errors import CaliperError
+    from caliper.output_file import OutputWriteError
     from caliper.report.junit import write_junit
 
     try:
         write_junit(path, tree)
-    except OSError as exc:
+    except OutputWriteError as exc:
         raise CaliperError(
-            f"The JUnit report could not be written to {path}: {exc.strerror or exc}."
+            f"The JUnit report could not be written to {path}: {exc.reason}",
+            hint=exc.hint,
+            exit_code=exc.exit_code,
         ) from exc
     click.echo(f"JUnit report written to {path}", err=True)

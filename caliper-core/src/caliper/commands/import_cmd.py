@@ -72,8 +72,9 @@ def skill_creator(
         raise UsageError(
             f"{output} already exists.", hint="Pass --force to overwrite it, or -o OUT."
         )
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(render_spec(conversion, output), encoding="utf-8")
+    from caliper.output_file import write_output
+
+    write_output(output, render_spec(conversion, output))
     evals = sum(1 for t in conversion.tasks if "expect" in t)
     probes = len(conversion.tasks) - evals
     click.echo(f"Wrote {output}: {evals} graded task(s), {probes} activation-only task(s).")

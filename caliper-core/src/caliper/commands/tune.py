@@ -40,9 +40,13 @@ Exit codes:
   1    nothing could be measured: every attempt of the current description was
        unusable, or a run could not be saved
   2    bad usage: a malformed probe file, unknown --model/--proposer-model, a
-       --max-attempts too small for even one measurement
+       --max-attempts too small for even one measurement, a --k or probe count
+       at which no candidate could ever be accepted, --write on a read-only
+       SKILL.md
   3    setup error: an agent CLI is missing or cannot log in
-  130  interrupted with Ctrl-C (the runs so far and summary.json are saved)
+  74   --write found the disk full (SKILL.md is left as it was)
+  130  interrupted with Ctrl-C (143 SIGTERM, 129 SIGHUP): the runs so far and
+       summary.json are saved, SKILL.md is not written
 """
 
 DEFAULT_TUNE_K = 3
@@ -137,15 +141,18 @@ def command(
     keeps a revision only when its gain is statistically supported, and finally reports
     recall, precision and accuracy on the held-out test probes, before → after.
     """
+    from caliper import stop_policy
     from caliper.engine import resolve_engine
     from caliper.errors import SetupError
     from caliper.plugins import PluginHost
-    from caliper.tune.loop import Tuner, TuneSettings, check_budget, write_json
+    from caliper.tune.loop import Tuner, TuneSettings, check_budget, check_reachable, write_json
     from caliper.tune.measure import RunSettings
     from caliper.tune.probes import load_probes
     from caliper.tune.split import split_probes
 
     skill_file, name, description = _read_skill(skill_dir)
+    if write:
+        _check_writable(skill_file)
     probe_set = load_probes(probes_path)
     host = PluginHost()
     neighbourhood = _neighbourhood(skill_file.parent, name, probe_set)
@@ -155,6 +162,7 @@ def command(
 
         raise UsageError(f"{probes_path}: no probe is left for train.")
     check_budget(split, k, max_attempts)
+    check_reachable(split, k, 1.0 - confidence)
     engine = resolve_engine(host, model)
     proposer = resolve_engine(host, proposer_model or model, flag="--proposer-model")
     for backend in dict.fromkeys([engine.backend, proposer.backend]):
@@ -187,8 +195,10 @@ def command(
         emit=click.echo,
     )
     outcome = tuner.run()
+    stop_policy.check()  # a stop during the last measurement: nothing is written after it
     _report(outcome, confidence)
-    _apply(outcome, skill_file, write)
+    stop_policy.check()
+    _apply(outcome, skill_file, write, folder)
     click.echo(f"Session saved in {shown(folder)} (summary.json, split.json, every candidate).")
 
 
@@ -351,7 +361,39 @@ def _runs(before: Measurement, after: Measurement) -> None:
         click.echo(f"  runs: caliper compare {shown(before.run_path)} {shown(after.run_path)}")
 
 
-def _apply(outcome: TuneOutcome, skill_file: Path, write: bool) -> None:
+def _check_writable(skill_file: Path) -> None:
+    """Refuse ``--write`` before any attempt when ``skill_file`` cannot be replaced: it is
+    read-only, or its folder takes no new file (the new text is written beside it, then
+    renamed over it)."""
+    import os
+    import stat
+    import tempfile
+
+    from caliper.errors import UsageError
+    from caliper.os_errors import describe_os_error
+
+    mode = skill_file.stat().st_mode
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(
+        skill_file, os.W_OK
+    ):
+        raise UsageError(
+            f"{skill_file} is read-only, so --write could not update it.",
+            hint="Make it writable (chmod u+w), or leave out --write to get the change as a diff.",
+        )
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".caliper-write-check-", dir=skill_file.parent)
+    except OSError as exc:
+        raise UsageError(
+            f"--write needs to write in {skill_file.parent}, but it cannot "
+            f"({describe_os_error(exc)}).",
+            hint="Fix the folder's permissions, or leave out --write to get the change as a diff.",
+        ) from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def _apply(outcome: TuneOutcome, skill_file: Path, write: bool, session: Path) -> None:
+    from caliper.output_file import OutputWriteError, write_output
     from caliper.tune.description import replace_description
 
     if outcome.winner is None:
@@ -360,7 +402,18 @@ def _apply(outcome: TuneOutcome, skill_file: Path, write: bool) -> None:
     old = skill_file.read_bytes().decode("utf-8")
     new = replace_description(old, outcome.winner.description)
     if write:
-        skill_file.write_bytes(new.encode("utf-8"))
+        try:
+            write_output(skill_file, new, make_parents=False)
+        except OutputWriteError as exc:
+            from caliper.errors import CaliperError
+
+            why = "no space left on the device" if exc.full else exc.reason.rstrip(".")
+            raise CaliperError(
+                f"Could not write the new description to {skill_file} ({why}); the original "
+                f"SKILL.md at {skill_file} is intact.",
+                hint=f"The winning description is in {shown(session / 'summary.json')}.",
+                exit_code=exc.exit_code,
+            ) from None
         click.echo(f"Updated the description in {shown(skill_file)}.")
         return
     diff = difflib.unified_diff(

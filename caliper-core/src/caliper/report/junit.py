@@ -12,16 +12,13 @@ The layout follows the Ant/Jenkins JUnit format (``<testsuites>`` › ``<testsui
   text says what judged it (``judged by: Wilson interval (fixed k)``, or the sequential test
   of a ``--k auto`` run).
 
-The file is written atomically (a temporary file in the same folder, then renamed), so a CI
-step never reads half a report. Standard library only.
+The file goes through the one output writer (a file is replaced atomically, so a CI
+step never reads half a report; a device or FIFO is written in place). Standard library only.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
@@ -36,7 +33,6 @@ if TYPE_CHECKING:
     from caliper.results.gate import BarResult, GateResult
 
 REASON_LIMIT = 2000
-FILE_MODE = 0o644
 
 # Characters XML 1.0 cannot carry at all (C0 controls but tab/newline/CR, lone surrogates,
 # U+FFFE/U+FFFF): an agent's reason may hold terminal escapes, which would make the file
@@ -213,28 +209,14 @@ def _make_safe(root: ET.Element) -> None:
             element.set(key, xml_safe(value))
 
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename,
-    so a reader sees either the old file or the whole new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temp, FILE_MODE)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-
-
 def write_junit(path: Path, tree: ET.ElementTree) -> None:
-    """Serialise ``tree`` as UTF-8 XML with a declaration and write it atomically."""
+    """Serialise ``tree`` as UTF-8 XML with a declaration and write it through the one
+    output writer (a file is replaced atomically, a device or FIFO written in place); raises
+    :class:`caliper.output_file.OutputWriteError`."""
     import io
+
+    from caliper.output_file import write_output
 
     buffer = io.BytesIO()
     tree.write(buffer, encoding="utf-8", xml_declaration=True)
-    write_atomically(path, buffer.getvalue() + b"\n")
+    write_output(path, buffer.getvalue() + b"\n")

@@ -114,23 +114,21 @@ class JournalWriter:
     def replace(cls, path: Path, lines: Iterable[dict[str, Any]]) -> JournalWriter:
         """Write a whole new journal (header and lines) over ``path`` atomically, then keep
         it open for appending (used by ``--resume``: a torn line is not carried over)."""
-        import tempfile  # here: reading commands never write a journal
-
+        from caliper.output_file import OutputWriteError, replace_file
         from caliper.results import codec
 
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        data = "".join(codec.line(item) + "\n" for item in lines).encode("utf-8")
         try:
-            os.fchmod(fd, 0o644)
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            data = "".join(codec.line(item) + "\n" for item in lines).encode("utf-8")
-            while data:
-                data = data[os.write(fd, data) :]
-            os.fsync(fd)
-            os.replace(tmp, path)
-        except BaseException:
-            os.close(fd)
-            Path(tmp).unlink(missing_ok=True)
-            raise
+            fd = replace_file(
+                path,
+                data,
+                on_open=lambda fd: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB),
+                keep_open=True,
+            )
+        except OutputWriteError as exc:
+            cause = exc.__cause__
+            raise cause if isinstance(cause, OSError) else OSError(exc.message) from exc
+        assert fd is not None
         flags = fcntl.fcntl(fd, fcntl.F_GETFL)
         # the descriptor was opened without O_APPEND: every later write goes to the end anyway
         fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_APPEND)

@@ -19,13 +19,12 @@ not a regular file is refused.
 from __future__ import annotations
 
 import datetime
-import errno
 import os
 import re
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -34,6 +33,9 @@ from caliper.os_errors import describe_os_error
 from caliper.results.compact import StorageLimits
 from caliper.results.models import RunResults
 from caliper.spec.model import spec_name_for
+
+if TYPE_CHECKING:
+    from caliper.output_file import OutputWriteError
 
 ROOT_DIR = ".caliper"
 RESULTS_DIR = "results"
@@ -183,120 +185,61 @@ def rescue(
     return _rescue(results, failure, output, text=text)
 
 
-def _file_mode() -> int:
-    """The mode a plain ``open()`` would give a new file (0666 minus the umask)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
+def _results_error(exc: OutputWriteError) -> ResultsWriteError:
+    """The output writer's error as the store reports it (exit 74 kept for a full disk)."""
+    return ResultsWriteError(
+        f"Could not save results to {exc.path}: {exc.reason}",
+        hint=exc.hint
+        or "Free some space or fix the folder's permissions, then run again "
+        "(or pass --output to save elsewhere).",
+        exit_code=exc.exit_code,
+    )
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all (temp file, fsync, rename).
+    """Write ``text`` to the regular file ``path`` whole or not at all, through the one
+    output writer (:func:`caliper.output_file.write_output`).
 
-    Raises :class:`ResultsWriteError` on any OS error; the temporary file is removed.
+    Raises :class:`ResultsWriteError` on any OS error; no temporary file is left.
     """
-    import tempfile  # here: reading commands never write (tempfile imports shutil, bz2, lzma)
+    from caliper.output_file import OutputWriteError, write_output
 
-    tmp: str | None = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        os.fchmod(fd, _file_mode())
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-        tmp = None
-    except OSError as exc:
-        raise _write_error(path, exc) from exc
-    finally:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
-
-
-def _write_stream(path: Path, text: str) -> None:
-    """Write ``text`` straight into a character device or FIFO (no temp file, no rename).
-
-    A FIFO is opened without blocking, so one that nobody reads fails at once instead of
-    hanging the end of a run.
-    """
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        if exc.errno == errno.ENXIO:
-            raise ResultsWriteError(
-                f"Could not save results to {path}: it is a named pipe (FIFO) that no program "
-                "is reading.",
-                hint="Start the reader first (e.g. `cat FIFO > run.json &`), or name a file.",
-            ) from exc
-        raise _write_error(path, exc) from exc
-    try:
-        os.set_blocking(fd, True)
-        data = text.encode("utf-8")
-        while data:
-            written = os.write(fd, data)
-            data = data[written:]
-    except OSError as exc:
-        raise _write_error(path, exc) from exc
-    finally:
-        os.close(fd)
+        write_output(path, text)
+    except OutputWriteError as exc:
+        raise _results_error(exc) from exc
 
 
 def writes_directly(path: Path) -> bool:
     """True when ``path`` is a character device or FIFO: written in place, so the folder it
     is in need not be writable."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return False
-    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+    from caliper.output_file import writes_in_place
+
+    return writes_in_place(path)
 
 
 def export_problem(path: Path) -> str | None:
     """Why ``path`` cannot take a copy of a run (a folder, block device or socket), if so."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return None  # missing (it will be created) or unreadable (the write will say why)
-    if stat.S_ISREG(mode) or stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
-        return None
-    return f"it is {_kind(mode)}, not a file"
+    from caliper.output_file import output_problem
+
+    return output_problem(path)
 
 
 def write_export(path: Path, text: str) -> None:
-    """Write a copy of a run to a user-named ``path`` (``--output``, a rescue place).
-
-    A regular file (or a new one) is written atomically, through any symlink: the link is
-    kept and its target replaced. A character device or FIFO is written directly, never
-    renamed over. A folder, block device or socket is refused with
-    :class:`ResultsWriteError`.
+    """Write a copy of a run to a user-named ``path`` (``--output``, a rescue place) through
+    the one output writer: a regular file (or a new one) is replaced atomically, through any
+    symlink; a character device or FIFO is written in place, never renamed over; a folder,
+    block device or socket is refused with :class:`ResultsWriteError`.
     """
+    from caliper.output_file import OutputWriteError, write_output
+
     try:
-        mode = os.stat(path).st_mode  # through every link, /dev/stdout → /proc/self/fd/1 included
-    except FileNotFoundError:
-        mode = None
-    except OSError as exc:
-        raise _write_error(path, exc) from exc
-    if mode is None or stat.S_ISREG(mode):
-        write_atomic(Path(os.path.realpath(path)), text)
-    elif stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
-        _write_stream(path, text)
-    else:
-        raise ResultsWriteError(
-            f"Could not save results to {path}: it is {_kind(mode)}, not a file.",
-            hint="Name a file such as run.json.",
-        )
+        write_output(path, text)
+    except OutputWriteError as exc:
+        error = _results_error(exc)
+        if "not a file" in exc.message:
+            error.hint = "Name a file such as run.json."
+        raise error from exc
 
 
 def save_run(
@@ -346,6 +289,7 @@ def save_run(
             raise ResultsWriteError(
                 f"Results were saved to {path}, but the --output copy failed. {exc.message}",
                 hint=exc.hint,
+                exit_code=exc.exit_code,
             ) from exc
     return path
 
@@ -377,6 +321,7 @@ def save_assembled(
             raise ResultsWriteError(
                 f"Results were saved to {path}, but the --output copy failed. {exc.message}",
                 hint=exc.hint,
+                exit_code=exc.exit_code,
             ) from exc
     return path
 

@@ -140,10 +140,20 @@ def run_engines(
                 runner.close,
             )
             live.close()
-            return {
+            endings = {
                 key: _finish(key, journals[key], runs[key], execution, adaptive.get(key))
                 for key in runs
             }
+            if controller.killed and not execution.interrupted:
+                # the stop came after the last attempt, while the results were being saved:
+                # they are whole, and the run still ends as the signal asks
+                import attrs
+
+                endings = {
+                    key: attrs.evolve(e, interrupted=True, stop_signal=controller.stop_signal)
+                    for key, e in endings.items()
+                }
+            return endings
     finally:
         session.close()
         for journal in journals.values():

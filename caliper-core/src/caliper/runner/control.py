@@ -151,6 +151,9 @@ class RunController:
             process.stop_all(force=True)
             self._say("Stopping now: the cleanups still running are being ended.")
             return
+        from caliper import stop_policy
+
+        stop_policy.note(signum)
         label = signal_label(signum)
         self.stop_signal = signum
         self.request_stop(f"interrupted ({label})")

@@ -1,7 +1,7 @@
 """A ``SKILL.md`` description: read it, check a candidate, and rewrite it in place.
 
 Rewriting touches only the ``description:`` value in the frontmatter; every other byte of
-the file (other keys, comments, the body, line endings) is kept as it was.
+the file (a byte-order mark, other keys, comments, the body, line endings) is kept as it was.
 """
 
 from __future__ import annotations
@@ -57,9 +57,11 @@ def replace_description(text: str, new: str) -> str:
 
     The old value (plain, quoted, folded or literal block, over any number of lines) is
     replaced by one double-quoted line (JSON string syntax, valid YAML), written with the
-    file's own line ending; everything else is kept byte for byte.
+    file's own line ending; everything else is kept byte for byte, a leading UTF-8
+    byte-order mark included.
     """
-    lines = text.splitlines(keepends=True)
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    lines = text[len(bom) :].splitlines(keepends=True)
     first, end = _frontmatter_lines(lines)
     start = next((i for i in range(first, end) if re.match(r"^description[ \t]*:", lines[i])), None)
     if start is None:
@@ -72,7 +74,7 @@ def replace_description(text: str, new: str) -> str:
         stop -= 1
     ending = "\r\n" if lines[start].endswith("\r\n") else "\n"
     rendered = f"description: {json.dumps(new, ensure_ascii=False)}{ending}"
-    return "".join([*lines[:start], rendered, *lines[stop:]])
+    return bom + "".join([*lines[:start], rendered, *lines[stop:]])
 
 
 def read_description(skill_file: Path) -> str:

@@ -7,7 +7,6 @@ incumbent and the winner once, at the end, and are never used to choose.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -128,6 +127,45 @@ def check_budget(split: Split, k: int, limit: int | None) -> None:
         )
 
 
+def smallest_reachable_p(train_probes: int, k: int) -> float:
+    """The smallest one-sided p-value any candidate can reach on ``train_probes`` probes of
+    ``k`` attempts each: the tuner's own test (:func:`stratified_exact_test`) of the best
+    possible outcome, every probe wrong on all ``k`` attempts before and right on all ``k``
+    after. A round of one candidate keeps it as it is under Holm's correction."""
+    if train_probes <= 0:
+        return 1.0
+    return stratified_exact_test([(0, k, k, k)] * train_probes, alternative=GREATER)
+
+
+MAX_SUGGESTED_K = 50
+"""The largest ``--k`` :func:`check_reachable` looks through for one that would work."""
+
+
+def check_reachable(split: Split, k: int, alpha: float) -> None:
+    """Raise a usage error when no candidate could ever be accepted: even the best possible
+    outcome on the train probes at ``k`` gives a p-value above ``alpha``. The message names
+    the smallest ``--k`` and the smallest number of train probes that would work."""
+    train = len(split.train)
+    best = smallest_reachable_p(train, k)
+    if best <= alpha:
+        return
+    better_k = next(
+        (n for n in range(k + 1, MAX_SUGGESTED_K + 1) if smallest_reachable_p(train, n) <= alpha),
+        None,
+    )
+    more_probes = next(n for n in range(train + 1, 10_000) if smallest_reachable_p(n, k) <= alpha)
+    ways = [f"at least {more_probes} train probes at --k {k}"]
+    if better_k is not None:
+        ways.insert(0, f"--k {better_k}")
+    raise UsageError(
+        f"No candidate could ever be accepted: with {train} train probe"
+        f"{'s' if train != 1 else ''} at --k {k}, the smallest p-value a candidate can reach "
+        f"is {best:.3g} (every probe wrong on every attempt before, right after), above "
+        f"{alpha:.2g} (--confidence {1 - alpha:g}).",
+        hint=f"Use {' or '.join(ways)} (add probes, or lower --test-fraction).",
+    )
+
+
 def pairs(before: Measurement, after: Measurement) -> list[tuple[int, int, int, int]]:
     """``(correct, observed)`` before and after, per probe (matched by name)."""
     after_by_name = {s.probe.name: s for s in after.scores}
@@ -196,6 +234,9 @@ class Tuner:
         return 2 * self._cost(self.split.test)
 
     def _measure(self, description: str, label: str, phase: str) -> Measurement:
+        from caliper import stop_policy
+
+        stop_policy.check()  # never start a measurement after a stop
         probes = self.split.train if phase == "train" else self.split.test
         name = self.neighbourhood.name
         result = measure(
@@ -401,11 +442,10 @@ def summary_data(outcome: TuneOutcome, runs: list[str]) -> dict[str, Any]:
 
 
 def write_json(path: Path, data: Any) -> None:
-    """Write ``data`` as indented JSON, atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
-    os.replace(temporary, path)
+    """Write ``data`` as indented JSON through the one output writer (atomically)."""
+    from caliper.output_file import write_output
+
+    write_output(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def _pct(value: float | None) -> str:

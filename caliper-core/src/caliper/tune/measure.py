@@ -159,9 +159,11 @@ def write_candidate(neighbourhood: Neighbourhood, description: str, folder: Path
         copy_tree(neighbourhood.skill_dir, destination)
     except SkillTooLarge as exc:
         raise CaliperError(str(exc)) from None
+    from caliper.output_file import write_output
+
     skill_file = destination / "SKILL.md"
     text = skill_file.read_bytes().decode("utf-8")
-    skill_file.write_bytes(replace_description(text, description).encode("utf-8"))
+    write_output(skill_file, replace_description(text, description))
     return destination
 
 
@@ -187,12 +189,13 @@ def write_spec(
         }
         for probe in probes
     ]
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from caliper.output_file import write_output
+
     header = (
         "# Written by `caliper tune`: one activation-only task per probe. Re-run it with\n"
         "# `caliper run` to measure this description again.\n"
     )
-    path.write_text(header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True), "utf-8")
+    write_output(path, header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     return path
 
 

@@ -26,13 +26,16 @@ def write_history(spec: str, rows: list[dict[str, Any]], target: Path, confidenc
     """Write the history page of ``spec`` at ``target`` and each run's report in
     ``<target stem>.runs/``; return how many run reports were written.
 
-    Links are relative, so the page and its folder can be moved or published together.
+    Links are relative, so the page and its folder can be moved or published together. A
+    ``target`` written in place (a device, a FIFO, ``/dev/stdout``) gets the page alone.
     """
+    from caliper.output_file import writes_in_place
     from caliper.report.html.compare_data import matrix_view
     from caliper.report.html.pages import history_page, run_page
     from caliper.results.store import load_run
 
     folder = runs_dir(target)
+    in_place = writes_in_place(target)  # a device or pipe has no folder beside it for pages
     links: dict[str, str] = {}
     loaded = {}
     for row in rows:
@@ -40,6 +43,8 @@ def write_history(spec: str, rows: list[dict[str, Any]], target: Path, confidenc
             continue
         results = load_run(Path(row["path"]))
         loaded[row["run_id"]] = results
+        if in_place:
+            continue
         write_page(
             run_page(results, source=row["path"], confidence=confidence),
             folder / f"{row['run_id']}.html",

@@ -19,17 +19,19 @@ def run_html(results: RunResults, path: Path | None, confidence: float) -> str:
 
 
 def write_page(text: str, output: Path) -> None:
-    """Write ``text`` to ``output`` whole or not at all; an error becomes a usage error."""
-    from caliper.results.store import ResultsWriteError, write_atomic
+    """Write ``text`` to ``output`` through the one output writer (a file whole or not at
+    all, a device or FIFO in place); an error becomes a usage error (74 for a full disk)."""
+    from caliper.output_file import OutputWriteError, write_output
 
     if output.is_dir():
         raise UsageError(f"-o {output} is a folder.", hint="Name a file, e.g. -o report.html.")
     try:
-        write_atomic(output, text)
-    except ResultsWriteError as exc:
+        write_output(output, text)
+    except OutputWriteError as exc:
         raise UsageError(
-            f"Could not write {output}: {exc.message.split(': ', 1)[-1]}",
-            hint="Choose another -o FILE.",
+            f"Could not write {output}: {exc.reason}",
+            hint=None if exc.full else exc.hint or "Choose another -o FILE.",
+            exit_code=exc.exit_code if exc.full else None,
         ) from None
 
 
