@@ -149,3 +149,25 @@ def test_regrade_without_judge_model_grades_with_the_engine_that_graded_the_run(
     _, child = _runs(space)
     assert child["meta"]["judge_backend"] == "fake"
     assert [a["outcome"] for a in child["tasks"][0]["attempts"]] == ["task_fail"]
+
+
+def test_regrade_of_a_truncated_kept_archive_is_exit_2_naming_it(space: Workspace) -> None:
+    """A kept working directory cut short (a gzip stream that ends early) is a damaged file,
+    exit 2 with the archive named, never "Aborted." and 130 as if Ctrl-C had been pressed."""
+    spec = space.spec(f"""\
+        tasks:
+          - name: writes
+            prompt: "{PROMPT}"
+            assert: "assert open('out.txt').read().strip() == 'alpha'"
+        """)
+    parent = space.run(spec, "--k", "1", "--keep-workdirs")
+    assert parent.returncode == 0, parent.stderr
+    (attempt,) = parent.attempts("writes")
+    archive = parent.results_path.parent / attempt["workdir_archive"]
+    data = archive.read_bytes()
+    archive.write_bytes(data[: len(data) // 2])
+    spec.write_text(spec.read_text().replace("'alpha'", "'beta'"), encoding="utf-8")
+    done = _regrade(space, str(parent.results_path))
+    assert done.returncode == 2, done.stderr
+    assert str(archive) in done.stderr and "Aborted" not in done.stderr
+    assert "Traceback" not in done.stderr

@@ -109,11 +109,15 @@ class Regrader:
     def _unpack(archive: Path, workdir: Path) -> None:
         from caliper.spec.safetar import extract
 
+        import zlib
+
         try:
             extract(archive, workdir)
-        except (tarfile.TarError, OSError) as exc:
+        except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+            # a cut archive ends the gzip stream early (EOFError): a damaged file, not a stop
             raise UsageError(
-                f"Cannot unpack the kept working directory {archive}: {exc}.",
+                f"Cannot unpack the kept working directory {archive}: "
+                f"{exc or 'the archive ends early (it is cut short)'}.",
                 hint="The archive is damaged or was changed; re-run the attempt instead.",
             ) from None
 
