@@ -124,6 +124,28 @@ def output_problem(path: Path) -> str | None:
     return f"it is {_kind(mode)}, not a file"
 
 
+def replace_problem(path: Path) -> str | None:
+    """Why the existing regular file ``path`` could not be replaced by :func:`write_output`,
+    if so: it is read-only (no write permission bit, or none for this user), or its folder
+    takes no new file (tried with an empty temporary file, removed at once)."""
+    import tempfile
+
+    info = os.stat(path)
+    if not info.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(
+        path, os.W_OK
+    ):
+        return "it is read-only"
+    folder = Path(os.path.realpath(path)).parent
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        return f"its folder {folder} takes no new file ({describe_os_error(exc)})"
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
+    return None
+
+
 def failure(path: Path, exc: OSError, *, replacing: bool = True) -> OutputWriteError:
     """The :class:`OutputWriteError` for ``exc`` raised while writing ``path``."""
     full = is_full(exc)

@@ -60,6 +60,7 @@ def skill_creator(
 ) -> None:
     """Convert skill-creator's evals/evals.json and trigger-eval files into one .eval.yaml."""
     from caliper.errors import UsageError
+    from caliper.output_file import write_output, writes_in_place
     from caliper.tune.importer import convert, render_spec
 
     for path in paths:
@@ -68,12 +69,10 @@ def skill_creator(
     conversion = convert(list(paths), skill)
     if output is None:
         output = Path(f"{conversion.skill_name or 'imported'}.eval.yaml")
-    if output.exists() and not force:
+    if output.exists() and not force and not writes_in_place(output):
         raise UsageError(
             f"{output} already exists.", hint="Pass --force to overwrite it, or -o OUT."
         )
-    from caliper.output_file import write_output
-
     write_output(output, render_spec(conversion, output))
     evals = sum(1 for t in conversion.tasks if "expect" in t)
     probes = len(conversion.tasks) - evals

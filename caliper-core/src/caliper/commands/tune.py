@@ -362,34 +362,18 @@ def _runs(before: Measurement, after: Measurement) -> None:
 
 
 def _check_writable(skill_file: Path) -> None:
-    """Refuse ``--write`` before any attempt when ``skill_file`` cannot be replaced: it is
-    read-only, or its folder takes no new file (the new text is written beside it, then
-    renamed over it)."""
-    import os
-    import stat
-    import tempfile
-
+    """Refuse ``--write`` before any attempt when ``skill_file`` cannot be replaced (it is
+    read-only, or its folder takes no new file)."""
     from caliper.errors import UsageError
-    from caliper.os_errors import describe_os_error
+    from caliper.output_file import replace_problem
 
-    mode = skill_file.stat().st_mode
-    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(
-        skill_file, os.W_OK
-    ):
+    problem = replace_problem(skill_file)
+    if problem is not None:
         raise UsageError(
-            f"{skill_file} is read-only, so --write could not update it.",
-            hint="Make it writable (chmod u+w), or leave out --write to get the change as a diff.",
+            f"--write cannot update {skill_file}: {problem}.",
+            hint="Make it writable (chmod u+w, or fix the folder's permissions), or leave out "
+            "--write to get the change as a diff.",
         )
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".caliper-write-check-", dir=skill_file.parent)
-    except OSError as exc:
-        raise UsageError(
-            f"--write needs to write in {skill_file.parent}, but it cannot "
-            f"({describe_os_error(exc)}).",
-            hint="Fix the folder's permissions, or leave out --write to get the change as a diff.",
-        ) from None
-    os.close(fd)
-    os.unlink(probe)
 
 
 def _apply(outcome: TuneOutcome, skill_file: Path, write: bool, session: Path) -> None:

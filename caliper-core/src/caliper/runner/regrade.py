@@ -107,9 +107,9 @@ class Regrader:
 
     @staticmethod
     def _unpack(archive: Path, workdir: Path) -> None:
-        from caliper.spec.safetar import extract
-
         import zlib
+
+        from caliper.spec.safetar import extract
 
         try:
             extract(archive, workdir)
