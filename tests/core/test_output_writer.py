@@ -331,3 +331,25 @@ def test_a_full_disk_through_the_script_keeps_the_old_page(project, tmp_path):
     assert len(errors) == 1 and "no space left" in errors[0] and "intact" in errors[0]
     assert done.stdout.split()[:2] == ["old", "page"]
     assert sorted(done.stdout.split()[2:]) == [".", "..", "filler", "page.html"]
+
+
+def test_caliper_tmpdir_on_a_file_is_one_clear_error(project, tmp_path):
+    """``CALIPER_TMPDIR`` naming a regular file: exit 1 and a sentence naming it, not exit 70
+    and ``FileExistsError``."""
+    afile = tmp_path / "not-a-folder"
+    afile.write_text("x")
+    space: Workspace = project["space"]
+    done = subprocess.run(
+        [str(CALIPER), "run", project["spec"], "--model", "fake", "--k", "1"],
+        cwd=space.root,
+        env=space.env(CALIPER_TMPDIR=str(afile)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    first = done.stderr.splitlines()[0]
+    assert first.startswith("Error: CALIPER_TMPDIR=") and "it is a file, not a folder" in first
+    assert "FileExistsError" not in done.stderr and "unexpectedly" not in done.stderr
+    assert afile.read_text() == "x"
