@@ -91,8 +91,9 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 
 EPILOG = """\b
 Run `caliper COMMAND --help` for its options, examples and exit codes.
-Every command exits 2 on bad usage, 130 on Ctrl-C, and 70 when caliper
-itself failed unexpectedly (a bug; CALIPER_DEBUG=1 shows the traceback).
+Every command exits 2 on bad usage, 130 on Ctrl-C (143 SIGTERM, 129
+SIGHUP), 74 when an output cannot be written for a full disk, and 70 when
+caliper itself failed unexpectedly (a bug; CALIPER_DEBUG=1 shows the traceback).
 """
 
 
