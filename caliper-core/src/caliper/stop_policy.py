@@ -16,12 +16,13 @@ so it holds from the process's first instruction to its last:
 * after the command ended (:func:`end`), a signal is only recorded: the exit code is decided.
 
 A signal ignored by whoever started caliper (``nohup`` ignores ``SIGHUP``) stays ignored.
-This module imports nothing but the standard library's ``signal``.
+This module imports only the interpreter's built-in ``_signal`` (the ``signal`` module would
+first import ``enum``, which makes the unguarded start of the process longer).
 """
 
 from __future__ import annotations
 
-import signal
+import _signal as signal
 
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
