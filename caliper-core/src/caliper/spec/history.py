@@ -47,7 +47,7 @@ def load_history(declared: str, spec_dir: Path) -> tuple[History | None, str | N
     if document is None or problems:
         return None, None, problems
     report = Reporter(document)
-    turns = _check_document(report, document.data)
+    turns = check_document(report, document.data)
     if report.problems or turns is None:
         return None, None, report.problems
     sha256 = hashlib.sha256(raw).hexdigest()
@@ -81,7 +81,7 @@ def _read_bytes(path: Path) -> tuple[bytes | None, str | None]:
     return raw, None
 
 
-def _check_document(report: Reporter, data: Any) -> tuple[HistoryTurn, ...] | None:
+def check_document(report: Reporter, data: Any) -> tuple[HistoryTurn, ...] | None:
     """The turns of a parsed history file, or ``None`` (problems are in ``report``)."""
     if data is None:
         report.problems.append(
@@ -92,6 +92,14 @@ def _check_document(report: Reporter, data: Any) -> tuple[HistoryTurn, ...] | No
                 "",
                 "the history file is empty; it needs `turns:` (see docs/spec.md)",
             )
+        )
+        return None
+    if isinstance(data, list):
+        report.error(
+            (),
+            "expected a mapping with `turns:`, found a list: this is the history format of the "
+            "earlier caliper-eval (0.21 and before). Convert it with `caliper migrate SPEC` "
+            "(see docs/migration.md)",
         )
         return None
     if not isinstance(data, dict):
