@@ -164,3 +164,31 @@ def test_building_on_an_earlier_run_is_refused_naming_what_to_do(tmp_path):
     assert out.returncode == 2
     assert "saved by the earlier caliper-eval" in out.stderr
     assert "caliper migrate" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_write_that_fails_leaves_the_file_unchanged_and_says_so(tmp_path, monkeypatch):
+    """The backup is written first and the file replaced atomically: a failing write loses
+    nothing, and the message is about the migration, not about saving results."""
+    import pytest
+
+    from caliper.commands import migrate
+    from caliper.errors import CaliperError
+    from caliper.results import store
+    from caliper.spec.migrate import plan_migration
+
+    project = _project(tmp_path)
+    plan = plan_migration(project / SPEC)
+    real = store.write_atomic
+
+    def failing(path, text):
+        if path.name == "entered.yaml":
+            raise store.ResultsWriteError("x") from OSError(28, "No space left on device")
+        real(path, text)
+
+    monkeypatch.setattr(store, "write_atomic", failing)
+    with pytest.raises(CaliperError) as caught:
+        migrate._apply(plan.changes)
+    assert "Could not migrate" in str(caught.value) and "unchanged" in str(caught.value)
+    assert "results" not in str(caught.value)
+    entered = project / "history" / "entered.yaml"
+    assert entered.read_bytes() == (FIXTURE / "history" / "entered.yaml").read_bytes()

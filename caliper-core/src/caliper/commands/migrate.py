@@ -123,11 +123,23 @@ def _apply(changes: list) -> None:
     atomically), so no step can leave a file half-written or lose the original."""
     import os
 
-    from caliper.results.store import write_atomic
+    from caliper.errors import CaliperError
+    from caliper.os_errors import describe_os_error
+    from caliper.results.store import ResultsWriteError, write_atomic
 
     for change in changes:
         target = Path(os.path.realpath(change.path))  # a symlinked spec keeps its link
         backup = backup_path(target)
-        write_atomic(backup, change.old)
-        write_atomic(target, change.new)
-        click.echo(f"Migrated {change.path} (original kept as {backup}): {'; '.join(change.why)}.")
+        try:
+            write_atomic(backup, change.old)
+            write_atomic(target, change.new)
+        except ResultsWriteError as exc:
+            cause = exc.__cause__
+            why = describe_os_error(cause) if isinstance(cause, OSError) else str(exc)
+            raise CaliperError(
+                f"Could not migrate {change.path}: {why}. It is unchanged.",
+                hint="Fix the folder's permissions or free some space, then run "
+                "`caliper migrate` again (the files migrated above keep their .orig).",
+            ) from None
+        shown = os.path.relpath(backup) if not os.path.isabs(change.path) else backup
+        click.echo(f"Migrated {change.path} (original kept as {shown}): {'; '.join(change.why)}.")
