@@ -192,3 +192,33 @@ def test_a_write_that_fails_leaves_the_file_unchanged_and_says_so(tmp_path, monk
     assert "results" not in str(caught.value)
     entered = project / "history" / "entered.yaml"
     assert entered.read_bytes() == (FIXTURE / "history" / "entered.yaml").read_bytes()
+
+
+def test_compare_of_an_earlier_run_with_a_new_one_warns_about_the_tool(tmp_path):
+    import os
+
+    import attrs
+    from test_results_support import P, run, task
+
+    from caliper.results.store import save_run
+
+    project = _project(tmp_path)
+    new = run(
+        [task("Writes a conventional commit message", [P, P, P])], run_id="2026-12-01T10-00-00Z"
+    )
+    new = attrs.evolve(new, meta=attrs.evolve(new.meta, spec_name="commit-writer"))
+    previous = os.getcwd()
+    os.chdir(project)
+    try:
+        save_run(new, spec_path=project / SPEC)
+    finally:
+        os.chdir(previous)
+    out = caliper(
+        "compare",
+        "commit-writer/2026-03-01T10-00-00Z",
+        "commit-writer/2026-12-01T10-00-00Z",
+        cwd=project,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "66.7% → 100.0%" in out.stdout
+    assert "A was run by the earlier caliper-eval" in " ".join(out.stdout.split())
