@@ -60,11 +60,14 @@ def test_migrate_converts_and_keeps_every_original(tmp_path):
     assert "# the skill under test" in spec_text and "id: entered" not in spec_text
     valid = caliper("validate", SPEC, cwd=project)
     assert valid.returncode == 0, valid.stdout + valid.stderr
+    assert "warning" not in valid.stdout + valid.stderr
     # the history: the same conversation, in `turns:`, `/commit-writer` expanded from SKILL.md
     turns = yaml.safe_load((project / "history/entered.yaml").read_text())["turns"]
     assert [next(iter(t)) for t in turns] == ["user", "assistant", "shell", "shell", "assistant"]
     opening = turns[0]["user"]
-    assert opening.startswith("/commit-writer --scope api\n")
+    assert opening.startswith(
+        "<command-name>/commit-writer</command-name>\n<command-args>--scope api</command-args>\n"
+    )
     assert "1. Read the staged diff with `git diff --cached`." in opening
     assert "description:" not in opening  # the instructions, not the frontmatter
     assert opening.endswith("ARGUMENTS: --scope api")
@@ -222,3 +225,21 @@ def test_compare_of_an_earlier_run_with_a_new_one_warns_about_the_tool(tmp_path)
     assert out.returncode == 0, out.stderr
     assert "66.7% → 100.0%" in out.stdout
     assert "A was run by the earlier caliper-eval" in " ".join(out.stdout.split())
+
+
+def test_validate_warns_that_a_slash_turn_is_plain_text_here(tmp_path):
+    """A hand-converted history keeping `/commit-writer` would silently lose the expansion."""
+    project = _project(tmp_path)
+    (project / "history" / "entered.yaml").write_text(
+        "turns:\n  - user: /commit-writer --scope api\n  - assistant: Ready.\n"
+    )
+    (project / "history" / "plain.yaml").write_text(
+        "turns:\n  - user: /tmp is full\n  - assistant: I see.\n"
+    )
+    (project / SPEC).write_text((project / SPEC).read_text().replace("    id: entered\n", ""))
+    out = caliper("validate", SPEC, cwd=project)
+    assert out.returncode == 0, out.stdout + out.stderr
+    text = " ".join((out.stdout + out.stderr).split())
+    assert text.count("warning") == 1  # once per file, and not for /tmp (no such skill)
+    assert "turn 1 of history/entered.yaml is `/commit-writer`" in text
+    assert "plain text" in text

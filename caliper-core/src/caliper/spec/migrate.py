@@ -288,8 +288,10 @@ def _skill_body(path: Path) -> str:
 def expand_slash_command(skill: _Skill, args: str) -> str:
     """The user turn a ``/NAME ARGS`` of the earlier tool becomes: the skill's instructions
     as its ``SKILL.md`` reads now, then what was typed after the command."""
-    parts = [
-        f"/{skill.name}{' ' + args if args else ''}",
+    parts = [f"<command-name>/{skill.name}</command-name>"]
+    if args:
+        parts.append(f"<command-args>{args}</command-args>")
+    parts += [
         "",
         f'<skill name="{skill.name}">',
         _skill_body(skill.path),
