@@ -243,3 +243,22 @@ def test_validate_warns_that_a_slash_turn_is_plain_text_here(tmp_path):
     assert text.count("warning") == 1  # once per file, and not for /tmp (no such skill)
     assert "turn 1 of history/entered.yaml is `/commit-writer`" in text
     assert "plain text" in text
+
+
+def test_a_folder_migrates_every_spec_and_a_shared_history_once(tmp_path):
+    project = _project(tmp_path)
+    (project / "second.eval.yaml").write_text(
+        "skills: [./commit-writer/SKILL.md]\n"
+        "tasks:\n  - name: again\n    history: history/entered.yaml\n    prompt: go\n"
+        "    activates: [commit-writer]\n"
+    )
+    out = caliper("migrate", ".", cwd=project)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("Migrated history/entered.yaml") == 1
+    assert not (project / "history" / "entered.yaml.orig.2").exists()
+    for spec in (SPEC, "second.eval.yaml"):
+        assert caliper("validate", spec, cwd=project).returncode == 0, spec
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    refused = caliper("migrate", str(empty), cwd=tmp_path)
+    assert refused.returncode == 2 and "no *.eval.yaml" in refused.stderr
