@@ -262,3 +262,13 @@ def test_a_folder_migrates_every_spec_and_a_shared_history_once(tmp_path):
     empty.mkdir()
     refused = caliper("migrate", str(empty), cwd=tmp_path)
     assert refused.returncode == 2 and "no *.eval.yaml" in refused.stderr
+
+
+def test_a_spec_it_cannot_edit_safely_is_left_as_it_is(tmp_path):
+    text = '{"tasks": [{"id": 1, "name": "x", "prompt": "p", "activates": []}]}\n'
+    (tmp_path / "flow.eval.yaml").write_text(text)
+    out = caliper("migrate", "flow.eval.yaml", cwd=tmp_path)
+    assert out.returncode == 1
+    assert "delete `id:`" in out.stderr and "Note:" not in out.stdout
+    assert (tmp_path / "flow.eval.yaml").read_text() == text
+    assert not (tmp_path / "flow.eval.yaml.orig").exists()

@@ -126,6 +126,12 @@ def _migrate_spec_text(
     """The spec's text with the earlier tool's keys removed or rewritten; ``None`` when an edit
     could not be made safely (then it is listed in ``plan.manual``)."""
     edits: list[_Edit] = []
+    first_note = len(plan.notes)
+
+    def give_up(message: str) -> None:
+        del plan.notes[first_note:]  # nothing was done: the message lists what to do
+        plan.manual.append(message)
+
     expected = dict(data)
     pairs = root.value
     for position, (key, value) in enumerate(pairs):
@@ -133,7 +139,7 @@ def _migrate_spec_text(
         following = pairs[position + 1][0] if position + 1 < len(pairs) else None
         if name == "skill":
             if "skills" in data:
-                plan.manual.append(
+                give_up(
                     f"{path}: both `skill:` and `skills:`; move the `skill:` path into "
                     "`skills:` and delete `skill:`"
                 )
@@ -166,9 +172,7 @@ def _migrate_spec_text(
                 if name not in TASK_HINTS:
                     continue
                 if item.flow_style:
-                    plan.manual.append(
-                        f"{path}: tasks[{index}]: delete `{name}:` ({_short_hint(name)})"
-                    )
+                    give_up(f"{path}: tasks[{index}]: delete `{name}:` ({_short_hint(name)})")
                     return None
                 following = item_pairs[position + 1][0] if position + 1 < len(item_pairs) else None
                 edits.append(_remove(text, key, value, following))
@@ -179,7 +183,9 @@ def _migrate_spec_text(
     if not edits:
         return text
     if root.flow_style:
-        plan.manual.append(f"{path}: the spec is in flow style; apply by hand: {plan.notes}")
+        give_up(
+            f"{path}: the spec is in flow style; by hand: " + "; ".join(plan.notes[first_note:])
+        )
         return None
     new = text
     for edit in sorted(edits, key=lambda e: e.start, reverse=True):
@@ -189,8 +195,8 @@ def _migrate_spec_text(
             return new
     except yaml.YAMLError:
         pass
-    plan.manual.append(
-        f"{path}: could not edit the spec safely; apply by hand: " + "; ".join(plan.notes)
+    give_up(
+        f"{path}: could not edit the spec safely; by hand: " + "; ".join(plan.notes[first_note:])
     )
     return None
 
@@ -378,7 +384,11 @@ def _old_turn(
     if assistant.strip():
         out.append((None, {"assistant": assistant}))
     for call in shell:
-        if not isinstance(call, dict) or not isinstance(call.get("run"), str):
+        if (
+            not isinstance(call, dict)
+            or set(call) - set(OLD_SHELL_KEYS)
+            or not isinstance(call.get("run"), str)
+        ):
             plan.manual.append(f"{where}: each `shell:` call needs `run:` and `output:`")
             return None
         output = call.get("output")
