@@ -77,7 +77,7 @@ def main() -> int:
     claude = agent_clis.bin_path("claude")
     caliper = ROOT / ".venv" / "bin" / "caliper"
     with (
-        ModelServer(example / "demo-model.yaml") as server,
+        ModelServer(example / "scripted-model.yaml") as server,
         tempfile.TemporaryDirectory(prefix="caliper-real-cli-") as temp,
     ):
         env = {

@@ -11,7 +11,17 @@ import pytest
 
 from caliper_fakeagent.harness import CALIPER, Workspace
 
-COMMANDS = ["run", "validate", "report", "list", "compare", "merge", "plugins", "update-cli"]
+COMMANDS = [
+    "run",
+    "validate",
+    "report",
+    "list",
+    "compare",
+    "merge",
+    "migrate",
+    "plugins",
+    "update-cli",
+]
 
 SPEC = 'tasks:\n  - name: t\n    prompt: "fake: say hi"\n    assert: "assert True"\n'
 

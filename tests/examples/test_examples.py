@@ -1,6 +1,8 @@
-"""The starter pack (``examples/``) never rots: each example spec runs green, as shipped,
-through the real ``caliper`` script and the real pinned ``claude`` CLI, whose model is a
-scripted server playing a correct agent (``models/<example>.yaml``).
+"""The examples (``examples/``) never rot: each example spec runs green, as shipped, through
+the real ``caliper`` script and the real pinned ``claude`` CLI, whose model is a scripted
+server playing a correct agent (``examples/<example>/scripted-model.yaml``), and fails for the
+right reason when it plays an agent with the example's failure (``scripted-model.broken.yaml``):
+the same files ``python -m caliper.testing.example examples/<example>`` runs.
 
 Each example is copied to a temporary folder first, so results never land in the repository.
 Run with ``python -m caliper.testing.offline -- pytest tests/examples``.
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from caliper.testing.example import example_spec, scripted_model
 from caliper.testing.harness import (
     CaliperRun,
     FakeRealHome,
@@ -25,8 +28,11 @@ from caliper.testing.model_server import ModelServer
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-MODELS = Path(__file__).parent / "models"
 PACK = ("false-success", "tool-misuse", "runaway-loops", "prompt-regression", "context-boundary")
+"""The starter pack: ready-to-copy specs, each with a page and lines marked to change."""
+SPEC_EXAMPLES = (*PACK, "mid-conversation", "hello")
+"""Every example that is a spec (the rest, such as backend-opencode, are plugin packages)."""
+PLUGIN_EXAMPLES = ("backend-opencode",)
 
 
 def test_every_example_has_a_page_and_a_model():
@@ -36,8 +42,28 @@ def test_every_example_has_a_page_and_a_model():
         assert (folder / f"{name}.eval.yaml").is_file(), name
         assert (folder / "README.md").is_file(), name
         assert list((folder / "skills").glob("*/SKILL.md")), name
-        assert (MODELS / f"{name}.yaml").is_file(), name
         assert "# <--" in (folder / f"{name}.eval.yaml").read_text(), f"{name}: no lines to change"
+    for name in SPEC_EXAMPLES:
+        assert example_spec(EXAMPLES / name).name == f"{name}.eval.yaml", name
+        assert scripted_model(EXAMPLES / name).is_file(), name
+        assert scripted_model(EXAMPLES / name, broken=True).is_file(), name
+
+
+def _table_folders(readme: str) -> list[str]:
+    """The folders the table of examples/README.md links to, in order."""
+    import re
+
+    rows = [line for line in readme.splitlines() if line.startswith("| [")]
+    return [re.match(r"\| \[([^\]]+)\]\(([^)]+)/\)", row).group(2) for row in rows]
+
+
+def test_the_readme_table_lists_every_example_folder():
+    """examples/README.md's table names each folder of examples/ once, and nothing else."""
+    listed = _table_folders((EXAMPLES / "README.md").read_text(encoding="utf-8"))
+    folders = sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir())
+    assert sorted(listed) == folders
+    assert len(listed) == len(set(listed))
+    assert set(folders) == set(SPEC_EXAMPLES) | set(PLUGIN_EXAMPLES)
 
 
 CAUGHT = {
@@ -46,19 +72,25 @@ CAUGHT = {
     "runaway-loops": ("polls the deploy a bounded number of times", "called 6 times"),
     "prompt-regression": ("a bug fix is logged under Fixed", "- fixed: Crash on empty input."),
     "context-boundary": ("release notes belong to the neighbour", "unexpected: [commit-message]"),
+    "mid-conversation": (
+        "logs a change made after the mode was switched on",
+        "the change was not logged",
+    ),
+    "hello": ("greets the team loudly", "hello team"),
 }
 """Per example: the task that must fail when a broken agent plays it, and why."""
 
 
-def _run_example(tmp_path: Path, name: str, model: str) -> tuple[CaliperRun, list[str]]:
-    """``caliper run`` of a fresh copy of the example, ``model`` playing the agent."""
+def _run_example(tmp_path: Path, name: str, broken: bool) -> tuple[CaliperRun, list[str]]:
+    """``caliper run`` of a fresh copy of the example, its scripted model playing the agent
+    (the correct one, or with ``broken`` the one with the example's failure)."""
     cli = find_agent_cli("claude", tmp_path / "bin")
     if isinstance(cli, str):
         pytest.skip(cli)
     project = tmp_path / name
     shutil.copytree(EXAMPLES / name, project, symlinks=True)
-    spec = project / f"{name}.eval.yaml"
-    with ModelServer(MODELS / model) as server:
+    spec = example_spec(project)
+    with ModelServer(scripted_model(project, broken=broken)) as server:
         run = run_caliper_process(
             "run",
             spec,
@@ -84,7 +116,7 @@ def _run_example(tmp_path: Path, name: str, model: str) -> tuple[CaliperRun, lis
 
 def test_every_example_is_a_valid_spec():
     """``caliper validate`` accepts every spec of the pack (no agent CLI needed)."""
-    specs = [str(EXAMPLES / name / f"{name}.eval.yaml") for name in PACK]
+    specs = [str(EXAMPLES / name / f"{name}.eval.yaml") for name in SPEC_EXAMPLES]
     out = subprocess.run(
         [str(caliper_executable()), "validate", *specs],
         capture_output=True,
@@ -92,14 +124,14 @@ def test_every_example_is_a_valid_spec():
         check=False,
     )
     assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.count("✓") == len(PACK), out.stdout
+    assert out.stdout.count("✓") == len(SPEC_EXAMPLES), out.stdout
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("name", PACK)
+@pytest.mark.parametrize("name", SPEC_EXAMPLES)
 def test_example_runs_green_through_claude(tmp_path: Path, name: str) -> None:
     """As shipped, with a correct agent, every task passes and every activation holds."""
-    run, unmatched = _run_example(tmp_path, name, f"{name}.yaml")
+    run, unmatched = _run_example(tmp_path, name, broken=False)
     assert run.returncode == 0, run.describe()
     attempts = run.attempts()
     assert attempts, run.describe()
@@ -115,11 +147,11 @@ def test_example_runs_green_through_claude(tmp_path: Path, name: str) -> None:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("name", PACK)
+@pytest.mark.parametrize("name", SPEC_EXAMPLES)
 def test_example_catches_its_failure(tmp_path: Path, name: str) -> None:
     """Played by an agent with the failure the example is about, its task fails, saying why."""
     task_name, why = CAUGHT[name]
-    run, _ = _run_example(tmp_path, name, f"{name}.broken.yaml")
+    run, _ = _run_example(tmp_path, name, broken=True)
     assert run.returncode == 0, run.describe()  # a measured failure, not an unusable run
     (attempt,) = run.attempts(task_name)
     checks = {c["key"]: c for c in attempt["checks"]}
@@ -129,3 +161,49 @@ def test_example_catches_its_failure(tmp_path: Path, name: str) -> None:
     else:
         assert attempt["outcome"] == "task_fail", attempt
         assert why in attempt["reason"], attempt["reason"]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("broken", [False, True])
+def test_the_documented_command_runs_an_example_offline(tmp_path: Path, broken: bool) -> None:
+    """``python -m caliper.testing.example FOLDER [--broken]``, as examples/README.md gives it:
+    green with the correct agent; with ``--broken``, the example's task fails for its reason."""
+    import json
+    import sys
+
+    cli = find_agent_cli("claude", tmp_path / "bin")
+    if isinstance(cli, str):
+        pytest.skip(cli)
+    project = tmp_path / "false-success"
+    shutil.copytree(EXAMPLES / "false-success", project, symlinks=True)
+    (project / ".git").mkdir()  # results are filed in the copy, not in the repository
+    command = [sys.executable, "-m", "caliper.testing.example", str(project), "--k", "1"]
+    out = subprocess.run(
+        [*command, *(["--broken"] if broken else [])],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "$ caliper run false-success.eval.yaml --model claude-code" in out.stderr
+    (saved,) = (project / ".caliper" / "results" / "false-success").glob("*.json")
+    (task,) = json.loads(saved.read_text())["tasks"]
+    (attempt,) = task["attempts"]
+    if broken:
+        assert attempt["outcome"] == "task_fail" and "port is 3000, not 8080" in attempt["reason"]
+    else:
+        assert attempt["outcome"] == "pass", attempt
+
+
+def test_the_command_refuses_a_folder_that_is_not_an_example(tmp_path: Path) -> None:
+    import sys
+
+    (tmp_path / "x.eval.yaml").write_text("tasks: []\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "caliper.testing.example", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.returncode == 2 and "no scripted-model.yaml" in out.stderr

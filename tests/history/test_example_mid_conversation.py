@@ -1,5 +1,5 @@
 """examples/mid-conversation runs green as shipped: the real `caliper` script, the real `claude`
-CLI, and a scripted model (tests/history/scripts/mid-conversation.yaml), offline."""
+CLI, and a scripted model (examples/mid-conversation/scripted-model.yaml), offline."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ pytest_plugins = ["caliper.testing.fixtures"]
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "mid-conversation"
-SCRIPT = Path(__file__).parent / "scripts" / "mid-conversation.yaml"
+SCRIPT = EXAMPLE / "scripted-model.yaml"
 
 
 @pytest.mark.e2e

@@ -98,7 +98,9 @@ def test_evals_and_trigger_file_become_one_valid_spec(tmp_path: Path, skill: Pat
         "- The name field holds Ada Lovelace\n- The skill's fill script was used"
     )
     assert first["activates"] == ["pdf"]
-    assert first["setup"] == f"cp '{skill / 'evals' / 'files' / 'form one.pdf'}' ."
+    # relative to the spec's folder, through CALIPER_SPEC_DIR: no absolute path of this machine
+    assert first["setup"] == """cp "$CALIPER_SPEC_DIR"/'skills/pdf/evals/files/form one.pdf' ."""
+    assert str(tmp_path) not in out.read_text("utf-8")
     assert second["expect"] == "All of these hold:\n- It lists the fields"
     assert "expect" not in third and third["activates"] == ["pdf"]
     assert "setup" not in fourth
@@ -120,13 +122,40 @@ def test_evals_and_trigger_file_become_one_valid_spec(tmp_path: Path, skill: Pat
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
-def test_setup_really_copies_the_files(tmp_path: Path, skill: Path) -> None:
-    caliper("import", "skill-creator", str(skill), cwd=tmp_path)
-    setup = yaml.safe_load((tmp_path / "pdf.eval.yaml").read_text("utf-8"))["tasks"][0]["setup"]
+def test_setup_copies_the_files_after_the_project_moved(tmp_path: Path, skill: Path) -> None:
+    """The spec and skill checked out somewhere else (another machine, CI) still work."""
+    import shutil
+
+    out = tmp_path / "specs" / "pdf.eval.yaml"
+    caliper("import", "skill-creator", str(skill), "-o", str(out), cwd=tmp_path)
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    shutil.move(tmp_path / "skills", moved / "skills")
+    shutil.move(tmp_path / "specs", moved / "specs")
+    spec = moved / "specs" / "pdf.eval.yaml"
+    setup = yaml.safe_load(spec.read_text("utf-8"))["tasks"][0]["setup"]
     work = tmp_path / "work"
     work.mkdir()
-    subprocess.run(["/bin/sh", "-c", setup], cwd=work, check=True)
+    env = {**os.environ, "CALIPER_SPEC_DIR": str(spec.parent)}
+    subprocess.run(["/bin/sh", "-c", setup], cwd=work, env=env, check=True)
     assert (work / "form one.pdf").read_bytes() == b"%PDF-1.4 form"
+
+
+def test_a_skill_folder_and_its_own_evals_json_import_each_eval_once(
+    tmp_path: Path, skill: Path
+) -> None:
+    evals = skill / "evals" / "evals.json"
+    done = caliper("import", "skill-creator", str(skill), str(evals), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    spec = yaml.safe_load((tmp_path / "pdf.eval.yaml").read_text("utf-8"))
+    assert [t["prompt"] for t in spec["tasks"]] == [
+        "Fill in form one.pdf with my name, Ada Lovelace.",
+        "List the form's fields.",
+        "No checks here.",
+        "Odd one",
+    ]
+    assert "Warning:" in done.stderr and "imported once" in done.stderr
+    assert str(evals) in done.stderr
 
 
 def test_output_path_relative_skill_and_trigger_file_with_skill_flag(

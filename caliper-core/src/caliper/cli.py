@@ -36,6 +36,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "merge": ("caliper.commands.merge", "Merge the shard runs of one run into the whole run."),
     "tune": ("caliper.commands.tune", "Tune a skill's description against measured activation."),
     "import": ("caliper.commands.import_cmd", "Convert skill-creator eval files into a spec."),
+    "migrate": (
+        "caliper.commands.migrate",
+        "Convert specs and history files of the earlier caliper-eval.",
+    ),
     "retry": ("caliper.commands.retry", "Re-run the unusable attempts of a saved run."),
     "regrade": ("caliper.commands.regrade", "Judge a saved run's attempts again."),
     "history": ("caliper.commands.history", "A spec's score and activation over its runs."),

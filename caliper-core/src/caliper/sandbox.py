@@ -22,6 +22,8 @@ from caliper.attempt import AttemptSandbox
 from caliper.process import ProcessResult, run_process
 
 TMPDIR_VARIABLE = "CALIPER_TMPDIR"
+SPEC_DIR_VARIABLE = "CALIPER_SPEC_DIR"
+"""Set for a task's ``setup:`` and ``cleanup:`` commands to the spec's folder."""
 DEFAULT_LOCALE = "C.UTF-8"
 
 
@@ -194,15 +196,25 @@ def finish_removals() -> None:
 
 
 def run_shell(
-    command: str, sandbox: AttemptSandbox, *, timeout: float, keep_on_stop: bool = False
+    command: str,
+    sandbox: AttemptSandbox,
+    *,
+    timeout: float,
+    keep_on_stop: bool = False,
+    spec_dir: Path | None = None,
 ) -> ProcessResult:
     """Run a task's ``setup``/``cleanup`` command with ``/bin/sh -c`` inside the sandbox.
 
     ``keep_on_stop`` (cleanups) lets it finish after a first Ctrl-C; a second one ends it.
+    ``spec_dir`` (the spec's folder) is given to the command as ``CALIPER_SPEC_DIR``, so a
+    spec can name its own files by a path relative to itself.
     """
+    env = dict(sandbox.base_env)
+    if spec_dir is not None:
+        env[SPEC_DIR_VARIABLE] = str(spec_dir)
     return run_process(
         ["/bin/sh", "-c", command],
-        env=sandbox.base_env,
+        env=env,
         cwd=sandbox.workdir,
         timeout=timeout,
         keep_on_stop=keep_on_stop,

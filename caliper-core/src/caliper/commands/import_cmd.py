@@ -15,9 +15,11 @@ Examples:
 
 \b
 evals.json entries become tasks (expectations and expected_output -> expect:,
-files -> a setup: that copies them, activates: [the skill]); trigger-eval
-queries become activation-only tasks. Everything that could not be carried
-over is listed. Check the result with `caliper validate`.
+files -> a setup: that copies them from a path relative to the spec,
+activates: [the skill]); trigger-eval queries become activation-only tasks.
+A file given twice (a skill folder and its own evals.json) is imported once,
+with a warning. Everything that could not be carried over is listed. Check
+the result with `caliper validate`.
 
 \b
 Exit codes:
@@ -77,6 +79,8 @@ def skill_creator(
     evals = sum(1 for t in conversion.tasks if "expect" in t)
     probes = len(conversion.tasks) - evals
     click.echo(f"Wrote {output}: {evals} graded task(s), {probes} activation-only task(s).")
+    for warning in conversion.warnings:
+        click.echo(f"Warning: {warning}.", err=True)
     if conversion.skill_dir is None:
         click.echo("No skill folder was found, so the spec has no skills: (pass --skill DIR).")
     if conversion.not_carried:

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from caliper.report import fmt, plain_table
+from caliper.results.legacy import LEGACY_NAME, LEGACY_SCHEMA
 from caliper.results.meta_labels import ablated_names, user_setup_label
 from caliper.results.models import (
     SCHEMA_VERSION,
@@ -88,6 +89,14 @@ def _header(meta: RunMeta, console: Console) -> None:
     if meta.user_customizations:
         console.print(
             Text(f"  With your own setup loaded: {user_setup_label(meta)}", style="yellow"),
+            soft_wrap=True,
+        )
+    if meta.schema_version == LEGACY_SCHEMA:
+        console.print(
+            Text(
+                f"  Saved by {LEGACY_NAME}: read as it is, read-only (list, report, compare).",
+                style="yellow",
+            ),
             soft_wrap=True,
         )
     if meta.schema_version > SCHEMA_VERSION:

@@ -427,6 +427,14 @@ def meta_warnings(a: RunMeta, b: RunMeta) -> list[str]:
     ):
         if before != after:
             warnings.append(f"different {label}: {before} → {after}")
+    from caliper.results.legacy import LEGACY_NAME, LEGACY_SCHEMA
+
+    legacy = [side for side, meta in (("A", a), ("B", b)) if meta.schema_version == LEGACY_SCHEMA]
+    if len(legacy) == 1:
+        warnings.append(
+            f"{legacy[0]} was run by {LEGACY_NAME}: a different harness installed, ran and "
+            "judged it, so part of the difference may be the tool"
+        )
     for drift in skill_drift(a, b):
         if drift.warn:
             warnings.append(

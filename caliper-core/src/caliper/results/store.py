@@ -418,11 +418,12 @@ def load_run_data(path: Path) -> dict[str, Any]:
             ) from None
     from caliper.results import codec
 
+    data = None
     try:
         data = codec.parse(_read_results_text(path))
         codec.check(data)  # the same checks and messages as a plain read, read once
     except codec.ResultsDecodeError as exc:
-        raise _not_results(path, exc) from None
+        raise _not_results(path, exc, data) from None
     return data
 
 
@@ -444,7 +445,16 @@ def _read_results_text(path: Path) -> str:
     return text
 
 
-def _not_results(path: Path, exc: Exception) -> ResultsError:
+def _not_results(path: Path, exc: Exception, data: Any = None) -> ResultsError:
+    from caliper.results.legacy import LEGACY_NAME, is_legacy
+
+    if is_legacy(data):  # a run of the earlier tool: it can be shown, not built on
+        return ResultsError(
+            f"{path} was saved by {LEGACY_NAME}: `caliper list`, `report` and `compare` "
+            "read it, but a new run cannot be made from it.",
+            hint="Run the spec again with this caliper (`caliper migrate SPEC` converts a spec "
+            "of the earlier tool first; see docs/migration.md).",
+        )
     return ResultsError(
         f"{path} is not a readable caliper results file: {exc}.",
         hint="Point at a file under .caliper/results/, or re-run the spec.",
@@ -457,10 +467,18 @@ def _load_results_file(path: Path, *, transcripts: bool = True) -> RunResults:
     results = codec.read_file(path, transcripts=transcripts)  # a piece at a time
     if results is not None:
         return results
+    data = None
     try:  # not readable that way: the plain read says what is wrong with the file
         data = codec.parse(_read_results_text(path))
         return codec.from_data(data, transcripts=transcripts)
     except codec.ResultsDecodeError as exc:
+        from caliper.results import legacy
+
+        if legacy.is_legacy(data):  # the earlier tool's run: read it as it is, read-only
+            try:
+                return legacy.from_legacy(data, path, transcripts=transcripts)
+            except legacy.LegacyDecodeError as bad:
+                raise ResultsError(f"{path}: {bad}.") from None
         raise _not_results(path, exc) from None
 
 

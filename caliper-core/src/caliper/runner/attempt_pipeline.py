@@ -230,7 +230,9 @@ def _agent_steps(
     options = prepared.options
     number = job.number
     if task.setup:
-        shell = run_shell(task.setup, sandbox, timeout=options.setup_timeout)
+        shell = run_shell(
+            task.setup, sandbox, timeout=options.setup_timeout, spec_dir=prepared.spec.directory
+        )
         controller.check()
         failure = describe_shell_failure("setup", shell, options.setup_timeout)
         if failure:
@@ -364,7 +366,13 @@ def run_one_attempt(
                 restore_workdir(sandbox)  # the agent or a check may have removed it
                 budget = prepared.options.setup_timeout
                 with controller.cleaning(task.name, budget):
-                    shell = run_shell(task.cleanup, sandbox, timeout=budget, keep_on_stop=True)
+                    shell = run_shell(
+                        task.cleanup,
+                        sandbox,
+                        timeout=budget,
+                        keep_on_stop=True,
+                        spec_dir=prepared.spec.directory,
+                    )
                 failure = describe_shell_failure("cleanup", shell, prepared.options.setup_timeout)
                 if failure and report.record is not None:
                     report.record.error = "; ".join(filter(None, [report.record.error, failure]))

@@ -180,7 +180,9 @@ class Prober:
         sandbox = self._sandbox()
         try:
             if task.setup:
-                shell = run_shell(task.setup, sandbox, timeout=self.setup_timeout)
+                shell = run_shell(
+                    task.setup, sandbox, timeout=self.setup_timeout, spec_dir=self.spec.directory
+                )
                 failure = describe_shell_failure("setup", shell, self.setup_timeout)
                 if failure:
                     message = f"{failure} (with no agent involved, so every attempt would too)"
@@ -193,7 +195,9 @@ class Prober:
                 found.append(self._classify(task, key, verdict, lines))
         finally:
             if task.cleanup:
-                run_shell(task.cleanup, sandbox, timeout=self.setup_timeout)
+                run_shell(
+                    task.cleanup, sandbox, timeout=self.setup_timeout, spec_dir=self.spec.directory
+                )
             remove_sandbox(sandbox)
         return found
 

@@ -12,9 +12,14 @@ import hashlib
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from caliper.history import AssistantTurn, History, HistoryTurn, ShellTurn, UserTurn
+
+if TYPE_CHECKING:
+    from collections.abc import Collection, Sequence
+
+    from caliper.spec.model import Task
 from caliper.spec.fields import Reporter, did_you_mean, type_name
 from caliper.spec.problems import Problem
 from caliper.spec.yamldoc import decode_text, parse_yaml
@@ -47,7 +52,7 @@ def load_history(declared: str, spec_dir: Path) -> tuple[History | None, str | N
     if document is None or problems:
         return None, None, problems
     report = Reporter(document)
-    turns = _check_document(report, document.data)
+    turns = check_document(report, document.data)
     if report.problems or turns is None:
         return None, None, report.problems
     sha256 = hashlib.sha256(raw).hexdigest()
@@ -81,7 +86,7 @@ def _read_bytes(path: Path) -> tuple[bytes | None, str | None]:
     return raw, None
 
 
-def _check_document(report: Reporter, data: Any) -> tuple[HistoryTurn, ...] | None:
+def check_document(report: Reporter, data: Any) -> tuple[HistoryTurn, ...] | None:
     """The turns of a parsed history file, or ``None`` (problems are in ``report``)."""
     if data is None:
         report.problems.append(
@@ -92,6 +97,14 @@ def _check_document(report: Reporter, data: Any) -> tuple[HistoryTurn, ...] | No
                 "",
                 "the history file is empty; it needs `turns:` (see docs/spec.md)",
             )
+        )
+        return None
+    if isinstance(data, list):
+        report.error(
+            (),
+            "expected a mapping with `turns:`, found a list: this is the history format of the "
+            "earlier caliper-eval (0.21 and before). Convert it with `caliper migrate SPEC` "
+            "(see docs/migration.md)",
         )
         return None
     if not isinstance(data, dict):
@@ -193,3 +206,37 @@ def _check_order(report: Reporter, turns: tuple[HistoryTurn, ...]) -> None:
             "the history must end with an `assistant:` or `shell:` turn: the task's "
             "`prompt:` is the next user turn",
         )
+
+
+def slash_command_warnings(
+    tasks: Sequence[Task], skill_names: Collection[str]
+) -> list[tuple[tuple[Any, ...], str]]:
+    """A warning per history file with a ``user:`` turn that is ``/NAME``, NAME a declared
+    skill: such a turn is sent as plain text here, where the earlier caliper-eval expanded
+    it into the skill's instructions. Each is ``(the task's history: field, message)``."""
+    import re
+
+    found: list[tuple[tuple[Any, ...], str]] = []
+    seen: set[Path] = set()
+    for task in tasks:
+        history = task.history
+        if history is None or history.path in seen:
+            continue
+        seen.add(history.path)
+        for number, turn in enumerate(history.turns, 1):
+            if not isinstance(turn, UserTurn):
+                continue
+            match = re.fullmatch(r"/([A-Za-z0-9_.-]+)(?:\s.*)?", turn.text.strip(), re.DOTALL)
+            if match is None or match[1] not in skill_names:
+                continue
+            found.append(
+                (
+                    ("tasks", task.index, "history"),
+                    f"turn {number} of {history.declared_as} is `/{match[1]}`, a skill this spec "
+                    "declares: it reaches the model as plain text (a history turn is never "
+                    "expanded into a skill, as the earlier caliper-eval did). To plant the "
+                    "skill's instructions, write them into the turn (`caliper migrate` does it "
+                    "for a file in the earlier format)",
+                )
+            )
+    return found

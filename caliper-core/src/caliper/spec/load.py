@@ -160,6 +160,11 @@ class _SpecChecker:
         )
         tasks = checker.check(data.get("tasks"))
         notes.extend(checker.notes)
+        if any(task.history is not None for task in tasks):
+            from caliper.spec.history import slash_command_warnings
+
+            for field, message in slash_command_warnings(tasks, {s.name for s in skills}):
+                report.warn(field, message)
         activation_keys = [key for key, judge in self.judges.items() if judge.scores_activation]
         for field, message in hidden_activation_entries(data.get("tasks"), skills, activation_keys):
             report.error(field, message)

@@ -1,8 +1,8 @@
 """``python -m caliper.testing.demo``: a complete caliper run with no account and no network.
 
 It runs ``examples/hello/hello.eval.yaml`` through the real, provisioned ``claude`` CLI, whose
-"model" is the scripted model server on 127.0.0.1 (``examples/hello/demo-model.yaml``), inside a
-loopback-only network namespace. Everything a real run does happens: isolated homes, skills
+"model" is the scripted model server on 127.0.0.1 (``examples/hello/scripted-model.yaml``),
+inside a loopback-only network namespace. Everything a real run does happens: isolated homes, skills
 installed where Claude Code discovers them, the agent's own tools, ``assert:``, the ``expect:``
 judge, the activation scoreboard, and a saved results file.
 """
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     from caliper.testing.model_server import ModelServer
 
     with (
-        ModelServer(example / "demo-model.yaml") as server,
+        ModelServer(example / "scripted-model.yaml") as server,
         tempfile.TemporaryDirectory(prefix="caliper-demo-home-") as home,
     ):
         env = {

@@ -8,7 +8,8 @@ where each format is defined upstream):
 * a trigger-eval set: ``[{"query": ..., "should_trigger": ...}]``.
 
 Each eval becomes a task (``expectations`` and ``expected_output`` → ``expect:``; ``files``
-→ a ``setup:`` that copies them into the attempt's folder; ``activates: [skill]``), each
+→ a ``setup:`` that copies them into the attempt's folder, named relative to the spec under
+``$CALIPER_SPEC_DIR``; ``activates: [skill]``), each
 trigger query an activation-only task. What has no caliper equivalent is listed in
 :attr:`Conversion.not_carried`, so the command can say so.
 """
@@ -39,6 +40,25 @@ class Conversion:
     tasks: list[dict[str, Any]] = attrs.field(factory=list)
     not_carried: list[str] = attrs.field(factory=list)
     sources: list[Path] = attrs.field(factory=list)
+    warnings: list[str] = attrs.field(factory=list)
+
+
+@attrs.frozen
+class FileCopies:
+    """A task's ``setup:`` to be: copy these files (absolute paths) into the attempt's folder.
+    :func:`render_spec` writes it with paths relative to the spec."""
+
+    paths: tuple[Path, ...]
+
+    def command(self, spec_dir: Path) -> str:
+        """The shell command, each path relative to ``spec_dir`` under ``$CALIPER_SPEC_DIR``
+        (the spec's folder, set for ``setup:``), so the spec works wherever it is checked out."""
+        commands = []
+        for path in self.paths:
+            flag = "-R " if path.is_dir() else ""
+            relative = Path(os.path.relpath(path, spec_dir)).as_posix()
+            commands.append(f'cp {flag}"$CALIPER_SPEC_DIR"/{shlex.quote(relative)} .')
+        return " && ".join(commands)
 
 
 class ImportInvalid(SpecInvalid):
@@ -111,8 +131,8 @@ def _expect_text(expected_output: Any, expectations: list[str]) -> str | None:
 
 def _setup_for(
     files: list[str], skill_root: Path, where: str, conversion: Conversion
-) -> str | None:
-    commands = []
+) -> FileCopies | None:
+    paths = []
     for entry in files:
         source = (skill_root / entry).resolve()
         if not source.exists():
@@ -120,9 +140,8 @@ def _setup_for(
                 f"{where}: file {entry!r} does not exist under {skill_root}"
             )
             continue
-        flag = "-R " if source.is_dir() else ""
-        commands.append(f"cp {flag}{shlex.quote(str(source))} .")
-    return " && ".join(commands) if commands else None
+        paths.append(source)
+    return FileCopies(tuple(paths)) if paths else None
 
 
 def convert_evals(path: Path, data: Any, conversion: Conversion, seen: set[str]) -> None:
@@ -215,14 +234,23 @@ def convert(paths: list[Path], skill: Path | None) -> Conversion:
 
     conversion = Conversion()
     inputs: list[Path] = []
+    named: dict[Path, str] = {}
     for path in paths:
         if path.is_dir():
             evals = path / "evals" / "evals.json"
             if not evals.is_file():
                 raise _bad(path, "is a folder without evals/evals.json; name the eval file itself")
-            inputs.append(evals)
+            given, how = evals, f"{path} (its evals/evals.json)"
         else:
-            inputs.append(path)
+            given, how = path, str(path)
+        key = given.resolve()
+        if key in named:
+            conversion.warnings.append(
+                f"{how} is the same file as {named[key]}: its evals were imported once"
+            )
+            continue
+        named[key] = how
+        inputs.append(given)
     root = skill.resolve() if skill else None
     if root is not None and root.name == "SKILL.md":
         root = root.parent
@@ -257,8 +285,17 @@ def render_spec(conversion: Conversion, output: Path) -> str:
     if conversion.skill_dir is not None:
         relative = os.path.relpath(conversion.skill_dir, output.resolve().parent)
         data["skills"] = [relative if relative.startswith(".") else f"./{relative}"]
-    data["tasks"] = conversion.tasks
-    sources = ", ".join(str(p) for p in conversion.sources)
+    spec_dir = output.resolve().parent
+    data["tasks"] = [
+        {
+            key: value.command(spec_dir) if isinstance(value, FileCopies) else value
+            for key, value in task.items()
+        }
+        for task in conversion.tasks
+    ]
+    sources = ", ".join(
+        Path(os.path.relpath(p.resolve(), spec_dir)).as_posix() for p in conversion.sources
+    )
     header = f"# Imported by `caliper import skill-creator` from {sources}\n"
     body = yaml.dump(data, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=100)
     return header + body
