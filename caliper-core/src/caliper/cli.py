@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "history": ("caliper.commands.history", "A spec's score and activation over its runs."),
     "plugins": ("caliper.commands.plugins", "List installed plugins and agent CLIs."),
     "update-cli": ("caliper.commands.update_cli", "Check or update the agent CLIs."),
+    "clean": ("caliper.commands.clean", "Remove what killed runs left behind."),
 }
 
 

@@ -13,7 +13,6 @@ import contextlib
 import os
 import shutil
 import stat
-import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -82,7 +81,9 @@ def make_sandbox(
 
     ``parent`` overrides where the root is created (judges nest their sandbox in the attempt's).
     """
-    root = Path(tempfile.mkdtemp(prefix=prefix, dir=parent if parent else sandbox_parent()))
+    from caliper.ledger import new_sandbox_root
+
+    root = new_sandbox_root(parent, prefix)
     home, work, private, tmp = (root / name for name in ("home", "work", "private", "tmp"))
     for folder in (home, work, tmp):
         folder.mkdir()
