@@ -107,10 +107,15 @@ class Regrader:
 
     @staticmethod
     def _unpack(archive: Path, workdir: Path) -> None:
-        from caliper.spec.safetar import extract
+        from caliper.spec.safetar import ArchiveTooBig, extract
 
         try:
             extract(archive, workdir)
+        except ArchiveTooBig as exc:
+            raise UsageError(
+                f"Refusing to unpack the kept working directory: {exc}.",
+                hint="Raise the limit (0 turns it off) if the archive is trusted and this big.",
+            ) from None
         except (tarfile.TarError, OSError) as exc:
             raise UsageError(
                 f"Cannot unpack the kept working directory {archive}: {exc}.",
