@@ -72,6 +72,11 @@ def classify(process: ProcessResult, stream: ClaudeStream, *, timeout: float) ->
     early = stopped_early(process, agent="Claude Code", timeout=timeout)
     if early is not None:
         return early
+    if stream.unreadable:
+        return AgentEnding(
+            AgentStatus.INFRA_ERROR,
+            "Claude Code sent output caliper could not read: " + "; ".join(stream.unreadable[:3]),
+        )
     result = stream.result
     if result is None:
         return _crash(process, stream)
