@@ -25,7 +25,7 @@ on and records it).
 \b
 Exit codes: as `caliper run` (0 usable results, 1 every attempt unusable or the results
 could not be saved, 2 bad usage: RUN not found, a bad --only, a changed spec without
---force, a run still running, a run stopped before all its attempts ran: resume it with
+--force, a run still running, a killed run with attempts missing: resume it with
 `caliper run SPEC --resume RUN` first; 3 setup error, 129/130/143 stopped by a signal).
 Nothing to retry: 0.
 """
@@ -156,13 +156,19 @@ def command(
     ]
     name = f"{meta.get('spec_name')}/{meta.get('run_id')}"
     missing = missing_attempts(data)
-    if missing:
+    resume = f"caliper run {meta.get('spec_path') or 'SPEC'} --resume {meta.get('run_id')}"
+    if missing and (meta.get("incomplete") or not todo):
         raise UsageError(
             f"Run {name} was stopped before {missing} of its attempts ran "
             f"({'killed: only its journal is left' if meta.get('incomplete') else 'partial'}); "
             "`caliper retry` re-runs only finished attempts that failed.",
-            hint=f"Run the missing attempts with `caliper run {meta.get('spec_path') or 'SPEC'} "
-            f"--resume {meta.get('run_id')}`, then retry that run.",
+            hint=f"Run the missing attempts with `{resume}`, then retry that run.",
+        )
+    if missing:
+        click.echo(
+            f"Note: run {name} stopped before {missing} of its attempts ran; this retry does "
+            f"not run them (`{resume}` does).",
+            err=True,
         )
     if not todo:
         click.echo(
