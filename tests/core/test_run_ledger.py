@@ -98,6 +98,10 @@ def _kill_mid_run(space: Workspace) -> list[int]:
     process = _start(space, spec)
     try:
         _wait_for_agents(space, process, 2)
+        deadline = time.monotonic() + 30  # the run id is claimed once the agents are out
+        while not list(space.root.glob(".caliper/results/*/*.journal.jsonl")):
+            assert time.monotonic() < deadline, "the run never claimed its journal"
+            time.sleep(0.02)
         os.kill(process.pid, signal.SIGKILL)
         process.communicate(timeout=30)
     finally:
@@ -148,11 +152,18 @@ def test_clean_removes_a_killed_runs_sandboxes_secrets_and_agents(space: Workspa
     assert again.returncode == 0 and "Nothing to clean" in again.stdout
 
 
-def test_the_next_run_removes_a_killed_runs_leftovers_and_says_so(space: Workspace) -> None:
+@pytest.mark.parametrize("next_run", ["another spec", "--resume"])
+def test_the_next_run_removes_a_killed_runs_leftovers_and_says_so(
+    space: Workspace, next_run: str
+) -> None:
     agents = _kill_mid_run(space)
-    quick = space.spec(QUICK, name="quick")
-    done = space.run(quick, "--k", "1")
-    assert done.returncode == 0, done.stderr
+    if next_run == "--resume":  # the killed run itself, its agents cut short
+        spec = space.root / "demo.eval.yaml"
+        done = space.run(spec, "--resume", "--timeout", "1", "--retries", "0", env=_env(space))
+        assert done.returncode in (0, 1), done.stderr
+    else:
+        done = space.run(space.spec(QUICK, name="quick"), "--k", "1")
+        assert done.returncode == 0, done.stderr
     assert "agent processes left running by a killed caliper run" in done.stderr
     assert "sandbox folders left by a killed caliper run" in done.stderr
     _assert_all_gone(space, agents)
