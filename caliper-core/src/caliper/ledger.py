@@ -41,8 +41,6 @@ FOLDER_PREFIX = ".caliper-ledger-"
 SUFFIX = ".ledger"
 FORMAT_KEY = "caliper_ledger"
 NEW_PREFIX = ".new-"
-KEPT_SANDBOXES = 4096
-"""Sandboxes remembered in memory to check at the end that none is left."""
 NEW_GRACE_SECONDS = 60.0
 """A ledger still being created (its temporary name) is left alone this long."""
 
@@ -96,10 +94,8 @@ class Ledger:
         self._lock = threading.Lock()
         self._dirty = False
         self._flusher: threading.Thread | None = None
-        self._sandboxes: list[Path] = []
-        self._overflow = False
-        """More sandboxes were made than are kept in memory: the ledger stays at the end (the
-        next cleaning reads it)."""
+        self._live: set[Path] = set()
+        """The sandboxes this ledger noted that were not removed yet."""
 
     @classmethod
     def create(cls, base: Path) -> Ledger:
@@ -123,7 +119,6 @@ class Ledger:
             pid = os.getpid()
             head = {FORMAT_KEY: 1, "pid": pid, "start": _start_ticks(pid), "token": token}
             os.write(fd, (json.dumps(head) + "\n").encode())
-            os.fsync(fd)
             final = folder / f"{pid}-{token}{SUFFIX}"
             os.rename(temp, final)
         except BaseException:
@@ -131,7 +126,9 @@ class Ledger:
             with contextlib.suppress(OSError):
                 temp.unlink()
             raise
-        return cls(final, fd, token)
+        ledger = cls(final, fd, token)
+        ledger.note({"opened": True})  # flushed in the background, like every line
+        return ledger
 
     def note(self, item: dict[str, object]) -> bool:
         """Write one line now (one ``write``; false when the ledger is closed); it reaches the
@@ -173,16 +170,21 @@ class Ledger:
                 os.mkdir(root, 0o700)
             except FileExistsError:
                 continue
-            if len(self._sandboxes) < KEPT_SANDBOXES:
-                self._sandboxes.append(root)
-            else:
-                self._overflow = True
+            with self._lock:
+                self._live.add(root)
             return root
         raise FileExistsError(f"no free sandbox name in {parent}")
 
+    def removed(self, root: Path) -> None:
+        """``root`` (a sandbox of this ledger) was deleted."""
+        with self._lock:
+            self._live.discard(root)
+
     def idle(self) -> bool:
-        """True when nothing this ledger noted a sandbox for is left on disk."""
-        return not self._overflow and not any(os.path.lexists(r) for r in self._sandboxes)
+        """True when every sandbox this ledger noted is gone from disk."""
+        with self._lock:
+            live = list(self._live)
+        return not any(os.path.lexists(root) for root in live)
 
     def close(self) -> None:
         """At a normal end: remove the ledger when nothing it names is left, and let go."""
@@ -267,6 +269,12 @@ def new_sandbox_root(parent: Path | None, prefix: str) -> Path:
             if _ledgers.get(base) is ledger:
                 del _ledgers[base]
     return Path(tempfile.mkdtemp(prefix=prefix, dir=target))
+
+
+def sandbox_removed(root: Path) -> None:
+    """A sandbox folder was deleted (each open ledger forgets it)."""
+    for ledger in open_ledgers():
+        ledger.removed(root)
 
 
 def note_private(path: Path) -> None:

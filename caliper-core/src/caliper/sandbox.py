@@ -111,6 +111,10 @@ def _remove_now(root: Path) -> None:
     shutil.rmtree(root, onerror=_make_writable_and_retry)
     if root.exists():
         shutil.rmtree(root, ignore_errors=True)
+    if not os.path.lexists(root):
+        from caliper.ledger import sandbox_removed
+
+        sandbox_removed(root)
 
 
 _removal_lock = threading.Lock()
