@@ -47,6 +47,10 @@ Results go to .caliper/results/SPEC-NAME/RUN-ID.json in the nearest .caliper/ fo
 at or above the current folder, else in a .caliper/ folder beside the spec.
 
 \b
+Before its first attempt a run removes what killed caliper runs left in $CALIPER_TMPDIR
+(their sandboxes and secret files) and ends their agents, and says so (see `caliper clean`).
+
+\b
 Exit codes:
   0    the run finished and at least one attempt was usable (pass, task_fail,
        cheat) or not_checked
@@ -237,7 +241,8 @@ class AttemptCount(click.ParamType):
     metavar="[RUN]",
     help="Continue an interrupted, killed or --fail-fast-stopped run of SPEC (default: its "
     "latest run): same run id, only the missing attempts run. Refused when the spec, its "
-    "skills, the engine or k changed since.",
+    "skills, the engine or k changed since, or when another caliper process runs or resumes "
+    "it (exit 2).",
 )
 @click.option(
     "--force",
