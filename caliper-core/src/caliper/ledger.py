@@ -49,11 +49,20 @@ class LedgerUnsafe(OSError):
     """The ledger folder is not the user's own private folder (nothing is recorded there)."""
 
 
-def location() -> Path:
-    """Where this process's sandboxes go: ``$CALIPER_TMPDIR`` or the system temp folder."""
-    from caliper.sandbox import sandbox_parent
+_locations: dict[str | None, Path] = {}
 
-    return (sandbox_parent() or Path(tempfile.gettempdir())).absolute()
+
+def location() -> Path:
+    """Where this process's sandboxes go: ``$CALIPER_TMPDIR`` (created) or the system temp
+    folder, as an absolute path (found once per value of the variable)."""
+    from caliper.sandbox import TMPDIR_VARIABLE, sandbox_parent
+
+    key = os.environ.get(TMPDIR_VARIABLE) or None
+    found = _locations.get(key)
+    if found is None:
+        found = (sandbox_parent() or Path(tempfile.gettempdir())).absolute()
+        _locations[key] = found
+    return found
 
 
 def ledger_folder(base: Path) -> Path:
