@@ -23,12 +23,13 @@ K = 3
 SPEC = """\
     tasks:
       - name: alpha
-        prompt: "fake: sleep 0.4\\nfake: say done alpha"
+        prompt: "fake: sleep 6\\nfake: say done alpha"
         assert: "assert True"
       - name: beta
-        prompt: "fake: sleep 0.4\\nfake: say done beta"
+        prompt: "fake: sleep 6\\nfake: say done beta"
         assert: "assert True"
     """
+"""Each attempt takes 6 s: none ends while a resume's twin starts (and is refused)."""
 REPETITIONS = 6
 
 
@@ -64,9 +65,10 @@ def _kill_when(process: subprocess.Popen[str], space: Workspace, at_least: int) 
     process.communicate(timeout=30)
 
 
-def _resume(space: Workspace, spec: Path) -> subprocess.Popen[str]:
+def _resume(space: Workspace, spec: Path, *args: str) -> subprocess.Popen[str]:
+    workers = () if "--workers" in args else ("--workers", "1")
     return subprocess.Popen(
-        [str(CALIPER), "run", str(spec), "--resume", "--workers", "1"],
+        [str(CALIPER), "run", str(spec), "--resume", *workers, *args],
         cwd=space.root,
         env=space.env(),
         stdout=subprocess.PIPE,
@@ -78,17 +80,13 @@ def _resume(space: Workspace, spec: Path) -> subprocess.Popen[str]:
 def test_two_resumes_started_together_exactly_one_goes_on(space: Workspace) -> None:
     spec = space.spec(SPEC)
     first = space.start(spec, "--k", str(K), "--workers", "1")
-    _kill_when(first, space, at_least=1)
-    for repetition in range(REPETITIONS):
+    _kill_when(first, space, at_least=0)
+    for _ in range(REPETITIONS):
         pair = [_resume(space, spec), _resume(space, spec)]
-        last = repetition == REPETITIONS - 1
         refused = None
         deadline = time.monotonic() + 60
         while refused is None and time.monotonic() < deadline:
-            for process in pair:
-                if process.poll() is not None:
-                    refused = process
-                    break
+            refused = next((p for p in pair if p.poll() is not None), None)
             time.sleep(0.01)
         assert refused is not None, "neither resume ended"
         _, err = refused.communicate(timeout=30)
@@ -96,13 +94,12 @@ def test_two_resumes_started_together_exactly_one_goes_on(space: Workspace) -> N
         assert "is still running" in err and "journal lock" in err, err
         assert "Traceback" not in err
         winner = pair[1] if refused is pair[0] else pair[0]
-        if last:
-            _, err = winner.communicate(timeout=120)
-            assert winner.returncode == 0, err
-        else:  # kill the one that went on while it runs: the next pair resumes that
-            assert winner.poll() is None, winner.communicate()[1]
-            os.kill(winner.pid, signal.SIGKILL)
-            winner.communicate(timeout=30)
+        assert winner.poll() is None, winner.communicate()[1]
+        os.kill(winner.pid, signal.SIGKILL)  # killed while it runs: the next pair resumes it
+        winner.communicate(timeout=30)
+    done = _resume(space, spec, "--workers", str(2 * K))
+    _, err = done.communicate(timeout=120)
+    assert done.returncode == 0, err
     assert not _journals(space)
     (saved,) = (space.root / ".caliper" / "results" / "demo").glob("*.json")
     data = json.loads(saved.read_text(encoding="utf-8"))
@@ -115,7 +112,7 @@ def test_two_resumes_started_together_exactly_one_goes_on(space: Workspace) -> N
 def test_retry_of_a_killed_run_with_missing_attempts_points_at_resume(space: Workspace) -> None:
     spec = space.spec(SPEC)
     first = space.start(spec, "--k", str(K), "--workers", "1")
-    _kill_when(first, space, at_least=1)
+    _kill_when(first, space, at_least=0)
     (journal,) = _journals(space)
     run_id = journal.name[: -len(".journal.jsonl")]
     retried = subprocess.run(
