@@ -156,7 +156,10 @@ def command(
     ]
     name = f"{meta.get('spec_name')}/{meta.get('run_id')}"
     missing = missing_attempts(data)
-    resume = f"caliper run {meta.get('spec_path') or 'SPEC'} --resume {meta.get('run_id')}"
+    import shlex
+
+    spec_shown = shlex.quote(str(meta.get("spec_path"))) if meta.get("spec_path") else "SPEC"
+    resume = f"caliper run {spec_shown} --resume {meta.get('run_id')}"
     if missing and (meta.get("incomplete") or not todo):
         raise UsageError(
             f"Run {name} was stopped before {missing} of its attempts ran "
