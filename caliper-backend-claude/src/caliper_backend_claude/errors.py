@@ -75,6 +75,11 @@ def classify(process: ProcessResult, stream: ClaudeStream, *, timeout: float) ->
     result = stream.result
     if result is None:
         return _crash(process, stream)
+    if stream.unreadable:
+        return AgentEnding(
+            AgentStatus.INFRA_ERROR,
+            "Claude Code sent output caliper could not read: " + "; ".join(stream.unreadable[:3]),
+        )
     subtype = result.get("subtype")
     if subtype in TASK_SUBTYPES or result.get("terminal_reason") == "max_turns":
         return AgentEnding(AgentStatus.TASK_FAILED, f"Claude Code stopped: {_result_text(result)}")

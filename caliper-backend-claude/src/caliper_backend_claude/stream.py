@@ -4,7 +4,10 @@ The CLI prints one JSON object per line: a ``system``/``init`` line, ``assistant
 per content block, so a reply with text and a tool call arrives as two lines sharing a message
 id), ``user`` lines carrying tool results, and a final ``result`` line holding the answer, the
 summed usage and the error fields. Parsing is lenient: unknown keys and event types are
-ignored, lines that are not JSON are counted, never fatal.
+ignored, lines that are not JSON are counted, never fatal. A field caliper reads that holds
+the wrong JSON type (a list where a string is expected…) is left out and described in
+:attr:`ClaudeStream.unreadable`, and so is an event that could not be read at all, so the
+attempt can say what the CLI sent instead of failing on it.
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ class ClaudeStream:
     models: list[str] = attrs.field(factory=list)
     events: int = 0
     unparsed_lines: int = 0
+    unreadable: list[str] = attrs.field(factory=list)
+    """What the CLI sent that could not be read: a field of the wrong JSON type, or an event
+    that failed to parse (each described with the value it held)."""
 
     @property
     def finished(self) -> bool:
@@ -119,6 +125,94 @@ def _text_of(content: Any) -> str | None:
     return json.dumps(content, ensure_ascii=False)
 
 
+_KINDS: dict[type, str] = {
+    str: "a string",
+    bool: "true or false",
+    int: "a number",
+    list: "a list",
+    Mapping: "an object",
+}
+RESULT_FIELDS: dict[str, type] = {
+    "subtype": str,
+    "terminal_reason": str,
+    "api_error_status": int,
+    "is_error": bool,
+    "result": str,
+    "errors": list,
+    "usage": Mapping,
+    "session_id": str,
+}
+INIT_FIELDS: dict[str, type] = {
+    "subtype": str,
+    "model": str,
+    "skills": list,
+    "apiKeySource": str,
+    "mcp_servers": list,
+    "session_id": str,
+}
+
+
+def _kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    for kind, words in _KINDS.items():
+        if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+            return words
+    return "a number" if isinstance(value, float) else type(value).__name__
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _fits(value: Any, kind: type) -> bool:
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def checked_fields(
+    event: Mapping[str, Any], fields: Mapping[str, type], what: str, unreadable: list[str]
+) -> dict[str, Any]:
+    """A copy of ``event`` without the ``fields`` that hold the wrong JSON type (``null`` is
+    kept: it means "not given"), each one described in ``unreadable``."""
+    kept = dict(event)
+    for name, kind in fields.items():
+        value = kept.get(name)
+        if value is not None and not _fits(value, kind):
+            unreadable.append(
+                f"the {what}'s {name!r} is {_kind_of(value)} ({_shown(value)}), not {_KINDS[kind]}"
+            )
+            del kept[name]
+    return kept
+
+
+def _clean_init(event: Mapping[str, Any], unreadable: list[str]) -> dict[str, Any]:
+    init = checked_fields(event, INIT_FIELDS, "init event", unreadable)
+    if isinstance(init.get("skills"), list):
+        names = [name for name in init["skills"] if isinstance(name, str)]
+        if len(names) != len(init["skills"]):
+            shown = _shown(event["skills"])
+            unreadable.append(f"the init event's 'skills' hold a non-name ({shown})")
+        init["skills"] = names
+    if isinstance(init.get("mcp_servers"), list):
+        servers = [
+            entry
+            for entry in init["mcp_servers"]
+            if isinstance(entry, Mapping)
+            and isinstance(entry.get("name", ""), str)
+            and isinstance(entry.get("status", ""), str)
+        ]
+        if len(servers) != len(init["mcp_servers"]):
+            unreadable.append(
+                "the init event's 'mcp_servers' hold an entry that is not "
+                f"{{name, status}} strings ({_shown(event['mcp_servers'])})"
+            )
+        init["mcp_servers"] = servers
+    return init
+
+
 class _Folder:
     """Accumulates events into a :class:`ClaudeStream`, pairing tool calls with results."""
 
@@ -137,12 +231,14 @@ class _Folder:
         elif kind == "user":
             self._user(event)
         elif kind == "result":
-            self.stream.result = event
+            self.stream.result = checked_fields(
+                event, RESULT_FIELDS, "result event", self.stream.unreadable
+            )
 
     def _system(self, event: Mapping[str, Any]) -> None:
         subtype = event.get("subtype")
         if subtype == "init" and self.stream.init is None:
-            self.stream.init = event
+            self.stream.init = _clean_init(event, self.stream.unreadable)
         elif subtype == "api_retry":
             self.stream.retries.append(event)
 
@@ -219,7 +315,7 @@ class _Folder:
 def parse_lines(lines: Iterable[str]) -> ClaudeStream:
     """Fold stream-json lines into a :class:`ClaudeStream` (blank lines are skipped)."""
     folder = _Folder()
-    for line in lines:
+    for number, line in enumerate(lines, start=1):
         line = line.strip()
         if not line:
             continue
@@ -228,10 +324,16 @@ def parse_lines(lines: Iterable[str]) -> ClaudeStream:
         except ValueError:
             folder.stream.unparsed_lines += 1
             continue
-        if isinstance(event, Mapping):
-            folder.feed(event)
-        else:
+        if not isinstance(event, Mapping):
             folder.stream.unparsed_lines += 1
+            continue
+        try:
+            folder.feed(event)
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+            shown = line if len(line) <= 160 else line[:160] + "…"
+            folder.stream.unreadable.append(
+                f"line {number} could not be read ({type(exc).__name__}: {exc}): {shown}"
+            )
     return folder.stream
 
 

@@ -85,6 +85,11 @@ def classify(process: ProcessResult, run: CodexRun, *, timeout: float) -> AgentE
         return early
     message = _failure_message(run)
     if run.completed and process.returncode == 0 and run.failure is None:
+        if run.unreadable:  # a turn that completed, with items caliper could not read
+            return AgentEnding(
+                AgentStatus.INFRA_ERROR,
+                "codex sent output caliper could not read: " + "; ".join(run.unreadable[:3]),
+            )
         return COMPLETED
     if message is not None and (run.failure is not None or not run.completed):
         status = classify_message(message)

@@ -46,6 +46,9 @@ class CodexRun:
     notices: list[str] = attrs.field(factory=list)
     events: int = 0
     bad_lines: int = 0
+    unreadable: list[str] = attrs.field(factory=list)
+    """What the CLI sent that could not be read (an item of the wrong JSON shape), described
+    with the value it held."""
 
     @property
     def succeeded_commands(self) -> list[str]:
@@ -163,26 +166,42 @@ class _Items:
             self.slot[key] = len(self.order) - 1
 
 
+def _shown(value: Any, limit: int = 160) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def _collect(run: CodexRun, items: list[Mapping[str, Any]]) -> None:
     for item in items:
-        turn = item_turn(item)
-        if turn is not None:
-            run.turns.append(turn)
-        kind = item.get("type")
-        if kind == "command_execution" and isinstance(item.get("command"), str):
-            run.commands.append(item["command"])
-            if turn is not None and turn.is_error is not False:
-                run.failed_commands.append(item["command"])
-        elif (
-            kind in READ_ITEMS
-            and isinstance(item.get("path"), str)
-            and item.get("status") != "failed"
-        ):
-            run.read_paths.append(item["path"])
-        elif kind == "agent_message" and isinstance(item.get("text"), str):
-            run.final_answer = item["text"]
-        elif kind == "error" and isinstance(item.get("message"), str):
-            run.notices.append(item["message"])
+        if not isinstance(item.get("type"), str):
+            run.unreadable.append(f"an item whose 'type' is not a string: {_shown(item)}")
+            continue
+        try:
+            _collect_one(run, item)
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+            run.unreadable.append(
+                f"an item that could not be read ({type(exc).__name__}: {exc}): {_shown(item)}"
+            )
+
+
+def _collect_one(run: CodexRun, item: Mapping[str, Any]) -> None:
+    """Fold one item into ``run``."""
+    turn = item_turn(item)
+    if turn is not None:
+        run.turns.append(turn)
+    kind = item.get("type")
+    if kind == "command_execution" and isinstance(item.get("command"), str):
+        run.commands.append(item["command"])
+        if turn is not None and turn.is_error is not False:
+            run.failed_commands.append(item["command"])
+    elif (
+        kind in READ_ITEMS and isinstance(item.get("path"), str) and item.get("status") != "failed"
+    ):
+        run.read_paths.append(item["path"])
+    elif kind == "agent_message" and isinstance(item.get("text"), str):
+        run.final_answer = item["text"]
+    elif kind == "error" and isinstance(item.get("message"), str):
+        run.notices.append(item["message"])
 
 
 def _message(value: Any) -> str | None:

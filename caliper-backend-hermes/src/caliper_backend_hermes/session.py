@@ -108,6 +108,12 @@ def _tool_error(output: str | None) -> bool | None:
     return False
 
 
+def _name(value: Any) -> str | None:
+    """A tool name as stored, ``None`` when the session holds something else (a name of the
+    wrong JSON type is not a tool name: it must not break matching it against known tools)."""
+    return value if isinstance(value, str) else None
+
+
 def transcript(messages: Iterable[Mapping[str, Any]]) -> list[Turn]:
     """Assistant text and tool calls (each paired with its result), in order."""
     turns: list[Turn] = []
@@ -127,7 +133,11 @@ def transcript(messages: Iterable[Mapping[str, Any]]) -> list[Turn]:
                 function = call.get("function") if isinstance(call.get("function"), dict) else {}
                 pending[str(call.get("id"))] = len(turns)
                 turns.append(
-                    Turn(role="tool", tool_name=function.get("name"), tool_input=_arguments(call))
+                    Turn(
+                        role="tool",
+                        tool_name=_name(function.get("name")),
+                        tool_input=_arguments(call),
+                    )
                 )
         elif role == "tool":
             index = pending.pop(str(message.get("tool_call_id")), None)
@@ -135,7 +145,7 @@ def transcript(messages: Iterable[Mapping[str, Any]]) -> list[Turn]:
                 turns.append(
                     Turn(
                         role="tool",
-                        tool_name=message.get("tool_name"),
+                        tool_name=_name(message.get("tool_name")),
                         tool_output=text,
                         is_error=_tool_error(text),
                     )

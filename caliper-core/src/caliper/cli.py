@@ -45,6 +45,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "history": ("caliper.commands.history", "A spec's score and activation over its runs."),
     "plugins": ("caliper.commands.plugins", "List installed plugins and agent CLIs."),
     "update-cli": ("caliper.commands.update_cli", "Check or update the agent CLIs."),
+    "clean": ("caliper.commands.clean", "Remove what killed runs left behind."),
 }
 
 
@@ -263,11 +264,38 @@ def _guarded(argv: list[str] | None) -> int:
     except OSError as exc:
         from caliper.os_errors import is_full
 
+        if isinstance(exc, FileNotFoundError) and _cwd_is_gone():
+            return _cwd_gone()
         return _cannot_write(exc) if is_full(exc) else _internal_error(exc)
     except Exception as exc:  # a bug: one line and a way to see more, not a traceback
         return _internal_error(exc)
     # With standalone_mode=False, click returns the code of a `ctx.exit(code)` in a command.
     return returned if isinstance(returned, int) else 0
+
+
+def _cwd_is_gone() -> bool:
+    """True when the current folder no longer exists (deleted after the shell entered it)."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _cwd_gone() -> int:
+    """One line for a command started in a folder that was deleted: a usage error (exit 2)."""
+    shown = os.environ.get("PWD") or "the current folder"
+    click.echo(
+        f"Error: the current folder {shown} no longer exists (it was deleted or moved after "
+        "the shell entered it), so caliper cannot find the spec or the .caliper/ folder "
+        "from it.\ncd to an existing folder (e.g. `cd {}`) and run the command again.".format(
+            os.path.dirname(shown.rstrip("/")) or "~"
+        ),
+        err=True,
+    )
+    return 2
 
 
 def _internal_error(exc: Exception) -> int:

@@ -5,6 +5,8 @@ created 0600 (never readable by others, not even for an instant) and its mode is
 already existed. Resolved ``${VAR}`` values may only go to a file under the attempt's
 ``sandbox.private`` folder (:func:`write_secret_file`); an agent's config in the attempt home
 refers to them with the agent's own reference syntax (see :class:`caliper.mcp.EnvReferences`).
+Each file is noted in the process's ledger (:mod:`caliper.ledger`) before it is written, so a
+killed run's are removed by the next run or ``caliper clean``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import os
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from caliper.ledger import note_private
 
 if TYPE_CHECKING:
     from caliper.attempt import AttemptSandbox
@@ -23,6 +27,7 @@ PRIVATE_MODE = 0o600
 def write_private(path: Path, data: str | bytes) -> Path:
     """Write ``data`` (text as UTF-8) to ``path`` with mode 0600, creating its folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    note_private(path)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_MODE)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data.encode("utf-8") if isinstance(data, str) else data)
@@ -36,6 +41,7 @@ def copy_private(source: Path, target: Path) -> bool:
     if not source.is_file():
         return False
     target.parent.mkdir(parents=True, exist_ok=True)
+    note_private(target)
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_MODE)
     with os.fdopen(fd, "wb") as out, source.open("rb") as src:
         shutil.copyfileobj(src, out)

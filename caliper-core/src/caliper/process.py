@@ -676,6 +676,9 @@ def run_process(
         if stdin_text is not None:
             inp.write(stdin_text.encode("utf-8"))
             inp.seek(0)
+        from caliper import ledger
+
+        ledger.note_process_tag(tag)
         try:
             with _spawn_lock:
                 process = (starter or _popen)(
@@ -684,6 +687,7 @@ def run_process(
                 _spawned.add(process.pid)
                 _starts[0] += 1
             since = _start_time(process.pid)
+            ledger.note_process(process.pid, since, tag)
         except OSError as exc:
             return ProcessResult(
                 tuple(argv),
@@ -758,6 +762,9 @@ def start_service(
             start_new_session=True,
         )
         _spawned.add(popen.pid)
+    from caliper import ledger
+
+    ledger.note_process(popen.pid, _start_time(popen.pid), None)
     return popen
 
 

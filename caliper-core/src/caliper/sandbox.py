@@ -13,7 +13,6 @@ import contextlib
 import os
 import shutil
 import stat
-import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -101,7 +100,9 @@ def make_sandbox(
 
     ``parent`` overrides where the root is created (judges nest their sandbox in the attempt's).
     """
-    root = Path(tempfile.mkdtemp(prefix=prefix, dir=parent if parent else sandbox_parent()))
+    from caliper.ledger import new_sandbox_root
+
+    root = new_sandbox_root(parent, prefix)
     home, work, private, tmp = (root / name for name in ("home", "work", "private", "tmp"))
     for folder in (home, work, tmp):
         folder.mkdir()
@@ -129,6 +130,10 @@ def _remove_now(root: Path) -> None:
     shutil.rmtree(root, onerror=_make_writable_and_retry)
     if root.exists():
         shutil.rmtree(root, ignore_errors=True)
+    if not os.path.lexists(root):
+        from caliper.ledger import sandbox_removed
+
+        sandbox_removed(root)
 
 
 _removal_lock = threading.Lock()

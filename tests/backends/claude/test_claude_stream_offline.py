@@ -391,3 +391,46 @@ def test_outside_loads_split_user_skills_from_the_clis_built_in_ones():
     assert undeclared == ["personal", "mystery"]
     assert built_in == ["dataviz", "plugin-authoring"]  # a plugin-qualified call counts bare
     assert outside_loads(parse_stream(_lines(init, *events)), ["mine"], []) is None  # no result
+
+
+@pytest.mark.parametrize(
+    ("event", "said"),
+    [
+        (_result(subtype=["success"]), "'subtype' is a list ([\"success\"]), not a string"),
+        (_result(terminal_reason={"why": 1}), "'terminal_reason' is an object"),
+        (_result(is_error=True, api_error_status=[429]), "'api_error_status' is a list"),
+        ({**INIT, "mcp_servers": [{"name": "w", "status": ["failed"]}]}, "'mcp_servers'"),
+        ({**INIT, "skills": [["a"]]}, "'skills'"),
+    ],
+)
+def test_a_field_of_the_wrong_json_type_says_what_the_cli_sent(event, said):
+    events = [event, _result()] if event.get("type") == "system" else [INIT, event]
+    stream = parse_stream(_lines(*events))
+    outcome = errors.classify(_process(), stream, timeout=10)
+    assert outcome.status is AgentStatus.INFRA_ERROR
+    assert "Claude Code sent output caliper could not read" in outcome.error
+    assert said in outcome.error, outcome.error
+
+
+def test_an_event_that_cannot_be_read_is_named_with_its_line(monkeypatch):
+    from caliper_backend_claude import stream as stream_module
+
+    def unreadable(self, event):
+        raise TypeError("unhashable type: 'list'")
+
+    monkeypatch.setattr(stream_module._Folder, "_assistant", unreadable)
+    event = _assistant("m", {"type": "text", "text": "hi"})
+    stream = parse_stream(_lines(INIT, event, _result()))
+    outcome = errors.classify(_process(), stream, timeout=10)
+    assert outcome.status is AgentStatus.INFRA_ERROR
+    assert "line 2 could not be read (TypeError" in outcome.error
+    assert '"type": "assistant"' in outcome.error  # what the CLI sent
+
+
+def test_a_wrong_type_through_the_real_backend_is_not_a_crash(stand_in, sandbox):
+    lines = _lines(INIT, _result(subtype=["success"], is_error=False))
+    backend = stand_in(f"cat <<'EOF'\n{lines}EOF\n")
+    result = backend.run_attempt(attempt(sandbox, "hi"))
+    assert result.status is AgentStatus.INFRA_ERROR
+    assert "TypeError" not in (result.error or "")
+    assert "'subtype' is a list" in result.error

@@ -107,3 +107,24 @@ def test_unfinished_command_is_kept_and_garbage_counted() -> None:
 def test_empty_output_is_unusable() -> None:
     run = parse_events("")
     assert not run.usable and run.turns == [] and run.final_answer is None
+
+
+def test_an_item_of_the_wrong_json_type_is_described_not_a_crash() -> None:
+    from caliper.attempt import AgentStatus
+    from caliper.process import ProcessResult
+    from caliper_backend_codex.errors import classify
+
+    stream = lines(
+        {"type": "thread.started", "thread_id": "t"},
+        {"type": "item.completed", "item": {"id": "i1", "type": ["agent_message"], "text": "x"}},
+        {"type": "item.completed", "item": {"id": "i2", "type": "agent_message", "text": "ok"}},
+        {"type": "turn.completed", "usage": {"input_tokens": 1, "output_tokens": 1}},
+    )
+    run = parse_events(stream)  # used to raise TypeError: unhashable type: 'list'
+    assert run.final_answer == "ok"
+    assert run.unreadable and '["agent_message"]' in run.unreadable[0]
+    process = ProcessResult(("codex",), 0, stream, "", False, False, 1.0)
+    ending = classify(process, run, timeout=10)
+    assert ending.status is AgentStatus.INFRA_ERROR
+    assert "codex sent output caliper could not read" in ending.error
+    assert "'type' is not a string" in ending.error

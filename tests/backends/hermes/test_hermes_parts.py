@@ -443,3 +443,23 @@ def test_half_a_model_spec_is_reported_without_running_hermes(
     assert result.status is AgentStatus.SETUP_ERROR
     assert "<provider>/<model>" in (result.error or "")
     assert not marker.exists()
+
+
+def test_a_tool_name_of_the_wrong_json_type_is_no_tool_and_no_crash() -> None:
+    messages = [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "c1", "function": {"name": ["read_file"], "arguments": "{}"}},
+                {"id": "c2", "function": {"name": "skill_view", "arguments": '{"name": "x"}'}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        {"role": "tool", "tool_call_id": "c2", "content": "loaded"},
+        {"role": "tool", "tool_name": {"n": 1}, "content": "stray"},
+    ]
+    turns = transcript(messages)
+    assert [turn.tool_name for turn in turns] == [None, "skill_view", None]
+    # used to raise TypeError: unhashable type: 'list' (matching it against the file readers)
+    assert activated_skills(turns, [_skill("x")]) == ["x"]

@@ -25,7 +25,8 @@ Exit codes:
   0  regraded, at least one attempt usable
   1  every attempt unusable, or the results could not be saved
   2  RUN not found, its spec is gone or invalid, an assert: without kept working
-     directories, a --judge-model that cannot be resolved
+     directories, a kept working directory over a limit of the unpacker
+     (CALIPER_UNPACK_MAX_BYTES, _RATIO, _ENTRIES), a --judge-model that cannot be resolved
   3  an MCP ${VAR} of the spec is unset
 """
 

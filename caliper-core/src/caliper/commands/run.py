@@ -47,6 +47,10 @@ Results go to .caliper/results/SPEC-NAME/RUN-ID.json in the nearest .caliper/ fo
 at or above the current folder, else in a .caliper/ folder beside the spec.
 
 \b
+Before its first attempt a run removes what killed caliper runs left in $CALIPER_TMPDIR
+(their sandboxes and secret files) and ends their agents, and says so (see `caliper clean`).
+
+\b
 Exit codes:
   0    the run finished and at least one attempt was usable (pass, task_fail,
        cheat) or not_checked
@@ -237,7 +241,8 @@ class AttemptCount(click.ParamType):
     metavar="[RUN]",
     help="Continue an interrupted, killed or --fail-fast-stopped run of SPEC (default: its "
     "latest run): same run id, only the missing attempts run. Refused when the spec, its "
-    "skills, the engine or k changed since.",
+    "skills, the engine or k changed since, or when another caliper process runs or resumes "
+    "it (exit 2).",
 )
 @click.option(
     "--force",
@@ -497,6 +502,7 @@ def resume_source(spec: Path, ref: str, force: bool, root: Path | None = None):
                 hint="Run it without --resume first (`caliper list` shows saved runs).",
             )
         path = entry.path
+    path = lock_continued_run(path, root or caliper_root(cwd, spec).absolute(), spec_name_for(spec))
     data = load_run_data(path)
     if data["meta"].get("spec_name") != spec_name_for(spec):
         raise UsageError(
@@ -505,6 +511,46 @@ def resume_source(spec: Path, ref: str, force: bool, root: Path | None = None):
             hint="Name a run of this spec (`caliper list SPEC` shows them).",
         )
     return Continuation(kind="resume", path=path, data=data, force=force)
+
+
+def lock_continued_run(path: Path, root: Path, spec_name: str) -> Path:
+    """Take the journal lock of the run ``path`` names (a results file or a journal) before it
+    is read, so what a resume plans from cannot change under it; the path to read then (a
+    journal a run finished meanwhile is now its results file).
+
+    Raises :class:`~caliper.errors.UsageError` (exit 2) when another caliper process holds the
+    lock or the journal: the run is still going (or being resumed)."""
+    from caliper.errors import UsageError
+    from caliper.results import runlock
+    from caliper.results.journal import JOURNAL_SUFFIX, is_locked, journal_path, results_path
+    from caliper.results.store import RESULTS_DIR, ResultsWriteError
+
+    journal = path.name.endswith(JOURNAL_SUFFIX)
+    run_id = path.name[: -len(JOURNAL_SUFFIX)] if journal else path.stem
+    folder = root / RESULTS_DIR / spec_name
+    try:
+        taken = runlock.acquire(folder, run_id)
+    except OSError as exc:
+        raise ResultsWriteError(
+            f"Could not lock run {spec_name}/{run_id} in {folder}: {exc.strerror or exc}.",
+            hint="Fix the folder's permissions, then resume again.",
+        ) from exc
+    still_running = UsageError(
+        f"Run {spec_name}/{run_id} is still running (another caliper process holds its "
+        "journal lock): it is not resumed twice.",
+        hint="Wait for that process to finish, or stop it first; then resume again.",
+    )
+    if not taken:
+        raise still_running
+    kept = folder / f"{run_id}{JOURNAL_SUFFIX}"
+    if is_locked(kept) or (journal and is_locked(path)):
+        runlock.release(folder, run_id)
+        raise still_running
+    if journal and not path.exists() and results_path(path).exists():
+        return results_path(path)  # the run it named finished meanwhile
+    if not journal and not path.exists() and journal_path(path).exists():
+        return journal_path(path)
+    return path
 
 
 def finish_report(

@@ -75,6 +75,9 @@ def run_engines(
     executor = resolve_executor(host, first.executor)
     settings = executor_settings(executor, first.executor_settings)
     runs = prepare_engines(options, host)
+    from caliper.ledger import clean_dead_and_say
+
+    clean_dead_and_say(lambda text: _notify([], text))  # what a killed run left behind
     limits = concurrency_limits(first.max_concurrent, runs)
     now = now_iso()
     plans = {key: plan_run(run, continuation, now) for key, run in runs.items()}
@@ -158,6 +161,9 @@ def run_engines(
         session.close()
         for journal in journals.values():
             journal.close()
+        from caliper.ledger import release_idle
+
+        release_idle()  # the run's sandboxes are gone: so is its ledger
 
 
 def prepare_engines(options: Mapping[str, RunOptions], host: PluginHost) -> dict[str, PreparedRun]:

@@ -57,6 +57,8 @@ class RunJournal:
         self.aborted_names: set[str] = set()
         self.writer: JournalWriter | None = None
         self.run_id: str | None = plan.run_id
+        self._locked = False
+        """Whether this process holds the run's journal lock (:mod:`caliper.results.runlock`)."""
         self.started_at = plan.started_at or now_iso()
         root = prepared.results_root
         assert root is not None, "prepare_run resolves the results folder"
@@ -107,12 +109,19 @@ class RunJournal:
     # -- while the run goes on ----------------------------------------------------------------
     def open(self) -> None:
         """Create (or, for a resume, rewrite) the journal before the first attempt."""
+        from caliper.results import runlock
         from caliper.results.journal import JOURNAL_SUFFIX, JournalWriter, is_locked
         from caliper.results.store import ResultsWriteError, claim_journal, new_run_id
 
         if self.run_id is not None:  # a resume keeps its id and its journal's place
             path = self.folder / f"{self.run_id}{JOURNAL_SUFFIX}"
-            if is_locked(path):
+            try:
+                taken = runlock.acquire(self.folder, self.run_id)  # held since it was read
+            except OSError:
+                taken = True  # the journal's own write below reports an unwritable folder
+            if not taken or is_locked(path):
+                if taken:
+                    runlock.release(self.folder, self.run_id)
                 raise UsageError(
                     f"Run {self.prepared.spec.name}/{self.run_id} is still running "
                     "(another caliper process holds its journal).",
@@ -127,9 +136,14 @@ class RunJournal:
                     f"Could not write the journal {path}: {exc.strerror or exc}.",
                     hint="Free some space or fix the folder's permissions, then resume again.",
                 ) from exc
+            self._locked = True
             return
         try:
             self.writer, self.run_id = claim_journal(self.folder, new_run_id(), self._header)
+            try:  # a new id: nobody else can hold its lock, only a resume can ask for it
+                self._locked = runlock.acquire(self.folder, self.run_id)
+            except OSError:
+                self._locked = False
             for attempt in self.plan.carried:  # a retry copies its parent's other attempts
                 self.writer.append({"attempt": attempt})
         except (OSError, CaliperError) as exc:
@@ -173,6 +187,11 @@ class RunJournal:
         """Release the journal (it stays on disk unless the run was saved)."""
         if self.writer is not None:
             self.writer.close()
+        if self._locked and self.run_id is not None:
+            from caliper.results import runlock
+
+            runlock.release(self.folder, self.run_id)
+            self._locked = False
 
     # -- at the end ---------------------------------------------------------------------------
     def _attempts(self) -> list[dict[str, Any]]:

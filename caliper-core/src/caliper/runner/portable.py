@@ -251,19 +251,11 @@ def bundle_root() -> Path:
     return root
 
 
-def _untar(data: bytes, destination: Path) -> None:
-    destination.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r") as archive:
-        try:
-            archive.extractall(destination, filter="data")
-        except TypeError:  # a Python before the extraction filters (3.10.11 and older)
-            safe = [m for m in archive.getmembers() if m.isreg() and _inside(m.name)]
-            archive.extractall(destination, members=safe)
+def _untar(data: bytes, destination: Path, label: str) -> None:
+    """Unpack one of the bundle's archives through the one bounded, checked unpacker."""
+    from caliper.spec.safetar import extract
 
-
-def _inside(name: str) -> bool:
-    parts = Path(name).parts
-    return bool(parts) and not Path(name).is_absolute() and ".." not in parts
+    extract(Path(label), destination, data=data)
 
 
 def unpack(portable: PortableRun, root: Path | None = None) -> Path:
@@ -275,9 +267,9 @@ def unpack(portable: PortableRun, root: Path | None = None) -> Path:
     if target.is_dir():
         return target
     staging = Path(tempfile.mkdtemp(prefix=f".{portable.digest}-", dir=root))
-    _untar(portable.spec_folder, staging / "spec")
+    _untar(portable.spec_folder, staging / "spec", f"the run bundle {portable.digest}'s spec")
     for index, skill in enumerate(portable.skills):
-        _untar(skill.archive, staging / "skills" / str(index))
+        _untar(skill.archive, staging / "skills" / str(index), f"the run bundle's skill {index}")
     try:
         os.rename(staging, target)
     except OSError:  # another process of this node was first

@@ -109,10 +109,15 @@ class Regrader:
     def _unpack(archive: Path, workdir: Path) -> None:
         import zlib
 
-        from caliper.spec.safetar import extract
+        from caliper.spec.safetar import ArchiveTooBig, extract
 
         try:
             extract(archive, workdir)
+        except ArchiveTooBig as exc:
+            raise UsageError(
+                f"Refusing to unpack the kept working directory: {exc}.",
+                hint="Raise the limit (0 turns it off) if the archive is trusted and this big.",
+            ) from None
         except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
             # a cut archive ends the gzip stream early (EOFError): a damaged file, not a stop
             raise UsageError(

@@ -384,6 +384,11 @@ class GitCache:
                     return kept
 
                 safetar.extract(archive, tree, select=leave_links_out)
+            except safetar.ArchiveTooBig as exc:
+                raise GitSourceError(
+                    f"could not unpack {url} at {sha[:12]}: {exc}",
+                    hint="Raise the limit (0 turns it off) if the repository is this big.",
+                ) from exc
             except tarfile.TarError as exc:
                 raise GitSourceError(
                     f"could not unpack {url} at {sha[:12]}: {exc} (links that point outside "

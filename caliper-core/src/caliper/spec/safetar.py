@@ -8,19 +8,110 @@ where it has not, file modes are cleaned the same way (no set-uid/set-gid/sticky
 write for group and others), and nothing may lie under a symlink of the archive (it would be
 written through the link). After unpacking, every symlink in the tree is resolved once more
 and must stay inside it.
+
+Every archive is also bounded (:class:`UnpackLimits`): the total size of its files, the ratio
+of that total to the archive's own size (a highly compressed "bomb"), and its number of
+entries. They are checked while the member headers are read, one by one, before a byte is
+written, so an archive over a limit is refused (:class:`ArchiveTooBig`, naming the archive and
+the limit) after reading at most the header that crosses it. The limits come from
+``CALIPER_UNPACK_MAX_BYTES``, ``CALIPER_UNPACK_MAX_RATIO`` and ``CALIPER_UNPACK_MAX_ENTRIES``.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import posixpath
 import tarfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+
+import attrs
 
 
 class UnsafeArchive(tarfile.TarError):
     """A member of the archive would write, or point, outside the folder it is unpacked in."""
+
+
+class ArchiveTooBig(tarfile.TarError):
+    """The archive exceeds a limit of :class:`UnpackLimits` (the message names it)."""
+
+
+MAX_BYTES_VARIABLE = "CALIPER_UNPACK_MAX_BYTES"
+MAX_RATIO_VARIABLE = "CALIPER_UNPACK_MAX_RATIO"
+MAX_ENTRIES_VARIABLE = "CALIPER_UNPACK_MAX_ENTRIES"
+DEFAULT_MAX_BYTES = 2 * 1024**3
+DEFAULT_MAX_RATIO = 200.0
+DEFAULT_MAX_ENTRIES = 200_000
+RATIO_FLOOR_BYTES = 16 * 1024 * 1024
+"""The ratio is checked only once the files add up to more than this (small archives of text
+compress well and harm nobody)."""
+
+
+@attrs.frozen
+class UnpackLimits:
+    """What one archive may unpack to: ``max_bytes`` of files in all, at most ``max_ratio``
+    times the archive's own size (once past :data:`RATIO_FLOOR_BYTES`), ``max_entries``
+    members. ``0`` turns a limit off."""
+
+    max_bytes: int = DEFAULT_MAX_BYTES
+    max_ratio: float = DEFAULT_MAX_RATIO
+    max_entries: int = DEFAULT_MAX_ENTRIES
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> UnpackLimits:
+        """The limits the environment sets (the defaults where it sets none); a value that
+        is not a number raises :class:`ValueError` naming the variable."""
+        env = os.environ if environ is None else environ
+
+        def read(name: str, default: float, kind: type) -> float:
+            text = env.get(name, "").strip().replace("_", "")
+            if not text:
+                return default
+            try:
+                value = kind(text)
+            except ValueError:
+                value = -1
+            if value < 0:
+                raise ValueError(f"{name}={env.get(name)!r} is not a number of 0 or more")
+            return value
+
+        return cls(
+            max_bytes=int(read(MAX_BYTES_VARIABLE, DEFAULT_MAX_BYTES, int)),
+            max_ratio=float(read(MAX_RATIO_VARIABLE, DEFAULT_MAX_RATIO, float)),
+            max_entries=int(read(MAX_ENTRIES_VARIABLE, DEFAULT_MAX_ENTRIES, int)),
+        )
+
+
+def _bounded_members(tar: tarfile.TarFile, label: str, packed: int, limits: UnpackLimits):
+    """Every member of ``tar``, its headers read one at a time, refusing the archive
+    (:class:`ArchiveTooBig`) as soon as one of ``limits`` is crossed."""
+    members: list[tarfile.TarInfo] = []
+    total = 0
+    while True:
+        member = tar.next()
+        if member is None:
+            return members
+        members.append(member)
+        if limits.max_entries and len(members) > limits.max_entries:
+            raise ArchiveTooBig(
+                f"{label} has more than {limits.max_entries:,} entries (the limit "
+                f"{MAX_ENTRIES_VARIABLE}={limits.max_entries})"
+            )
+        if member.isfile():
+            total += member.size
+        if limits.max_bytes and total > limits.max_bytes:
+            raise ArchiveTooBig(
+                f"{label} unpacks to more than {limits.max_bytes:,} bytes (the limit "
+                f"{MAX_BYTES_VARIABLE}={limits.max_bytes}; {member.name!r} alone is "
+                f"{member.size:,} bytes)"
+            )
+        if limits.max_ratio and total > RATIO_FLOOR_BYTES and total > limits.max_ratio * packed:
+            raise ArchiveTooBig(
+                f"{label} ({packed:,} bytes) unpacks to more than {total:,} bytes, over "
+                f"{limits.max_ratio:g} times its size (the limit {MAX_RATIO_VARIABLE}="
+                f"{limits.max_ratio:g}): a compression bomb"
+            )
 
 
 def _climbs_out(relative: str) -> bool:
@@ -99,17 +190,30 @@ def extract(
     archive: Path,
     tree: Path,
     select: Callable[[list[tarfile.TarInfo]], list[tarfile.TarInfo]] | None = None,
+    *,
+    data: bytes | None = None,
+    limits: UnpackLimits | None = None,
 ) -> None:
     """Unpack ``archive`` into ``tree`` (created); raise :class:`UnsafeArchive` (a
-    ``tarfile.TarError``) for a member that would escape it, before anything escapes.
+    ``tarfile.TarError``) for a member that would escape it, before anything escapes, and
+    :class:`ArchiveTooBig` (one too) for an archive over ``limits`` (default: from the
+    environment, :meth:`UnpackLimits.from_env`), before anything is written.
 
+    ``data``, when given, is the archive's content (``archive`` then only names it).
     ``select``, when given, picks the members to unpack first (e.g. leaving out links that
     point outside the repository); every member it keeps is still checked.
     """
-    tree.mkdir(parents=True, exist_ok=True)
+    if limits is None:
+        try:
+            limits = UnpackLimits.from_env()
+        except ValueError as exc:
+            raise ArchiveTooBig(f"cannot unpack {archive}: {exc}") from None
     has_filter = hasattr(tarfile, "data_filter")
-    with tarfile.open(archive) as tar:
-        members = tar.getmembers()
+    source = {"name": archive} if data is None else {"fileobj": io.BytesIO(data), "mode": "r"}
+    packed = len(data) if data is not None else os.stat(archive).st_size
+    with tarfile.open(**source) as tar:
+        members = _bounded_members(tar, str(archive), packed, limits)
+        tree.mkdir(parents=True, exist_ok=True)
         if select is not None:
             members = select(members)
         members = _checked(members, clean_modes=not has_filter)

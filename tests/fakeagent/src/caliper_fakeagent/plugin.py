@@ -229,7 +229,6 @@ class FakeMcpTranslator(McpTranslator):
     def translate(
         self, servers: Sequence[McpServerConfig], sandbox: AttemptSandbox
     ) -> NativeMcpConfig:
-        path = sandbox.private / MCP_FILE
         data = {
             server.name: {
                 "transport": server.transport,
@@ -241,8 +240,9 @@ class FakeMcpTranslator(McpTranslator):
             }
             for server in servers
         }
-        path.write_text(json.dumps(data, indent=2), encoding="utf-8")
-        path.chmod(0o600)
+        from caliper.private_files import write_secret_file
+
+        path = write_secret_file(sandbox, MCP_FILE, json.dumps(data, indent=2))
         return NativeMcpConfig(argv=("--mcp-config", str(path)), data=data)
 
 
