@@ -1,4 +1,10 @@
-"""An anytime-valid confidence sequence for a pass rate, for ``caliper run --k auto``.
+"""Sequential tools for a pass rate, for ``caliper run --k auto``.
+
+``--k auto`` stops each task with the truncated sequential probability ratio test of
+:func:`design` (at the end of this module): straight-line boundaries whose levels are
+computed exactly, by dynamic programming over the binomial paths, for the run's ``--max-k``.
+The confidence sequence below gives the interval shown and ``--precision``; the one-sided
+mixture tests (:func:`bar_decision`) judge runs saved before ``--margin`` existed.
 
 Adaptive k looks at a task's interval after every attempt and stops once it is decided. A
 fixed-n interval (Wilson, Clopper–Pearson) is not valid under that kind of monitoring: looking
@@ -148,10 +154,10 @@ DEFAULT_MARGIN = 0.1
 """``--margin``: the width of the indifference zone above a bar."""
 DESIGN_SHARE = 0.7
 """The met line is the ratio test of the bar ``b`` against ``b + 0.7 (1 − b)``."""
-EXACT_UP_TO = 150
+EXACT_UP_TO = 200
 """Boundaries for at most this many attempts are tightened by exact computation; beyond it
 the ratio tests keep Ville's threshold ``1/α`` (valid at any horizon)."""
-_SEARCH_STEPS = 40
+_SEARCH_STEPS = 30
 _ROUNDS = 4
 
 
@@ -242,21 +248,29 @@ def decision_chances(
     """``P(met)`` and ``P(failed)`` at true rate ``p`` for the boundaries, by dynamic
     programming over the number of passes of the paths still undecided."""
     alive = [1.0]  # alive[s]: chance of s passes after n attempts and no decision yet
+    lo, hi = 0, 0  # the passes that may still be undecided lie in [lo, hi]
     met = failed = 0.0
     for n in range(1, len(met_at)):
         step = [0.0] * (n + 1)
-        for s, weight in enumerate(alive):
+        for s in range(lo, hi + 1):
+            weight = alive[s]
             if weight:
                 step[s] += weight * (1.0 - p)
                 step[s + 1] += weight * p
-        for s in range(n + 1):
-            if s >= met_at[n]:
-                met += step[s]
-                step[s] = 0.0
-            elif s <= fail_at[n]:
-                failed += step[s]
-                step[s] = 0.0
+        hi += 1
+        top = met_at[n]
+        while hi >= lo and hi >= top:
+            met += step[hi]
+            step[hi] = 0.0
+            hi -= 1
+        bottom = fail_at[n]
+        while lo <= hi and lo <= bottom:
+            failed += step[lo]
+            step[lo] = 0.0
+            lo += 1
         alive = step
+        if lo > hi:
+            break
     return met, failed
 
 
@@ -317,6 +331,7 @@ def _design(
         )
     if max_n <= EXACT_UP_TO and margin > 0:
         for _ in range(_ROUNDS):
+            before = (met_level, fail_level)
             met_level = _lowest(
                 met_level,
                 functools.partial(_met_chance, bar, margin, max_n, min_n, fail_level),
@@ -329,6 +344,8 @@ def _design(
                 alpha_fail,
                 0.0,
             )
+            if (met_level, fail_level) == before:
+                break
     met_at, fail_at = _lines(bar, margin, max_n, min_n, met_level, fail_level)
     return SequentialDesign(
         bar, margin, max_n, min_n, alpha_met, alpha_fail, met_level, fail_level, met_at, fail_at
