@@ -139,3 +139,81 @@ def test_wilson_after_stopping_meets_more_often_than_the_sequential_gate() -> No
     exact_wilson, exact_sequential = exact_met_rates(0.5, 0.5, 50)
     assert exact_sequential <= 0.05
     assert exact_wilson > 0.05 > exact_sequential
+
+
+def adaptive_tasks(outcomes: dict[str, list[bool]], max_k: int) -> RunResults:
+    """A saved ``--k auto`` run (current settings, with ``margin``) of these tasks."""
+    meta = RunMeta(
+        run_id="r",
+        spec_name="sim",
+        spec_path="sim.eval.yaml",
+        started_at="2026-12-01T00:00:00Z",
+        k=max_k,
+        adaptive=AdaptiveSettings(max_k=max_k, run_bar=0.8).to_data(),
+    )
+    tasks = [
+        TaskResult(
+            name,
+            index,
+            max_k,
+            [
+                AttemptRecord(name, i, Outcome.PASS if ok else Outcome.TASK_FAIL)
+                for i, ok in enumerate(seq, start=1)
+            ],
+        )
+        for index, (name, seq) in enumerate(outcomes.items())
+    ]
+    return RunResults(meta, tasks)
+
+
+def test_the_run_bar_is_met_when_every_task_met_it() -> None:
+    # 17 straight passes meet 80 % with --max-k 40; 3 in 6 can no longer meet it
+    met = judged(adaptive_tasks({"a": [True] * 17, "b": [True] * 17}, 40), [Bar(SCORE, 0.8)])
+    (bar,) = met.bars
+    assert bar.verdict is BarVerdict.MET and bar.passed
+    assert bar.reason.startswith("every task (2) met 80%")
+    split = judged(
+        adaptive_tasks({"a": [True] * 17, "b": [True, False] * 3}, 40), [Bar(SCORE, 0.8)]
+    )
+    assert split.bars[0].verdict is BarVerdict.INCONCLUSIVE
+    assert "of 2 tasks 1 met it, 0 failed it, 1 undecided" in split.bars[0].reason
+    failed = judged(adaptive_tasks({"a": [False] * 6, "b": [False] * 6}, 40), [Bar(SCORE, 0.8)])
+    assert failed.bars[0].verdict is BarVerdict.FAILED
+
+
+def judged(results: RunResults, bars: list[Bar]):
+    return evaluate(results, bars, "fail", 0.95)
+
+
+def test_a_run_bar_at_the_mean_is_met_wrongly_at_most_5_percent() -> None:
+    """Tasks at 70 % and 90 % against a run bar of 80 % (the mean is at the bar): the run,
+    stopped by the runner's rule and judged by the gate, is met in at most 5 % of runs; exactly
+    it is P(70 % task met) · P(90 % task met), each from the DP over every path."""
+    rng = random.Random(11)
+    settings = AdaptiveSettings(max_k=40, run_bar=0.8)
+    exact = 1.0
+    for p in (0.7, 0.9):
+        alive, met = {0: 1.0}, 0.0
+        for n in range(1, 41):
+            grown: dict[int, float] = {}
+            for s, mass in alive.items():
+                grown[s + 1] = grown.get(s + 1, 0.0) + mass * p
+                grown[s] = grown.get(s, 0.0) + mass * (1 - p)
+            alive = {}
+            for s, mass in grown.items():
+                decision = stopped_as(stop_reason(settings, 0.8, s, n))
+                if decision is None and n < 40:
+                    alive[s] = mass
+                met += mass * (decision == "met")
+        exact *= met
+    assert exact <= 0.05
+    runs, met_runs = 600, 0
+    for _ in range(runs):
+        outcomes = {}
+        for name, p in (("low", 0.7), ("high", 0.9)):
+            seq: list[bool] = []
+            while len(seq) < 40 and stop_reason(settings, 0.8, sum(seq), len(seq)) is None:
+                seq.append(rng.random() < p)
+            outcomes[name] = seq
+        met_runs += judged(adaptive_tasks(outcomes, 40), [Bar(SCORE, 0.8)]).passed
+    assert met_runs / runs <= 0.05

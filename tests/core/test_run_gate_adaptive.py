@@ -5,9 +5,10 @@ task, the interval shown is the confidence sequence, and the view and JUnit say 
 Numbers worked by hand: after n straight passes the 95 % confidence sequence shown is
 [(α / (n + 1))^(1/n), 1] (docs/statistics.md), so 5/5 → [(0.05/6)^(1/5), 1] = [38.4 %, 100 %]
 and 10/10 → [(0.05/11)^(1/10), 1] = [58.3 %, 100 %]. 'perfect' stops at 10/10 against 95 %
-because neither boundary can be reached within --max-k 12 any more, 'half' at 6/8 against
-60 % for the same reason; Wilson would give 10/10 → [72.2 %, 100 %] and 6/8 →
-[40.9 %, 92.9 %]: the gate follows the stop reasons the run printed, not a fixed-k interval.
+(a bar 12 attempts can never meet) once it can no longer fail either, 'half' at 6/8 against
+60 % because neither boundary can be reached within --max-k 12 any more; Wilson would give
+10/10 → [72.2 %, 100 %] and 6/8 → [40.9 %, 92.9 %]: the gate follows the stop reasons the
+run printed, not a fixed-k interval.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def test_each_bar_follows_the_decision_that_stopped_its_task(adaptive) -> None:
     _space, _spec, done, _junit = adaptive
     assert done.returncode == 0, done.stdout + done.stderr  # Wilson failed 'half': exit 3
     assert done.task("always")["stop_reason"].startswith("bar 50.0% met")
-    assert done.task("perfect")["stop_reason"].startswith("bar 95.0% can no longer be met")
+    assert done.task("perfect")["stop_reason"].startswith("bar 95.0% cannot be met within --max-k")
     assert done.task("half")["stop_reason"].startswith("bar 60.0% can no longer be met")
     out = done.stdout
     assert "anytime-valid: sequential tests and confidence sequences" in out

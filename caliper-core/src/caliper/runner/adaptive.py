@@ -12,7 +12,7 @@ attempt the task's usable attempts are checked:
   reads back from the same attempts;
 * or the bar can no longer be met within ``--max-k`` and the gate's outcome is settled (an
   inconclusive bar fails the gate under ``--inconclusive fail``; under ``pass`` the task goes
-  on while it can still fail);
+  on while it can still fail, and with ``--precision`` it goes on towards that);
 * or its anytime-valid interval is narrower than ``--precision W``;
 * or ``--max-k`` attempts were scheduled.
 
@@ -141,7 +141,14 @@ def _bar_reason(
         )
     if usable >= settings.max_k or found.can_meet(successes, usable):
         return None
+    if settings.precision is not None:
+        return None  # the task still runs towards its precision
     if settings.settle or not found.can_fail(successes, usable):
+        if not found.can_meet(0, 0):
+            return (
+                f"bar {_pct(bar)} cannot be met within --max-k {settings.max_k} even if every "
+                "attempt passes: inconclusive (raise --max-k)"
+            )
         return (
             f"bar {_pct(bar)} can no longer be met within --max-k {settings.max_k} "
             f"({successes}/{usable} passed): inconclusive"
