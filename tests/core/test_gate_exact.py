@@ -71,3 +71,18 @@ def test_the_bar_shows_the_exact_interval_that_judged_it() -> None:
     assert interval.method == "clopper-pearson"
     # Clopper–Pearson 8/10 at 95 %: [0.4439, 0.9748] (published tables)
     assert (round(interval.low, 4), round(interval.high, 4)) == (0.4439, 0.9748)
+
+
+def test_an_aggregate_bar_fails_only_at_the_shared_level() -> None:
+    """Three tasks at 5/10: the run's task-mean interval is [33.1 %, 66.9 %] at 95 % and
+    reaches 68.4 % at 97.5 %, the level each of two bars gets. A run bar of 68 % is below the
+    95 % interval but not below the shared one: inconclusive, and the reason says why."""
+    results = fixed_run([5, 5, 5], 10)
+    alone = evaluate(results, [Bar(SCORE, 0.68)], "pass", 0.95).bars[0]
+    assert alone.verdict is BarVerdict.FAILED
+    bars = [Bar(SCORE, 0.68), Bar(SCORE, 0.1, "t0")]
+    shared = evaluate(results, bars, "pass", 0.95).bars[0]
+    assert shared.verdict is BarVerdict.INCONCLUSIVE
+    assert "not at the 97.5% level that shares the error among the 2 bars" in shared.reason
+    bars = [Bar(SCORE, 0.69), Bar(SCORE, 0.1, "t0")]
+    assert evaluate(results, bars, "pass", 0.95).bars[0].verdict is BarVerdict.FAILED

@@ -267,9 +267,10 @@ def _advice(gate: GateResult, undecided: list) -> str | None:
     split = [r for r in undecided if r.measured.parts is not None]
     if split and len(split) == len(undecided):
         return (
-            "A run-wide bar with --k auto is met when every task meets it; "
-            f"{split[0].reason}. Give those tasks more attempts (--max-k), set per-task bars "
-            "(TASK=RATE), or use --inconclusive pass."
+            "With --k auto a run-wide bar is met only when every task meets it and failed "
+            f"only when every task fails it: {split[0].tally_words()}. Give the undecided "
+            "tasks more attempts (--max-k), set per-task bars (TASK=RATE), or use "
+            "--inconclusive pass."
         )
     return (
         f"An inconclusive bar needs more attempts ({_more_flag(gate)}) to decide, or "

@@ -431,28 +431,36 @@ class BarResult:
     def _family_level(self) -> str:
         return format_fraction(1.0 - (1.0 - self.confidence) / self.family)
 
-    def _every_task_reason(self, bar: str) -> str:
-        parts = self.measured.parts or ()
-        plan = self.measured.plan
+    def task_tally(self) -> dict[BarVerdict, int]:
+        """For a ``--k auto`` aggregate bar: how many tasks met, failed or left undecided
+        (inconclusive) the bar by their own sequential tests."""
         tally = {verdict: 0 for verdict in BarVerdict}
-        if plan is not None:
-            for part in parts:
-                if part:
-                    found = designed_verdict(
-                        self.bar.threshold, part, plan, self.confidence, self.family
-                    )
-                    tally[found] += 1
-        counted = sum(tally.values())
+        plan = self.measured.plan
+        for part in self.measured.parts or ():
+            if part and plan is not None:
+                found = designed_verdict(
+                    self.bar.threshold, part, plan, self.confidence, self.family
+                )
+                tally[found] += 1
+        return tally
+
+    def tally_words(self) -> str:
+        """``of 2 tasks 1 met it, 0 failed it, 1 undecided``."""
+        tally = self.task_tally()
+        return (
+            f"of {sum(tally.values())} tasks {tally[BarVerdict.MET]} met it, "
+            f"{tally[BarVerdict.FAILED]} failed it, {tally[BarVerdict.INCONCLUSIVE]} undecided"
+        )
+
+    def _every_task_reason(self, bar: str) -> str:
+        counted = sum(self.task_tally().values())
         if self.verdict is BarVerdict.MET:
             return f"every task ({counted}) met {bar} by its sequential test (anytime-valid)"
         if self.verdict is BarVerdict.FAILED:
             return f"every task ({counted}) failed {bar} by its sequential test (anytime-valid)"
-        undecided = tally[BarVerdict.INCONCLUSIVE]
         return (
             f"the run bar is met only when every task meets {bar} and failed only when every "
-            f"task fails it: of {counted} tasks {tally[BarVerdict.MET]} met it, "
-            f"{tally[BarVerdict.FAILED]} failed it, {undecided} undecided"
-            + (" (a larger --max-k gives those more attempts)" if undecided else "")
+            f"task fails it: {self.tally_words()}"
         )
 
     def _sequential_reason(self, bar: str, shown: str) -> str:
