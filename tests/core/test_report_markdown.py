@@ -65,11 +65,18 @@ def test_task_table_with_rates_intervals_and_strips(saved) -> None:
 
 def test_bars_table(saved) -> None:
     space, spec = saved
-    done = report(space, str(spec), "--min-score", "always=0.5", "--min-score", f"{ODD}=0.5")
+    # exact (Clopper–Pearson) bounds: 4/4 → [39.8 %, 100 %], 0/4 → [0 %, 60.2 %]
+    done = report(space, str(spec), "--min-score", "always=0.35", "--min-score", f"{ODD}=0.9")
     assert done.returncode == 3  # the odd task's bar failed
     _tasks, bars = tables(done.stdout)
     assert bars[0] == ["Bar", "Verdict", "Rate", "Interval", "Counts as"]
-    assert bars[1] == ["success of task 'always' ≥ 50%", "✅ met", "4/4 = 100%", "51%–100%", "pass"]
-    assert bars[2][0] == f"success of task '{ODD}' ≥ 50%"
-    assert bars[2][1:] == ["❌ failed", "0/4 = 0%", "0%–49%", "fail"]
+    assert bars[1] == [
+        "success of task 'always' ≥ 35%",
+        "✅ met",
+        "4/4 = 100%",
+        "39.8%–100%",
+        "pass",
+    ]
+    assert bars[2][0] == f"success of task '{ODD}' ≥ 90%"
+    assert bars[2][1:] == ["❌ failed", "0/4 = 0%", "0%–60.2%", "fail"]
     assert "**Gate: FAILED** (1 of 2 bars not met)" in done.stdout

@@ -2,12 +2,13 @@
 fake agent at seeded outcomes: every bar is judged by the sequential test that stopped its
 task, the interval shown is the confidence sequence, and the view and JUnit say so.
 
-Numbers worked by hand: after n straight passes the 95 % confidence sequence is
-[(α / (n + 1))^(1/n), 1] (docs/statistics.md), so 7/7 → [(0.05/8)^(1/7), 1] = [48.4 %, 100 %]
-and 12/12 → [(0.05/13)^(1/12), 1] = [62.9 %, 100 %]. Wilson would give 12/12 → [75.8 %, 100 %]
-(n / (n + z²)), which "meets" 70 % although the sequential test cannot decide 70 % in 12
-straight passes, and 6/12 → [25.4 %, 74.6 %], which "fails" 80 % although the test had not
-decided it either: the old gate contradicted the stop reasons the run printed.
+Numbers worked by hand: after n straight passes the 95 % confidence sequence shown is
+[(α / (n + 1))^(1/n), 1] (docs/statistics.md), so 5/5 → [(0.05/6)^(1/5), 1] = [38.4 %, 100 %]
+and 10/10 → [(0.05/11)^(1/10), 1] = [58.3 %, 100 %]. 'perfect' stops at 10/10 against 95 %
+(a bar 12 attempts can never meet) once it can no longer fail either, 'half' at 6/8 against
+60 % because neither boundary can be reached within --max-k 12 any more; Wilson would give
+10/10 → [72.2 %, 100 %] and 6/8 → [40.9 %, 92.9 %]: the gate follows the stop reasons the
+run printed, not a fixed-k interval.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from gate_support import seeded_spec
 from caliper_fakeagent.harness import CALIPER, Workspace
 
 PATTERNS = {"always": "P" * 12, "perfect": "P" * 12, "half": "PPPPPPFFFFFF"}
-BARS = ("--min-score", "always=0.5", "--min-score", "perfect=0.7", "--min-score", "half=0.8")
+BARS = ("--min-score", "always=0.5", "--min-score", "perfect=0.95", "--min-score", "half=0.6")
 
 
 @pytest.fixture(scope="module")
@@ -52,18 +53,18 @@ def test_each_bar_follows_the_decision_that_stopped_its_task(adaptive) -> None:
     _space, _spec, done, _junit = adaptive
     assert done.returncode == 0, done.stdout + done.stderr  # Wilson failed 'half': exit 3
     assert done.task("always")["stop_reason"].startswith("bar 50.0% met")
-    assert done.task("perfect")["stop_reason"].startswith("--max-k 12 reached (bar 70.0% still")
-    assert done.task("half")["stop_reason"].startswith("--max-k 12 reached (bar 80.0% still")
+    assert done.task("perfect")["stop_reason"].startswith("bar 95.0% cannot be met within --max-k")
+    assert done.task("half")["stop_reason"].startswith("bar 60.0% can no longer be met")
     out = done.stdout
     assert "anytime-valid: sequential tests and confidence sequences" in out
     assert (
-        "✓ met  success of task 'always' ≥ 50%\n      7/7 = 100% [48.4%–100%]  by the "
+        "✓ met  success of task 'always' ≥ 50%\n      5/5 = 100% [38.4%–100%]  by the "
         "sequential test (anytime-valid, --k auto)"
     ) in out
     assert (
-        "~ inconclusive  success of task 'perfect' ≥ 70%\n      12/12 = 100% [62.9%–100%]"
+        "~ inconclusive  success of task 'perfect' ≥ 95%\n      10/10 = 100% [58.3%–100%]"
     ) in out
-    assert "~ inconclusive  success of task 'half' ≥ 80%\n      6/12 = 50%" in out
+    assert "~ inconclusive  success of task 'half' ≥ 60%\n      6/8 = 75%" in out
     assert "Gate: PASSED (3 of 3 bars)" in out
 
 
@@ -74,10 +75,10 @@ def test_junit_says_what_judged_each_bar(adaptive) -> None:
         for case in ET.parse(junit).getroot().iter("testcase")
         if case.get("classname", "").endswith(".bars")
     }
-    perfect = cases["success of task 'perfect' ≥ 70%"]
+    perfect = cases["success of task 'perfect' ≥ 95%"]
     text = perfect.findtext("system-out") or ""
     assert "judged by: sequential test (anytime-valid, --k auto)" in text
-    assert "could not tell whether the rate is above or below 70%" in text
+    assert "could not tell whether the rate is above or below 95%" in text
 
 
 def test_report_judges_a_saved_adaptive_run_the_same_way(adaptive) -> None:
@@ -102,8 +103,8 @@ def test_report_judges_a_saved_adaptive_run_the_same_way(adaptive) -> None:
     perfect = bars["perfect"]
     assert perfect["judged_by"] == "sequential-test"
     assert perfect["interval"]["method"] == "confidence-sequence"
-    assert perfect["interval"]["low"] == pytest.approx((0.05 / 13) ** (1 / 12), abs=1e-6)
-    assert bars["always"]["interval"]["low"] == pytest.approx((0.05 / 8) ** (1 / 7), abs=1e-6)
+    assert perfect["interval"]["low"] == pytest.approx((0.05 / 11) ** (1 / 10), abs=1e-6)
+    assert bars["always"]["interval"]["low"] == pytest.approx((0.05 / 6) ** (1 / 5), abs=1e-6)
 
 
 def test_the_saved_gate_says_the_sequential_test_judged_it(adaptive) -> None:
@@ -125,3 +126,37 @@ def test_markdown_summary_says_the_bars_were_judged_anytime_valid(adaptive) -> N
         check=False,
     )
     assert "### Bars (95% anytime-valid: sequential tests and confidence sequences" in done.stdout
+
+
+@pytest.mark.parametrize("bar", ["0.5", "0.8", "0.9"])
+def test_a_run_bar_met_by_every_task_passes_before_max_k(
+    tmp_path_factory: pytest.TempPathFactory, bar: str
+) -> None:
+    """With --k auto a run-wide bar is the bar each task stops against: when every task met
+    it, the run bar is met (before, the run bar was judged on a mean of confidence
+    sequences that could never clear it at those stopping points, so this exited 3)."""
+    space = Workspace.create(tmp_path_factory.mktemp("run-bar"))
+    spec = seeded_spec(space, {"always": "P" * 40, "also": "P" * 40})
+    done = space.run(
+        spec, "--k", "auto", "--max-k", "40", "--workers", "1", "--min-score", bar, timeout=400
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    for task in ("always", "also"):
+        assert done.task(task)["stop_reason"].startswith(f"bar {float(bar) * 100:.1f}% met")
+        assert len(done.task(task)["attempts"]) < 40
+    assert "by the sequential test of every task (--k auto)" in done.stdout
+
+
+def test_a_run_bar_below_the_truth_fails_and_says_why(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    space = Workspace.create(tmp_path_factory.mktemp("run-bar-low"))
+    spec = seeded_spec(space, {"always": "P" * 40, "half": "PF" * 20})
+    done = space.run(
+        spec, "--k", "auto", "--max-k", "40", "--workers", "1", "--min-score", "0.8", timeout=400
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    # 3/6 cannot reach the met boundary within 40 attempts: under --inconclusive fail the
+    # gate's outcome is settled, so the task stops there
+    assert done.task("half")["stop_reason"].startswith("bar 80.0% can no longer be met")
+    assert "of 2 tasks 1 met it, 0 failed it, 1 undecided" in done.stderr

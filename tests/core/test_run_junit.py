@@ -43,9 +43,9 @@ def junit_run(tmp_path_factory: pytest.TempPathFactory):
         "--workers",
         "1",  # attempts in order, so the strip's order is the pattern's
         "--min-score",
-        "always=0.5",
+        "always=0.35",  # 4/4: exact lower bound 39.8 %; 0/4: exact upper bound 60.2 %
         "--min-score",
-        "never=0.5",
+        "never=0.9",
         "--junit",
         str(target),
         timeout=180,
@@ -73,8 +73,8 @@ def test_one_case_per_task_and_per_bar(junit_run) -> None:
         ("caliper.demo", "mostly"),
         ("caliper.demo", "never"),
         ("caliper.demo", 'odd <name> & "quotes" | pipe'),
-        ("caliper.demo.bars", "success of task 'always' ≥ 50%"),
-        ("caliper.demo.bars", "success of task 'never' ≥ 50%"),
+        ("caliper.demo.bars", "success of task 'always' ≥ 35%"),
+        ("caliper.demo.bars", "success of task 'never' ≥ 90%"),
     ]
     by_name = {c.get("name"): c for c in cases}
     assert by_name["always"].find("failure") is None
@@ -84,10 +84,10 @@ def test_one_case_per_task_and_per_bar(junit_run) -> None:
     assert "attempt 4 (task_fail): assert: seeded failure" in (mostly.text or "")
     never = by_name["never"].find("failure")
     assert never is not None and "✗✗✗✗" in never.get("message", "")
-    bar = by_name["success of task 'never' ≥ 50%"].find("failure")
+    bar = by_name["success of task 'never' ≥ 90%"].find("failure")
     assert bar is not None and bar.get("type") == "failed"
     assert "attempts: ✗✗✗✗" in (bar.text or "")
-    assert by_name["success of task 'always' ≥ 50%"].find("failure") is None
+    assert by_name["success of task 'always' ≥ 35%"].find("failure") is None
     for element in (root, suite):
         assert (element.get("tests"), element.get("failures"), element.get("errors")) == (
             "6",

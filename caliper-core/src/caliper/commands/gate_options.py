@@ -31,7 +31,11 @@ Bars (a CI gate, judged on each rate's confidence interval):
   A bar is MET when the interval's lower bound is at or above it, FAILED
   when the upper bound is below it, else INCONCLUSIVE (too few attempts
   to tell); --inconclusive pass|fail (default fail) says how that counts.
-  A --k auto run is judged by its sequential test instead (anytime-valid).
+  A task's rate uses the exact Clopper-Pearson interval; with several bars
+  "failed" is Bonferroni-adjusted so a job at its bars fails by a wrong
+  "failed" at most 2.5% of the time. A --k auto run is judged by the
+  sequential test it stopped with; a run-wide bar there is met when every
+  task met it.
   TASK=VALUE is split at the last '=', so task names may hold '=' and
   spaces. Values are fractions (0.8) or percentages (80%).
 """
@@ -161,14 +165,29 @@ def evaluate(
     adaptive = results.meta.adaptive
     if adaptive is not None:
         min_k = adaptive.get("min_k") if isinstance(adaptive, dict) else None
-        measure = measure_sequential(results, confidence, min_k if isinstance(min_k, int) else 1)
+        min_k = min_k if isinstance(min_k, int) else 1
+        measure = measure_sequential(results, confidence, min_k, _plan(adaptive, min_k))
     else:
         from caliper.results.scoring import score_run
 
-        measure = measure_run(score_run(results, confidence))
+        family = len(bars)
+        wider = score_run(results, 1.0 - (1.0 - confidence) / family) if family > 1 else None
+        measure = measure_run(score_run(results, confidence), wider)
     return evaluate_gate(
         bars, measure, policy=InconclusivePolicy(inconclusive), confidence=confidence
     )
+
+
+def _plan(adaptive: object, min_k: int):
+    """The boundaries a ``--k auto`` run stopped with (``None``: saved before ``--margin``)."""
+    from caliper.results.gate import SequentialPlan
+
+    if not isinstance(adaptive, dict):
+        return None
+    margin, max_k = adaptive.get("margin"), adaptive.get("max_k")
+    if not isinstance(margin, (int, float)) or not isinstance(max_k, int) or margin <= 0:
+        return None
+    return SequentialPlan(float(margin), max_k, min_k)
 
 
 def record_gate(path: Path | None, gate: GateResult, output: Path | None = None) -> None:
@@ -233,15 +252,29 @@ def gate_error(gate: GateResult | None) -> CaliperError | None:
 
     failures = gate.failures
     listed = "; ".join(f"{r.bar.label}: {r.verdict.value}" for r in failures)
-    undecided = any(r.verdict is BarVerdict.INCONCLUSIVE for r in failures)
     return CaliperError(
         f"Gate failed: {len(failures)} of {len(gate.bars)} bar"
         f"{'s' if len(gate.bars) != 1 else ''} not met ({listed}).",
-        hint=f"An inconclusive bar needs more attempts ({_more_flag(gate)}) to decide, or "
-        "--inconclusive pass."
-        if undecided
-        else None,
+        hint=_advice(gate, [r for r in failures if r.verdict is BarVerdict.INCONCLUSIVE]),
         exit_code=EXIT_GATE_FAILED,
+    )
+
+
+def _advice(gate: GateResult, undecided: list) -> str | None:
+    """What would decide the inconclusive bars, naming why each could not be decided."""
+    if not undecided:
+        return None
+    split = [r for r in undecided if r.measured.parts is not None]
+    if split and len(split) == len(undecided):
+        return (
+            "With --k auto a run-wide bar is met only when every task meets it and failed "
+            f"only when every task fails it: {split[0].tally_words()}. Give the undecided "
+            "tasks more attempts (--max-k), set per-task bars (TASK=RATE), or use "
+            "--inconclusive pass."
+        )
+    return (
+        f"An inconclusive bar needs more attempts ({_more_flag(gate)}) to decide, or "
+        "--inconclusive pass."
     )
 
 

@@ -119,6 +119,15 @@ class AttemptCount(click.ParamType):
     "(default 1).",
 )
 @click.option(
+    "--margin",
+    type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
+    default=None,
+    metavar="D",
+    help="With --k auto: the indifference zone above each bar (default 0.1). A rate at or "
+    "below the bar is wrongly met, one at or above bar + D wrongly failed, each at most "
+    "1 - confidence of the time; in between either decision is acceptable.",
+)
+@click.option(
     "--precision",
     type=click.FloatRange(min=0, max=1, min_open=True),
     default=None,
@@ -290,6 +299,7 @@ def command(
     judge_timeout: float | None,
     max_k: int | None,
     min_k: int | None,
+    margin: float | None,
     precision: float | None,
     ablate: tuple[str, ...],
     fail_fast: int,
@@ -336,7 +346,17 @@ def command(
 
     if judge_timeout is None:
         judge_timeout = judge_timeout_from_env()
-    adaptive = adaptive_settings(k, max_k, min_k, precision, min_score, confidence)
+    adaptive = adaptive_settings(
+        k,
+        max_k,
+        min_k,
+        precision,
+        min_score,
+        confidence,
+        margin=margin,
+        family=len(min_score) + len(min_activation),
+        inconclusive=inconclusive,
+    )
     if adaptive is not None:
         k = adaptive.max_k
     continuation = None
@@ -414,11 +434,17 @@ def adaptive_settings(
     precision: float | None,
     min_score: tuple[Bar, ...],
     confidence: float,
+    *,
+    margin: float | None = None,
+    family: int = 1,
+    inconclusive: str = "fail",
 ):
     """The ``--k auto`` settings, ``None`` for a fixed k; misuse is a usage error (exit 2).
 
     With ``--k auto`` the ``--min-score`` bars (the same bars the gate judges) are what each
-    task is decided against.
+    task is decided against; ``family`` (the gate's number of bars) shares the failed side's
+    error among them, and under ``--inconclusive fail`` a task whose bar can no longer be met
+    stops (the gate's outcome is settled).
     """
     from caliper.errors import UsageError
 
@@ -428,6 +454,7 @@ def adaptive_settings(
             for flag, value in (
                 ("--max-k", max_k),
                 ("--min-k", min_k),
+                ("--margin", margin),
                 ("--precision", precision),
             )
             if value is not None
@@ -438,6 +465,7 @@ def adaptive_settings(
                 hint="Add --k auto for adaptive k, or drop the flag.",
             )
         return None
+    from caliper.results.sequential import DEFAULT_MARGIN
     from caliper.runner.adaptive import AdaptiveSettings
 
     run_bar, task_bars = None, {}
@@ -463,6 +491,9 @@ def adaptive_settings(
         confidence=confidence,
         run_bar=run_bar,
         task_bars=task_bars,
+        margin=margin if margin is not None else DEFAULT_MARGIN,
+        family=max(family, 1),
+        settle=inconclusive == "fail",
     )
 
 

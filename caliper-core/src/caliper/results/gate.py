@@ -11,15 +11,21 @@ on the bare point estimate, so that a handful of attempts cannot pass or fail a 
   (default ``fail``) says how such a bar counts;
 * **unmeasured** when there was nothing to measure (no usable attempt): it always fails.
 
-A run made with ``--k auto`` stopped each task when its data looked decided, and a fixed-k
-interval (Wilson) does not keep its error rate after that kind of optional stopping. Such a
-run is judged with the anytime-valid tools the run itself used
-(:mod:`caliper.results.sequential`, :func:`measure_sequential`): a task's bar is met or
-failed when the one-sided mixture sequential test crossed its threshold at some point of the
-task's usable attempts (after ``--min-k``; the decision that stopped the task), else
-inconclusive; the interval shown is the confidence sequence. A bar on the run's aggregate is
-judged on the mean of the tasks' confidence sequences, each at level ``1 − α/T`` (a union
-bound over the T tasks), which holds the mean of the tasks' true rates with ``1 − α``.
+A task's rate is judged on the **Clopper–Pearson** interval (exact: each end misses with
+chance at most ``α/2`` for every true rate). The gate's bars are one family: a bar is only
+**failed** when the upper end at ``α/(2B)`` (Bonferroni over the ``B`` bars) lies below it,
+so a job whose every rate is at its bar fails by a wrong "failed" with chance at most
+``α/2`` overall; "met" needs no adjustment, since the job passes only when *every* bar is met.
+
+A run made with ``--k auto`` stopped each task with the truncated sequential probability
+ratio test of :func:`caliper.results.sequential.design` (a fixed-k interval would not keep its
+error rate after that kind of optional stopping). Such a run is judged by the same test
+(:func:`measure_sequential`): a task's bar is met or failed at the first point of its usable
+attempts (after ``--min-k``) where the test crossed a boundary, else inconclusive. A bar on
+the run's aggregate is met when *every* task met it and failed when every task failed it (an
+intersection–union test: if the mean rate is at or below the bar, some task's rate is too,
+and that task meets it wrongly with chance at most ``α``), else inconclusive. Runs saved
+before the margin existed are judged by the one-sided mixture tests they stopped with.
 
 Pure functions, no I/O; ``docs/ci.md`` explains the gate in plain words.
 """
@@ -206,12 +212,94 @@ def sequential_verdict(
     return BarVerdict.INCONCLUSIVE
 
 
-def judge_measured(threshold: float, measured: Measured, confidence: float) -> BarVerdict:
+def designed_verdict(
+    threshold: float,
+    sequence: Sequence[bool],
+    plan: SequentialPlan,
+    confidence: float,
+    family: int = 1,
+) -> BarVerdict:
+    """A bar judged by the truncated sequential probability ratio test ``--k auto`` stops
+    with (:func:`caliper.results.sequential.design`): met or failed at the first usable
+    outcome where the test crosses a boundary, inconclusive when it never did, unmeasured
+    for no outcome. The failed side is shared among ``family`` bars (Bonferroni)."""
+    if not sequence:
+        return BarVerdict.UNMEASURED
+    if threshold <= 0.0:
+        return BarVerdict.MET
+    from caliper.results.sequential import design
+
+    alpha = 1.0 - confidence
+    found = design(threshold, plan.margin, plan.max_n, plan.min_n, alpha, alpha / max(family, 1))
+    successes = 0
+    for n, passed in enumerate(sequence, start=1):
+        successes += bool(passed)
+        decision = found.decide(successes, n)
+        if decision is not None:
+            return BarVerdict(decision)
+    return BarVerdict.INCONCLUSIVE
+
+
+def exact_verdict(
+    threshold: float, successes: int, trials: int, confidence: float, family: int = 1
+) -> BarVerdict:
+    """A bar on ``successes`` of ``trials`` judged by exact binomial tails (Clopper–Pearson):
+    met when the lower ``α/2`` bound is at or above it, failed when the upper ``α/(2B)``
+    bound (``B = family``, Bonferroni) is below it."""
+    from caliper.results.exact_binomial import tail_at_least, tail_at_most
+
+    if trials <= 0:
+        return BarVerdict.UNMEASURED
+    half = (1.0 - confidence) / 2.0
+    if threshold <= 0.0 or (
+        threshold < 1.0 and tail_at_least(successes, trials, threshold) <= half
+    ):
+        return BarVerdict.MET
+    if tail_at_most(successes, trials, threshold) <= half / max(family, 1):
+        return BarVerdict.FAILED
+    return BarVerdict.INCONCLUSIVE
+
+
+def judge_measured(
+    threshold: float, measured: Measured, confidence: float, family: int = 1
+) -> BarVerdict:
     """The case a bar on ``measured`` is in: by the sequential test when the rate carries
-    its outcome sequence (``--k auto``), else by its interval (:func:`judge_bar`)."""
-    if measured.sequence is not None and measured.interval is not None:
+    its outcome sequence (``--k auto``), by every task's test for a ``--k auto`` aggregate,
+    by exact tails for a task's fixed-k rate, else by its interval (:func:`judge_bar`, the
+    failed side on ``measured.family_high`` when the family has more than one bar)."""
+    if measured.interval is None:
+        return BarVerdict.UNMEASURED
+    if measured.parts is not None and measured.plan is not None:
+        verdicts = [
+            designed_verdict(threshold, part, measured.plan, confidence, family)
+            for part in measured.parts
+            if part
+        ]
+        return _every_task(verdicts)
+    if measured.sequence is not None:
+        if measured.plan is not None:
+            return designed_verdict(threshold, measured.sequence, measured.plan, confidence, family)
         return sequential_verdict(threshold, measured.sequence, confidence, measured.min_n)
-    return judge_bar(threshold, measured.interval)
+    if measured.exact and measured.successes is not None and measured.trials:
+        return exact_verdict(threshold, measured.successes, measured.trials, confidence, family)
+    verdict = judge_bar(threshold, measured.interval)
+    if verdict is BarVerdict.FAILED and family > 1:
+        high = measured.family_high.get(family)
+        if high is None or high >= threshold:
+            return BarVerdict.INCONCLUSIVE
+    return verdict
+
+
+def _every_task(verdicts: Sequence[BarVerdict]) -> BarVerdict:
+    """An aggregate bar from its tasks' sequential verdicts: met when all met, failed when
+    all failed, else inconclusive (unmeasured when no task was measured)."""
+    if not verdicts:
+        return BarVerdict.UNMEASURED
+    if all(v is BarVerdict.MET for v in verdicts):
+        return BarVerdict.MET
+    if all(v is BarVerdict.FAILED for v in verdicts):
+        return BarVerdict.FAILED
+    return BarVerdict.INCONCLUSIVE
 
 
 def counts_as_pass(verdict: BarVerdict, policy: InconclusivePolicy) -> bool:
@@ -230,11 +318,23 @@ BY_SEQUENTIAL = "sequential-test"
 
 METHOD_LABELS = {
     "wilson": "Wilson interval (fixed k)",
+    "clopper-pearson": "exact Clopper–Pearson interval (fixed k)",
     "task-mean": "task-mean interval (fixed k)",
     "confidence-sequence": "sequential test (anytime-valid, --k auto)",
     "confidence-sequence-mean": "mean of anytime-valid confidence sequences (--k auto)",
+    "every-task": "sequential test of every task (--k auto)",
 }
 """How each interval method is named where a bar says what judged it."""
+
+
+@attrs.frozen
+class SequentialPlan:
+    """What a ``--k auto`` run's boundaries were designed for: ``--margin``, ``--max-k``
+    and ``--min-k``."""
+
+    margin: float
+    max_n: int
+    min_n: int = 1
 
 
 @attrs.frozen
@@ -252,22 +352,33 @@ class Measured:
     trials: int | None = None
     sequence: tuple[bool, ...] | None = None
     min_n: int = 1
+    plan: SequentialPlan | None = None
+    parts: tuple[tuple[bool, ...], ...] | None = None
+    exact: bool = False
+    family_high: Mapping[int, float] = attrs.field(factory=dict)
 
     @property
     def judged_by(self) -> str:
         """:data:`BY_SEQUENTIAL` or :data:`BY_INTERVAL`."""
-        return BY_SEQUENTIAL if self.sequence is not None else BY_INTERVAL
+        sequential = self.sequence is not None or self.parts is not None
+        return BY_SEQUENTIAL if sequential else BY_INTERVAL
 
     @property
     def anytime_valid(self) -> bool:
         """Whether this rate is judged with the ``--k auto`` tools (sequential test or
         confidence sequences), not a fixed-k interval."""
         method = self.interval.method if self.interval is not None else ""
-        return self.sequence is not None or method.startswith("confidence-sequence")
+        return (
+            self.sequence is not None
+            or self.parts is not None
+            or method.startswith("confidence-sequence")
+        )
 
     @property
     def method_label(self) -> str:
         """In words, what judges a bar on this rate (``Wilson interval (fixed k)``, …)."""
+        if self.parts is not None:
+            return METHOD_LABELS["every-task"]
         method = self.interval.method if self.interval is not None else None
         return METHOD_LABELS.get(method or "", method or "nothing measured")
 
@@ -280,6 +391,8 @@ class BarResult:
     measured: Measured
     verdict: BarVerdict
     passed: bool
+    family: int = 1
+    confidence: float = 0.95
 
     @property
     def reason(self) -> str:
@@ -289,15 +402,65 @@ class BarResult:
         if interval is None:
             return f"nothing was measured (no usable attempt), so the {bar} bar cannot be met"
         shown = f"[{format_fraction(interval.low)}–{format_fraction(interval.high)}]"
+        if self.measured.parts is not None:
+            return self._every_task_reason(bar)
         if self.measured.judged_by == BY_SEQUENTIAL:
             return self._sequential_reason(bar, shown)
         if self.verdict is BarVerdict.MET:
             return f"the interval {shown} lies at or above {bar}"
         if self.verdict is BarVerdict.FAILED:
+            if self.family > 1:
+                return (
+                    f"the interval {shown} lies below {bar}, also at the "
+                    f"{self._family_level} level that shares the error among the "
+                    f"{self.family} bars"
+                )
             return f"the interval {shown} lies below {bar}"
+        if self.family > 1 and interval.high < self.bar.threshold:
+            return (
+                f"the interval {shown} lies below {bar}, but not at the {self._family_level} "
+                f"level that shares the error among the {self.family} bars (Bonferroni): too "
+                "few attempts to call it failed"
+            )
         return (
             f"the interval {shown} straddles {bar}: too few attempts to tell (more attempts "
             "narrow it)"
+        )
+
+    @property
+    def _family_level(self) -> str:
+        return format_fraction(1.0 - (1.0 - self.confidence) / self.family)
+
+    def task_tally(self) -> dict[BarVerdict, int]:
+        """For a ``--k auto`` aggregate bar: how many tasks met, failed or left undecided
+        (inconclusive) the bar by their own sequential tests."""
+        tally = {verdict: 0 for verdict in BarVerdict}
+        plan = self.measured.plan
+        for part in self.measured.parts or ():
+            if part and plan is not None:
+                found = designed_verdict(
+                    self.bar.threshold, part, plan, self.confidence, self.family
+                )
+                tally[found] += 1
+        return tally
+
+    def tally_words(self) -> str:
+        """``of 2 tasks 1 met it, 0 failed it, 1 undecided``."""
+        tally = self.task_tally()
+        return (
+            f"of {sum(tally.values())} tasks {tally[BarVerdict.MET]} met it, "
+            f"{tally[BarVerdict.FAILED]} failed it, {tally[BarVerdict.INCONCLUSIVE]} undecided"
+        )
+
+    def _every_task_reason(self, bar: str) -> str:
+        counted = sum(self.task_tally().values())
+        if self.verdict is BarVerdict.MET:
+            return f"every task ({counted}) met {bar} by its sequential test (anytime-valid)"
+        if self.verdict is BarVerdict.FAILED:
+            return f"every task ({counted}) failed {bar} by its sequential test (anytime-valid)"
+        return (
+            f"the run bar is met only when every task meets {bar} and failed only when every "
+            f"task fails it: {self.tally_words()}"
         )
 
     def _sequential_reason(self, bar: str, shown: str) -> str:
@@ -380,33 +543,66 @@ def evaluate_gate(
 
     A bar whose rate is missing from ``measure`` (a task that was never run) is unmeasured.
     """
+    family = max(len(bars), 1)
     results = []
     for bar in bars:
         measured = measure.get((bar.metric, bar.task), Measured(None, None))
-        verdict = judge_measured(bar.threshold, measured, confidence)
-        results.append(BarResult(bar, measured, verdict, counts_as_pass(verdict, policy)))
+        verdict = judge_measured(bar.threshold, measured, confidence, family)
+        passed = counts_as_pass(verdict, policy)
+        results.append(BarResult(bar, measured, verdict, passed, family, confidence))
     return GateResult(results, policy, confidence)
 
 
-def measure_run(run: RunScore) -> dict[tuple[str, str | None], Measured]:
+def measure_run(
+    run: RunScore, family_run: RunScore | None = None
+) -> dict[tuple[str, str | None], Measured]:
     """Every rate a bar can be set on, from a run scored at the gate's confidence: each
-    task's success and activation rate (Wilson intervals) and the run's aggregate of each
-    (the task-mean interval; see ``docs/statistics.md``)."""
+    task's success and activation rate (judged by exact tails, shown with the
+    Clopper–Pearson interval) and the run's aggregate of each (the task-mean interval; see
+    ``docs/statistics.md``). ``family_run`` is the same run scored at ``1 − α/B`` for a
+    gate of ``B`` bars: its aggregate upper ends decide a failed aggregate bar."""
     measure: dict[tuple[str, str | None], Measured] = {}
     for task in run.tasks:
-        measure[(SCORE, task.name)] = Measured(
+        measure[(SCORE, task.name)] = _exact_measured(
             task.score, task.score_interval, task.successes, task.usable
         )
         if task.activation_expected is not None:
-            measure[(ACTIVATION, task.name)] = Measured(
+            measure[(ACTIVATION, task.name)] = _exact_measured(
                 task.activation_score,
                 task.activation_interval,
                 task.activation_successes,
                 task.activation_usable,
             )
-    measure[(SCORE, None)] = Measured(run.score, run.score_interval)
-    measure[(ACTIVATION, None)] = Measured(run.avg_activation_score, run.activation_interval)
+    measure[(SCORE, None)] = _aggregate_measured(
+        run.score, run.score_interval, family_run.score_interval if family_run else None
+    )
+    measure[(ACTIVATION, None)] = _aggregate_measured(
+        run.avg_activation_score,
+        run.activation_interval,
+        family_run.activation_interval if family_run else None,
+    )
     return measure
+
+
+def _exact_measured(
+    value: float | None, shown: Interval | None, successes: int | None, trials: int | None
+) -> Measured:
+    """A fixed-k task rate as the gate judges it: exact tails, the Clopper–Pearson interval."""
+    from caliper.results.exact_binomial import clopper_pearson_interval
+
+    if shown is None or successes is None or not trials:
+        return Measured(value, shown, successes, trials)
+    interval = clopper_pearson_interval(successes, trials, shown.level)
+    return Measured(value, interval, successes, trials, exact=True)
+
+
+def _aggregate_measured(
+    value: float | None, shown: Interval | None, wider: Interval | None
+) -> Measured:
+    if wider is None or shown is None:
+        return Measured(value, shown)
+    family = round((1.0 - shown.level) / (1.0 - wider.level)) if wider.level < 1.0 else 1
+    return Measured(value, shown, family_high={family: wider.high})
 
 
 def _sequence_interval(successes: int, trials: int, confidence: float) -> Interval | None:
@@ -419,7 +615,9 @@ def _sequence_interval(successes: int, trials: int, confidence: float) -> Interv
     return Interval(found.low, found.high, confidence, "confidence-sequence")
 
 
-def _sequence_measured(outcomes: list[bool], confidence: float, min_n: int) -> Measured:
+def _sequence_measured(
+    outcomes: list[bool], confidence: float, min_n: int, plan: SequentialPlan | None = None
+) -> Measured:
     successes, trials = sum(outcomes), len(outcomes)
     return Measured(
         successes / trials if trials else None,
@@ -428,6 +626,7 @@ def _sequence_measured(outcomes: list[bool], confidence: float, min_n: int) -> M
         trials,
         tuple(outcomes),
         min_n,
+        plan,
     )
 
 
@@ -449,27 +648,33 @@ def _mean_of_sequences(counts: list[tuple[int, int]], confidence: float) -> Meas
 
 
 def measure_sequential(
-    results: RunResults, confidence: float, min_k: int = 1
+    results: RunResults, confidence: float, min_k: int = 1, plan: SequentialPlan | None = None
 ) -> dict[tuple[str, str | None], Measured]:
     """Every rate a bar can be set on, for a run made with ``--k auto``: each task's success
     and activation outcomes in attempt order (judged by the sequential test from the
     ``min_k``-th usable one on, shown with the confidence sequence) and the run's aggregate
-    of each (the mean of confidence sequences; see the module docstring)."""
+    of each. With ``plan`` (the boundaries the run stopped with) an aggregate bar is judged
+    by every task's test; without it (a run saved before ``--margin``) by the mean of the
+    tasks' confidence sequences (see the module docstring)."""
     from caliper.results.models import Outcome
 
     measure: dict[tuple[str, str | None], Measured] = {}
-    score_counts, activation_counts = [], []
+    score_parts: list[list[bool]] = []
+    activation_parts: list[list[bool]] = []
     for task in results.tasks:
         attempts = sorted(task.attempts, key=lambda record: record.attempt)
         passes = [a.outcome is Outcome.PASS for a in attempts if a.outcome.usable]
-        measure[(SCORE, task.name)] = _sequence_measured(passes, confidence, min_k)
-        score_counts.append((sum(passes), len(passes)))
+        measure[(SCORE, task.name)] = _sequence_measured(passes, confidence, min_k, plan)
+        score_parts.append(passes)
         if task.activation_expected is not None:
             loaded = [a.activation_passed for a in attempts if a.activation_passed is not None]
-            measure[(ACTIVATION, task.name)] = _sequence_measured(loaded, confidence, min_k)
-            activation_counts.append((sum(loaded), len(loaded)))
-    measure[(SCORE, None)] = _mean_of_sequences(score_counts, confidence)
-    measure[(ACTIVATION, None)] = _mean_of_sequences(activation_counts, confidence)
+            measure[(ACTIVATION, task.name)] = _sequence_measured(loaded, confidence, min_k, plan)
+            activation_parts.append(loaded)
+    for metric, parts in ((SCORE, score_parts), (ACTIVATION, activation_parts)):
+        mean = _mean_of_sequences([(sum(p), len(p)) for p in parts], confidence)
+        if plan is not None and mean.interval is not None:
+            mean = attrs.evolve(mean, plan=plan, parts=tuple(tuple(p) for p in parts))
+        measure[(metric, None)] = mean
     return measure
 
 

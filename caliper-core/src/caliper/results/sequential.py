@@ -1,4 +1,10 @@
-"""An anytime-valid confidence sequence for a pass rate, for ``caliper run --k auto``.
+"""Sequential tools for a pass rate, for ``caliper run --k auto``.
+
+``--k auto`` stops each task with the truncated sequential probability ratio test of
+:func:`design` (at the end of this module): straight-line boundaries whose levels are
+computed exactly, by dynamic programming over the binomial paths, for the run's ``--max-k``.
+The confidence sequence below gives the interval shown and ``--precision``; the one-sided
+mixture tests (:func:`bar_decision`) judge runs saved before ``--margin`` existed.
 
 Adaptive k looks at a task's interval after every attempt and stops once it is decided. A
 fixed-n interval (Wilson, Clopper–Pearson) is not valid under that kind of monitoring: looking
@@ -36,7 +42,9 @@ Pure functions, no I/O. See ``docs/statistics.md``.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -138,3 +146,207 @@ def bar_decision(successes: int, n: int, bar: float, confidence: float) -> str |
     if log_one_sided(successes, n, bar, above=False) >= threshold:
         return "failed"
     return None
+
+
+# --- the truncated sequential probability ratio test that ``--k auto`` stops with ---------
+
+DEFAULT_MARGIN = 0.1
+"""``--margin``: the width of the indifference zone above a bar."""
+DESIGN_SHARE = 0.7
+"""The met line is the ratio test of the bar ``b`` against ``b + 0.7 (1 − b)``."""
+EXACT_UP_TO = 200
+"""Boundaries for at most this many attempts are tightened by exact computation; beyond it
+the ratio tests keep Ville's threshold ``1/α`` (valid at any horizon)."""
+_SEARCH_STEPS = 30
+_ROUNDS = 4
+
+
+def effective_margin(bar: float, margin: float) -> float:
+    """The margin actually used: at most half the distance from the bar to 100 %."""
+    return min(margin, (1.0 - bar) / 2.0)
+
+
+@attrs.frozen
+class SequentialDesign:
+    """Stopping boundaries for one bar: after ``n`` usable attempts with ``s`` passes the bar
+    is **met** when ``s >= met_at[n]`` and **failed** when ``s <= fail_at[n]`` (``-1`` and
+    ``n + 1`` mean never at that ``n``); no decision before ``min_n`` or after ``max_n``.
+
+    Met line: the log-likelihood ratio of the bar ``b`` against ``q = b + 0.7 (1 − b)`` is at
+    least ``met_level``. Failed line: the log-likelihood ratio of ``b + margin`` against
+    ``b`` is at least ``fail_level``. Each level starts at Ville's ``log(1/α)``, which holds
+    at any horizon (the ratio of a fixed alternative is a non-negative supermartingale under
+    every rate on the null side), and is then lowered, by exact dynamic programming over the
+    binomial paths up to ``max_n``, to the smallest level whose wrong-decision chance at the
+    null's edge is still at most ``α``: ``P(met | p = b) ≤ alpha_met`` and
+    ``P(failed | p = b + margin) ≤ alpha_fail``. Both chances are monotone in the true rate
+    (raising it can only move a path up), so the first bounds wrong "met" for every
+    ``p ≤ b`` and the second wrong "failed" for every ``p ≥ b + margin``.
+    """
+
+    bar: float
+    margin: float
+    max_n: int
+    min_n: int
+    alpha_met: float
+    alpha_fail: float
+    met_level: float
+    fail_level: float
+    met_at: tuple[int, ...]
+    fail_at: tuple[int, ...]
+
+    def decide(self, successes: int, n: int) -> str | None:
+        """``"met"``, ``"failed"`` or ``None`` after ``successes`` passes in ``n``."""
+        if n < max(self.min_n, 1) or n > self.max_n:
+            return None
+        if successes >= self.met_at[n]:
+            return "met"
+        if successes <= self.fail_at[n]:
+            return "failed"
+        return None
+
+    def can_meet(self, successes: int, n: int) -> bool:
+        """Whether ``met`` is still reachable within ``max_n`` from here."""
+        return any(
+            successes + (m - n) >= self.met_at[m]
+            for m in range(max(n + 1, self.min_n, 1), self.max_n + 1)
+        )
+
+    def can_fail(self, successes: int, n: int) -> bool:
+        """Whether ``failed`` is still reachable within ``max_n`` from here."""
+        return any(
+            successes <= self.fail_at[m] for m in range(max(n + 1, self.min_n, 1), self.max_n + 1)
+        )
+
+
+def _lines(
+    bar: float, margin: float, max_n: int, min_n: int, met_level: float, fail_level: float
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``met_at`` and ``fail_at`` for the given levels (see :class:`SequentialDesign`)."""
+    q = bar + DESIGN_SHARE * (1.0 - bar)
+    r = bar + margin
+    up_m, down_m = math.log(q / bar), math.log((1 - q) / (1 - bar))
+    up_f, down_f = math.log(r / bar), math.log((1 - r) / (1 - bar))
+    met_at, fail_at = [0], [-1]
+    for n in range(1, max_n + 1):
+        if n < min_n:
+            met_at.append(n + 1)
+            fail_at.append(-1)
+            continue
+        # s·up + (n − s)·down ≥ level  ⇔  s ≥ (level − n·down) / (up − down)
+        met = math.ceil((met_level - n * down_m) / (up_m - down_m) - 1e-9)
+        met_at.append(min(max(met, 0), n + 1))
+        # the evidence for b over r is −(s·up_f + (n − s)·down_f) ≥ level
+        fail = math.floor((-fail_level - n * down_f) / (up_f - down_f) + 1e-9)
+        fail_at.append(max(min(fail, n), -1))
+    return tuple(met_at), tuple(fail_at)
+
+
+def decision_chances(
+    p: float, met_at: Sequence[int], fail_at: Sequence[int]
+) -> tuple[float, float]:
+    """``P(met)`` and ``P(failed)`` at true rate ``p`` for the boundaries, by dynamic
+    programming over the number of passes of the paths still undecided."""
+    alive = [1.0]  # alive[s]: chance of s passes after n attempts and no decision yet
+    lo, hi = 0, 0  # the passes that may still be undecided lie in [lo, hi]
+    met = failed = 0.0
+    for n in range(1, len(met_at)):
+        step = [0.0] * (n + 1)
+        for s in range(lo, hi + 1):
+            weight = alive[s]
+            if weight:
+                step[s] += weight * (1.0 - p)
+                step[s + 1] += weight * p
+        hi += 1
+        top = met_at[n]
+        while hi >= lo and hi >= top:
+            met += step[hi]
+            step[hi] = 0.0
+            hi -= 1
+        bottom = fail_at[n]
+        while lo <= hi and lo <= bottom:
+            failed += step[lo]
+            step[lo] = 0.0
+            lo += 1
+        alive = step
+        if lo > hi:
+            break
+    return met, failed
+
+
+def _lowest(level: float, chance: Callable[[float], float], alpha: float, floor: float) -> float:
+    """The lowest level in ``[floor, level]`` (to the search's resolution) whose ``chance``
+    is at most ``alpha``; ``chance`` grows as the level falls."""
+    if chance(floor) <= alpha:
+        return floor
+    lo, hi = floor, level
+    for _ in range(_SEARCH_STEPS):
+        mid = (lo + hi) / 2
+        if chance(mid) <= alpha:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def design(
+    bar: float, margin: float, max_n: int, min_n: int, alpha_met: float, alpha_fail: float
+) -> SequentialDesign:
+    """The boundaries for ``bar`` (see :class:`SequentialDesign`), computed once per setting
+    (``bar``, ``margin`` and the ``α``s rounded so that equal settings share them)."""
+    return _design(
+        round(bar, 12), round(margin, 12), max_n, min_n, round(alpha_met, 15), round(alpha_fail, 15)
+    )
+
+
+def _met_chance(
+    bar: float, margin: float, max_n: int, min_n: int, fail_level: float, met_level: float
+) -> float:
+    return decision_chances(bar, *_lines(bar, margin, max_n, min_n, met_level, fail_level))[0]
+
+
+def _fail_chance(
+    bar: float, margin: float, max_n: int, min_n: int, met_level: float, fail_level: float
+) -> float:
+    lines = _lines(bar, margin, max_n, min_n, met_level, fail_level)
+    return decision_chances(bar + margin, *lines)[1]
+
+
+@functools.lru_cache(maxsize=256)
+def _design(
+    bar: float, margin: float, max_n: int, min_n: int, alpha_met: float, alpha_fail: float
+) -> SequentialDesign:
+    """The boundaries for ``bar`` (see :class:`SequentialDesign`).
+
+    The two levels are lowered in turn; each step keeps both error chances within their
+    ``α`` (lowering one line only takes paths away from the other decision), so the result
+    is valid after any number of rounds."""
+    margin = effective_margin(bar, margin)
+    met_level, fail_level = -math.log(alpha_met), -math.log(alpha_fail)
+    if bar >= 1.0:  # never met; any failure shows the rate is below 100 %
+        never = tuple(n + 1 for n in range(max_n + 1))
+        below = tuple(-1 if n < max(min_n, 1) else n - 1 for n in range(max_n + 1))
+        return SequentialDesign(
+            bar, 0.0, max_n, min_n, alpha_met, alpha_fail, math.inf, fail_level, never, below
+        )
+    if max_n <= EXACT_UP_TO and margin > 0:
+        for _ in range(_ROUNDS):
+            before = (met_level, fail_level)
+            met_level = _lowest(
+                met_level,
+                functools.partial(_met_chance, bar, margin, max_n, min_n, fail_level),
+                alpha_met,
+                0.0,
+            )
+            fail_level = _lowest(
+                fail_level,
+                functools.partial(_fail_chance, bar, margin, max_n, min_n, met_level),
+                alpha_fail,
+                0.0,
+            )
+            if (met_level, fail_level) == before:
+                break
+    met_at, fail_at = _lines(bar, margin, max_n, min_n, met_level, fail_level)
+    return SequentialDesign(
+        bar, margin, max_n, min_n, alpha_met, alpha_fail, met_level, fail_level, met_at, fail_at
+    )

@@ -1,20 +1,23 @@
-"""Adaptive k (``caliper run --k auto --max-k N [--min-k M] [--precision W]``).
+"""Adaptive k (``caliper run --k auto --max-k N [--min-k M] [--margin D] [--precision W]``).
 
 Each task gets attempts only while they can still change a decision. After every finished
-attempt the task's anytime-valid confidence sequence
-(:func:`caliper.results.sequential.confidence_sequence`, over its usable attempts) is checked:
+attempt the task's usable attempts are checked:
 
-* its bar (``--min-score``: a ``TASK=x`` bar, else the run-wide one, applied per task) is
-  **met** once the sequential test shows the rate is above it, **failed** once it shows the
-  rate is below it (:func:`caliper.results.sequential.bar_decision`, one-sided mixture tests
-  valid under continuous monitoring) — the CI gate's meaning (:mod:`caliper.results.gate`) of
-  a decided bar, with a test that may look after every attempt;
-* or the interval is narrower than ``--precision W``;
+* its bar ``b`` (``--min-score``: a ``TASK=x`` bar, else the run-wide one, applied per task)
+  is **met** or **failed** once the truncated sequential probability ratio test of
+  :func:`caliper.results.sequential.design` crosses one of its boundaries: wrong "met"
+  (true rate ≤ b) and wrong "failed" (true rate ≥ b + margin) each have chance at most
+  ``α = 1 − confidence`` (the failed side shared among the gate's bars), computed exactly
+  for ``--max-k`` attempts — the decision the CI gate (:mod:`caliper.results.gate`) then
+  reads back from the same attempts;
+* or the bar can no longer be met within ``--max-k`` and the gate's outcome is settled (an
+  inconclusive bar fails the gate under ``--inconclusive fail``; under ``pass`` the task goes
+  on while it can still fail, and with ``--precision`` it goes on towards that);
+* or its anytime-valid interval is narrower than ``--precision W``;
 * or ``--max-k`` attempts were scheduled.
 
-No task stops before ``--min-k`` usable attempts. Because the confidence sequence holds at
-every n simultaneously, stopping at the first decision keeps the chance of a wrong decision
-at most 1 − confidence (a fixed-k interval checked after every attempt would not).
+No task stops before ``--min-k`` usable attempts. The boundaries hold for any number of
+attempts up to ``--max-k``, so stopping at the first crossing keeps the error chances.
 
 The scheduler asks :meth:`AdaptiveK.next_jobs` for work whenever a worker is free, so at most
 ``--workers`` attempts are in flight; attempts already running when a task stops still count.
@@ -29,7 +32,15 @@ from typing import Any
 import attrs
 
 from caliper.results.models import AttemptRecord, Outcome
-from caliper.results.sequential import bar_decision, confidence_sequence
+from caliper.results.sequential import (
+    DEFAULT_MARGIN,
+    SequentialDesign,
+    confidence_sequence,
+    design,
+)
+
+SPRT_METHOD = "truncated sequential probability ratio test (exact boundaries)"
+"""``meta.adaptive.method`` of runs that stopped with :func:`design`."""
 
 
 @attrs.frozen
@@ -42,21 +53,32 @@ class AdaptiveSettings:
     confidence: float = 0.95
     run_bar: float | None = None
     task_bars: dict[str, float] = attrs.field(factory=dict)
+    margin: float = DEFAULT_MARGIN
+    family: int = 1
+    settle: bool = True
 
     def bar(self, task_name: str) -> float | None:
         """The bar ``task_name`` is decided against (its own, else the run-wide one)."""
         return self.task_bars.get(task_name, self.run_bar)
 
+    def design(self, bar: float) -> SequentialDesign:
+        """The stopping boundaries for ``bar``: wrong "met" at ``α``, wrong "failed" at
+        ``α`` shared (Bonferroni) among the gate's ``family`` bars."""
+        alpha = 1.0 - self.confidence
+        return design(bar, self.margin, self.max_k, self.min_k, alpha, alpha / max(self.family, 1))
+
     def to_data(self) -> dict[str, Any]:
         """As saved in ``meta.adaptive``."""
         return {
-            "method": "beta-binomial mixture confidence sequence (anytime-valid)",
+            "method": SPRT_METHOD,
             "max_k": self.max_k,
             "min_k": self.min_k,
             "precision": self.precision,
             "confidence": self.confidence,
             "run_bar": self.run_bar,
             "task_bars": dict(self.task_bars),
+            "margin": self.margin,
+            "family": self.family,
         }
 
 
@@ -88,23 +110,48 @@ def stop_reason(
     ``None`` when it must go on (the ``--max-k`` limit is the caller's)."""
     if usable < max(settings.min_k, 1):
         return None
-    interval = confidence_sequence(successes, usable, settings.confidence)
     level = f"{settings.confidence * 100:g}%"
-    span = f"[{_pct(interval.low)}–{_pct(interval.high)}]"
-    decision = (
-        bar_decision(successes, usable, bar, settings.confidence) if bar is not None else None
-    )
+    if bar is not None:
+        reason = _bar_reason(settings, bar, successes, usable, level)
+        if reason is not None:
+            return reason
+    if settings.precision is not None:
+        interval = confidence_sequence(successes, usable, settings.confidence)
+        if interval.width < settings.precision:
+            span = f"[{_pct(interval.low)}–{_pct(interval.high)}]"
+            return (
+                f"precise enough: the anytime-valid {level} interval {span} is narrower than "
+                f"{_pct(settings.precision)}"
+            )
+    return None
+
+
+def _bar_reason(
+    settings: AdaptiveSettings, bar: float, successes: int, usable: int, level: str
+) -> str | None:
+    if bar <= 0.0:
+        return f"bar {_pct(bar)} met: every rate is at or above it"
+    found = settings.design(bar)
+    decision = found.decide(successes, usable)
     if decision is not None:
-        assert bar is not None
         side = "above" if decision == "met" else "below"
         return (
-            f"bar {_pct(bar)} {decision}: {successes}/{usable} passed, {side} it at "
-            f"{level} by the sequential test (anytime-valid interval {span})"
+            f"bar {_pct(bar)} {decision}: {successes}/{usable} passed, {side} it at {level} by "
+            f"the sequential test (margin {_pct(found.margin)})"
         )
-    if settings.precision is not None and interval.width < settings.precision:
+    if usable >= settings.max_k or found.can_meet(successes, usable):
+        return None
+    if settings.precision is not None:
+        return None  # the task still runs towards its precision
+    if settings.settle or not found.can_fail(successes, usable):
+        if not found.can_meet(0, 0):
+            return (
+                f"bar {_pct(bar)} cannot be met within --max-k {settings.max_k} even if every "
+                "attempt passes: inconclusive (raise --max-k)"
+            )
         return (
-            f"precise enough: the anytime-valid {level} interval {span} is narrower than "
-            f"{_pct(settings.precision)}"
+            f"bar {_pct(bar)} can no longer be met within --max-k {settings.max_k} "
+            f"({successes}/{usable} passed): inconclusive"
         )
     return None
 
@@ -160,7 +207,10 @@ class AdaptiveK:
             interval = confidence_sequence(state.successes, state.usable, self.settings.confidence)
             span = f"[{_pct(interval.low)}–{_pct(interval.high)}]"
             what = f"bar {_pct(bar)} still undecided" if bar is not None else "not precise yet"
-            state.reason = f"--max-k {self.settings.max_k} reached ({what}; interval {span})"
+            state.reason = (
+                f"--max-k {self.settings.max_k} reached ({what}; {state.successes}/"
+                f"{state.usable} passed, anytime-valid interval {span})"
+            )
 
     def next_jobs(self, free: int, blocked: Callable[[str], bool]) -> list[tuple[str, int]]:
         """Up to ``free`` more attempts, to the open tasks with the fewest scheduled so far."""
