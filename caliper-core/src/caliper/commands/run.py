@@ -520,6 +520,8 @@ def finish_report(
     :meth:`caliper.runner.RunEnding.problem`; this only maps it to the command line)."""
     from caliper.commands.gate_options import gate_error, write_junit_report
 
+    if report.never_started and report.fatal is not None:
+        raise never_started_error(report.fatal)
     show_safely(
         lambda: _show(report, verbose, output, confidence), [report.saved_to], report.interrupted
     )
@@ -529,6 +531,16 @@ def finish_report(
 
         write_junit_report(junit, junit_document(report.results, gate, confidence))
     exit_for(report.problem(gate_error(gate)))
+
+
+def never_started_error(fatal: CaliperError) -> CaliperError:
+    """``fatal`` (why the agent could not start), said once, with what became of the run."""
+    note = "No attempt got started, so nothing was saved."
+    return type(fatal)(
+        fatal.message,
+        hint=f"{fatal.hint}\n{note}" if fatal.hint else note,
+        exit_code=fatal.exit_code,
+    )
 
 
 def show_safely(
