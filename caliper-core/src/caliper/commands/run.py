@@ -56,7 +56,8 @@ Exit codes:
   2    bad usage or an invalid spec, caught before any attempt; or a
        --judge-model that cannot be resolved (what finished is saved)
   3    setup error: the agent CLI is missing or cannot log in, or an MCP
-       ${VAR} is unset (partial results are saved when attempts already ran);
+       ${VAR} is unset (partial results are saved when attempts were measured;
+       a run whose agent never started is not saved);
        or a --min-score/--min-activation bar failed (or was inconclusive under
        --inconclusive fail). The message says which.
   129  stopped by SIGHUP (the terminal closed); what finished is saved as a
