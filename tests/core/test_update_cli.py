@@ -65,8 +65,10 @@ def test_check_of_a_cli_that_is_not_installed_says_so_in_words(tmp_path):
     """It printed "hermes: installed -, not installed … update with"."""
     done = _run(tmp_path, "--check", "hermes")
     assert done.returncode == 0, done.stderr
-    assert "hermes: its CLI is not installed (not found)" in done.stdout, done.stdout
+    assert done.stdout.splitlines()[0] == "hermes: not installed", done.stdout
+    assert "hermes-agent" in done.stdout  # the note says how to install it
     assert "installed -" not in done.stdout and "update with" not in done.stdout
+    assert "hermes update" not in done.stdout  # Hermes' own updater is not there either
 
 
 @pytest.mark.parametrize(
@@ -74,7 +76,7 @@ def test_check_of_a_cli_that_is_not_installed_says_so_in_words(tmp_path):
     [
         (
             CliUpdate("pi", None, "0.80.0", "npm install -g pi"),
-            ["pi: its CLI is not installed (not found); the newest release is 0.80.0",
+            ["pi: not installed (newest release: 0.80.0)",
              "  install with: npm install -g pi"],
         ),
         (

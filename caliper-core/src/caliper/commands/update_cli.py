@@ -107,9 +107,9 @@ def _text_lines(update: CliUpdate) -> list[str]:
     """One backend's lines: its CLI's state, a note, and the command that installs or updates
     it when that is what to do next."""
     if update.installed is None:
-        line = f"{update.backend}: its CLI is not installed (not found)"
+        line = f"{update.backend}: not installed"
         if update.latest:
-            line += f"; the newest release is {update.latest}"
+            line += f" (newest release: {update.latest})"
         verb = "install with"
     else:
         state = "up to date" if not update.outdated else f"update available: {update.latest}"
@@ -123,5 +123,6 @@ def _text_lines(update: CliUpdate) -> list[str]:
     if update.note:
         lines.append(f"  {update.note}")
     if update.update_command and (update.outdated or update.installed is None):
-        lines.append(f"  {verb}: {update.update_command}")
+        if not (update.installed is None and update.self_updating):  # its updater is not there
+            lines.append(f"  {verb}: {update.update_command}")
     return lines
