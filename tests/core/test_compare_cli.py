@@ -342,8 +342,14 @@ def test_allow_partial_gives_the_verdict_on_what_finished(tmp_path):
     first.write_text(good.results_path.read_text())
     again = space.run(spec, "--k", "1", "--workers", "1")
     assert again.returncode == 3, again.stderr
-    out = caliper("compare", str(first), str(again.results_path), "--allow-partial",
-                  cwd=space.root, env=space.env())
+    out = caliper(
+        "compare",
+        str(first),
+        str(again.results_path),
+        "--allow-partial",
+        cwd=space.root,
+        env=space.env(),
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "Partial:" in out.stdout and "--allow-partial" in out.stdout
     assert "Pass --allow-partial" not in out.stdout and "Not comparable" not in out.stdout

@@ -8,11 +8,11 @@ says it is for once Caliper is published.
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from pathlib import Path
 
-import attrs
 import pytest
 
 import caliper
@@ -69,7 +69,7 @@ def problems_of(command: str) -> list[str]:
             break
         args.append(word)
     has_find_links = any(
-        "--find-links" in a or a == "-f" or a.startswith("--pip-args") and "-f" in a for a in args
+        "--find-links" in a or a == "-f" or (a.startswith("--pip-args") and "-f" in a) for a in args
     )
     positional = [a for a in args if not a.startswith("-")]
     if verb[-1] == "inject" and positional:
@@ -116,7 +116,9 @@ def _commands_in(text: str) -> list[tuple[int, str, str]]:
     joined = re.sub(r"\n(?!\n)", " ", re.sub(r"```.*?```", "", text, flags=re.S))
     for inline in re.findall(r"`([^`\n]+)`", joined):
         if INSTALL.search(inline) and not any(inline == c for _, c, _ in found):
-            found.append((0, inline, joined[max(0, joined.find(inline) - 300) : joined.find(inline)]))
+            found.append(
+                (0, inline, joined[max(0, joined.find(inline) - 300) : joined.find(inline)])
+            )
     return found
 
 
@@ -126,7 +128,9 @@ def bad_install_lines(files: list[Path]) -> list[str]:
         for number, command, context in _commands_in(path.read_text(encoding="utf-8")):
             problems = problems_of(command)
             if problems and not PUBLISHED.search(context):
-                where = f"{path.relative_to(ROOT)}:{number}" if number else str(path.relative_to(ROOT))
+                where = (
+                    f"{path.relative_to(ROOT)}:{number}" if number else str(path.relative_to(ROOT))
+                )
                 bad.append(f"{where}: {command.strip()}: {'; '.join(problems)}")
     return bad
 
@@ -138,8 +142,10 @@ def test_the_checker_catches_the_lines_that_install_the_predecessor(tmp_path):
         "Or `pipx install 'caliper-eval[ray]'`, or `pipx inject caliper-eval caliper-backend-pi`,\n"
         f"or `pip install --find-links dist 'caliper-core[testing]'`, or `uv tool install\n"
         f"caliper-eval=={VERSION}`.\n\n"
-        f"Fine: `pipx install --pip-args=\"--find-links dist\" 'caliper-eval[codex]=={VERSION}'`,\n"
-        f"`pipx inject --pip-args='--find-links dist' caliper-eval caliper-backend-pi=={VERSION}`,\n"
+        f'Fine: `pipx install --pip-args="--find-links dist" '
+        f"'caliper-eval[codex]=={VERSION}'`,\n"
+        f"`pipx inject --pip-args='--find-links dist' caliper-eval "
+        f"caliper-backend-pi=={VERSION}`,\n"
         "`pip install 'hermes-agent[mcp]'`, `pip install -e ./caliper-core`.\n\n"
         "Once Caliper is published to PyPI:\n\n```bash\npipx install 'caliper-eval[codex]'\n```\n",
         encoding="utf-8",
@@ -199,11 +205,8 @@ def test_a_pipx_hint_with_a_folder_survives_pipxs_own_splitting():
 def _pipx_prefix(tmp_path: Path, pip_args: list[str]) -> Path:
     prefix = tmp_path / "venvs" / "caliper-eval"
     prefix.mkdir(parents=True)
-    (prefix / "pipx_metadata.json").write_text(
-        '{"main_package": {"package": "caliper-eval", "pip_args": %s}, "injected_packages": {}}'
-        % str(pip_args).replace("'", '"'),
-        encoding="utf-8",
-    )
+    metadata = {"main_package": {"package": "caliper-eval", "pip_args": pip_args}}
+    (prefix / "pipx_metadata.json").write_text(json.dumps(metadata), encoding="utf-8")
     return prefix
 
 
@@ -211,8 +214,8 @@ def test_detect_reads_the_wheel_folder_pipx_recorded(tmp_path, monkeypatch):
     monkeypatch.setattr(install_hints, "_direct_url", lambda name: None)
     prefix = _pipx_prefix(tmp_path, ["--find-links", "/srv/wheels"])
     found = install_hints.detect(str(prefix), "/x/python")
-    assert attrs.astuple(found)[:1] == ("pipx",)
-    assert (found.wheel_folder, found.pipx_venv, found.version) == ("/srv/wheels", "caliper-eval", VERSION)
+    assert found.kind == "pipx" and found.version == VERSION
+    assert (found.wheel_folder, found.pipx_venv) == ("/srv/wheels", "caliper-eval")
     hint = add_distribution("caliper-backend-hermes", found)
     assert hint == (
         f"pipx inject --pip-args='--find-links /srv/wheels' caliper-eval "

@@ -76,13 +76,14 @@ def test_check_of_a_cli_that_is_not_installed_says_so_in_words(tmp_path):
     [
         (
             CliUpdate("pi", None, "0.80.0", "npm install -g pi"),
-            ["pi: not installed (newest release: 0.80.0)",
-             "  install with: npm install -g pi"],
+            ["pi: not installed (newest release: 0.80.0)", "  install with: npm install -g pi"],
         ),
         (
             CliUpdate("codex", "1.0", "1.1", "npm install -g @openai/codex"),
-            ["codex: installed 1.0, update available: 1.1",
-             "  update with: npm install -g @openai/codex"],
+            [
+                "codex: installed 1.0, update available: 1.1",
+                "  update with: npm install -g @openai/codex",
+            ],
         ),
         (CliUpdate("codex", "1.1", "1.1", "npm i"), ["codex: installed 1.1, up to date"]),
         (

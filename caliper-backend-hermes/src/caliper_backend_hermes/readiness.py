@@ -62,9 +62,7 @@ def provider_configured(cli: Path, real_home: Path) -> bool | None:
             PYTHONDONTWRITEBYTECODE="1",
             NO_COLOR="1",
         )
-        result = run_process(
-            [str(python), "-c", _ASK], env=env, cwd=scratch, timeout=PROBE_TIMEOUT
-        )
+        result = run_process([str(python), "-c", _ASK], env=env, cwd=scratch, timeout=PROBE_TIMEOUT)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     answer = result.stdout.strip().splitlines()[-1:] if result.returncode == 0 else []
@@ -75,6 +73,4 @@ def check_provider(cli: Path | None, real_home: Path) -> None:
     """Raise :class:`SetupError` (exit 3) when Hermes would find no provider to call."""
     if cli is None or provider_configured(cli, real_home) is not False:
         return
-    raise SetupError(
-        NO_PROVIDER.format(home=user_hermes_home(real_home)), hint=NO_PROVIDER_HINT
-    )
+    raise SetupError(NO_PROVIDER.format(home=user_hermes_home(real_home)), hint=NO_PROVIDER_HINT)

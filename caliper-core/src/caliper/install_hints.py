@@ -133,7 +133,9 @@ def detect(prefix: str | None = None, python: str | None = None) -> InstallSourc
 def _command(source: InstallSource, requirement: str, folder: str | None) -> str:
     quoted = shlex.quote(requirement)
     if source.kind == "pipx":
-        links = f"--pip-args={shlex.quote('--find-links ' + shlex.quote(folder))} " if folder else ""
+        links = (
+            f"--pip-args={shlex.quote('--find-links ' + shlex.quote(folder))} " if folder else ""
+        )
         return f"pipx inject {links}{shlex.quote(source.pipx_venv or 'caliper-eval')} {quoted}"
     links = f"--find-links {shlex.quote(folder)} " if folder else ""
     if source.kind == "uv-tool":

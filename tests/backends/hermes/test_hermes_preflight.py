@@ -107,7 +107,9 @@ def test_the_probe_gives_hermes_own_answer(tmp_path, monkeypatch, config, env, e
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     assert provider_configured(cli, home) is expected
-    assert sorted(p.name for p in (home / ".hermes").iterdir()) == (["config.yaml"] if config else [])
+    assert sorted(p.name for p in (home / ".hermes").iterdir()) == (
+        ["config.yaml"] if config else []
+    )
 
 
 def test_a_hermes_that_cannot_be_asked_is_not_refused(tmp_path):

@@ -122,7 +122,8 @@ def _text_lines(update: CliUpdate) -> list[str]:
     lines = [line]
     if update.note:
         lines.append(f"  {update.note}")
-    if update.update_command and (update.outdated or update.installed is None):
-        if not (update.installed is None and update.self_updating):  # its updater is not there
-            lines.append(f"  {verb}: {update.update_command}")
+    wanted = update.outdated or update.installed is None
+    updater_missing = update.installed is None and update.self_updating  # its updater is gone
+    if update.update_command and wanted and not updater_missing:
+        lines.append(f"  {verb}: {update.update_command}")
     return lines

@@ -423,9 +423,8 @@ def _finish(
     adaptive: AdaptiveK | None,
 ) -> RunEnding:
     """Assemble and save engine ``key``'s run from its journal; how it ended."""
-    from caliper.runner.ending import RunEnding
-
     from caliper.errors import SetupError
+    from caliper.runner.ending import RunEnding
 
     stop_reason = None
     if execution.interrupted or execution.fatal is not None:

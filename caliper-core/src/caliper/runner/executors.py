@@ -67,7 +67,8 @@ def unknown_executor(executor_id: str, known: Iterable[str]) -> UsageError:
     if executor_id == "ray" or (close and close[0] == "ray"):
         from caliper.install_hints import add_distribution
 
-        ray = f" --executor ray comes with caliper-executor-ray: {add_distribution('caliper-executor-ray')}."
+        command = add_distribution("caliper-executor-ray")
+        ray = f" --executor ray comes with caliper-executor-ray: {command}."
     return UsageError(
         f"--executor {executor_id!r}: no installed executor has that id."
         + (f" Did you mean {close[0]!r}?" if close else ""),
