@@ -278,10 +278,12 @@ def test_a_partial_side_is_not_comparable_unless_allowed(tmp_path):
     assert json.loads(out.stdout)["comparable"] is False
 
 
-def test_compare_against_a_run_stopped_by_a_login_failure(tmp_path):
-    """Issue 11 item 5, as a user meets it: a good run, then a run stopped at setup by a
-    login failure (saved as partial, now the spec's latest run). `compare good SPEC` must not
-    say "No regression" with exit 0."""
+def test_compare_against_a_run_that_measured_nothing(tmp_path):
+    """Issue 11 item 5, as a user meets it: a good run, then a run in which no attempt gave a
+    verdict (every one an infrastructure error; a login failure is no longer saved at all).
+    `compare good SPEC` must not say "No regression" with exit 0, and --allow-partial cannot
+    help: a run that never started has nothing to compare (exit 2, said once, no advice to
+    pass the flag that was passed)."""
     from caliper_fakeagent.harness import Workspace
 
     space = Workspace.create(tmp_path)
@@ -297,16 +299,57 @@ def test_compare_against_a_run_stopped_by_a_login_failure(tmp_path):
     assert good.returncode == 0, good.stderr
     good_copy = space.root / "good.json"
     good_copy.write_text(good.results_path.read_text())
-    spec = space.spec(task_yaml.format(step="auth-fail"))
-    stopped = space.run(spec, "--k", "3", "--workers", "1")
-    assert stopped.returncode == 3, stopped.stderr
-    assert stopped.results["meta"]["partial"] is True
+    spec = space.spec(task_yaml.format(step="exit 2"))
+    broken = space.run(spec, "--k", "2")
+    assert broken.returncode == 1, broken.stderr
+    broken_copy = space.root / "broken.json"
+    broken_copy.write_text(broken.results_path.read_text())
     env = space.env()
     out = caliper("compare", str(good_copy), str(spec), cwd=space.root, env=env)
     assert out.returncode == 2, out.stdout + out.stderr
     assert "No regression" not in out.stdout
-    assert "never started" in out.stdout and "not logged in" in out.stdout
-    assert "Not comparable" in out.stderr and "--allow-partial" in out.stderr
-    out = caliper("compare", str(good_copy), "demo", "--allow-partial", cwd=space.root, env=env)
+    assert "never started" in out.stdout and "Nothing to compare" in out.stderr
+    for pair in ((str(good_copy), "demo"), (str(broken_copy), "demo")):
+        if pair[0] == str(broken_copy):
+            again = space.run(spec, "--k", "2")  # a second run that measured nothing
+            assert again.returncode == 1, again.stderr
+        out = caliper("compare", *pair, "--allow-partial", cwd=space.root, env=env)
+        both = out.stdout + out.stderr
+        assert out.returncode == 2, both
+        assert "Nothing to compare" in out.stdout and "Nothing to compare" in out.stderr
+        assert "Pass --allow-partial" not in both and "Not comparable" not in both
+        assert "No regression" not in out.stdout
+
+
+def test_allow_partial_gives_the_verdict_on_what_finished(tmp_path):
+    """With --allow-partial the text verdict is given, not "Not comparable … Pass
+    --allow-partial"."""
+    from caliper_fakeagent.harness import Workspace
+
+    space = Workspace.create(tmp_path)
+    spec = space.spec("""\
+        tasks:
+          - name: first
+            prompt: "fake: say hi"
+            assert: "assert True"
+          - name: second
+            prompt: "fake: auth-fail"
+            assert: "assert True"
+        """)
+    good = space.run(spec, "--k", "1", "--workers", "1")
+    assert good.returncode == 3, good.stderr
+    first = space.root / "first.json"
+    first.write_text(good.results_path.read_text())
+    again = space.run(spec, "--k", "1", "--workers", "1")
+    assert again.returncode == 3, again.stderr
+    out = caliper(
+        "compare",
+        str(first),
+        str(again.results_path),
+        "--allow-partial",
+        cwd=space.root,
+        env=space.env(),
+    )
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "never started" in out.stdout
+    assert "Partial:" in out.stdout and "--allow-partial" in out.stdout
+    assert "Pass --allow-partial" not in out.stdout and "Not comparable" not in out.stdout

@@ -80,15 +80,23 @@ def test_unknown_backend_says_what_was_asked_did_you_mean_and_what_is_installed(
     assert info.value.exit_code == 2
 
 
-def test_known_but_missing_backend_gives_install_command():
+def test_known_but_missing_backend_gives_install_command(monkeypatch):
+    from caliper import install_hints
+
+    source = install_hints.InstallSource(
+        "pipx", "1.0.0", "/p/bin/python", "/srv/dist", pipx_venv="caliper-eval"
+    )
+    monkeypatch.setattr(install_hints, "detect", lambda: source)
     host = _host(_Backend("claude-code", ["claude"]))
     with pytest.raises(PluginNotFound) as info:
         resolve_engine(host, "pi")
-    assert "pipx install 'caliper-eval[pi]'" in info.value.render()
-    assert "pipx inject caliper-eval caliper-backend-pi" in info.value.render()
+    assert info.value.hint == (
+        "The pi backend is not installed. Install it with: "
+        "pipx inject --pip-args='--find-links /srv/dist' caliper-eval caliper-backend-pi==1.0.0"
+    )
     with pytest.raises(PluginNotFound) as info:
         resolve_engine(host, "codex:gpt-5.5")
-    assert "caliper-eval[codex]" in info.value.render()
+    assert "caliper-backend-codex==1.0.0" in info.value.render()
 
 
 @pytest.mark.parametrize("typo", ["codx", "hermez", "claud"])

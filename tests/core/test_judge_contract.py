@@ -256,3 +256,33 @@ def test_ask_runs_the_backends_prompt_in_a_fresh_sandbox_and_types_its_answer(
     assert cannot.error == "The answers backend cannot be used as a judge engine."
     assert (cannot.model, cannot.answered) == ("asked-2", False)
     assert opened[-1] == "closed"  # the sandbox is removed whatever the backend did
+
+
+def test_the_judge_model_variable_wins_over_the_model_that_model_names(monkeypatch) -> None:
+    """Documented order: --judge-model, then CALIPER_JUDGE_MODEL, then what --model names.
+    It was ignored whenever --model named a model (the judge followed --model's)."""
+    from types import SimpleNamespace
+
+    from caliper.backend import Backend
+    from caliper.engine import Engine
+    from caliper.runner import judge_engine_for
+
+    class Agent(Backend):
+        id = "agent"
+        cli_name = "agent"
+        default_judge_model = "pin-1"
+
+        def run_attempt(self, request):  # pragma: no cover - never run here
+            raise NotImplementedError
+
+    agent = Agent()
+    prepared = SimpleNamespace(engine=Engine(agent, "attempt-model", "agent:attempt-model"))
+    options = SimpleNamespace(judge_model=None)
+    monkeypatch.delenv("CALIPER_JUDGE_MODEL", raising=False)
+    engine = judge_engine_for(None, options, prepared)
+    assert (engine.backend, engine.model) == (agent, "attempt-model")
+    monkeypatch.setenv("CALIPER_JUDGE_MODEL", "judge-from-env")
+    engine = judge_engine_for(None, options, prepared)
+    assert (engine.backend, engine.model) == (agent, "judge-from-env")
+    prepared = SimpleNamespace(engine=Engine(agent, None, "agent"))
+    assert judge_engine_for(None, options, prepared).model == "judge-from-env"

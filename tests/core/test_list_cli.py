@@ -56,6 +56,9 @@ def test_list_spec_shows_each_run_newest_first(tmp_path):
         "2026-11-30T18-01-33Z",
     ]
     assert "my-skill" in rows[0] and "partial" in rows[0]
+    header = next(line for line in out.stdout.splitlines() if "Run id" in line)
+    assert header.replace("┃", " ").split()[-1] == "Status"  # the column with "partial"
+    assert header.index("Status") <= rows[0].index("partial")
     assert "claude-code:claude-sonnet-5" in rows[1]
     assert "100.0%" in rows[1] and "66.7%" in rows[2]
     data = json.loads(caliper("list", "demo", "--format", "json", cwd=project).stdout)

@@ -308,3 +308,18 @@ def test_progress_has_a_line_per_engine_and_task() -> None:
     assert ["fake", "alpha", "0/3", "aborted", "0", "0", "0"] in rows
     assert ["fake:fake-model-2", "beta", "1/3", "1", "0", "0"] in rows
     assert len(rows) == 5
+
+
+def test_a_matrix_whose_agent_never_started_keeps_no_run_and_says_so_once(space: Workspace):
+    spec = space.spec("""\
+        tasks:
+          - name: t
+            prompt: "fake: auth-fail"
+            assert: "assert True"
+        """)
+    done = _caliper(space, "run", str(spec), "--model", ONE, "--model", TWO, "--k", "2")
+    out = done.stdout + done.stderr
+    assert done.returncode == 3, out
+    assert done.stderr.count("No attempt got started, so nothing was saved.") == 1, out
+    assert "not saved (no attempt got started" in done.stdout, out
+    assert not _runs(space)

@@ -22,3 +22,11 @@ def test_ci_runs_the_readme_setup_and_test_commands_verbatim():
     assert setup_and_demo in ci
     assert tests in ci
     assert "export CALIPER_REQUIRE_E2E=1" in " ".join(ci)
+
+
+def test_the_demo_echoes_the_command_as_a_user_types_it():
+    """It echoed `$ run <path> …`, without the word `caliper`."""
+    from caliper.testing.demo import echoed
+
+    line = echoed(["/venv/bin/caliper", "run", "/x/my examples/hello.eval.yaml", "--k", "2"])
+    assert line == "$ caliper run '/x/my examples/hello.eval.yaml' --k 2"

@@ -96,22 +96,44 @@ def test_bad_forbidden_files_regex_exits_2_before_any_attempt(space):
     assert run.results_path is None
 
 
-def test_cli_that_cannot_log_in_stops_the_run(space):
+def test_cli_that_cannot_log_in_stops_the_run_says_so_once_and_keeps_no_run(space):
+    """A run whose agent never started has nothing to keep: no results file, no journal, and
+    the login error printed once (it was once in a panel per attempt, then again at the end)."""
     spec = space.spec("""\
         tasks:
           - name: one
             prompt: "fake: auth-fail"
             assert: "assert True"
         """)
-    run = space.run(spec, "--k", "3", "--workers", "1")
+    run = space.run(spec, "--k", "5", "--workers", "4")
+    out = run.stdout + run.stderr
+    assert run.returncode == 3, out
+    assert out.count("not logged in") == 1, out
+    assert "No attempt got started, so nothing was saved." in run.stderr
+    assert "Results saved to" not in out and "Traceback" not in out
+    assert run.results_path is None
+    assert not list((space.root / ".caliper").rglob("*.journal*"))
+    listed = subprocess.run(
+        [str(CALIPER), "list", str(spec)], capture_output=True, text=True, cwd=space.root
+    )
+    assert "No saved runs" in listed.stdout + listed.stderr, listed
+
+
+def test_a_login_failure_after_measured_attempts_keeps_the_partial_run(space):
+    spec = space.spec("""\
+        tasks:
+          - name: first
+            prompt: "fake: say hi"
+            assert: "assert True"
+          - name: second
+            prompt: "fake: auth-fail"
+            assert: "assert True"
+        """)
+    run = space.run(spec, "--k", "1", "--workers", "1")
     assert run.returncode == 3, run.stderr
-    assert "not logged in" in run.stderr
     meta = run.results["meta"]
-    assert meta["partial"] is True
-    assert "not logged in" in meta["stop_reason"]
-    attempts = run.attempts("one")
-    assert len(attempts) == 1
-    assert attempts[0]["outcome"] == "infra_error"
+    assert meta["partial"] is True and "not logged in" in meta["stop_reason"]
+    assert [a["outcome"] for a in run.attempts("first")] == ["pass"]
 
 
 def test_every_attempt_unusable_exits_1(space):

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from caliper.backend import CliUpdate
+from caliper.commands.update_cli import _text_lines
 from caliper.testing import agent_clis
 from caliper.testing.offline import loopback_only
 
@@ -57,3 +59,38 @@ def test_check_reports_installed_version_and_changes_nothing(tmp_path):
     # No registry is reachable in the namespace: the newest version is unknown, not invented.
     assert "newest version unknown" in done.stdout
     assert not list((tmp_path / "home").glob(".codex*"))
+
+
+def test_check_of_a_cli_that_is_not_installed_says_so_in_words(tmp_path):
+    """It printed "hermes: installed -, not installed … update with"."""
+    done = _run(tmp_path, "--check", "hermes")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "hermes: not installed", done.stdout
+    assert "hermes-agent" in done.stdout  # the note says how to install it
+    assert "installed -" not in done.stdout and "update with" not in done.stdout
+    assert "hermes update" not in done.stdout  # Hermes' own updater is not there either
+
+
+@pytest.mark.parametrize(
+    ("update", "expected"),
+    [
+        (
+            CliUpdate("pi", None, "0.80.0", "npm install -g pi"),
+            ["pi: not installed (newest release: 0.80.0)", "  install with: npm install -g pi"],
+        ),
+        (
+            CliUpdate("codex", "1.0", "1.1", "npm install -g @openai/codex"),
+            [
+                "codex: installed 1.0, update available: 1.1",
+                "  update with: npm install -g @openai/codex",
+            ],
+        ),
+        (CliUpdate("codex", "1.1", "1.1", "npm i"), ["codex: installed 1.1, up to date"]),
+        (
+            CliUpdate("hermes", "0.19.0", None, "hermes update", self_updating=True),
+            ["hermes: installed 0.19.0, newest version unknown (updates itself)"],
+        ),
+    ],
+)
+def test_text_lines(update, expected):
+    assert _text_lines(update) == expected

@@ -98,7 +98,7 @@ def test_expect_without_its_judge_names_the_plugin(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "judged.eval.yaml:4:5: tasks[0].expect" in done.stdout
     assert "caliper-judge-llm" in done.stdout
-    assert "pip install caliper-judge-llm" in done.stdout
+    assert "Install it: this is a development install: run scripts/setup" in done.stdout
 
 
 def test_key_of_an_uninstalled_builtin_is_not_suggested_as_itself(tmp_path: Path) -> None:

@@ -15,7 +15,16 @@ from caliper.attempt import (
     PromptResult,
 )
 from caliper.backend import Backend, CliUpdate, run_agent
-from caliper_backend_claude import errors, history, invocation, isolation, mcp, stream, versions
+from caliper_backend_claude import (
+    errors,
+    history,
+    invocation,
+    isolation,
+    login,
+    mcp,
+    stream,
+    versions,
+)
 
 MODEL_ALIASES = frozenset({"opus", "sonnet", "haiku", "fable", "opusplan"})
 """Claude Code's own model aliases (``claude --model opus``)."""
@@ -55,6 +64,11 @@ class ClaudeCodeBackend(Backend):
     def update_info(self, check_latest: bool) -> CliUpdate:
         """Installed and newest Claude Code versions (npm is asked only when ``check_latest``)."""
         return self.npm_update_info(versions.NPM_PACKAGE, check_latest)
+
+    def check_ready(self, model: str | None, real_home: Path) -> None:
+        """Claude Code must be logged in (a subscription login, an API key or a token): asked
+        of ``claude auth status`` in a sandbox seeded as an attempt's, before any attempt."""
+        login.check_login(self.find_cli(), real_home)
 
     def prepare_home(self, sandbox: AttemptSandbox) -> dict[str, str]:
         """Authentication and caliper's settings in the sandbox HOME (attempts and judge calls

@@ -42,6 +42,7 @@ from caliper_backend_hermes.mcp_status import (
     unusable_servers,
 )
 from caliper_backend_hermes.probe import has_mcp_support, installed_version
+from caliper_backend_hermes.readiness import check_provider
 from caliper_backend_hermes.session import (
     Session,
     activated_skills,
@@ -116,8 +117,11 @@ class HermesBackend(Backend):
 
     # attempts ------------------------------------------------------------------------------
     def check_ready(self, model: str | None, real_home: Path) -> None:
-        """A malformed ``hermes:<provider>/<model>`` fails before any attempt (exit 2)."""
+        """A malformed ``hermes:<provider>/<model>`` fails before any attempt (exit 2), and so
+        does a Hermes with no provider configured (exit 3: it would stop at its first-run
+        setup in every attempt)."""
         split_model(model)
+        check_provider(self.find_cli(), real_home)
 
     def update_info(self, check_latest: bool) -> CliUpdate:
         """The installed Hermes version; Hermes updates itself, so caliper only reports.

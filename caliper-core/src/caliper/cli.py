@@ -59,7 +59,9 @@ class LazyGroup(click.Group):
         if cmd_name not in COMMANDS:
             return None
         module_name, _ = COMMANDS[cmd_name]
-        return importlib.import_module(module_name).command
+        from caliper.help_order import options_first
+
+        return options_first(importlib.import_module(module_name).command)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, help_text) for name, (_, help_text) in COMMANDS.items()]
@@ -95,6 +97,14 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 
 
 EPILOG = """\b
+Typical session:
+  caliper validate my-skill.eval.yaml
+  caliper run my-skill.eval.yaml --k 3
+  caliper run my-skill.eval.yaml --k 3 --ablate my-skill
+  caliper list my-skill.eval.yaml
+  caliper compare RUN-A.json RUN-B.json
+
+\b
 Run `caliper COMMAND --help` for its options, examples and exit codes.
 Every command exits 2 on bad usage, 130 on Ctrl-C (143 SIGTERM, 129
 SIGHUP), 74 when an output cannot be written for a full disk, and 70 when
@@ -122,14 +132,6 @@ def cli() -> None:
     it k times through a real coding-agent CLI. Each attempt gets a fresh, isolated home with
     the skills installed where the agent discovers them; caliper scores the success rate over
     usable attempts, which skills the agent chose to load, tokens and wall time.
-
-    \b
-    Typical session:
-      caliper validate my-skill.eval.yaml
-      caliper run my-skill.eval.yaml --k 3
-      caliper run my-skill.eval.yaml --k 3 --ablate my-skill
-      caliper list my-skill.eval.yaml
-      caliper compare RUN-A.json RUN-B.json
     """
 
 

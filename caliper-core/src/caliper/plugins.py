@@ -85,17 +85,17 @@ KNOWN_DISTRIBUTIONS = {
 
 
 def install_command(plugin_id: str) -> str | None:
-    """The command that installs a known first-party plugin, or ``None`` for unknown ones."""
+    """The command that installs a known first-party plugin, or ``None`` for unknown ones.
+
+    Written for the way this install was made and pinned to the running version
+    (:mod:`caliper.install_hints`), so it can never fetch another project of the same name.
+    """
     known = KNOWN_DISTRIBUTIONS.get(plugin_id)
     if known is None:
         return None
-    distribution, extra = known
-    if extra:
-        return (
-            f"pipx install 'caliper-eval[{extra}]' (or, in an existing install, "
-            f"`pipx inject caliper-eval {distribution}`)"
-        )
-    return f"pipx install caliper-eval (or `pip install {distribution}`)"
+    from caliper.install_hints import add_distribution
+
+    return add_distribution(known[0])
 
 
 @attrs.frozen

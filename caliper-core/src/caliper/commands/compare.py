@@ -27,7 +27,8 @@ class RegressionFound(CaliperError):
 
 
 class NotComparable(CaliperError):
-    """A side is partial or never started, and ``--allow-partial`` was not given (exit 2)."""
+    """A side is partial and ``--allow-partial`` was not given, or a side never started
+    (exit 2)."""
 
     exit_code = EXIT_NOT_COMPARABLE
 
@@ -69,8 +70,9 @@ class NotComparable(CaliperError):
 @click.option(
     "--allow-partial",
     is_flag=True,
-    help="Compare even when a side is partial (stopped early) or never started; without "
-    "it such a pair is 'not comparable' (exit 2).",
+    help="Compare even when a side is partial (stopped early); without it such a pair is "
+    "'not comparable' (exit 2). A side that never started has nothing to compare (exit 2 "
+    "even with this flag).",
 )
 @click.option(
     "--explain",
@@ -118,12 +120,13 @@ def command(
          with --fail-on activation, of either with --fail-on both
       2  usage error: a run was not found or not readable, both sides are the
          same run, a bad --confidence, an -o FILE that cannot be written; or the
-         runs are not comparable (a side is partial or never started) and
-         --allow-partial was not given; --matrix ID matches no run
+         runs are not comparable (a side is partial and --allow-partial was
+         not given, or a side never started: nothing to compare, whatever
+         the flags); --matrix ID matches no run
       1  also: the --junit report could not be written
     """
     from caliper.errors import UsageError
-    from caliper.results.compare import compare_runs, comparison_data, same_run
+    from caliper.results.compare import NEVER_STARTED, compare_runs, comparison_data, same_run
     from caliper.results.store import load_run, resolve_run_ref
 
     if matrix_id is not None:  # engines side by side (issue 18)
@@ -176,8 +179,24 @@ def command(
         from caliper.report import make_console
         from caliper.report.compare_view import render_compare
 
-        render_compare(comparison, make_console(), explain=explain)
+        render_compare(comparison, make_console(), explain=explain, allow_partial=allow_partial)
     _write_junit(junit, comparison, fail_on)
+    never = [
+        f"the {label} run {run_id}"
+        for label, run_id, side in (
+            ("before", comparison.a_run_id, comparison.a_side),
+            ("after", comparison.b_run_id, comparison.b_side),
+        )
+        if side.state == NEVER_STARTED
+    ]
+    if never:  # --allow-partial cannot help: there is nothing on that side
+        raise NotComparable(
+            f"Nothing to compare: {' and '.join(never)} never started, so "
+            f"{'it has' if len(never) == 1 else 'they have'} no attempt to compare"
+            + (f" ({_never_reason(comparison)})." if _never_reason(comparison) else "."),
+            hint="Fix what stopped it (the reason above), run the spec again, and compare "
+            "that run (`caliper list SPEC` shows the runs).",
+        )
     if not comparison.comparable and not allow_partial:
         raise NotComparable(_not_comparable_message(comparison), hint=_hint(comparison))
     _check_regressions(comparison, fail_on)
@@ -203,6 +222,15 @@ def _not_comparable_message(comparison) -> str:
             reason = f" ({side.reason.rstrip('. ')})" if side.reason else ""
             parts.append(f"the {label} run {run_id} {side.phrase}{reason}")
     return "Not comparable: " + "; ".join(parts) + "."
+
+
+def _never_reason(comparison) -> str:
+    from caliper.results.compare import NEVER_STARTED
+
+    for side in (comparison.a_side, comparison.b_side):
+        if side.state == NEVER_STARTED and side.reason:
+            return side.reason.rstrip(". ")
+    return ""
 
 
 def _hint(comparison) -> str:

@@ -60,7 +60,8 @@ Exit codes:
   2    bad usage or an invalid spec, caught before any attempt; or a
        --judge-model that cannot be resolved (what finished is saved)
   3    setup error: the agent CLI is missing or cannot log in, or an MCP
-       ${VAR} is unset (partial results are saved when attempts already ran);
+       ${VAR} is unset (partial results are saved when attempts were measured;
+       a run whose agent never started is not saved);
        or a --min-score/--min-activation bar failed (or was inconclusive under
        --inconclusive fail). The message says which.
   129  stopped by SIGHUP (the terminal closed); what finished is saved as a
@@ -597,6 +598,8 @@ def finish_report(
     :meth:`caliper.runner.RunEnding.problem`; this only maps it to the command line)."""
     from caliper.commands.gate_options import gate_error, write_junit_report
 
+    if report.never_started and report.fatal is not None:
+        raise never_started_error(report.fatal)
     show_safely(
         lambda: _show(report, verbose, output, confidence), [report.saved_to], report.interrupted
     )
@@ -606,6 +609,16 @@ def finish_report(
 
         write_junit_report(junit, junit_document(report.results, gate, confidence))
     exit_for(report.problem(gate_error(gate)))
+
+
+def never_started_error(fatal: CaliperError) -> CaliperError:
+    """``fatal`` (why the agent could not start), said once, with what became of the run."""
+    note = "No attempt got started, so nothing was saved."
+    return type(fatal)(
+        fatal.message,
+        hint=f"{fatal.hint}\n{note}" if fatal.hint else note,
+        exit_code=fatal.exit_code,
+    )
 
 
 def show_safely(

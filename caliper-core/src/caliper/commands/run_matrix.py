@@ -84,7 +84,7 @@ def finish_matrix(
     decided by :meth:`caliper.runner.RunEnding.problem`, the matrix leaving with every
     engine's problem named once and the worst (highest) exit code."""
     from caliper.commands.gate_options import gate_error
-    from caliper.commands.run import exit_for, judge_bars, show_safely
+    from caliper.commands.run import exit_for, judge_bars, never_started_error, show_safely
 
     show_safely(
         lambda: _show(ending, verbose, confidence),
@@ -96,7 +96,10 @@ def finish_matrix(
         gate = judge_bars(report, bars, inconclusive, confidence, heading=f"--model {engine}:")
         problem = report.problem(gate_error(gate))
         if problem is not None:
-            problems.append(_engine_problem(engine, report, problem))
+            said = _engine_problem(engine, report, problem)
+            if report.never_started and problem is report.fatal:
+                said = never_started_error(said)
+            problems.append(said)
     exit_for(worst(problems))
 
 
@@ -157,8 +160,11 @@ def _show(ending: MatrixEnding, verbose: bool, confidence: float) -> None:
             )
     render_matrix(build_matrix([r.results for r in ending.reports], confidence), console)
     for engine, report in zip(ending.engines, ending.reports, strict=True):
-        where = report.saved_to or "not saved (see below)"
-        console.print(f"{engine}: results saved to {where}", soft_wrap=True, markup=False)
+        if report.never_started:
+            line = f"{engine}: not saved (no attempt got started, see below)"
+        else:
+            line = f"{engine}: results saved to {report.saved_to or 'not saved (see below)'}"
+        console.print(line, soft_wrap=True, markup=False)
     console.print(
         f"Matrix {ending.matrix_id}: `caliper report --matrix {ending.matrix_id}` shows it again.",
         soft_wrap=True,

@@ -85,19 +85,8 @@ def command(
         )
     else:
         for update in updates:
-            state = "up to date" if not update.outdated else f"update available: {update.latest}"
-            if update.installed is None:
-                state = "not installed"
-            elif update.latest is None:
-                state = "newest version unknown"
-            line = f"{update.backend}: installed {update.installed or '-'}, {state}"
-            if update.self_updating:
-                line += " (updates itself)"
-            click.echo(line)
-            if update.note:
-                click.echo(f"  {update.note}")
-            if update.update_command and (update.outdated or update.installed is None):
-                click.echo(f"  update with: {update.update_command}")
+            for line in _text_lines(update):
+                click.echo(line)
     if check:
         return
     for update in updates:
@@ -112,3 +101,29 @@ def command(
             raise CaliperError(
                 f"`{update.update_command}` failed with exit code {result.returncode}."
             )
+
+
+def _text_lines(update: CliUpdate) -> list[str]:
+    """One backend's lines: its CLI's state, a note, and the command that installs or updates
+    it when that is what to do next."""
+    if update.installed is None:
+        line = f"{update.backend}: not installed"
+        if update.latest:
+            line += f" (newest release: {update.latest})"
+        verb = "install with"
+    else:
+        state = "up to date" if not update.outdated else f"update available: {update.latest}"
+        if update.latest is None:
+            state = "newest version unknown"
+        line = f"{update.backend}: installed {update.installed}, {state}"
+        verb = "update with"
+    if update.self_updating and update.installed is not None:
+        line += " (updates itself)"
+    lines = [line]
+    if update.note:
+        lines.append(f"  {update.note}")
+    wanted = update.outdated or update.installed is None
+    updater_missing = update.installed is None and update.self_updating  # its updater is gone
+    if update.update_command and wanted and not updater_missing:
+        lines.append(f"  {verb}: {update.update_command}")
+    return lines

@@ -13,6 +13,7 @@ from rich.text import Text
 from caliper.report import fmt, plain_table
 from caliper.results.compare import (
     IMPROVED,
+    NEVER_STARTED,
     NO_CHANGE,
     NOT_SIGNIFICANT,
     REGRESSED,
@@ -144,7 +145,7 @@ def _side_line(label: str, run_id: str, side: SideState) -> Text | None:
     return Text(f"  ⚠ {label} ({run_id}) {side.phrase}{reason}.", style="bold yellow")
 
 
-def _header(comparison: RunComparison, console: Console) -> None:
+def _header(comparison: RunComparison, console: Console, allow_partial: bool = False) -> None:
     console.print(Rule(escape(f"CALIPER  —  compare  —  {comparison.spec_name}")))
     console.print(
         Text(
@@ -159,7 +160,13 @@ def _header(comparison: RunComparison, console: Console) -> None:
         if line is not None:
             console.print(line)
     if not comparison.comparable:
-        console.print(Text("  Not comparable: see the verdict below.", style="bold red"))
+        sides = (comparison.a_side, comparison.b_side)
+        if any(side.state == NEVER_STARTED for side in sides):
+            console.print(Text("  Nothing to compare: see the verdict below.", style="bold red"))
+        elif allow_partial:
+            console.print(Text("  Partial: see the verdict below.", style="yellow"))
+        else:
+            console.print(Text("  Not comparable: see the verdict below.", style="bold red"))
 
 
 def _fits(console: Console, table: Table) -> bool:
@@ -180,10 +187,17 @@ def _laid_out_table(comparison: RunComparison, console: Console) -> tuple[Table,
     return comparison_table(comparison, narrow=True, short=True), True
 
 
-def render_compare(comparison: RunComparison, console: Console, *, explain: bool = False) -> None:
+def render_compare(
+    comparison: RunComparison,
+    console: Console,
+    *,
+    explain: bool = False,
+    allow_partial: bool = False,
+) -> None:
     """Print ``comparison`` to ``console``; ``explain`` adds every test's detail and what the
-    pair could have detected."""
-    _header(comparison, console)
+    pair could have detected; ``allow_partial`` (``--allow-partial``) gives the verdict on what
+    a partial side finished instead of refusing it."""
+    _header(comparison, console, allow_partial)
     console.print()
     if comparison.tasks:
         table, short = _laid_out_table(comparison, console)
@@ -223,7 +237,7 @@ def render_compare(comparison: RunComparison, console: Console, *, explain: bool
             usage.wall_delta,
         )
     )
-    _verdict(comparison, console)
+    _verdict(comparison, console, allow_partial)
     _notes(comparison, console)
     if explain:
         from caliper.report.compare_explain import render_explain
@@ -309,23 +323,37 @@ def _activation_lines(comparison: RunComparison, console: Console) -> None:
         console.print(line)
 
 
-def _verdict(comparison: RunComparison, console: Console) -> None:
+def _verdict(comparison: RunComparison, console: Console, allow_partial: bool = False) -> None:
     console.print()
     level = _level(comparison)
     if not comparison.comparable:
-        sides = [
-            f"{label} {side.phrase}"
+        incomplete = [
+            (label, side)
             for label, side in (("before", comparison.a_side), ("after", comparison.b_side))
             if not side.complete
         ]
-        console.print(
-            Text(
-                f" Not comparable: {' and '.join(sides)}; its numbers do not measure the "
-                "skill. Pass --allow-partial to compare what there is.",
-                style="bold red",
+        sides = " and ".join(f"{label} {side.phrase}" for label, side in incomplete)
+        if any(side.state == NEVER_STARTED for _, side in incomplete):
+            console.print(
+                Text(
+                    f" Nothing to compare: {sides}; a run that never started has no attempt "
+                    "to compare.",
+                    style="bold red",
+                )
             )
+            return
+        if not allow_partial:
+            console.print(
+                Text(
+                    f" Not comparable: {sides}; its numbers do not measure the "
+                    "skill. Pass --allow-partial to compare what there is.",
+                    style="bold red",
+                )
+            )
+            return
+        console.print(
+            Text(f" Partial: {sides}; compared what finished (--allow-partial).", style="yellow")
         )
-        return
     regressed = [t for t in comparison.tasks if t.regression]
     if regressed:
         names = ", ".join(t.name for t in regressed)

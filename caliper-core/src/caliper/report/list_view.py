@@ -37,7 +37,7 @@ def render_runs(spec_name: str, rows: list[dict], console: Console) -> None:
     table.add_column("k", justify="right", no_wrap=True)
     table.add_column("Score [95% interval]", justify="right", no_wrap=True)
     table.add_column("Ablated", overflow="fold")
-    table.add_column("", no_wrap=True)
+    table.add_column("Status", no_wrap=True)
     problems = []
     for row in rows:
         if "error" in row:

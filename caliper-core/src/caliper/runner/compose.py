@@ -439,15 +439,19 @@ def _finish(
     adaptive: AdaptiveK | None,
 ) -> RunEnding:
     """Assemble and save engine ``key``'s run from its journal; how it ended."""
+    from caliper.errors import SetupError
     from caliper.runner.ending import RunEnding
 
     stop_reason = None
     if execution.interrupted or execution.fatal is not None:
         stop_reason = prepared.secrets.redact(execution.stop_reason) or "stopped"
+    # The agent could not start (a missing login, say): nothing was measured, so no run is kept.
+    never_started = isinstance(execution.fatal, SetupError) and journal.never_started()
     results, saved_to, save_error = journal.finish(
         aborted=execution.aborted[key],
         stop_reason=stop_reason,
         task_stop_reasons=adaptive.reasons() if adaptive is not None else None,
+        save=not never_started,
     )
     return RunEnding(
         results=results,
@@ -456,6 +460,7 @@ def _finish(
         interrupted=execution.interrupted,
         save_error=save_error,
         stop_signal=execution.stop_signal,
+        never_started=never_started,
     )
 
 

@@ -44,6 +44,8 @@ class RunEnding:
     """Set when the store could not be written (its message says where the run went)."""
     stop_signal: int | None = None
     """The signal that stopped the run (``SIGINT``, ``SIGTERM``, ``SIGHUP``), if one did."""
+    never_started: bool = False
+    """No attempt got past the agent's start (``fatal`` says why), so the run was not saved."""
 
     def problem(self, gate_error: CaliperError | None = None) -> CaliperError | None:
         """The error this run exits with (``None``: exit 0). First that applies: the results

@@ -63,11 +63,18 @@ def unknown_executor(executor_id: str, known: Iterable[str]) -> UsageError:
     """The one message for an ``--executor`` nobody provides."""
     known = list(known)
     close = difflib.get_close_matches(executor_id, known, n=1, cutoff=0.6)
+    ray = ""
+    if executor_id == "ray" or (close and close[0] == "ray"):
+        from caliper.install_hints import add_distribution
+
+        command = add_distribution("caliper-executor-ray")
+        ray = f" --executor ray comes with caliper-executor-ray: {command}."
     return UsageError(
         f"--executor {executor_id!r}: no installed executor has that id."
         + (f" Did you mean {close[0]!r}?" if close else ""),
-        hint=f"Installed executors: {', '.join(known)}. Executors come from plugins (e.g. "
-        "`pip install caliper-executor-ray` for --executor ray); `caliper plugins` lists them.",
+        hint=f"Installed executors: {', '.join(known)}. Executors come from plugins"
+        f"{'' if ray else ' (caliper-executor-ray provides --executor ray)'}; `caliper plugins` "
+        f"lists them.{ray}",
     )
 
 

@@ -13,6 +13,7 @@ is rare) the run goes on with the attempts kept in memory only, and says so once
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -205,15 +206,39 @@ class RunJournal:
         except (OSError, JournalError):
             return self.stored
 
+    def never_started(self) -> bool:
+        """Whether no attempt of this session got past the agent's start: it made some, and
+        each ended as an infrastructure error (the agent's setup failed), none carried over
+        from an earlier run (a resume or retry keeps what it brought)."""
+        from caliper.results.models import Outcome
+
+        return (
+            not self.carried_records
+            and bool(self.new_records)
+            and all(r.outcome is Outcome.INFRA_ERROR for r in self.new_records)
+        )
+
+    def discard(self) -> None:
+        """Remove the journal: the run is not kept (nothing in it was measured)."""
+        if self.writer is not None:
+            self.writer.close()
+            with contextlib.suppress(OSError):
+                self.writer.path.unlink()
+            with contextlib.suppress(OSError):
+                self.folder.rmdir()  # only when this run was all it held
+            self.writer = None
+
     def finish(
         self,
         *,
         aborted: Iterable[str],
         stop_reason: str | None,
         task_stop_reasons: dict[str, str] | None = None,
+        save: bool = True,
     ) -> tuple[RunResults, Path | None, CaliperError | None]:
         """Assemble the results file from the journal, save it; return results, where they
-        went and the save error (if saving failed)."""
+        went and the save error (if saving failed). With ``save=False`` the results are only
+        assembled and the journal is removed."""
         from caliper.results.store import (
             ResultsWriteError,
             claim_results,
@@ -224,6 +249,19 @@ class RunJournal:
 
         assert self.run_id is not None
         attempts = self._attempts()
+        if not save:
+            meta = self.meta([*self.carried_records, *self.new_records], self.run_id)
+            meta.partial, meta.stop_reason = True, stop_reason
+            self.discard()
+            results = assemble_results(
+                meta,
+                self.prepared.spec,
+                self.prepared.options.k,
+                attempts,
+                aborted={*aborted, *self.aborted_names},
+                task_stop_reasons=task_stop_reasons,
+            ).results
+            return results, None, None
         journal = self.writer.path if self.writer is not None else None
         claim_error: ResultsWriteError | None = None
         path: Path | None = self.folder / f"{self.run_id}.json"

@@ -89,14 +89,14 @@ class TaskChecker:
             return (
                 f"the judge for {key!r} is installed but failed to load: {self.judge_failures[key]}"
             )
-        from caliper.plugins import install_command
+        from caliper.install_hints import add_distribution
 
         known = [*CORE_TASK_KEYS, *self.judges]
         if isinstance(key, str) and key in TASK_HINTS:
             return TASK_HINTS[key]
         distribution = JUDGE_DISTRIBUTIONS.get(key) if isinstance(key, str) else None
         if distribution is not None:
-            install = install_command(key) or f"pip install {distribution}"
+            install = add_distribution(distribution)
             return (
                 f"no installed judge provides {key!r}: it comes with the {distribution} "
                 f"plugin (part of caliper-eval). Install it: {install}."

@@ -65,11 +65,18 @@ def main(argv: list[str] | None = None) -> int:
             "claude-code",
             *extra,
         ]
-        print("$ " + " ".join(command[1:]), file=sys.stderr)
+        print(echoed(command), file=sys.stderr)
         print(
             f"(claude → scripted model at {server.url}; {why or 'loopback only'})", file=sys.stderr
         )
         return subprocess.call(command, env=env, cwd=example)
+
+
+def echoed(command: list[str]) -> str:
+    """The command as a user would type it: ``$ caliper run …`` (shell-quoted)."""
+    import shlex
+
+    return "$ " + shlex.join(["caliper", *command[1:]])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,64 @@
+"""The pre-flight login check: would Claude Code authenticate in an attempt?
+
+Without a login every attempt fails at its first model call, k times over. Before any attempt
+caliper asks Claude Code itself (``claude auth status``, which answers offline in JSON) in a
+throw-away sandbox seeded exactly as an attempt's (the user's ``.credentials.json``, credential
+helpers and account keys, the forwarded variables such as ``ANTHROPIC_API_KEY``), so the answer
+is the one every attempt would get and the user's own Claude folder is never written to.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import attrs
+
+from caliper.errors import SetupError
+from caliper.process import run_process
+from caliper_backend_claude import isolation
+
+STATUS_TIMEOUT = 30.0
+
+NOT_LOGGED_IN = (
+    "Claude Code is not logged in: `claude auth status` finds no login ({config} has no "
+    "credentials) and no API key or token in the environment caliper runs in, so every "
+    "attempt would fail to authenticate."
+)
+NOT_LOGGED_IN_HINT = (
+    "Log in with `claude /login` (Claude subscription) or set ANTHROPIC_API_KEY in the "
+    "environment caliper runs in, then run caliper again."
+)
+
+
+def logged_in(cli: Path, real_home: Path) -> bool | None:
+    """Claude Code's own answer for an attempt's sandbox; ``None`` when it gives none."""
+    from caliper.sandbox import make_sandbox, remove_sandbox
+
+    made = make_sandbox(spec_dir=Path.cwd(), prefix="caliper-login-check-")
+    sandbox = attrs.evolve(made, real_home=real_home)
+    try:
+        env = isolation.build_env(sandbox, isolation.seed_home(sandbox))
+        result = run_process(
+            [str(cli), "auth", "status"], env=env, cwd=sandbox.workdir, timeout=STATUS_TIMEOUT
+        )
+    except OSError:
+        return None
+    finally:
+        remove_sandbox(made)
+    try:
+        answer = json.loads(result.stdout)
+    except ValueError:
+        return None
+    value = answer.get("loggedIn") if isinstance(answer, dict) else None
+    return value if isinstance(value, bool) else None
+
+
+def check_login(cli: Path | None, real_home: Path) -> None:
+    """Raise :class:`SetupError` (exit 3) when Claude Code says it is not logged in."""
+    if cli is None or logged_in(cli, real_home) is not False:
+        return
+    import os
+
+    config = isolation.real_config_dir(real_home, os.environ)
+    raise SetupError(NOT_LOGGED_IN.format(config=config), hint=NOT_LOGGED_IN_HINT)
