@@ -198,19 +198,35 @@ def test_an_overall_drop_can_be_supported_when_no_single_task_is():
     assert comparison.delta_interval.high < 0
 
 
-def test_holm_adjusts_over_tasks_and_the_whole_run():
+def test_the_whole_run_is_tested_first_at_full_level_then_tasks_with_holm():
     a = run([task("a", [P] * 10), task("b", [P] * 10), task("c", [P] * 10)])
     b = run([task("a", [F] * 10), task("b", [P] * 10), task("c", [P] * 9 + [F])], run_id="b")
     comparison = compare_runs(a, b)
     by_name = rows(comparison)
-    raw = [by_name[n].p_value for n in "abc"] + [comparison.p_value]
-    from caliper.results.significance import holm_adjust
-
-    assert [by_name[n].p_adjusted for n in "abc"] + [comparison.p_adjusted] == pytest.approx(
-        holm_adjust(raw)
-    )
+    # Fisher, two-sided: 10/10 vs 0/10 has p = 2 / C(20, 10); 10/10 vs 9/10 has p = 1
+    p_a = 2 / math.comb(20, 10)
+    assert by_name["a"].p_value == pytest.approx(p_a)
+    assert by_name["c"].p_value == pytest.approx(1.0)
+    # the whole run is judged at the full level: its adjusted p is its own p
+    assert comparison.p_adjusted == comparison.p_value
+    # tasks: Holm over the three tasks (not four), and never below the whole-run p
+    assert by_name["a"].p_adjusted == pytest.approx(max(3 * p_a, comparison.p_value))
+    assert by_name["b"].p_adjusted == pytest.approx(1.0)
     assert by_name["a"].regression and not by_name["c"].regression
-    assert comparison.correction == "holm" and comparison.alpha == pytest.approx(0.05)
+    assert comparison.correction == "gatekeeping-holm" and comparison.alpha == pytest.approx(0.05)
+
+
+def test_no_task_is_called_changed_unless_the_whole_run_test_rejects():
+    # one task drops 10/10 -> 3/10 (Fisher p = 0.0031 < 0.05 / 1), but nine others are
+    # unchanged at 5/10, so the whole-run mean moves by 7 pts only: the gate stays shut
+    before = [task("drop", [P] * 10)] + [task(f"t{i}", [P] * 5 + [F] * 5) for i in range(9)]
+    after = [task("drop", [P] * 3 + [F] * 7)] + [task(f"t{i}", [P] * 5 + [F] * 5) for i in range(9)]
+    comparison = compare_runs(run(before), run(after, run_id="b"))
+    assert comparison.p_value > 0.05
+    drop = rows(comparison)["drop"]
+    assert drop.p_value < 0.005
+    assert drop.p_adjusted >= comparison.p_value > 0.05
+    assert drop.verdict == "not significant" and not comparison.has_regression
 
 
 def test_a_lower_confidence_calls_more_changes():
@@ -265,7 +281,7 @@ def test_sensitivity_says_what_the_pair_could_detect():
     a = run([task(f"t{i}", [P, P, F]) for i in range(5)])
     b = run([task(f"t{i}", [P, F, F]) for i in range(5)], run_id="b")
     sens = compare_runs(a, b).sensitivity
-    assert sens.tasks == 5 and sens.tests == 6
+    assert sens.tasks == 5 and sens.tests == 5  # Holm covers the tasks; the run is first
     assert sens.task_drop is None  # Fisher at k=3 cannot reject at all
     assert 0.3 < sens.overall_drop < 0.67
     assert sens.k_needed is not None and sens.k_needed > 3

@@ -90,7 +90,7 @@ def test_json_format_for_scripts(tmp_path):
     assert set(commit["delta_interval"]) == {"low", "high", "level", "method"}
     assert commit["delta_interval"]["method"] == "newcombe"
     assert rows["Config"]["regression"] is False and rows["Config"]["verdict"] == "no change"
-    assert data["confidence"] == 0.95 and data["correction"] == "holm"
+    assert data["confidence"] == 0.95 and data["correction"] == "gatekeeping-holm"
     assert data["delta_interval"]["method"] == "mover-wilson-cc"
     assert data["a_side"]["complete"] is True and data["comparable"] is True
 

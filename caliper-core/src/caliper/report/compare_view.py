@@ -342,7 +342,7 @@ def _verdict(comparison: RunComparison, console: Console) -> None:
     if not regressed and not comparison.overall_regression:
         console.print(
             Text(
-                f" No regression. (No drop is supported at {level} after Holm's correction.)",
+                f" No regression. (No drop is supported at {level}, family-wise corrected.)",
                 style="green",
             )
         )

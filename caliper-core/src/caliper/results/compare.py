@@ -1,9 +1,10 @@
 """Diffing two saved runs task by task. Pure: takes two :class:`RunResults`, returns data.
 
 ``a`` is *before* and ``b`` is *after*; every delta is after − before. A change counts only
-when a test supports it at the chosen level (``alpha = 1 − confidence``), after Holm's
-correction over every test of the family (each matched task, plus the whole run when more
-than one task is matched):
+when a test supports it at the chosen level (``alpha = 1 − confidence``), by a fixed-sequence
+(gatekeeping) procedure: the whole run is tested first at the full level, and only when it
+rejects are the matched tasks tested, with Holm's correction over the tasks (one matched task:
+the whole run is that task). The chance of any false call, whole run or task, stays ≤ alpha:
 
 * per task, Fisher's exact test on the two binomial samples, with Newcombe's interval for Δ;
 * the whole run, an exact stratified permutation test paired by task, with the paired
@@ -35,7 +36,7 @@ from caliper.results.stats import (
 )
 
 EPSILON = 1e-9
-CORRECTION = "holm"
+CORRECTION = "gatekeeping-holm"
 
 # TaskComparison.verdict / activation_verdict and RunComparison.overall_verdict
 REGRESSED = "regressed"
@@ -124,11 +125,12 @@ class Sensitivity:
     """How small a drop this pair could have detected (with chance ``power`` at ``level``).
 
     ``task_drop``: the smallest drop of one task alone that its test (Fisher, at Holm's first
-    step ``alpha / tests``) catches, at the pair's attempts per task; ``overall_drop``: the
-    smallest drop on every task that the whole-run test catches. Both from ``baseline`` (the
-    before side's rate over matched tasks, held to [0.5, 0.95]); ``None`` means no drop at
-    all would be caught. ``k_needed`` is the k (both sides) at which the whole-run test would
-    catch a drop of ``target_drop`` on every task (``None`` past 1000).
+    step ``alpha / tests`` over the ``tests`` tasks) catches, at the pair's attempts per task;
+    ``overall_drop``: the smallest drop on every task that the whole-run test catches. Both
+    from ``baseline`` (the before side's rate over matched tasks, held to [0.5, 0.95]);
+    ``None`` means no drop at all would be caught. ``k_needed`` is the k (both sides) at which
+    the whole-run test would catch a drop of ``target_drop`` on every task (``None`` past
+    1000).
     """
 
     level: float
@@ -298,7 +300,8 @@ def verdict_for(delta: float | None, p_adjusted: float | None, alpha: float) -> 
 
 @attrs.frozen
 class _Family:
-    """One family of tests (success or activation) after Holm's correction."""
+    """One family of tests (success or activation): the whole run first, then the tasks with
+    Holm's correction within it; ``tests`` is the number of per-task tests Holm covers."""
 
     task_p: dict[str, float]
     task_adjusted: dict[str, float]
@@ -308,29 +311,45 @@ class _Family:
     tests: int
 
 
+def gatekept_adjust(overall_p: float, task_p: list[float]) -> tuple[float, list[float]]:
+    """Adjusted p-values of the fixed-sequence (gatekeeping) procedure compare uses.
+
+    The whole-run test comes first, at the full level: its adjusted p is its own p. The
+    per-task tests are examined only within it, with Holm's correction over the tasks, so a
+    task's adjusted p is the larger of the whole-run p and its Holm-adjusted p. Rejecting
+    every hypothesis whose adjusted p is at most α keeps the chance of any false rejection
+    (the whole run or any task) at most α whatever the truth: when nothing changed only the
+    whole-run test can open the gate (chance ≤ α), and when something changed the per-task
+    rejections are a subset of Holm's, which alone controls that chance.
+    """
+    holm = holm_adjust(task_p)
+    return overall_p, [max(overall_p, p) for p in holm]
+
+
 def _family(pairs: dict[str, tuple[int, int, int, int]], confidence: float) -> _Family:
-    """Fisher per task and, for several tasks, the stratified test of the whole, corrected
-    together with Holm (one task: the whole is that task)."""
+    """The stratified test of the whole first, at the full level, then Fisher per task,
+    Holm-adjusted over the tasks, within it (one task: the whole is that task)."""
     names = [name for name in pairs]
     p_values = [fisher_exact(*pairs[name]) for name in names]
     overall_p = overall_interval = None
     if len(names) == 1:
         overall_p = p_values[0]
         overall_interval = newcombe_difference_interval(*pairs[names[0]], confidence=confidence)
+        task_adjusted = {names[0]: overall_p}
     elif names:
         overall_p = stratified_exact_test([pairs[n] for n in names])
         overall_interval = paired_mean_difference_interval([pairs[n] for n in names], confidence)
-    family = p_values + ([overall_p] if len(names) > 1 else [])
-    adjusted = holm_adjust(family)
-    task_adjusted = dict(zip(names, adjusted[: len(names)], strict=True))
-    overall_adjusted = adjusted[-1] if adjusted else None
+        _, adjusted = gatekept_adjust(overall_p, p_values)
+        task_adjusted = dict(zip(names, adjusted, strict=True))
+    else:
+        task_adjusted = {}
     return _Family(
         dict(zip(names, p_values, strict=True)),
         task_adjusted,
         overall_p,
-        overall_adjusted,
+        overall_p,
         overall_interval,
-        len(family),
+        len(names),
     )
 
 
@@ -487,7 +506,7 @@ def _sensitivity(
     before = sum(r.a_successes for r in measured) / sum(r.a_usable for r in measured)
     baseline = round(min(0.95, max(0.5, before)), 2)
     task_alpha = power_mod.family_alpha(alpha, tests)
-    overall_alpha = task_alpha if tasks > 1 else alpha
+    overall_alpha = alpha  # the whole-run test comes first, at the full level
     task_drop = power_mod.task_detectable_drop(
         round(a_k), round(b_k), task_alpha, baseline=baseline
     )
