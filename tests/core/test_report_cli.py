@@ -56,7 +56,8 @@ def test_report_json_carries_derived_blocks(tmp_path):
     assert data["meta"]["run_id"] == "2026-11-30T18-01-33Z"
     assert data["tasks"][0]["attempts"][0]["outcome"] == "pass"
     assert data["scores"]["tasks"][0]["score"] == pytest.approx(1 / 3)
-    assert data["scores"]["tasks"][0]["pass_at_k"] == pytest.approx(1 - (2 / 3) ** 3)
+    # 1 pass in 3: the unbiased pass@3 estimate is 1 - C(2, 3) / C(3, 3) = 1
+    assert data["scores"]["tasks"][0]["pass_at_k"] == 1.0
     assert data["scores"]["score"] == pytest.approx((1 / 3 + 1) / 2)
     assert data["usage_totals"]["tokens_in"] == 5 * 1250
     assert data["usage_totals"]["tokens_out"] == 5 * 100

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from test_results_support import INFRA, JUDGE, NC, TIMEOUT, C, F, P, attempt, run, snapshot, task
@@ -25,16 +26,29 @@ def test_one_in_three_gives_the_documented_views():
     assert score.usable == 3
     assert score.successes == 1
     assert score.score == pytest.approx(1 / 3)
-    assert round(score.pass_at_k * 100, 1) == 70.4
-    assert round(score.pass_hat_k * 100, 1) == 3.7
+    # k = 3 usable tries: one of them passed (pass@3 estimate 1), not all of them (pass^3 0)
+    assert score.pass_at_k == 1.0 and score.pass_hat_k == 0.0
     assert score.status is TaskStatus.PARTIAL
 
 
-def test_pass_at_k_bounds_the_raw_rate():
-    for s in (0.0, 0.25, 0.5, 0.9, 1.0):
-        assert pass_hat_k(s, 3) <= s <= pass_at_k(s, 3)
-    assert pass_at_k(None, 3) is None
-    assert pass_hat_k(None, 0) is None
+def test_pass_at_k_and_pass_hat_k_are_unbiased():
+    """Averaged over every outcome of n tries at pass chance p (exact binomial weights), the
+    estimates equal the true 1 - (1 - p)^k and p^k, for every k <= n (Chen et al. 2021)."""
+    for n in (1, 3, 5, 10):
+        for p in (0.1, 0.5, 0.8):
+            weights = [math.comb(n, c) * p**c * (1 - p) ** (n - c) for c in range(n + 1)]
+            for k in range(1, n + 1):
+                at = sum(w * pass_at_k(c, n, k) for c, w in enumerate(weights))
+                hat = sum(w * pass_hat_k(c, n, k) for c, w in enumerate(weights))
+                assert at == pytest.approx(1 - (1 - p) ** k)
+                assert hat == pytest.approx(p**k)
+    # the issue's case: p = 0.5, k = 3, the truth is 87.5% (the old plug-in averaged 75%)
+    weights = [math.comb(3, c) / 8 for c in range(4)]
+    assert sum(w * pass_at_k(c, 3) for c, w in enumerate(weights)) == pytest.approx(0.875)
+    # 2 passes in 5, k = 2: 1 - C(3, 2) / C(5, 2) = 1 - 3/10; pass^2 = C(2, 2) / C(5, 2)
+    assert pass_at_k(2, 5, 2) == pytest.approx(0.7)
+    assert pass_hat_k(2, 5, 2) == pytest.approx(0.1)
+    assert pass_at_k(0, 0) is None and pass_hat_k(1, 2, 3) is None
 
 
 def test_unusable_and_not_checked_leave_the_denominator():
@@ -42,8 +56,8 @@ def test_unusable_and_not_checked_leave_the_denominator():
     assert (score.usable, score.successes, score.unusable, score.not_checked) == (2, 1, 3, 1)
     assert score.cheats == 1
     assert score.score == 0.5
-    # pass@k uses the usable count, not k
-    assert score.pass_at_k == pytest.approx(1 - 0.5**2)
+    # pass@k is at k = the usable count (2), not the attempts: one of the two passed
+    assert score.pass_at_k == 1.0 and score.pass_hat_k == 0.0
 
 
 def test_a_task_with_nothing_usable_is_unmeasured():
@@ -166,8 +180,8 @@ def test_json_blocks_are_plain_data():
     scores = json.loads(json.dumps(scores_data(scored)))
     assert scores["score"] == 0.5
     assert scores["tasks"][0]["status"] == "PARTIAL"
-    assert scores["tasks"][0]["pass_at_k"] == pytest.approx(0.75)
-    assert scores["tasks"][0]["pass_hat_k"] == pytest.approx(0.25)
+    assert scores["tasks"][0]["pass_at_k"] == 1.0  # one of the two tries passed
+    assert scores["tasks"][0]["pass_hat_k"] == 0.0  # not both
     assert scores["activation_per_skill"][0]["recall"] == 0.5
     usage = json.loads(json.dumps(usage_data(scored)))
     assert usage["total_tokens"] == usage["tokens_in"] + usage["tokens_out"]

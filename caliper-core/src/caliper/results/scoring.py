@@ -18,6 +18,7 @@ The rules, in short (``docs/results.md`` has the long form):
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Iterable
 
 import attrs
@@ -82,7 +83,8 @@ class UsageTotals:
 class TaskScore:
     """The derived numbers of one task.
 
-    ``score_interval`` is the Wilson interval of ``successes / usable`` and
+    ``pass_at_k`` / ``pass_hat_k`` are the unbiased estimates (:func:`pass_at_k`) at k = the
+    usable attempts. ``score_interval`` is the Wilson interval of ``successes / usable`` and
     ``activation_interval`` that of ``activation_successes / activation_usable``, both at
     ``confidence``; ``None`` when the rate has no attempts to rest on.
     """
@@ -172,18 +174,31 @@ def rate(successes: int, usable: int) -> float | None:
     return successes / usable if usable else None
 
 
-def pass_at_k(score: float | None, usable: int) -> float | None:
-    """Chance that at least one of ``usable`` tries passes: ``1 - (1 - score) ** usable``."""
-    if score is None:
+def pass_at_k(successes: int, usable: int, k: int | None = None) -> float | None:
+    """The unbiased estimate of pass@k, the chance that at least one of ``k`` fresh tries
+    passes, from ``successes`` passes in ``usable`` tries: ``1 − C(usable − successes, k) /
+    C(usable, k)`` (Chen et al. 2021, "Evaluating large language models trained on code").
+
+    ``k`` defaults to ``usable`` (every try made), where the estimate is 1 when any try passed
+    and 0 otherwise. ``None`` when nothing was usable or ``k`` is not in ``1..usable``.
+    """
+    k = usable if k is None else k
+    if usable <= 0 or not 1 <= k <= usable:
         return None
-    return 1.0 - (1.0 - score) ** usable
+    return 1.0 - math.comb(usable - successes, k) / math.comb(usable, k)
 
 
-def pass_hat_k(score: float | None, usable: int) -> float | None:
-    """Chance that all ``usable`` tries pass: ``score ** usable``."""
-    if score is None:
+def pass_hat_k(successes: int, usable: int, k: int | None = None) -> float | None:
+    """The unbiased estimate of pass^k, the chance that all of ``k`` fresh tries pass:
+    ``C(successes, k) / C(usable, k)`` (the same sampling argument as :func:`pass_at_k`).
+
+    ``k`` defaults to ``usable``, where the estimate is 1 when every try passed and 0
+    otherwise. ``None`` when nothing was usable or ``k`` is not in ``1..usable``.
+    """
+    k = usable if k is None else k
+    if usable <= 0 or not 1 <= k <= usable:
         return None
-    return score**usable
+    return math.comb(successes, k) / math.comb(usable, k)
 
 
 def mean(values: Iterable[float | None]) -> float | None:
@@ -287,8 +302,8 @@ def score_task(task: TaskResult, confidence: float = DEFAULT_CONFIDENCE) -> Task
         usable=usable,
         successes=successes,
         score=score,
-        pass_at_k=pass_at_k(score, usable),
-        pass_hat_k=pass_hat_k(score, usable),
+        pass_at_k=pass_at_k(successes, usable),
+        pass_hat_k=pass_hat_k(successes, usable),
         unusable=sum(counts[outcome] for outcome in UNUSABLE),
         not_checked=not_checked,
         cheats=counts[Outcome.CHEAT],
