@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 
 import pytest
 from test_results_support import INFRA, JUDGE, NC, TIMEOUT, F, P, run, snapshot, task
@@ -66,9 +67,11 @@ def test_activation_regression_is_kept_apart():
     comparison = compare_runs(a, b)
     x = comparison.tasks[0]
     assert x.activation_delta == -1.0 and x.activation_regression
-    # 0/10 vs 10/10: Newcombe Table II (h), mirrored: [-1.0000, -0.6075]
+    # 0/10 vs 10/10 with continuity-corrected score limits: 10/10's lower limit l solves
+    # |1 − l| − 1/20 = z·sqrt(l(1 − l)/10), l = 0.65546, and 0/10's upper is 1 − l, so the
+    # upper end is −1 + sqrt(2)·(1 − l) = −0.51275
     assert x.activation_delta_interval.low == pytest.approx(-1.0)
-    assert x.activation_delta_interval.high == pytest.approx(-0.6075, abs=1e-4)
+    assert x.activation_delta_interval.high == pytest.approx(-0.51275, abs=1e-4)
     assert x.activation_p_value == pytest.approx(2 / math.comb(20, 10))  # Fisher, extreme table
     assert comparison.has_activation_regression
     assert not comparison.has_regression
@@ -286,3 +289,60 @@ def test_sensitivity_says_what_the_pair_could_detect():
     assert 0.3 < sens.overall_drop < 0.67
     assert sens.k_needed is not None and sens.k_needed > 3
     assert sens.target_drop == pytest.approx(0.33)
+
+
+def _excludes_zero(interval) -> bool:
+    if interval.method.endswith(", excluding 0"):
+        return True  # cut at 0 and open there
+    return not interval.low <= 0.0 <= interval.high
+
+
+def test_zero_to_three_of_three_interval_agrees_with_not_significant():
+    # Fisher, two-sided: 0/3 vs 3/3 has p = 2 / C(6, 3) = 0.1: not significant, so the Δ
+    # interval beside it must reach 0 (Newcombe's alone is [+21, +100])
+    comparison = compare_runs(run([task("x", [F] * 3)]), run([task("x", [P] * 3)], run_id="b"))
+    row = rows(comparison)["x"]
+    assert row.p_value == pytest.approx(0.1) and row.verdict == "not significant"
+    assert row.delta_interval.low <= 0.0 <= row.delta_interval.high
+    assert comparison.delta_interval.low <= 0.0 <= comparison.delta_interval.high
+
+
+def test_every_delta_interval_agrees_with_its_verdict_over_a_grid_of_tables():
+    """One task, every table with 1..8 tries a side (at 95% and 90%); several tasks, seeded
+    random tables: the interval excludes 0 exactly when the verdict is a supported change."""
+    for confidence in (0.95, 0.9):
+        for na in range(1, 9):
+            for nb in range(1, 9):
+                for xa in range(na + 1):
+                    for xb in range(nb + 1):
+                        a = run([task("x", [P] * xa + [F] * (na - xa))])
+                        b = run([task("x", [P] * xb + [F] * (nb - xb))], run_id="b")
+                        c = compare_runs(a, b, confidence=confidence)
+                        row = rows(c)["x"]
+                        changed = row.verdict in ("regressed", "improved")
+                        assert _excludes_zero(row.delta_interval) is changed, (xa, na, xb, nb)
+                        assert _excludes_zero(c.delta_interval) is changed
+    rng = random.Random(7)
+    for _ in range(300):
+        tasks = rng.randint(2, 6)
+        k = rng.choice([3, 5, 10])
+        chances = [(rng.random(), rng.random()) for _ in range(tasks)]
+        a = run(
+            [
+                task(f"t{i}", [P if rng.random() < pa else F for _ in range(k)])
+                for i, (pa, _) in enumerate(chances)
+            ]
+        )
+        b = run(
+            [
+                task(f"t{i}", [P if rng.random() < pb else F for _ in range(k)])
+                for i, (_, pb) in enumerate(chances)
+            ],
+            run_id="b",
+        )
+        c = compare_runs(a, b)
+        changed = c.overall_verdict in ("regressed", "improved")
+        assert _excludes_zero(c.delta_interval) is changed
+        for row in c.tasks:
+            row_changed = row.verdict in ("regressed", "improved")
+            assert _excludes_zero(row.delta_interval) is row_changed

@@ -211,11 +211,11 @@ def test_judge_tokens_are_summed_apart_from_the_attempts_tokens():
     assert totals.unusable_tokens == 55
 
 
-def test_task_intervals_are_wilson_at_the_level_asked():
+def test_task_intervals_are_continuity_corrected_wilson_at_the_level_asked():
     score = score_task(task("t", [P, P, F]), confidence=0.95)
-    # 2/3 -> [20.8, 93.9]: Wilson, as in R's prop.test(2, 3, correct=FALSE)
+    # 2/3 -> [12.5, 98.2]: the continuity-corrected score limits, as R's prop.test(2, 3)
     assert (score.score_interval.low, score.score_interval.high) == pytest.approx(
-        (0.2077, 0.9385), abs=1e-4
+        (0.1253, 0.9823), abs=1e-4
     )
     assert score.confidence == 0.95
     assert score.activation_interval is None  # the task asserts no activates:
@@ -236,9 +236,9 @@ def test_run_interval_counts_tasks_and_attempts():
     interval = scored.score_interval
     assert interval.method == "task-mean"
     assert interval.low < scored.score < interval.high
-    # a single measured task gives exactly its own Wilson interval
+    # a single measured task gives exactly its own interval (R's prop.test(2, 3))
     alone = score_run(run([task("a", [P, P, F]), task("c", [INFRA])])).score_interval
-    assert (alone.low, alone.high) == pytest.approx((0.2077, 0.9385), abs=1e-4)
+    assert (alone.low, alone.high) == pytest.approx((0.1253, 0.9823), abs=1e-4)
     assert score_run(run([task("c", [INFRA])])).score_interval is None
 
 
@@ -250,13 +250,13 @@ def test_activation_intervals_on_the_board_and_per_task():
     scored = score_run(results)
     board = {s.skill: s for s in scored.activation_per_skill}
     recall = board["mine"].recall_interval  # 2 of 3 expected attempts loaded it
-    assert (recall.low, recall.high) == pytest.approx((0.2077, 0.9385), abs=1e-4)
-    precision = board["mine"].precision_interval  # 2 of 2 loads were wanted
-    assert precision.high == 1.0 and precision.low == pytest.approx(0.3424, abs=1e-4)
+    assert (recall.low, recall.high) == pytest.approx((0.1253, 0.9823), abs=1e-4)
+    precision = board["mine"].precision_interval  # 2 of 2 loads were wanted: too few tries
+    assert (precision.low, precision.high, precision.method) == (0.0, 1.0, "uninformative")
     assert board["unused"].recall_interval is None
     own = scored.tasks[0]
     assert (own.activation_interval.low, own.activation_interval.high) == pytest.approx(
-        (0.2077, 0.9385), abs=1e-4
+        (0.1253, 0.9823), abs=1e-4
     )
     assert scored.activation_interval == own.activation_interval
 
@@ -270,11 +270,11 @@ def test_scores_data_carries_intervals_as_plain_data():
     assert data["confidence"] == 0.9
     assert set(data["score_interval"]) == {"low", "high", "level", "method"}
     assert data["score_interval"]["level"] == 0.9
-    assert data["tasks"][0]["score_interval"]["method"] == "wilson"
+    assert data["tasks"][0]["score_interval"]["method"] == "wilson-cc"
     assert data["tasks"][0]["activation_interval"]["level"] == 0.9
     assert data["activation_interval"]["level"] == 0.9
     skill = data["activation_per_skill"][0]
-    assert skill["recall_interval"]["method"] == "wilson"
+    assert skill["recall_interval"]["method"] == "wilson-cc"
     assert skill["precision_interval"]["high"] == 1.0
 
 

@@ -6,9 +6,13 @@ when a test supports it at the chosen level (``alpha = 1 − confidence``), by a
 rejects are the matched tasks tested, with Holm's correction over the tasks (one matched task:
 the whole run is that task). The chance of any false call, whole run or task, stays ≤ alpha:
 
-* per task, Fisher's exact test on the two binomial samples, with Newcombe's interval for Δ;
+* per task, Fisher's exact test on the two binomial samples, with Newcombe's interval for Δ
+  (continuity-corrected);
 * the whole run, an exact stratified permutation test paired by task, with the paired
   task-mean interval for Δ.
+
+Every Δ interval is made to agree with its verdict: it holds 0 exactly when the verdict's own
+test (after the correction) does not reject.
 
 A supported drop of the success score is a *regression* (``has_regression``); the same for
 activation sets ``has_activation_regression``. Tokens and wall time are reported beside and
@@ -28,10 +32,11 @@ from caliper.results.significance import fisher_exact, holm_adjust, stratified_e
 from caliper.results.stats import (
     DEFAULT_CONFIDENCE,
     Interval,
+    agree_with_test,
     check_confidence,
     interval_data,
     mean_rate_interval,
-    newcombe_difference_interval,
+    newcombe_cc_difference_interval,
     paired_mean_difference_interval,
 )
 
@@ -55,7 +60,8 @@ NEVER_STARTED = "never started"
 class TaskComparison:
     """One task present in both runs.
 
-    ``delta_interval`` is Newcombe's interval of ``delta``; ``p_value`` Fisher's exact
+    ``delta_interval`` is Newcombe's continuity-corrected interval of ``delta``, made to hold
+    0 exactly when ``verdict`` is not a supported change; ``p_value`` Fisher's exact
     two-sided p and ``p_adjusted`` the same after Holm's correction. ``verdict`` is one of
     ``regressed``, ``improved`` (a supported change), ``not significant``, ``no change`` or
     ``unmeasured``; ``regression`` is ``verdict == "regressed"``. The ``activation_*``
@@ -273,10 +279,10 @@ def _compare_task(
         b_usable=b.usable,
         a_interval=a.score_interval,
         b_interval=b.score_interval,
-        delta_interval=newcombe_difference_interval(
+        delta_interval=newcombe_cc_difference_interval(
             a.successes, a.usable, b.successes, b.usable, confidence
         ),
-        activation_delta_interval=newcombe_difference_interval(
+        activation_delta_interval=newcombe_cc_difference_interval(
             a.activation_successes,
             a.activation_usable,
             b.activation_successes,
@@ -296,6 +302,14 @@ def verdict_for(delta: float | None, p_adjusted: float | None, alpha: float) -> 
     if p_adjusted <= alpha:
         return REGRESSED if delta < 0 else IMPROVED
     return NOT_SIGNIFICANT
+
+
+def _agreeing(interval: Interval | None, delta: float | None, verdict: str) -> Interval | None:
+    """The Δ interval shown beside ``verdict``: holds 0 exactly when the verdict's test does
+    not reject (see :func:`caliper.results.stats.agree_with_test`)."""
+    if interval is None or delta is None or verdict == UNMEASURED:
+        return interval
+    return agree_with_test(interval, delta, verdict in (REGRESSED, IMPROVED))
 
 
 @attrs.frozen
@@ -334,7 +348,7 @@ def _family(pairs: dict[str, tuple[int, int, int, int]], confidence: float) -> _
     overall_p = overall_interval = None
     if len(names) == 1:
         overall_p = p_values[0]
-        overall_interval = newcombe_difference_interval(*pairs[names[0]], confidence=confidence)
+        overall_interval = newcombe_cc_difference_interval(*pairs[names[0]], confidence=confidence)
         task_adjusted = {names[0]: overall_p}
     elif names:
         overall_p = stratified_exact_test([pairs[n] for n in names])
@@ -579,6 +593,10 @@ def compare_runs(
         judged.append(
             attrs.evolve(
                 r,
+                delta_interval=_agreeing(r.delta_interval, r.delta, verdict),
+                activation_delta_interval=_agreeing(
+                    r.activation_delta_interval, r.activation_delta, act_verdict
+                ),
                 p_value=score_family.task_p.get(r.name),
                 p_adjusted=p_adj,
                 verdict=verdict,
@@ -633,7 +651,7 @@ def compare_runs(
         b_overall_interval=mean_rate_interval(
             [(r.b_successes, r.b_usable) for r in measured], confidence
         ),
-        delta_interval=score_family.overall_interval,
+        delta_interval=_agreeing(score_family.overall_interval, delta, overall_verdict),
         p_value=score_family.overall_p,
         p_adjusted=score_family.overall_adjusted,
         overall_verdict=overall_verdict,
@@ -642,7 +660,7 @@ def compare_runs(
         a_activation_overall=a_act,
         b_activation_overall=b_act,
         activation_delta=act_delta,
-        activation_delta_interval=act_family.overall_interval,
+        activation_delta_interval=_agreeing(act_family.overall_interval, act_delta, act_verdict),
         activation_p_value=act_family.overall_p,
         activation_p_adjusted=act_family.overall_adjusted,
         activation_overall_verdict=act_verdict,

@@ -388,24 +388,50 @@ def evaluate_gate(
     return GateResult(results, policy, confidence)
 
 
+def _gate_mean_interval(counts: list[tuple[int, int]], level: float) -> Interval | None:
+    """The run-aggregate interval bars are judged on: the task-mean interval, or for one
+    measured task its Wilson interval."""
+    from caliper.results.stats import mean_rate_interval, wilson_interval
+
+    kept = [(s, n) for s, n in counts if n > 0]
+    if len(kept) == 1:
+        return wilson_interval(kept[0][0], kept[0][1], level)
+    return mean_rate_interval(kept, level)
+
+
 def measure_run(run: RunScore) -> dict[tuple[str, str | None], Measured]:
     """Every rate a bar can be set on, from a run scored at the gate's confidence: each
-    task's success and activation rate (Wilson intervals) and the run's aggregate of each
-    (the task-mean interval; see ``docs/statistics.md``)."""
+    task's success and activation rate (Wilson intervals, computed here from the counts: the
+    intervals reports print are another method) and the run's aggregate of each (the
+    task-mean interval; see ``docs/statistics.md``)."""
+    from caliper.results.stats import wilson_interval
+
+    level = run.confidence
     measure: dict[tuple[str, str | None], Measured] = {}
     for task in run.tasks:
         measure[(SCORE, task.name)] = Measured(
-            task.score, task.score_interval, task.successes, task.usable
+            task.score,
+            wilson_interval(task.successes, task.usable, level),
+            task.successes,
+            task.usable,
         )
         if task.activation_expected is not None:
             measure[(ACTIVATION, task.name)] = Measured(
                 task.activation_score,
-                task.activation_interval,
+                wilson_interval(task.activation_successes, task.activation_usable, level),
                 task.activation_successes,
                 task.activation_usable,
             )
-    measure[(SCORE, None)] = Measured(run.score, run.score_interval)
-    measure[(ACTIVATION, None)] = Measured(run.avg_activation_score, run.activation_interval)
+    scored = [(t.successes, t.usable) for t in run.tasks]
+    acts = [(t.activation_successes, t.activation_usable) for t in run.tasks]
+    measure[(SCORE, None)] = Measured(run.score, _gate_mean_interval(scored, level))
+    measure[(ACTIVATION, None)] = Measured(
+        run.avg_activation_score,
+        _gate_mean_interval(
+            [c for c, t in zip(acts, run.tasks, strict=True) if t.activation_score is not None],
+            level,
+        ),
+    )
     return measure
 
 

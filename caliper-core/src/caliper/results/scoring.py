@@ -31,7 +31,7 @@ from caliper.results.stats import (
     check_confidence,
     interval_data,
     mean_rate_interval,
-    wilson_interval,
+    rate_interval,
 )
 
 UNUSABLE = frozenset(outcome for outcome in Outcome if outcome.unusable)
@@ -84,9 +84,10 @@ class TaskScore:
     """The derived numbers of one task.
 
     ``pass_at_k`` / ``pass_hat_k`` are the unbiased estimates (:func:`pass_at_k`) at k = the
-    usable attempts. ``score_interval`` is the Wilson interval of ``successes / usable`` and
-    ``activation_interval`` that of ``activation_successes / activation_usable``, both at
-    ``confidence``; ``None`` when the rate has no attempts to rest on.
+    usable attempts. ``score_interval`` is the :func:`~caliper.results.stats.rate_interval`
+    of ``successes / usable`` and ``activation_interval`` that of
+    ``activation_successes / activation_usable``, both at ``confidence``; ``None`` when the
+    rate has no attempts to rest on.
     """
 
     name: str
@@ -119,8 +120,8 @@ class SkillActivation:
     Counted over observed attempts (``activated`` known) of tasks that assert ``activates:``.
     ``expected``: attempts whose task expects the skill; ``fired``: attempts where it loaded;
     ``hits``: both. ``recall = hits / expected``, ``precision = hits / fired``;
-    ``recall_interval`` / ``precision_interval`` are their Wilson intervals (``None`` when
-    the divisor is 0).
+    ``recall_interval`` / ``precision_interval`` are their intervals (``rate_interval``;
+    ``None`` when the divisor is 0).
     """
 
     skill: str
@@ -316,8 +317,8 @@ def score_task(task: TaskResult, confidence: float = DEFAULT_CONFIDENCE) -> Task
         activation_successes=act_successes,
         activation_score=rate(act_successes, act_usable),
         usage=usage_totals(attempts),
-        score_interval=wilson_interval(successes, usable, confidence),
-        activation_interval=wilson_interval(act_successes, act_usable, confidence),
+        score_interval=rate_interval(successes, usable, confidence),
+        activation_interval=rate_interval(act_successes, act_usable, confidence),
         confidence=confidence,
     )
 
@@ -360,8 +361,8 @@ def activation_scoreboard(
                 fired,
                 hits,
                 ablated=name in ablated,
-                recall_interval=wilson_interval(hits, expected, confidence),
-                precision_interval=wilson_interval(hits, fired, confidence),
+                recall_interval=rate_interval(hits, expected, confidence),
+                precision_interval=rate_interval(hits, fired, confidence),
             )
         )
     return board
