@@ -33,11 +33,21 @@ def sample_run(**meta):
             ),
             task("Config file", [P, P, P]),
             task("Neighbour probe", [NC, NC], expected=["other"], activated=[["other"], []]),
-            task("Flaky", [TIMEOUT, INFRA], aborted=True),
+            task("Flaky", [INFRA, INFRA], aborted=True),
         ],
         skills=[snapshot("my-skill"), snapshot("other")],
         **meta,
     )
+
+
+def test_a_timeout_is_shown_as_its_own_outcome_and_counted_as_a_failure():
+    text = rendered(render_run, run([task("Slow", [P, TIMEOUT, F])]))
+    assert "✓◷✗" in text  # its own symbol in the strip
+    assert "1/3 ◷1" in text  # counted in the denominator, shown apart from task_fail
+    assert "33.3%" in text
+    assert "timed out (a failed attempt unless --timeouts unusable)" in text
+    opted = rendered(render_run, run([task("Slow", [P, TIMEOUT, F])], timeouts="unusable"))
+    assert "1/2 ⊘1" in opted and "50.0%" in opted
 
 
 def test_run_report_shows_table_score_activation_usage_and_failures():

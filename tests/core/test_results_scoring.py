@@ -52,19 +52,25 @@ def test_pass_at_k_and_pass_hat_k_are_unbiased():
 
 
 def test_unusable_and_not_checked_leave_the_denominator():
+    # a timeout is a failed attempt (it stays in the denominator); infra and judge errors
+    # and the trigger probe's not_checked leave it
     score = score_task(task("t", [P, C, INFRA, TIMEOUT, JUDGE, NC]))
-    assert (score.usable, score.successes, score.unusable, score.not_checked) == (2, 1, 3, 1)
-    assert score.cheats == 1
-    assert score.score == 0.5
-    # pass@k is at k = the usable count (2), not the attempts: one of the two passed
+    assert (score.usable, score.successes, score.unusable, score.not_checked) == (3, 1, 2, 1)
+    assert score.cheats == 1 and score.timeouts == 1
+    assert score.score == pytest.approx(1 / 3)
+    # pass@k is at k = the usable count (3), not the attempts: one of the three passed
     assert score.pass_at_k == 1.0 and score.pass_hat_k == 0.0
 
 
 def test_a_task_with_nothing_usable_is_unmeasured():
-    score = score_task(task("t", [INFRA, TIMEOUT, JUDGE]))
+    score = score_task(task("t", [INFRA, JUDGE]))
     assert score.score is None
     assert score.pass_at_k is None
     assert score.status is TaskStatus.UNMEASURED
+    # timeouts are failed attempts: a task that only timed out is measured, and failed
+    assert score_task(task("t", [INFRA, TIMEOUT, JUDGE])).status is TaskStatus.FAIL
+    left_out = score_task(task("t", [INFRA, TIMEOUT, JUDGE]), timeouts="unusable")
+    assert left_out.status is TaskStatus.UNMEASURED
 
 
 @pytest.mark.parametrize(
@@ -76,7 +82,7 @@ def test_a_task_with_nothing_usable_is_unmeasured():
         ([F, C, F], {}, TaskStatus.FAIL),
         ([P, INFRA], {"aborted": True}, TaskStatus.ABORTED),
         ([NC, NC], {"expected": ["a"], "activated": [["a"], []]}, TaskStatus.TRIGGER_ONLY),
-        ([TIMEOUT, NC], {"expected": ["a"], "activated": [None, ["a"]]}, TaskStatus.TRIGGER_ONLY),
+        ([INFRA, NC], {"expected": ["a"], "activated": [None, ["a"]]}, TaskStatus.TRIGGER_ONLY),
     ],
 )
 def test_status(outcomes, kwargs, status):
@@ -95,7 +101,9 @@ def test_run_score_averages_tasks_and_skips_unmeasured():
 
 
 def test_run_with_no_measured_task_has_no_score():
-    assert score_run(run([task("a", [TIMEOUT])])).score is None
+    assert score_run(run([task("a", [INFRA])])).score is None
+    assert score_run(run([task("a", [TIMEOUT])], timeouts="unusable")).score is None
+    assert score_run(run([task("a", [TIMEOUT])])).score == 0.0  # a failed attempt
     assert score_run(run([])).score is None
 
 
@@ -153,9 +161,14 @@ def test_usage_totals_split_the_unusable_slice():
         attempt("t", 2, F, usage=Usage(200, 20, None, None), duration=20.0),
         attempt("t", 3, NC, usage=Usage(50, 5, 0, 0), duration=3.0),
         attempt("t", 4, INFRA, usage=Usage(7, 1, 0, 0), duration=40.0),
-        attempt("t", 5, TIMEOUT, usage=None, duration=120.0),
+        attempt("t", 5, JUDGE, usage=None, duration=120.0),
     ]
     totals = usage_totals(attempts)
+    # a timeout is a failed attempt: its spend is in the main figures by default
+    with_timeout = usage_totals([*attempts[:4], attempt("t", 5, TIMEOUT, duration=120.0)])
+    assert (with_timeout.attempts, with_timeout.unusable_attempts) == (4, 1)
+    opted_out = usage_totals([*attempts[:4], attempt("t", 5, TIMEOUT)], timeouts="unusable")
+    assert (opted_out.attempts, opted_out.unusable_attempts) == (3, 2)
     assert totals.tokens_in == 100 + 1000 + 5 + 200 + 50
     assert totals.tokens_out == 35
     assert totals.total_tokens == 1355 + 35
@@ -225,7 +238,7 @@ def test_task_intervals_are_continuity_corrected_wilson_at_the_level_asked():
 
 def test_unusable_attempts_do_not_narrow_the_interval():
     only_usable = score_task(task("t", [P, F])).score_interval
-    with_unusable = score_task(task("t", [P, F, INFRA, TIMEOUT])).score_interval
+    with_unusable = score_task(task("t", [P, F, INFRA, JUDGE])).score_interval
     assert only_usable == with_unusable
     assert score_task(task("t", [INFRA])).score_interval is None
 

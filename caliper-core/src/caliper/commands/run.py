@@ -205,6 +205,15 @@ class AttemptCount(click.ParamType):
     "the CLI's Retry-After. Every try is kept in the results. 0: never.",
 )
 @click.option(
+    "--timeouts",
+    type=click.Choice(["failure", "unusable"]),
+    default="failure",
+    show_default=True,
+    help="How an attempt that runs out of --timeout is scored: failure (the agent did not "
+    "finish in the time allowed: a failed attempt) or unusable (left out of the rates, like "
+    "an infra error). Saved in the run; report, compare and regrade follow it.",
+)
+@click.option(
     "--keep-workdirs",
     is_flag=True,
     help="Keep each attempt's final working directory as a .tar.gz beside the results "
@@ -301,6 +310,7 @@ def command(
     inconclusive: str,
     junit: Path | None,
     retries: int,
+    timeouts: str,
     keep_workdirs: bool,
     workdir_max_bytes: int,
     workdirs_max_bytes: int,
@@ -378,6 +388,7 @@ def command(
         max_turn_chars=max_turn_chars,
         max_attempt_chars=max_attempt_chars,
         retries=retries,
+        timeouts=timeouts,
         adaptive=adaptive,
         keep_workdirs=keep_workdirs,
         workdir_max_bytes=workdir_max_bytes,

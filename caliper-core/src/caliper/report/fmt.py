@@ -20,7 +20,7 @@ STRIP_SYMBOLS = {
     Outcome.TASK_FAIL: ("✗", "red"),
     Outcome.CHEAT: ("✗", "magenta"),
     Outcome.INFRA_ERROR: ("⊘", "yellow"),
-    Outcome.TIMEOUT: ("⊘", "yellow"),
+    Outcome.TIMEOUT: ("◷", "red"),
     Outcome.JUDGE_ERROR: ("⊘", "yellow"),
     Outcome.NOT_CHECKED: ("·", "dim"),
 }

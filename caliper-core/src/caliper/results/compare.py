@@ -469,6 +469,46 @@ def meta_warnings(a: RunMeta, b: RunMeta) -> list[str]:
     return warnings
 
 
+def unusable_rate_warning(a: RunResults, b: RunResults, alpha: float) -> str | None:
+    """A sentence when the share of attempts left out of the rates (infra and judge errors,
+    and timeouts under ``--timeouts unusable``) differs between the sides by more than noise
+    explains: the stratified exact test, paired by task, over every task on both sides."""
+    b_tasks = {t.name: t for t in b.tasks}
+    pairs = []
+    for task in a.tasks:
+        other = b_tasks.get(task.name)
+        if other is None or not task.attempts or not other.attempts:
+            continue
+        pairs.append(
+            (
+                sum(r.outcome.left_out(a.meta.timeouts) for r in task.attempts),
+                len(task.attempts),
+                sum(r.outcome.left_out(b.meta.timeouts) for r in other.attempts),
+                len(other.attempts),
+            )
+        )
+    a_out, a_all = sum(p[0] for p in pairs), sum(p[1] for p in pairs)
+    b_out, b_all = sum(p[2] for p in pairs), sum(p[3] for p in pairs)
+    if not pairs or a_out * b_all == b_out * a_all:
+        return None
+    p = stratified_exact_test(pairs)
+    if p > alpha:
+        return None
+    return (
+        f"unusable attempts differ: {a_out}/{a_all} → {b_out}/{b_all} left out of the rates "
+        f"(p={p:.2g}); the rates compare only what was measured, so check the errors"
+    )
+
+
+def _timeout_warning(a: RunMeta, b: RunMeta) -> str | None:
+    if a.timeouts == b.timeouts:
+        return None
+    return (
+        f"timeouts are scored differently: {a.timeouts} → {b.timeouts} (--timeouts); "
+        "the rates do not count the same attempts"
+    )
+
+
 def _short(ref: str | None) -> str:
     return (ref or "?")[:7]
 
@@ -481,7 +521,7 @@ def same_run(a: RunResults, b: RunResults) -> bool:
 def side_state(results: RunResults) -> SideState:
     """Whether ``results`` can be one side of a comparison (see :class:`SideState`)."""
     attempts = [a for t in results.tasks for a in t.attempts]
-    usable = sum(1 for a in attempts if a.outcome.usable)
+    usable = sum(1 for a in attempts if a.outcome.scored(results.meta.timeouts))
     measured = usable + sum(1 for a in attempts if a.outcome.value == "not_checked")
     if measured == 0:
         reason = results.meta.stop_reason
@@ -489,8 +529,8 @@ def side_state(results: RunResults) -> SideState:
             reason = (
                 "no attempt ran"
                 if not attempts
-                else f"all {len(attempts)} attempt(s) were unusable (infra_error, timeout "
-                "or judge_error)"
+                else f"all {len(attempts)} attempt(s) were unusable (infra_error, "
+                "judge_error or, under --timeouts unusable, timeout)"
             )
         return SideState(NEVER_STARTED, reason, 0)
     if results.meta.partial:
@@ -641,7 +681,11 @@ def compare_runs(
         usage=_usage_delta(a_score.usage, b_score.usage),
         a_usage=a_score.usage,
         b_usage=b_score.usage,
-        warnings=meta_warnings(a.meta, b.meta),
+        warnings=[
+            *meta_warnings(a.meta, b.meta),
+            *(w for w in (_timeout_warning(a.meta, b.meta),) if w),
+            *(w for w in (unusable_rate_warning(a, b, alpha),) if w),
+        ],
         skill_drift=skill_drift(a.meta, b.meta),
         confidence=confidence,
         alpha=alpha,

@@ -5,9 +5,11 @@ Saved files hold only observations; the functions here turn them into what repor
 
 The rules, in short (``docs/results.md`` has the long form):
 
-* an attempt is *usable* when its outcome is ``pass``, ``task_fail`` or ``cheat``;
-  ``infra_error``, ``timeout`` and ``judge_error`` are *unusable* (no fair shot) and
-  ``not_checked`` (a trigger probe with nothing to grade) is neither;
+* an attempt is *usable* when its outcome is ``pass``, ``task_fail``, ``cheat`` or
+  ``timeout`` (a timeout is a failed attempt; a run saved with ``--timeouts unusable``
+  leaves timeouts out instead, ``RunMeta.timeouts``); ``infra_error`` and ``judge_error`` are
+  *unusable* (no fair shot) and ``not_checked`` (a trigger probe with nothing to grade) is
+  neither;
 * a task's score is successes / usable attempts, ``None`` when nothing was usable;
 * the run's score is the mean of task scores, skipping tasks whose score is ``None``;
 * activation is scored apart from success, over attempts whose ``activation_passed`` is set;
@@ -24,7 +26,13 @@ from collections.abc import Iterable
 import attrs
 
 from caliper.attempt import Usage
-from caliper.results.models import AttemptRecord, Outcome, RunResults, TaskResult
+from caliper.results.models import (
+    TIMEOUTS_FAILURE,
+    AttemptRecord,
+    Outcome,
+    RunResults,
+    TaskResult,
+)
 from caliper.results.stats import (
     DEFAULT_CONFIDENCE,
     Interval,
@@ -34,8 +42,13 @@ from caliper.results.stats import (
     rate_interval,
 )
 
-UNUSABLE = frozenset(outcome for outcome in Outcome if outcome.unusable)
-"""The outcomes that bought no verdict (``Outcome.unusable``), for the per-attempt loops."""
+UNUSABLE = frozenset(outcome for outcome in Outcome if outcome.left_out(TIMEOUTS_FAILURE))
+"""The outcomes left out of the rates by default (infra and judge errors)."""
+
+
+def left_out_outcomes(timeouts: str = TIMEOUTS_FAILURE) -> frozenset[Outcome]:
+    """The outcomes left out of the rates under a run's ``timeouts`` policy."""
+    return frozenset(outcome for outcome in Outcome if outcome.left_out(timeouts))
 
 
 class TaskStatus(str, enum.Enum):
@@ -54,8 +67,9 @@ class UsageTotals:
     """Tokens and wall time of a set of attempts, with the unusable slice kept apart.
 
     ``tokens_in`` counts input, cache reads and cache writes; ``tokens_out`` the output. The
-    main figures cover usable and not-checked attempts; ``unusable_*`` covers attempts that
-    ended in ``infra_error``, ``timeout`` or ``judge_error`` (spend that bought no verdict).
+    main figures cover usable and not-checked attempts; ``unusable_*`` covers attempts left
+    out of the rates (``infra_error``, ``judge_error``, and ``timeout`` under
+    ``--timeouts unusable``: spend that bought no verdict).
     ``judge_tokens`` is what LLM judges spent grading (every attempt), kept out of the rest:
     the main figures measure the skill, not the grading.
     Token figures are ``None`` when no counted attempt reported usage.
@@ -111,6 +125,9 @@ class TaskScore:
     score_interval: Interval | None = None
     activation_interval: Interval | None = None
     confidence: float = DEFAULT_CONFIDENCE
+    timeouts: int = 0
+    """Attempts that timed out (counted as failures unless ``timeouts_counted`` is false)."""
+    timeouts_counted: bool = True
 
 
 @attrs.frozen
@@ -224,8 +241,12 @@ def _add(total: int | float | None, value: int | float | None) -> int | float | 
     return value if total is None else total + value
 
 
-def usage_totals(attempts: Iterable[AttemptRecord]) -> UsageTotals:
-    """Token and wall totals of ``attempts``, with the unusable slice apart."""
+def usage_totals(
+    attempts: Iterable[AttemptRecord], timeouts: str = TIMEOUTS_FAILURE
+) -> UsageTotals:
+    """Token and wall totals of ``attempts``, with the slice left out of the rates apart
+    (under the run's ``timeouts`` policy)."""
+    left_out = left_out_outcomes(timeouts)
     counted = timed = unusable = 0
     tokens_in = tokens_out = wall = None
     bad_tokens = bad_wall = None
@@ -234,7 +255,7 @@ def usage_totals(attempts: Iterable[AttemptRecord]) -> UsageTotals:
         if record.checks:
             judge = _add(judge, judge_tokens(record))
         usage = record.usage
-        if record.outcome in UNUSABLE:
+        if record.outcome in left_out:
             unusable += 1
             bad_tokens = _add(bad_tokens, usage.total_tokens if usage else None)
             bad_wall = _add(bad_wall, record.duration_seconds)
@@ -281,8 +302,11 @@ def _status(task: TaskResult, usable: int, successes: int, not_checked: int) -> 
     return TaskStatus.PARTIAL if successes else TaskStatus.FAIL
 
 
-def score_task(task: TaskResult, confidence: float = DEFAULT_CONFIDENCE) -> TaskScore:
-    """The derived numbers of one task, intervals at ``confidence``."""
+def score_task(
+    task: TaskResult, confidence: float = DEFAULT_CONFIDENCE, timeouts: str = TIMEOUTS_FAILURE
+) -> TaskScore:
+    """The derived numbers of one task, intervals at ``confidence``; timed-out attempts are
+    failures unless ``timeouts`` is ``unusable``."""
     check_confidence(confidence)
     attempts = task.attempts
     counts = dict.fromkeys(Outcome, 0)
@@ -292,7 +316,8 @@ def score_task(task: TaskResult, confidence: float = DEFAULT_CONFIDENCE) -> Task
         if record.activation_passed is not None:
             act_usable += 1
             act_successes += record.activation_passed is True
-    usable = sum(counts[outcome] for outcome in Outcome if outcome.usable)
+    usable = sum(counts[outcome] for outcome in Outcome if outcome.scored(timeouts))
+    left_out = left_out_outcomes(timeouts)
     successes = counts[Outcome.PASS]
     not_checked = counts[Outcome.NOT_CHECKED]
     score = rate(successes, usable)
@@ -305,7 +330,7 @@ def score_task(task: TaskResult, confidence: float = DEFAULT_CONFIDENCE) -> Task
         score=score,
         pass_at_k=pass_at_k(successes, usable),
         pass_hat_k=pass_hat_k(successes, usable),
-        unusable=sum(counts[outcome] for outcome in UNUSABLE),
+        unusable=sum(counts[outcome] for outcome in left_out),
         not_checked=not_checked,
         cheats=counts[Outcome.CHEAT],
         aborted=task.aborted,
@@ -316,10 +341,12 @@ def score_task(task: TaskResult, confidence: float = DEFAULT_CONFIDENCE) -> Task
         activation_usable=act_usable,
         activation_successes=act_successes,
         activation_score=rate(act_successes, act_usable),
-        usage=usage_totals(attempts),
+        usage=usage_totals(attempts, timeouts),
         score_interval=rate_interval(successes, usable, confidence),
         activation_interval=rate_interval(act_successes, act_usable, confidence),
         confidence=confidence,
+        timeouts=counts[Outcome.TIMEOUT],
+        timeouts_counted=Outcome.TIMEOUT.scored(timeouts),
     )
 
 
@@ -370,7 +397,8 @@ def activation_scoreboard(
 
 def score_run(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> RunScore:
     """The derived numbers of a whole run, intervals at ``confidence``."""
-    tasks = [score_task(t, confidence) for t in results.tasks]
+    policy = results.meta.timeouts
+    tasks = [score_task(t, confidence, policy) for t in results.tasks]
     activation_tasks = [t for t in tasks if t.activation_score is not None]
     return RunScore(
         tasks=tasks,
@@ -381,7 +409,7 @@ def score_run(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> Ru
         avg_activation_score=mean(t.activation_score for t in activation_tasks),
         activation_tasks=len(activation_tasks),
         activation_per_skill=activation_scoreboard(results, confidence),
-        usage=usage_totals(a for t in results.tasks for a in t.attempts),
+        usage=usage_totals((a for t in results.tasks for a in t.attempts), policy),
         score_interval=mean_rate_interval([(t.successes, t.usable) for t in tasks], confidence),
         activation_interval=mean_rate_interval(
             [(t.activation_successes, t.activation_usable) for t in activation_tasks], confidence
