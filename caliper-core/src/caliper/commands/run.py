@@ -207,11 +207,11 @@ class AttemptCount(click.ParamType):
 @click.option(
     "--timeouts",
     type=click.Choice(["failure", "unusable"]),
-    default="failure",
-    show_default=True,
-    help="How an attempt that runs out of --timeout is scored: failure (the agent did not "
-    "finish in the time allowed: a failed attempt) or unusable (left out of the rates, like "
-    "an infra error). Saved in the run; report, compare and regrade follow it.",
+    default=None,
+    help="How an attempt that runs out of --timeout is scored: failure (the default: the "
+    "agent did not finish in the time allowed, a failed attempt) or unusable (left out of "
+    "the rates, like an infra error). Saved in the run; report, compare and regrade follow "
+    "it, and --resume keeps the run's own.",
 )
 @click.option(
     "--keep-workdirs",
@@ -310,7 +310,7 @@ def command(
     inconclusive: str,
     junit: Path | None,
     retries: int,
-    timeouts: str,
+    timeouts: str | None,
     keep_workdirs: bool,
     workdir_max_bytes: int,
     workdirs_max_bytes: int,
@@ -357,6 +357,7 @@ def command(
         model = model if model is not None else meta.get("requested_model", meta.get("backend"))
         judge_model = judge_model if judge_model is not None else meta.get("judge_requested")
         ablate = ablate or tuple(meta.get("ablated") or ())
+        timeouts = timeouts if timeouts is not None else meta.get("timeouts")
     elif force:
         from caliper.errors import UsageError
 
@@ -388,7 +389,7 @@ def command(
         max_turn_chars=max_turn_chars,
         max_attempt_chars=max_attempt_chars,
         retries=retries,
-        timeouts=timeouts,
+        timeouts=timeouts or "failure",
         adaptive=adaptive,
         keep_workdirs=keep_workdirs,
         workdir_max_bytes=workdir_max_bytes,
