@@ -66,6 +66,9 @@ def test_timeouts_left_out_by_choice_warn_in_every_format(tmp_path):
     junit = tmp_path / "c.xml"
     caliper("compare", str(a), str(b), "--junit", str(junit), cwd=tmp_path)
     assert "unusable attempts differ" in junit.read_text()
+    from gate_support import JUNIT_SCHEMA
+
+    JUNIT_SCHEMA.validate(str(junit))
 
 
 def test_infra_errors_stay_out_of_the_denominator_and_are_tested_between_sides():
