@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import random
 
 import pytest
-from test_results_support import INFRA, JUDGE, NC, TIMEOUT, F, P, run, snapshot, task
+from test_results_support import INFRA, JUDGE, NC, F, P, run, snapshot, task
 
 from caliper.attempt import Usage
 from caliper.results.compare import compare_runs, comparison_data, same_run
@@ -33,7 +34,7 @@ def test_tasks_match_by_name_whatever_the_order():
 
 
 def test_headline_averages_tasks_measured_on_both_sides():
-    a = run([task("x", [P, F]), task("y", [TIMEOUT, INFRA]), task("z", [P])])
+    a = run([task("x", [P, F]), task("y", [JUDGE, INFRA]), task("z", [P])])
     b = run([task("x", [P, P]), task("y", [P, P]), task("z", [JUDGE])], run_id="b")
     comparison = compare_runs(a, b)
     assert comparison.matched_measured == 1
@@ -44,7 +45,7 @@ def test_headline_averages_tasks_measured_on_both_sides():
 
 def test_an_unmeasured_side_is_never_a_regression():
     a = run([task("x", [P, P, P])])
-    b = run([task("x", [INFRA, TIMEOUT, JUDGE])], run_id="b")
+    b = run([task("x", [INFRA, INFRA, JUDGE])], run_id="b")
     comparison = compare_runs(a, b)
     x = comparison.tasks[0]
     assert x.a_score == 1.0 and x.b_score is None
@@ -66,9 +67,11 @@ def test_activation_regression_is_kept_apart():
     comparison = compare_runs(a, b)
     x = comparison.tasks[0]
     assert x.activation_delta == -1.0 and x.activation_regression
-    # 0/10 vs 10/10: Newcombe Table II (h), mirrored: [-1.0000, -0.6075]
+    # 0/10 vs 10/10 with continuity-corrected score limits: 10/10's lower limit l solves
+    # |1 − l| − 1/20 = z·sqrt(l(1 − l)/10), l = 0.65546, and 0/10's upper is 1 − l, so the
+    # upper end is −1 + sqrt(2)·(1 − l) = −0.51275
     assert x.activation_delta_interval.low == pytest.approx(-1.0)
-    assert x.activation_delta_interval.high == pytest.approx(-0.6075, abs=1e-4)
+    assert x.activation_delta_interval.high == pytest.approx(-0.51275, abs=1e-4)
     assert x.activation_p_value == pytest.approx(2 / math.comb(20, 10))  # Fisher, extreme table
     assert comparison.has_activation_regression
     assert not comparison.has_regression
@@ -198,19 +201,35 @@ def test_an_overall_drop_can_be_supported_when_no_single_task_is():
     assert comparison.delta_interval.high < 0
 
 
-def test_holm_adjusts_over_tasks_and_the_whole_run():
+def test_the_whole_run_is_tested_first_at_full_level_then_tasks_with_holm():
     a = run([task("a", [P] * 10), task("b", [P] * 10), task("c", [P] * 10)])
     b = run([task("a", [F] * 10), task("b", [P] * 10), task("c", [P] * 9 + [F])], run_id="b")
     comparison = compare_runs(a, b)
     by_name = rows(comparison)
-    raw = [by_name[n].p_value for n in "abc"] + [comparison.p_value]
-    from caliper.results.significance import holm_adjust
-
-    assert [by_name[n].p_adjusted for n in "abc"] + [comparison.p_adjusted] == pytest.approx(
-        holm_adjust(raw)
-    )
+    # Fisher, two-sided: 10/10 vs 0/10 has p = 2 / C(20, 10); 10/10 vs 9/10 has p = 1
+    p_a = 2 / math.comb(20, 10)
+    assert by_name["a"].p_value == pytest.approx(p_a)
+    assert by_name["c"].p_value == pytest.approx(1.0)
+    # the whole run is judged at the full level: its adjusted p is its own p
+    assert comparison.p_adjusted == comparison.p_value
+    # tasks: Holm over the three tasks (not four), and never below the whole-run p
+    assert by_name["a"].p_adjusted == pytest.approx(max(3 * p_a, comparison.p_value))
+    assert by_name["b"].p_adjusted == pytest.approx(1.0)
     assert by_name["a"].regression and not by_name["c"].regression
-    assert comparison.correction == "holm" and comparison.alpha == pytest.approx(0.05)
+    assert comparison.correction == "gatekeeping-holm" and comparison.alpha == pytest.approx(0.05)
+
+
+def test_no_task_is_called_changed_unless_the_whole_run_test_rejects():
+    # one task drops 10/10 -> 3/10 (Fisher p = 0.0031 < 0.05 / 1), but nine others are
+    # unchanged at 5/10, so the whole-run mean moves by 7 pts only: the gate stays shut
+    before = [task("drop", [P] * 10)] + [task(f"t{i}", [P] * 5 + [F] * 5) for i in range(9)]
+    after = [task("drop", [P] * 3 + [F] * 7)] + [task(f"t{i}", [P] * 5 + [F] * 5) for i in range(9)]
+    comparison = compare_runs(run(before), run(after, run_id="b"))
+    assert comparison.p_value > 0.05
+    drop = rows(comparison)["drop"]
+    assert drop.p_value < 0.005
+    assert drop.p_adjusted >= comparison.p_value > 0.05
+    assert drop.verdict == "not significant" and not comparison.has_regression
 
 
 def test_a_lower_confidence_calls_more_changes():
@@ -265,8 +284,65 @@ def test_sensitivity_says_what_the_pair_could_detect():
     a = run([task(f"t{i}", [P, P, F]) for i in range(5)])
     b = run([task(f"t{i}", [P, F, F]) for i in range(5)], run_id="b")
     sens = compare_runs(a, b).sensitivity
-    assert sens.tasks == 5 and sens.tests == 6
+    assert sens.tasks == 5 and sens.tests == 5  # Holm covers the tasks; the run is first
     assert sens.task_drop is None  # Fisher at k=3 cannot reject at all
     assert 0.3 < sens.overall_drop < 0.67
     assert sens.k_needed is not None and sens.k_needed > 3
     assert sens.target_drop == pytest.approx(0.33)
+
+
+def _excludes_zero(interval) -> bool:
+    if interval.method.endswith(", excluding 0"):
+        return True  # cut at 0 and open there
+    return not interval.low <= 0.0 <= interval.high
+
+
+def test_zero_to_three_of_three_interval_agrees_with_not_significant():
+    # Fisher, two-sided: 0/3 vs 3/3 has p = 2 / C(6, 3) = 0.1: not significant, so the Δ
+    # interval beside it must reach 0 (Newcombe's alone is [+21, +100])
+    comparison = compare_runs(run([task("x", [F] * 3)]), run([task("x", [P] * 3)], run_id="b"))
+    row = rows(comparison)["x"]
+    assert row.p_value == pytest.approx(0.1) and row.verdict == "not significant"
+    assert row.delta_interval.low <= 0.0 <= row.delta_interval.high
+    assert comparison.delta_interval.low <= 0.0 <= comparison.delta_interval.high
+
+
+def test_every_delta_interval_agrees_with_its_verdict_over_a_grid_of_tables():
+    """One task, every table with 1..8 tries a side (at 95% and 90%); several tasks, seeded
+    random tables: the interval excludes 0 exactly when the verdict is a supported change."""
+    for confidence in (0.95, 0.9):
+        for na in range(1, 9):
+            for nb in range(1, 9):
+                for xa in range(na + 1):
+                    for xb in range(nb + 1):
+                        a = run([task("x", [P] * xa + [F] * (na - xa))])
+                        b = run([task("x", [P] * xb + [F] * (nb - xb))], run_id="b")
+                        c = compare_runs(a, b, confidence=confidence)
+                        row = rows(c)["x"]
+                        changed = row.verdict in ("regressed", "improved")
+                        assert _excludes_zero(row.delta_interval) is changed, (xa, na, xb, nb)
+                        assert _excludes_zero(c.delta_interval) is changed
+    rng = random.Random(7)
+    for _ in range(300):
+        tasks = rng.randint(2, 6)
+        k = rng.choice([3, 5, 10])
+        chances = [(rng.random(), rng.random()) for _ in range(tasks)]
+        a = run(
+            [
+                task(f"t{i}", [P if rng.random() < pa else F for _ in range(k)])
+                for i, (pa, _) in enumerate(chances)
+            ]
+        )
+        b = run(
+            [
+                task(f"t{i}", [P if rng.random() < pb else F for _ in range(k)])
+                for i, (_, pb) in enumerate(chances)
+            ],
+            run_id="b",
+        )
+        c = compare_runs(a, b)
+        changed = c.overall_verdict in ("regressed", "improved")
+        assert _excludes_zero(c.delta_interval) is changed
+        for row in c.tasks:
+            row_changed = row.verdict in ("regressed", "improved")
+            assert _excludes_zero(row.delta_interval) is row_changed

@@ -1,7 +1,8 @@
 """`caliper compare --junit PATH` and `--format markdown`, through the real script.
 
 Two saved runs of one spec: a task that drops from 10/10 to 0/10 (Fisher's exact two-sided
-p = 2 / C(20, 10) = 1.08e-5, a regression after any correction over four tests), a task that
+p = 2 / C(20, 10) = 1.08e-5; its adjusted p is the whole-run test's, which is tested first),
+a task that
 stays at 5/10, one that goes 3/3 → 2/3 (a drop, but p = 1: not significant), and a task that
 is only in the after run. The JUnit file is validated with the schema of
 ``test_run_junit.py``; the Markdown is read back through markdown-it's GFM tables.
@@ -65,14 +66,17 @@ def test_compare_junit(pair) -> None:
     failure = cases["drops"].find("failure")
     assert failure is not None and failure.get("type") == "regressed"
     assert "regressed: 100% → 0%" in failure.get("message", "")
-    assert "p<0.001" in failure.get("message", "")
+    # gatekeeping: the task's adjusted p is the larger of its Holm p and the whole run's
+    data = json.loads(caliper("compare", str(a), str(b), "--format", "json", cwd=project).stdout)
+    drops = next(t for t in data["tasks"] if t["name"] == "drops")
+    assert drops["p_adjusted"] == pytest.approx(data["p_value"]) and data["p_value"] > 0.001
+    assert f"p={data['p_value']:.3g}" in failure.get("message", "")
     assert "before: ✓✓✓✓✓✓✓✓✓✓\nafter:  ✗✗✗✗✗✗✗✗✗✗" in (failure.text or "")
     assert cases["noise"].find("failure") is None
     assert "not significant: 100% → 66.7%" in cases["noise"].find("system-out").text
     assert cases["steady"].find("failure") is None
     assert cases[ODD].find("skipped") is not None
     # The whole-run case follows compare's own overall verdict.
-    data = json.loads(caliper("compare", str(a), str(b), "--format", "json", cwd=project).stdout)
     whole_failed = cases["whole run"].find("failure") is not None
     assert whole_failed is (data["overall_verdict"] == "regressed")
     assert (suite.get("tests"), suite.get("skipped")) == ("5", "1")
@@ -86,7 +90,8 @@ def test_compare_markdown(pair) -> None:
     [table] = tables(done.stdout)
     header, drops, steady, noise, whole = table
     assert header[:6] == ["Task", "Before", "After", "Δ (interval)", "p (adj.)", "Verdict"]
-    assert drops[:3] == ["drops", "100%", "0%"] and drops[4] == "<0.001"
+    # the task's adjusted p is the whole run's (tested first), larger than its own Holm p
+    assert drops[:3] == ["drops", "100%", "0%"] and drops[4] == whole[4] != "<0.001"
     assert drops[5] == "❌ regressed"
     assert drops[6:] == ["✓" * 10, "✗" * 10]
     assert steady[5] == "➖ no change"

@@ -88,9 +88,9 @@ def test_json_format_for_scripts(tmp_path):
     assert commit["regression"] is False and commit["verdict"] == "not significant"
     assert commit["p_value"] == pytest.approx(0.4)  # Fisher, 2/2 vs 1/3
     assert set(commit["delta_interval"]) == {"low", "high", "level", "method"}
-    assert commit["delta_interval"]["method"] == "newcombe"
+    assert commit["delta_interval"]["method"].startswith("newcombe-cc")
     assert rows["Config"]["regression"] is False and rows["Config"]["verdict"] == "no change"
-    assert data["confidence"] == 0.95 and data["correction"] == "holm"
+    assert data["confidence"] == 0.95 and data["correction"] == "gatekeeping-holm"
     assert data["delta_interval"]["method"] == "mover-wilson-cc"
     assert data["a_side"]["complete"] is True and data["comparable"] is True
 

@@ -77,8 +77,8 @@ def test_a_40_point_drop_on_every_task_is_caught_at_k_10(tmp_path):
     dropped = tuple(p - 0.4 for p in PASS_CHANCES)
     rate, pairs = regression_rate(tmp_path, PASS_CHANCES, dropped, 10, SEED)
     mean_before = sum(PASS_CHANCES) / len(PASS_CHANCES)
-    # Holm's first step over 5 tasks + the whole run: the whole-run test at alpha / 6
-    predicted = overall_power(5, 10, 10, mean_before, mean_before - 0.4, 0.05 / 6)
+    # the whole-run test comes first, at the full level
+    predicted = overall_power(5, 10, 10, mean_before, mean_before - 0.4, 0.05)
     print(f"\n40-pt drop, k=10: caught in {rate:.1%} of {PAIRS} (predicted {predicted:.1%})")
     assert rate >= 0.80
     assert abs(rate - predicted) < 0.08  # the power function describes what compare does
@@ -93,3 +93,56 @@ def test_a_40_point_drop_on_every_task_is_caught_at_k_10(tmp_path):
         ).stdout
     )
     assert data["has_regression"] is True and data["delta"] < 0
+
+
+def verdicts(folder: Path, before, after, k: int, pairs: int, seed: int) -> list[dict]:
+    """``compare --format json`` of ``pairs`` seeded pairs, read back."""
+    rng = random.Random(seed)
+    out = []
+    for n in range(pairs):
+        a, b = write_pair(folder, before, after, k, rng, n)
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(io.StringIO()):
+            code = main(["compare", str(a), str(b), "--format", "json"])
+        assert code in (0, 1)
+        out.append(json.loads(buffer.getvalue()))
+    return out
+
+
+FULL_POWER_PAIRS = 160
+
+
+@pytest.mark.slow
+def test_a_20_point_drop_on_5_tasks_at_k_20_is_caught_at_full_power(tmp_path):
+    """The whole-run test is judged at the full level (not alpha / 6 as one Holm family with
+    the tasks): 0.8 -> 0.6 on each of 5 tasks at k=20 is caught >= 80% of the time."""
+    data = verdicts(tmp_path, (0.8,) * 5, (0.6,) * 5, 20, 240, SEED + 20)
+    rate = sum(d["has_regression"] for d in data) / len(data)
+    predicted = overall_power(5, 20, 20, 0.8, 0.6, 0.05)
+    print(f"\n0.8->0.6 x5, k=20: caught {rate:.1%} of {len(data)} (predicted {predicted:.1%})")
+    assert rate >= 0.80
+    assert abs(rate - predicted) < 0.08
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k", [3, 20])
+def test_full_power_keeps_false_alarms_at_most_alpha(tmp_path, k):
+    """Identical truths: any call (regressed or improved, run or task) in <= 5% of pairs;
+    partial nulls (two tasks drop 0.8 -> 0.6, three stay): each unchanged task is called
+    changed in <= 5% of pairs, and any unchanged task in <= 5%."""
+    same = verdicts(tmp_path, (0.8,) * 5, (0.8,) * 5, k, FULL_POWER_PAIRS, SEED + 40 + k)
+    calls = [
+        d["overall_verdict"] in ("regressed", "improved")
+        or any(t["verdict"] in ("regressed", "improved") for t in d["tasks"])
+        for d in same
+    ]
+    assert sum(calls) / len(calls) <= 0.05
+    after = (0.6, 0.6, 0.8, 0.8, 0.8)
+    partial = verdicts(tmp_path, (0.8,) * 5, after, k, FULL_POWER_PAIRS, SEED + 60 + k)
+    false_calls = [
+        [t["verdict"] in ("regressed", "improved") for t in d["tasks"][2:]] for d in partial
+    ]
+    per_task = [sum(row[i] for row in false_calls) / len(partial) for i in range(3)]
+    family = sum(any(row) for row in false_calls) / len(partial)
+    print(f"\nk={k}: identical {sum(calls) / len(calls):.1%}, partial per task {per_task}")
+    assert max(per_task) <= 0.05 and family <= 0.05

@@ -17,7 +17,7 @@ from test_results_support import INFRA, F, P, caliper, run, task
 
 from caliper.results.codec import dumps
 from caliper.results.significance import fisher_exact, holm_adjust, stratified_exact_test
-from caliper.results.stats import newcombe_difference_interval, wilson_interval
+from caliper.results.stats import newcombe_difference_interval, rate_interval
 
 MATRIX = "2026-12-01T10-00-00Z-abc123"
 ENGINES = ["claude-code", "codex:gpt-5.5", "pi"]
@@ -97,11 +97,11 @@ def test_json_shows_the_tested_statistics(project: Path) -> None:
             cell = row["engines"][engine]
             successes, usable = _counts(engine, row["name"])
             assert (cell["successes"], cell["usable"]) == (successes, usable)
-            wilson = wilson_interval(successes, usable, 0.95)
+            shown = rate_interval(successes, usable, 0.95)  # the interval reports print
             assert (cell["interval"]["low"], cell["interval"]["high"]) == pytest.approx(
-                (wilson.low, wilson.high)
+                (shown.low, shown.high)
             )
-            assert cell["interval"]["method"] == "wilson"
+            assert cell["interval"]["method"] == shown.method
     expected = _expected_differences()
     assert data["tests"] == len(expected) == 12
     assert len(data["differences"]) == len(expected)
@@ -146,8 +146,9 @@ def test_text_and_markdown_show_engines_side_by_side_and_mark_significance(
     out = text.stdout
     for engine in ENGINES:
         assert engine in out
-    assert "10/10  100.0% [72.2–100] *" in out  # claude-code on commit, differs from codex
-    assert "5/10  50.0% [23.7–76.3]" in out
+    # continuity-corrected score intervals (R's prop.test(10, 10) and prop.test(5, 10))
+    assert "10/10  100.0% [65.5–100] *" in out  # claude-code on commit, differs from codex
+    assert "5/10  50.0% [20.1–79.9]" in out
     assert "significant" in out and "not significant" in out and "whole run" in out
     assert "12 tests corrected together with Holm" in out
     markdown = caliper("report", "--matrix", MATRIX, "--format", "markdown", cwd=project)

@@ -56,7 +56,8 @@ def test_report_json_carries_derived_blocks(tmp_path):
     assert data["meta"]["run_id"] == "2026-11-30T18-01-33Z"
     assert data["tasks"][0]["attempts"][0]["outcome"] == "pass"
     assert data["scores"]["tasks"][0]["score"] == pytest.approx(1 / 3)
-    assert data["scores"]["tasks"][0]["pass_at_k"] == pytest.approx(1 - (2 / 3) ** 3)
+    # 1 pass in 3: the unbiased pass@3 estimate is 1 - C(2, 3) / C(3, 3) = 1
+    assert data["scores"]["tasks"][0]["pass_at_k"] == 1.0
     assert data["scores"]["score"] == pytest.approx((1 / 3 + 1) / 2)
     assert data["usage_totals"]["tokens_in"] == 5 * 1250
     assert data["usage_totals"]["tokens_out"] == 5 * 100
@@ -133,7 +134,7 @@ def test_an_old_schema_1_file_reports_with_derived_intervals(tmp_path):
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     interval = data["scores"]["tasks"][0]["score_interval"]
-    assert interval["method"] == "wilson" and interval["level"] == 0.9
+    assert interval["method"] == "wilson-cc" and interval["level"] == 0.9
     assert interval["low"] < 2 / 3 < interval["high"]
     assert data["scores"]["score_interval"]["level"] == 0.9
     text = caliper("report", str(path), cwd=tmp_path)
@@ -163,11 +164,11 @@ def test_report_text_shows_intervals_at_the_level_asked(tmp_path):
     project = make_project(tmp_path)
     first = ".caliper/results/demo/2026-11-30T18-01-33Z.json"
     out = caliper("report", first, cwd=project)
-    assert "33.3% [6.1–79.2]" in out.stdout  # 1/3: Wilson 95% (R prop.test, correct=FALSE)
+    assert "33.3% [1.8–87.5]" in out.stdout  # 1/3: R prop.test(1, 3) (continuity-corrected)
     assert "95% intervals rest on 2–3 usable attempts per task" in out.stdout
     out = caliper("report", first, "--confidence", "0.8", cwd=project)
     assert out.returncode == 0, out.stderr
-    assert "80% intervals" in out.stdout and "33.3% [6.1–79.2]" not in out.stdout
+    assert "80% intervals" in out.stdout and "33.3% [1.8–87.5]" not in out.stdout
 
 
 def test_run_prints_intervals_at_the_level_asked(tmp_path):
@@ -180,5 +181,5 @@ def test_run_prints_intervals_at_the_level_asked(tmp_path):
     result = space.run(spec, "--k", "2", "--confidence", "0.9")
     assert result.returncode == 0, result.stderr
     assert "90% intervals rest on 2 usable attempts per task" in result.stdout
-    assert "100.0% [42.5–100]" in result.stdout  # 2/2: Wilson 90% low = 2 / (2 + 1.645²)
+    assert "100.0% (uninformative)" in result.stdout  # 2 tries: no interval is claimed
     assert "score_interval" not in result.results_path.read_text()  # derived, never saved

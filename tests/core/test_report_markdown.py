@@ -53,8 +53,16 @@ def test_task_table_with_rates_intervals_and_strips(saved) -> None:
     assert header == ["Task", "Passed", "Success", "95% interval", "Attempts", "Status"]
     # Wilson 95 % by hand (z = 1.95996): 4/4 → [n/(n+z²), 1] = [51.0 %, 100 %];
     # 3/4 → centre 0.6275 ± 0.3269 = [30.1 %, 95.4 %]; 0/4 → [0, z²/(n+z²)] = [0 %, 49 %].
-    assert rows[0] == ["always", "4/4", "100%", "51%–100%", "✓✓✓✓", "✅ PASS"]
-    assert rows[1] == ["mostly", "3/4", "75%", "30.1%–95.4%", "✓✓✓✗", "⚠️ PARTIAL"]
+    # 4/4: continuity-corrected score interval, R's prop.test(4, 4): [39.6%, 100%]
+    assert rows[0] == ["always", "4/4", "100%", "39.6%–100%", "✓✓✓✓", "✅ PASS"]
+    assert rows[1] == [
+        "mostly",
+        "3/4",
+        "75%",
+        "21.9%–98.7%",
+        "✓✓✓✗",
+        "⚠️ PARTIAL",
+    ]  # prop.test(3, 4)
     assert rows[2][0] == ODD  # every character shown as written, no markup, one cell
     assert len(rows[2]) == 6 and rows[2][-1] == "❌ FAIL"
     root = render_markdown(done.stdout)

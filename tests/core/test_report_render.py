@@ -33,11 +33,21 @@ def sample_run(**meta):
             ),
             task("Config file", [P, P, P]),
             task("Neighbour probe", [NC, NC], expected=["other"], activated=[["other"], []]),
-            task("Flaky", [TIMEOUT, INFRA], aborted=True),
+            task("Flaky", [INFRA, INFRA], aborted=True),
         ],
         skills=[snapshot("my-skill"), snapshot("other")],
         **meta,
     )
+
+
+def test_a_timeout_is_shown_as_its_own_outcome_and_counted_as_a_failure():
+    text = rendered(render_run, run([task("Slow", [P, TIMEOUT, F])]))
+    assert "✓◷✗" in text  # its own symbol in the strip
+    assert "1/3 ◷1" in text  # counted in the denominator, shown apart from task_fail
+    assert "33.3%" in text
+    assert "timed out (a failed attempt unless --timeouts unusable)" in text
+    opted = rendered(render_run, run([task("Slow", [P, TIMEOUT, F])], timeouts="unusable"))
+    assert "1/2 ⊘1" in opted and "50.0%" in opted
 
 
 def test_run_report_shows_table_score_activation_usage_and_failures():
@@ -64,7 +74,8 @@ def test_run_report_shows_table_score_activation_usage_and_failures():
 def test_verbose_adds_pass_at_k_columns_and_task_panels():
     text = rendered(render_run, run([task("flaky", [P, F, F])]), verbose=True)
     assert "pass@k" in text and "pass^k" in text
-    assert "70.4%" in text and "3.7%" in text
+    assert "pass@k 100.0%, pass^k 0.0%" in text  # one of 3 passed, not all (k = 3)
+    assert "70.4%" not in text  # the biased plug-in 1 - (2/3)^3 is gone
     assert "flaky — 1/3 usable" in text
 
 
@@ -160,16 +171,16 @@ def rendered_at(width: int, draw, *args, **kwargs) -> str:
 
 def test_run_report_shows_intervals_beside_rates():
     text = rendered(render_run, run([task("Two of three", [P, P, F]), task("All", [P, P, P])]))
-    # 2/3: Wilson 95% [20.77, 93.85] (R: prop.test(2, 3, correct=FALSE)$conf.int)
-    assert "66.7% [20.8–93.9]" in text
-    assert "100.0% [43.9–100]" in text  # 3/3: Wilson [43.85, 100]
+    # 2/3: continuity-corrected Wilson 95% [12.53, 98.23] (R: prop.test(2, 3)$conf.int)
+    assert "66.7% [12.5–98.2]" in text
+    assert "100.0% [31.0–100]" in text  # 3/3: [31.00, 100] (R: prop.test(3, 3))
     assert "95% intervals rest on 3 usable attempts per task; the score on 2 tasks" in text
 
 
 def test_run_report_level_follows_the_confidence_asked():
     text = rendered(render_run, run([task("Two of three", [P, P, F])]), confidence=0.9)
     assert "90% intervals rest on 3 usable attempts per task" in text
-    assert "66.7% [20.8–93.9]" not in text
+    assert "66.7% [12.5–98.2]" not in text
 
 
 def test_sample_line_names_the_range_of_attempts_and_unmeasured_tasks():
@@ -184,7 +195,8 @@ def test_intervals_on_the_activation_board_and_the_score_line():
     assert "66.7% [" in line
     board = text.split("Activation")[-1]
     # my-skill: 2 of 3 expected attempts loaded it (recall), 2 of 2 loads wanted (precision)
-    assert "66.7% [20.8–93.9]" in board and "100.0% [34.2–100]" in board
+    assert "66.7% [12.5–98.2]" in board  # 2 of 2 loads: too few for an interval
+    assert "100.0% (uninformative)" in board
 
 
 def test_narrow_report_stacks_intervals_and_fits_80_columns():
@@ -198,7 +210,7 @@ def test_narrow_report_stacks_intervals_and_fits_80_columns():
     text = rendered_at(80, render_run, results)
     assert max(len(line) for line in text.splitlines()) <= 80
     assert "…" not in text
-    assert "[21–94]" in text  # 2/3, whole percents under the rate
+    assert "[13–98]" in text  # 2/3, whole percents under the rate
     assert "66.7%" in text
 
 

@@ -15,6 +15,7 @@ from caliper.results.power import (
     detectable_drop_table,
     overall_detectable_drop,
     overall_power,
+    power_table,
     task_detectable_drop,
     task_power,
 )
@@ -114,3 +115,7 @@ def test_the_table_in_the_docs_is_the_generated_one():
     assert match.group(0) == detectable_drop_table(), (
         "regenerate it with: python -m caliper.results.power"
     )
+
+
+def test_the_power_table_in_the_docs_is_the_generated_one():
+    assert power_table() in DOC.read_text(), "regenerate it with: python -m caliper.results.power"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from test_results_support import INFRA, JUDGE, NC, TIMEOUT, C, F, P, attempt, run, snapshot, task
@@ -25,32 +26,51 @@ def test_one_in_three_gives_the_documented_views():
     assert score.usable == 3
     assert score.successes == 1
     assert score.score == pytest.approx(1 / 3)
-    assert round(score.pass_at_k * 100, 1) == 70.4
-    assert round(score.pass_hat_k * 100, 1) == 3.7
+    # k = 3 usable tries: one of them passed (pass@3 estimate 1), not all of them (pass^3 0)
+    assert score.pass_at_k == 1.0 and score.pass_hat_k == 0.0
     assert score.status is TaskStatus.PARTIAL
 
 
-def test_pass_at_k_bounds_the_raw_rate():
-    for s in (0.0, 0.25, 0.5, 0.9, 1.0):
-        assert pass_hat_k(s, 3) <= s <= pass_at_k(s, 3)
-    assert pass_at_k(None, 3) is None
-    assert pass_hat_k(None, 0) is None
+def test_pass_at_k_and_pass_hat_k_are_unbiased():
+    """Averaged over every outcome of n tries at pass chance p (exact binomial weights), the
+    estimates equal the true 1 - (1 - p)^k and p^k, for every k <= n (Chen et al. 2021)."""
+    for n in (1, 3, 5, 10):
+        for p in (0.1, 0.5, 0.8):
+            weights = [math.comb(n, c) * p**c * (1 - p) ** (n - c) for c in range(n + 1)]
+            for k in range(1, n + 1):
+                at = sum(w * pass_at_k(c, n, k) for c, w in enumerate(weights))
+                hat = sum(w * pass_hat_k(c, n, k) for c, w in enumerate(weights))
+                assert at == pytest.approx(1 - (1 - p) ** k)
+                assert hat == pytest.approx(p**k)
+    # the issue's case: p = 0.5, k = 3, the truth is 87.5% (the old plug-in averaged 75%)
+    weights = [math.comb(3, c) / 8 for c in range(4)]
+    assert sum(w * pass_at_k(c, 3) for c, w in enumerate(weights)) == pytest.approx(0.875)
+    # 2 passes in 5, k = 2: 1 - C(3, 2) / C(5, 2) = 1 - 3/10; pass^2 = C(2, 2) / C(5, 2)
+    assert pass_at_k(2, 5, 2) == pytest.approx(0.7)
+    assert pass_hat_k(2, 5, 2) == pytest.approx(0.1)
+    assert pass_at_k(0, 0) is None and pass_hat_k(1, 2, 3) is None
 
 
 def test_unusable_and_not_checked_leave_the_denominator():
+    # a timeout is a failed attempt (it stays in the denominator); infra and judge errors
+    # and the trigger probe's not_checked leave it
     score = score_task(task("t", [P, C, INFRA, TIMEOUT, JUDGE, NC]))
-    assert (score.usable, score.successes, score.unusable, score.not_checked) == (2, 1, 3, 1)
-    assert score.cheats == 1
-    assert score.score == 0.5
-    # pass@k uses the usable count, not k
-    assert score.pass_at_k == pytest.approx(1 - 0.5**2)
+    assert (score.usable, score.successes, score.unusable, score.not_checked) == (3, 1, 2, 1)
+    assert score.cheats == 1 and score.timeouts == 1
+    assert score.score == pytest.approx(1 / 3)
+    # pass@k is at k = the usable count (3), not the attempts: one of the three passed
+    assert score.pass_at_k == 1.0 and score.pass_hat_k == 0.0
 
 
 def test_a_task_with_nothing_usable_is_unmeasured():
-    score = score_task(task("t", [INFRA, TIMEOUT, JUDGE]))
+    score = score_task(task("t", [INFRA, JUDGE]))
     assert score.score is None
     assert score.pass_at_k is None
     assert score.status is TaskStatus.UNMEASURED
+    # timeouts are failed attempts: a task that only timed out is measured, and failed
+    assert score_task(task("t", [INFRA, TIMEOUT, JUDGE])).status is TaskStatus.FAIL
+    left_out = score_task(task("t", [INFRA, TIMEOUT, JUDGE]), timeouts="unusable")
+    assert left_out.status is TaskStatus.UNMEASURED
 
 
 @pytest.mark.parametrize(
@@ -62,7 +82,7 @@ def test_a_task_with_nothing_usable_is_unmeasured():
         ([F, C, F], {}, TaskStatus.FAIL),
         ([P, INFRA], {"aborted": True}, TaskStatus.ABORTED),
         ([NC, NC], {"expected": ["a"], "activated": [["a"], []]}, TaskStatus.TRIGGER_ONLY),
-        ([TIMEOUT, NC], {"expected": ["a"], "activated": [None, ["a"]]}, TaskStatus.TRIGGER_ONLY),
+        ([INFRA, NC], {"expected": ["a"], "activated": [None, ["a"]]}, TaskStatus.TRIGGER_ONLY),
     ],
 )
 def test_status(outcomes, kwargs, status):
@@ -81,7 +101,9 @@ def test_run_score_averages_tasks_and_skips_unmeasured():
 
 
 def test_run_with_no_measured_task_has_no_score():
-    assert score_run(run([task("a", [TIMEOUT])])).score is None
+    assert score_run(run([task("a", [INFRA])])).score is None
+    assert score_run(run([task("a", [TIMEOUT])], timeouts="unusable")).score is None
+    assert score_run(run([task("a", [TIMEOUT])])).score == 0.0  # a failed attempt
     assert score_run(run([])).score is None
 
 
@@ -139,9 +161,14 @@ def test_usage_totals_split_the_unusable_slice():
         attempt("t", 2, F, usage=Usage(200, 20, None, None), duration=20.0),
         attempt("t", 3, NC, usage=Usage(50, 5, 0, 0), duration=3.0),
         attempt("t", 4, INFRA, usage=Usage(7, 1, 0, 0), duration=40.0),
-        attempt("t", 5, TIMEOUT, usage=None, duration=120.0),
+        attempt("t", 5, JUDGE, usage=None, duration=120.0),
     ]
     totals = usage_totals(attempts)
+    # a timeout is a failed attempt: its spend is in the main figures by default
+    with_timeout = usage_totals([*attempts[:4], attempt("t", 5, TIMEOUT, duration=120.0)])
+    assert (with_timeout.attempts, with_timeout.unusable_attempts) == (4, 1)
+    opted_out = usage_totals([*attempts[:4], attempt("t", 5, TIMEOUT)], timeouts="unusable")
+    assert (opted_out.attempts, opted_out.unusable_attempts) == (3, 2)
     assert totals.tokens_in == 100 + 1000 + 5 + 200 + 50
     assert totals.tokens_out == 35
     assert totals.total_tokens == 1355 + 35
@@ -166,8 +193,8 @@ def test_json_blocks_are_plain_data():
     scores = json.loads(json.dumps(scores_data(scored)))
     assert scores["score"] == 0.5
     assert scores["tasks"][0]["status"] == "PARTIAL"
-    assert scores["tasks"][0]["pass_at_k"] == pytest.approx(0.75)
-    assert scores["tasks"][0]["pass_hat_k"] == pytest.approx(0.25)
+    assert scores["tasks"][0]["pass_at_k"] == 1.0  # one of the two tries passed
+    assert scores["tasks"][0]["pass_hat_k"] == 0.0  # not both
     assert scores["activation_per_skill"][0]["recall"] == 0.5
     usage = json.loads(json.dumps(usage_data(scored)))
     assert usage["total_tokens"] == usage["tokens_in"] + usage["tokens_out"]
@@ -197,11 +224,11 @@ def test_judge_tokens_are_summed_apart_from_the_attempts_tokens():
     assert totals.unusable_tokens == 55
 
 
-def test_task_intervals_are_wilson_at_the_level_asked():
+def test_task_intervals_are_continuity_corrected_wilson_at_the_level_asked():
     score = score_task(task("t", [P, P, F]), confidence=0.95)
-    # 2/3 -> [20.8, 93.9]: Wilson, as in R's prop.test(2, 3, correct=FALSE)
+    # 2/3 -> [12.5, 98.2]: the continuity-corrected score limits, as R's prop.test(2, 3)
     assert (score.score_interval.low, score.score_interval.high) == pytest.approx(
-        (0.2077, 0.9385), abs=1e-4
+        (0.1253, 0.9823), abs=1e-4
     )
     assert score.confidence == 0.95
     assert score.activation_interval is None  # the task asserts no activates:
@@ -211,7 +238,7 @@ def test_task_intervals_are_wilson_at_the_level_asked():
 
 def test_unusable_attempts_do_not_narrow_the_interval():
     only_usable = score_task(task("t", [P, F])).score_interval
-    with_unusable = score_task(task("t", [P, F, INFRA, TIMEOUT])).score_interval
+    with_unusable = score_task(task("t", [P, F, INFRA, JUDGE])).score_interval
     assert only_usable == with_unusable
     assert score_task(task("t", [INFRA])).score_interval is None
 
@@ -222,9 +249,9 @@ def test_run_interval_counts_tasks_and_attempts():
     interval = scored.score_interval
     assert interval.method == "task-mean"
     assert interval.low < scored.score < interval.high
-    # a single measured task gives exactly its own Wilson interval
+    # a single measured task gives exactly its own interval (R's prop.test(2, 3))
     alone = score_run(run([task("a", [P, P, F]), task("c", [INFRA])])).score_interval
-    assert (alone.low, alone.high) == pytest.approx((0.2077, 0.9385), abs=1e-4)
+    assert (alone.low, alone.high) == pytest.approx((0.1253, 0.9823), abs=1e-4)
     assert score_run(run([task("c", [INFRA])])).score_interval is None
 
 
@@ -236,13 +263,13 @@ def test_activation_intervals_on_the_board_and_per_task():
     scored = score_run(results)
     board = {s.skill: s for s in scored.activation_per_skill}
     recall = board["mine"].recall_interval  # 2 of 3 expected attempts loaded it
-    assert (recall.low, recall.high) == pytest.approx((0.2077, 0.9385), abs=1e-4)
-    precision = board["mine"].precision_interval  # 2 of 2 loads were wanted
-    assert precision.high == 1.0 and precision.low == pytest.approx(0.3424, abs=1e-4)
+    assert (recall.low, recall.high) == pytest.approx((0.1253, 0.9823), abs=1e-4)
+    precision = board["mine"].precision_interval  # 2 of 2 loads were wanted: too few tries
+    assert (precision.low, precision.high, precision.method) == (0.0, 1.0, "uninformative")
     assert board["unused"].recall_interval is None
     own = scored.tasks[0]
     assert (own.activation_interval.low, own.activation_interval.high) == pytest.approx(
-        (0.2077, 0.9385), abs=1e-4
+        (0.1253, 0.9823), abs=1e-4
     )
     assert scored.activation_interval == own.activation_interval
 
@@ -256,11 +283,11 @@ def test_scores_data_carries_intervals_as_plain_data():
     assert data["confidence"] == 0.9
     assert set(data["score_interval"]) == {"low", "high", "level", "method"}
     assert data["score_interval"]["level"] == 0.9
-    assert data["tasks"][0]["score_interval"]["method"] == "wilson"
+    assert data["tasks"][0]["score_interval"]["method"] == "wilson-cc"
     assert data["tasks"][0]["activation_interval"]["level"] == 0.9
     assert data["activation_interval"]["level"] == 0.9
     skill = data["activation_per_skill"][0]
-    assert skill["recall_interval"]["method"] == "wilson"
+    assert skill["recall_interval"]["method"] == "wilson-cc"
     assert skill["precision_interval"]["high"] == 1.0
 
 

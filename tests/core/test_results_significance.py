@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
+import time
 
 import pytest
 
@@ -128,3 +130,36 @@ def test_the_seeded_monte_carlo_fallback_agrees_with_the_exact_value(monkeypatch
     assert estimate != exact  # the fallback really ran
     assert estimate == pytest.approx(exact, abs=0.01)
     assert stratified_exact_test(pairs) == estimate  # seeded: the same every time
+
+
+def _unequal_pairs(seed: int, tasks: int, counts) -> list[tuple[int, int, int, int]]:
+    rng = random.Random(seed)
+    pairs = []
+    for _ in range(tasks):
+        na, nb = rng.choice(counts), rng.choice(counts)
+        pairs.append((rng.randint(0, na), na, rng.randint(0, nb), nb))
+    return pairs
+
+
+@pytest.mark.parametrize("counts", [(19, 20), (17, 18, 19, 20), (15, 16, 17, 18, 19, 20)])
+def test_the_whole_run_test_takes_under_a_second_at_60_tasks_with_unequal_counts(counts):
+    pairs = _unequal_pairs(3, 60, counts)
+    started = time.process_time()
+    p = stratified_exact_test(pairs)
+    assert time.process_time() - started < 1.0
+    assert 0.0 < p <= 1.0
+
+
+def test_the_seeded_estimate_agrees_with_the_exact_convolution(monkeypatch):
+    """Where the exact distribution is affordable but the estimate is forced, the two agree
+    within four standard errors of 20,000 draws."""
+    from caliper.results import significance
+
+    for seed in range(4):
+        pairs = _unequal_pairs(seed, 8, (7, 9, 10))
+        monkeypatch.setattr(significance, "MAX_EXACT_TOTAL_WORK", 10**9)
+        exact = stratified_exact_test(pairs)
+        monkeypatch.setattr(significance, "MAX_EXACT_TOTAL_WORK", 0)
+        estimate = stratified_exact_test(pairs)
+        error = 4 * math.sqrt(max(exact * (1 - exact), 1e-4) / 20_000) + 1 / 20_001
+        assert abs(estimate - exact) <= error, (seed, exact, estimate)

@@ -97,7 +97,7 @@ def test_report_fits_80_columns_without_cutting_labels(mixed, verbose):
     assert max(len(line) for line in lines) <= 80
     for label in ("Task", "k (1)", "success", "activation", "Tokens", "Wall", "attempts"):
         assert label in text
-    assert "✓ PASS" in text and "✗ FAIL" in text and "⊘ UNMEASURED" in text
+    assert "✓ PASS" in text and "✗ FAIL" in text and "⊘ UNMEASURED" in text, text
     assert "…" not in text  # no header, number, status label or panel title cut short
     assert "infrastructure" in text and "(not counted)" in text
 

@@ -49,9 +49,10 @@ def test_summary_shows_the_numbers(page):
     interval = score_run(demo_run()).score_interval
     shown = f"[{interval.low * 100:.1f}–{interval.high * 100:.1f}%]"
     assert text(page, "#score-interval") == shown
-    # a task's interval is Wilson's: 2 of 3 at 95 % is 0.2077 to 0.9385 (published value)
+    # a task's interval is the continuity-corrected Wilson: 2 of 3 at 95 % is 0.1253 to
+    # 0.9823 (R's prop.test(2, 3))
     row = page.driver.find_element(By.CSS_SELECTOR, '#tasks tr[data-name="Writes a commit"]')
-    assert "[20.8–93.9%]" in row.text
+    assert "[12.5–98.2%]" in row.text
     # activation 2/3 and 1/2 (one attempt not observed): mean 58.3 %
     assert text(page, "#activation") == "58.3%"
     # 8 counted attempts of 1000 in + 200 cache read + 50 cache write, 100 out

@@ -98,9 +98,10 @@ def command(
     Each of BEFORE and AFTER is a results JSON file, a spec file or a spec name (the spec's
     latest run). Tasks are matched by name; Δ is after − before, in percentage points, with
     its interval. A change counts only when a test supports it at the level (default 95%):
-    Fisher's exact test per task and a stratified test paired by task for the whole run,
-    Holm-corrected together. A task is regressed only when its drop is supported; any other
-    drop is shown as "not significant". Token and wall-time changes are shown, never tested.
+    a stratified test paired by task for the whole run, at the full level, and only when it
+    rejects Fisher's exact test per task, Holm-corrected over the tasks. A task is regressed
+    only when its drop is supported; any other drop is shown as "not significant". Token and
+    wall-time changes are shown, never tested.
     The footer says how small a drop the pair could have detected.
 
     \b
@@ -257,5 +258,5 @@ def _check_regressions(comparison, fail_on: str) -> None:
     if reasons:
         level = f"{comparison.confidence * 100:g}%"
         raise RegressionFound(
-            f"Regression (at {level}, Holm-corrected): " + "; ".join(reasons) + "."
+            f"Regression (at {level}, family-wise corrected): " + "; ".join(reasons) + "."
         )

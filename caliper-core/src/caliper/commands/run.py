@@ -219,6 +219,15 @@ class AttemptCount(click.ParamType):
     "the CLI's Retry-After. Every try is kept in the results. 0: never.",
 )
 @click.option(
+    "--timeouts",
+    type=click.Choice(["failure", "unusable"]),
+    default=None,
+    help="How an attempt that runs out of --timeout is scored: failure (the default: the "
+    "agent did not finish in the time allowed, a failed attempt) or unusable (left out of "
+    "the rates, like an infra error). Saved in the run; report, compare and regrade follow "
+    "it, and --resume keeps the run's own.",
+)
+@click.option(
     "--keep-workdirs",
     is_flag=True,
     help="Keep each attempt's final working directory as a .tar.gz beside the results "
@@ -317,6 +326,7 @@ def command(
     inconclusive: str,
     junit: Path | None,
     retries: int,
+    timeouts: str | None,
     keep_workdirs: bool,
     workdir_max_bytes: int,
     workdirs_max_bytes: int,
@@ -373,6 +383,7 @@ def command(
         model = model if model is not None else meta.get("requested_model", meta.get("backend"))
         judge_model = judge_model if judge_model is not None else meta.get("judge_requested")
         ablate = ablate or tuple(meta.get("ablated") or ())
+        timeouts = timeouts if timeouts is not None else meta.get("timeouts")
     elif force:
         from caliper.errors import UsageError
 
@@ -404,6 +415,7 @@ def command(
         max_turn_chars=max_turn_chars,
         max_attempt_chars=max_attempt_chars,
         retries=retries,
+        timeouts=timeouts or "failure",
         adaptive=adaptive,
         keep_workdirs=keep_workdirs,
         workdir_max_bytes=workdir_max_bytes,

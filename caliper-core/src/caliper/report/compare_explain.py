@@ -69,14 +69,15 @@ def render_explain(comparison: RunComparison, console: Console) -> None:
     console.print(Rule("How the verdict was reached", style="dim"))
     console.print(
         Text(
-            f" Level {level}: a change counts when its Holm-adjusted p is at most "
+            f" Level {level}: a change counts when its adjusted p is at most "
             f"{alpha:.3g}. Per task: Fisher's exact test (two-sided) on usable attempts, "
             "Δ interval by Newcombe's hybrid score method. Whole run: an exact stratified "
             "permutation test of the mean change, paired by task; its Δ interval takes the "
-            "same tasks as given (MOVER of continuity-corrected Wilson limits). Holm's "
-            "correction covers every task and the whole run together, so the chance of any "
-            "false alarm is at most "
-            f"{alpha:.3g}. docs/statistics.md explains each.",
+            "same tasks as given (MOVER of continuity-corrected Wilson limits). The whole "
+            "run is tested first, at the full level; the tasks are tested only when it "
+            "rejects, with Holm's correction over the tasks (a task's adjusted p is the larger "
+            "of the whole-run p and its Holm-adjusted p), so the chance of any false alarm is "
+            f"at most {alpha:.3g}. docs/statistics.md explains each.",
         )
     )
     console.print()
@@ -88,12 +89,12 @@ def render_explain(comparison: RunComparison, console: Console) -> None:
         return
     console.print()
     console.print(Rule("What this pair could detect", style="dim"))
-    overall_alpha = power_mod.family_alpha(alpha, sens.tests) if sens.tasks > 1 else alpha
+    overall_alpha = alpha
     task_alpha = power_mod.family_alpha(alpha, sens.tests)
     lines = [
         f" Baseline {round(sens.baseline * 100)}% (the before side's rate over matched tasks, "
         f"held to 50–95%), {sens.a_attempts:g} → {sens.b_attempts:g} usable attempts per "
-        f"task, {sens.tasks} matched task(s), {sens.tests} test(s) in Holm's family.",
+        f"task, {sens.tasks} matched task(s), {sens.tests} task test(s) under Holm's correction.",
         f" Whole run (at p ≤ {overall_alpha:.3g}): {_drop_sentence(sens.overall_drop)} caught "
         f"on every task {sens.power * 100:g}% of the time.",
         f" One task alone (Fisher at p ≤ {task_alpha:.3g}, Holm's first step): "

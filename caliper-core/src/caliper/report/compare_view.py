@@ -370,7 +370,7 @@ def _verdict(comparison: RunComparison, console: Console, allow_partial: bool = 
     if not regressed and not comparison.overall_regression:
         console.print(
             Text(
-                f" No regression. (No drop is supported at {level} after Holm's correction.)",
+                f" No regression. (No drop is supported at {level}, family-wise corrected.)",
                 style="green",
             )
         )

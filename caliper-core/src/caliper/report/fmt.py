@@ -11,13 +11,16 @@ if TYPE_CHECKING:
 
 DASH = "—"
 BAR_WIDTH = 20
+# caliper.results.stats.UNINFORMATIVE and EXCLUDING_ZERO (not imported: fmt stays light)
+UNINFORMATIVE = "uninformative"
+EXCLUDING_ZERO = ", excluding 0"
 
 STRIP_SYMBOLS = {
     Outcome.PASS: ("✓", "green"),
     Outcome.TASK_FAIL: ("✗", "red"),
     Outcome.CHEAT: ("✗", "magenta"),
     Outcome.INFRA_ERROR: ("⊘", "yellow"),
-    Outcome.TIMEOUT: ("⊘", "yellow"),
+    Outcome.TIMEOUT: ("◷", "red"),
     Outcome.JUDGE_ERROR: ("⊘", "yellow"),
     Outcome.NOT_CHECKED: ("·", "dim"),
 }
@@ -36,15 +39,19 @@ def _bound(value: float, digits: int) -> str:
 
 def interval(value: Interval | None, *, digits: int = 1) -> str:
     """An interval as ``[20.8–93.9]`` (percent, ``digits`` decimals; exact ends as ``0`` and
-    ``100``); ``""`` for ``None``."""
+    ``100``); ``(uninformative)`` for too few tries (``(n<3)`` at ``digits=0``, the narrow form);
+    ``""`` for ``None``."""
     if value is None:
         return ""
+    if value.method == UNINFORMATIVE:  # round brackets: rich would read [word] as markup
+        return "(n<3)" if digits == 0 else "(uninformative)"
     return f"[{_bound(value.low, digits)}–{_bound(value.high, digits)}]"
 
 
 def pct_interval(value: float | None, bounds: Interval | None, *, stacked: bool = False) -> str:
     """``66.7% [20.8–93.9]``; ``stacked`` puts the interval, in whole percents, on a second
-    line (``[21–94]``, for narrow tables); ``—`` when there is no rate."""
+    line (``[21–94]``, or ``(too few)`` for an uninformative one, for narrow tables); ``—``
+    when there is no rate."""
     if value is None:
         return DASH
     if bounds is None:
@@ -67,6 +74,10 @@ def signed_interval(value: Interval | None) -> str:
     """A difference interval in points: ``[+18, +62]``; ``""`` for ``None``."""
     if value is None:
         return ""
+    if value.method.endswith(EXCLUDING_ZERO):  # open at 0: the test rejects "no change"
+        left = "(" if value.low == 0.0 else "["
+        right = ")" if value.high == 0.0 else "]"
+        return f"{left}{_signed(value.low)}, {_signed(value.high)}{right}"
     return f"[{_signed(value.low)}, {_signed(value.high)}]"
 
 

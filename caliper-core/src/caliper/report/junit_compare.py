@@ -100,6 +100,7 @@ def compare_junit_document(comparison: RunComparison, *, fail_on: str = "score")
         ("confidence", f"{comparison.confidence:g}"),
         ("correction", comparison.correction),
         ("comparable", "true" if comparison.comparable else "false"),
+        *(("warning", warning) for warning in comparison.warnings),
     ):
         ET.SubElement(properties, "property", name=key, value=value)
     counts = {"pass": 0, "failure": 0, "skipped": 0}
@@ -125,6 +126,7 @@ def compare_junit_document(comparison: RunComparison, *, fail_on: str = "score")
 
     headline = ablation_headline(comparison)
     whole_notes = [overall, headline] if headline else [overall]
+    whole_notes += [f"warning: {warning}" for warning in comparison.warnings]
     overall_fails = score_fails and comparison.overall_regression
     if activation_fails and comparison.activation_overall_regression:
         overall_fails = True

@@ -42,7 +42,7 @@ def compare_markdown(comparison: RunComparison) -> str:
         f"## Caliper compare: {escape(comparison.spec_name)}",
         "",
         f"before `{comparison.a_run_id}` → after `{comparison.b_run_id}` · {level} confidence"
-        f" · {escape(comparison.correction.capitalize())} correction over the tasks",
+        " · whole run first, then tasks with Holm's correction",
         "",
     ]
     from caliper.report.compare_view import ablation_headline

@@ -45,7 +45,7 @@ OUTCOME_LABEL = {
     Outcome.TASK_FAIL: "task failed",
     Outcome.CHEAT: "cheat (read a forbidden file)",
     Outcome.INFRA_ERROR: "infrastructure error (not counted)",
-    Outcome.TIMEOUT: "timed out (not counted)",
+    Outcome.TIMEOUT: "timed out (a failed attempt unless --timeouts unusable)",
     Outcome.JUDGE_ERROR: "judge error (not counted)",
     Outcome.NOT_CHECKED: "not checked (trigger probe)",
 }
@@ -142,6 +142,8 @@ def _k_cell(score: TaskScore) -> str:
     if score.status is TaskStatus.TRIGGER_ONLY:
         return fmt.DASH
     cell = f"{score.successes}/{score.usable}"
+    if score.timeouts and score.timeouts_counted:  # failures, shown apart from task_fail
+        cell += f" [red]◷{score.timeouts}[/red]"
     if score.unusable:
         cell += f" [yellow]⊘{score.unusable}[/yellow]"
     return cell

@@ -1,13 +1,18 @@
 """Diffing two saved runs task by task. Pure: takes two :class:`RunResults`, returns data.
 
 ``a`` is *before* and ``b`` is *after*; every delta is after − before. A change counts only
-when a test supports it at the chosen level (``alpha = 1 − confidence``), after Holm's
-correction over every test of the family (each matched task, plus the whole run when more
-than one task is matched):
+when a test supports it at the chosen level (``alpha = 1 − confidence``), by a fixed-sequence
+(gatekeeping) procedure: the whole run is tested first at the full level, and only when it
+rejects are the matched tasks tested, with Holm's correction over the tasks (one matched task:
+the whole run is that task). The chance of any false call, whole run or task, stays ≤ alpha:
 
-* per task, Fisher's exact test on the two binomial samples, with Newcombe's interval for Δ;
+* per task, Fisher's exact test on the two binomial samples, with Newcombe's interval for Δ
+  (continuity-corrected);
 * the whole run, an exact stratified permutation test paired by task, with the paired
   task-mean interval for Δ.
+
+Every Δ interval is made to agree with its verdict: it holds 0 exactly when the verdict's own
+test (after the correction) does not reject.
 
 A supported drop of the success score is a *regression* (``has_regression``); the same for
 activation sets ``has_activation_regression``. Tokens and wall time are reported beside and
@@ -27,15 +32,16 @@ from caliper.results.significance import fisher_exact, holm_adjust, stratified_e
 from caliper.results.stats import (
     DEFAULT_CONFIDENCE,
     Interval,
+    agree_with_test,
     check_confidence,
     interval_data,
     mean_rate_interval,
-    newcombe_difference_interval,
+    newcombe_cc_difference_interval,
     paired_mean_difference_interval,
 )
 
 EPSILON = 1e-9
-CORRECTION = "holm"
+CORRECTION = "gatekeeping-holm"
 
 # TaskComparison.verdict / activation_verdict and RunComparison.overall_verdict
 REGRESSED = "regressed"
@@ -54,7 +60,8 @@ NEVER_STARTED = "never started"
 class TaskComparison:
     """One task present in both runs.
 
-    ``delta_interval`` is Newcombe's interval of ``delta``; ``p_value`` Fisher's exact
+    ``delta_interval`` is Newcombe's continuity-corrected interval of ``delta``, made to hold
+    0 exactly when ``verdict`` is not a supported change; ``p_value`` Fisher's exact
     two-sided p and ``p_adjusted`` the same after Holm's correction. ``verdict`` is one of
     ``regressed``, ``improved`` (a supported change), ``not significant``, ``no change`` or
     ``unmeasured``; ``regression`` is ``verdict == "regressed"``. The ``activation_*``
@@ -124,11 +131,12 @@ class Sensitivity:
     """How small a drop this pair could have detected (with chance ``power`` at ``level``).
 
     ``task_drop``: the smallest drop of one task alone that its test (Fisher, at Holm's first
-    step ``alpha / tests``) catches, at the pair's attempts per task; ``overall_drop``: the
-    smallest drop on every task that the whole-run test catches. Both from ``baseline`` (the
-    before side's rate over matched tasks, held to [0.5, 0.95]); ``None`` means no drop at
-    all would be caught. ``k_needed`` is the k (both sides) at which the whole-run test would
-    catch a drop of ``target_drop`` on every task (``None`` past 1000).
+    step ``alpha / tests`` over the ``tests`` tasks) catches, at the pair's attempts per task;
+    ``overall_drop``: the smallest drop on every task that the whole-run test catches. Both
+    from ``baseline`` (the before side's rate over matched tasks, held to [0.5, 0.95]);
+    ``None`` means no drop at all would be caught. ``k_needed`` is the k (both sides) at which
+    the whole-run test would catch a drop of ``target_drop`` on every task (``None`` past
+    1000).
     """
 
     level: float
@@ -271,10 +279,10 @@ def _compare_task(
         b_usable=b.usable,
         a_interval=a.score_interval,
         b_interval=b.score_interval,
-        delta_interval=newcombe_difference_interval(
+        delta_interval=newcombe_cc_difference_interval(
             a.successes, a.usable, b.successes, b.usable, confidence
         ),
-        activation_delta_interval=newcombe_difference_interval(
+        activation_delta_interval=newcombe_cc_difference_interval(
             a.activation_successes,
             a.activation_usable,
             b.activation_successes,
@@ -296,9 +304,18 @@ def verdict_for(delta: float | None, p_adjusted: float | None, alpha: float) -> 
     return NOT_SIGNIFICANT
 
 
+def _agreeing(interval: Interval | None, delta: float | None, verdict: str) -> Interval | None:
+    """The Δ interval shown beside ``verdict``: holds 0 exactly when the verdict's test does
+    not reject (see :func:`caliper.results.stats.agree_with_test`)."""
+    if interval is None or delta is None or verdict == UNMEASURED:
+        return interval
+    return agree_with_test(interval, delta, verdict in (REGRESSED, IMPROVED))
+
+
 @attrs.frozen
 class _Family:
-    """One family of tests (success or activation) after Holm's correction."""
+    """One family of tests (success or activation): the whole run first, then the tasks with
+    Holm's correction within it; ``tests`` is the number of per-task tests Holm covers."""
 
     task_p: dict[str, float]
     task_adjusted: dict[str, float]
@@ -308,29 +325,45 @@ class _Family:
     tests: int
 
 
+def gatekept_adjust(overall_p: float, task_p: list[float]) -> tuple[float, list[float]]:
+    """Adjusted p-values of the fixed-sequence (gatekeeping) procedure compare uses.
+
+    The whole-run test comes first, at the full level: its adjusted p is its own p. The
+    per-task tests are examined only within it, with Holm's correction over the tasks, so a
+    task's adjusted p is the larger of the whole-run p and its Holm-adjusted p. Rejecting
+    every hypothesis whose adjusted p is at most α keeps the chance of any false rejection
+    (the whole run or any task) at most α whatever the truth: when nothing changed only the
+    whole-run test can open the gate (chance ≤ α), and when something changed the per-task
+    rejections are a subset of Holm's, which alone controls that chance.
+    """
+    holm = holm_adjust(task_p)
+    return overall_p, [max(overall_p, p) for p in holm]
+
+
 def _family(pairs: dict[str, tuple[int, int, int, int]], confidence: float) -> _Family:
-    """Fisher per task and, for several tasks, the stratified test of the whole, corrected
-    together with Holm (one task: the whole is that task)."""
+    """The stratified test of the whole first, at the full level, then Fisher per task,
+    Holm-adjusted over the tasks, within it (one task: the whole is that task)."""
     names = [name for name in pairs]
     p_values = [fisher_exact(*pairs[name]) for name in names]
     overall_p = overall_interval = None
     if len(names) == 1:
         overall_p = p_values[0]
-        overall_interval = newcombe_difference_interval(*pairs[names[0]], confidence=confidence)
+        overall_interval = newcombe_cc_difference_interval(*pairs[names[0]], confidence=confidence)
+        task_adjusted = {names[0]: overall_p}
     elif names:
         overall_p = stratified_exact_test([pairs[n] for n in names])
         overall_interval = paired_mean_difference_interval([pairs[n] for n in names], confidence)
-    family = p_values + ([overall_p] if len(names) > 1 else [])
-    adjusted = holm_adjust(family)
-    task_adjusted = dict(zip(names, adjusted[: len(names)], strict=True))
-    overall_adjusted = adjusted[-1] if adjusted else None
+        _, adjusted = gatekept_adjust(overall_p, p_values)
+        task_adjusted = dict(zip(names, adjusted, strict=True))
+    else:
+        task_adjusted = {}
     return _Family(
         dict(zip(names, p_values, strict=True)),
         task_adjusted,
         overall_p,
-        overall_adjusted,
+        overall_p,
         overall_interval,
-        len(family),
+        len(names),
     )
 
 
@@ -444,6 +477,46 @@ def meta_warnings(a: RunMeta, b: RunMeta) -> list[str]:
     return warnings
 
 
+def unusable_rate_warning(a: RunResults, b: RunResults, alpha: float) -> str | None:
+    """A sentence when the share of attempts left out of the rates (infra and judge errors,
+    and timeouts under ``--timeouts unusable``) differs between the sides by more than noise
+    explains: the stratified exact test, paired by task, over every task on both sides."""
+    b_tasks = {t.name: t for t in b.tasks}
+    pairs = []
+    for task in a.tasks:
+        other = b_tasks.get(task.name)
+        if other is None or not task.attempts or not other.attempts:
+            continue
+        pairs.append(
+            (
+                sum(r.outcome.left_out(a.meta.timeouts) for r in task.attempts),
+                len(task.attempts),
+                sum(r.outcome.left_out(b.meta.timeouts) for r in other.attempts),
+                len(other.attempts),
+            )
+        )
+    a_out, a_all = sum(p[0] for p in pairs), sum(p[1] for p in pairs)
+    b_out, b_all = sum(p[2] for p in pairs), sum(p[3] for p in pairs)
+    if not pairs or a_out * b_all == b_out * a_all:
+        return None
+    p = stratified_exact_test(pairs)
+    if p > alpha:
+        return None
+    return (
+        f"unusable attempts differ: {a_out}/{a_all} → {b_out}/{b_all} left out of the rates "
+        f"(p={p:.2g}); the rates compare only what was measured, so check the errors"
+    )
+
+
+def _timeout_warning(a: RunMeta, b: RunMeta) -> str | None:
+    if a.timeouts == b.timeouts:
+        return None
+    return (
+        f"timeouts are scored differently: {a.timeouts} → {b.timeouts} (--timeouts); "
+        "the rates do not count the same attempts"
+    )
+
+
 def _short(ref: str | None) -> str:
     return (ref or "?")[:7]
 
@@ -456,7 +529,7 @@ def same_run(a: RunResults, b: RunResults) -> bool:
 def side_state(results: RunResults) -> SideState:
     """Whether ``results`` can be one side of a comparison (see :class:`SideState`)."""
     attempts = [a for t in results.tasks for a in t.attempts]
-    usable = sum(1 for a in attempts if a.outcome.usable)
+    usable = sum(1 for a in attempts if a.outcome.scored(results.meta.timeouts))
     measured = usable + sum(1 for a in attempts if a.outcome.value == "not_checked")
     if measured == 0:
         reason = results.meta.stop_reason
@@ -464,8 +537,8 @@ def side_state(results: RunResults) -> SideState:
             reason = (
                 "no attempt ran"
                 if not attempts
-                else f"all {len(attempts)} attempt(s) were unusable (infra_error, timeout "
-                "or judge_error)"
+                else f"all {len(attempts)} attempt(s) were unusable (infra_error, "
+                "judge_error or, under --timeouts unusable, timeout)"
             )
         return SideState(NEVER_STARTED, reason, 0)
     if results.meta.partial:
@@ -495,7 +568,7 @@ def _sensitivity(
     before = sum(r.a_successes for r in measured) / sum(r.a_usable for r in measured)
     baseline = round(min(0.95, max(0.5, before)), 2)
     task_alpha = power_mod.family_alpha(alpha, tests)
-    overall_alpha = task_alpha if tasks > 1 else alpha
+    overall_alpha = alpha  # the whole-run test comes first, at the full level
     task_drop = power_mod.task_detectable_drop(
         round(a_k), round(b_k), task_alpha, baseline=baseline
     )
@@ -568,6 +641,10 @@ def compare_runs(
         judged.append(
             attrs.evolve(
                 r,
+                delta_interval=_agreeing(r.delta_interval, r.delta, verdict),
+                activation_delta_interval=_agreeing(
+                    r.activation_delta_interval, r.activation_delta, act_verdict
+                ),
                 p_value=score_family.task_p.get(r.name),
                 p_adjusted=p_adj,
                 verdict=verdict,
@@ -612,7 +689,11 @@ def compare_runs(
         usage=_usage_delta(a_score.usage, b_score.usage),
         a_usage=a_score.usage,
         b_usage=b_score.usage,
-        warnings=meta_warnings(a.meta, b.meta),
+        warnings=[
+            *meta_warnings(a.meta, b.meta),
+            *(w for w in (_timeout_warning(a.meta, b.meta),) if w),
+            *(w for w in (unusable_rate_warning(a, b, alpha),) if w),
+        ],
         skill_drift=skill_drift(a.meta, b.meta),
         confidence=confidence,
         alpha=alpha,
@@ -622,7 +703,7 @@ def compare_runs(
         b_overall_interval=mean_rate_interval(
             [(r.b_successes, r.b_usable) for r in measured], confidence
         ),
-        delta_interval=score_family.overall_interval,
+        delta_interval=_agreeing(score_family.overall_interval, delta, overall_verdict),
         p_value=score_family.overall_p,
         p_adjusted=score_family.overall_adjusted,
         overall_verdict=overall_verdict,
@@ -631,7 +712,7 @@ def compare_runs(
         a_activation_overall=a_act,
         b_activation_overall=b_act,
         activation_delta=act_delta,
-        activation_delta_interval=act_family.overall_interval,
+        activation_delta_interval=_agreeing(act_family.overall_interval, act_delta, act_verdict),
         activation_p_value=act_family.overall_p,
         activation_p_adjusted=act_family.overall_adjusted,
         activation_overall_verdict=act_verdict,

@@ -553,6 +553,18 @@ def evaluate_gate(
     return GateResult(results, policy, confidence)
 
 
+def _gate_mean_interval(counts: list[tuple[int, int]], level: float) -> Interval | None:
+    """The run-aggregate interval bars are judged on: the task-mean interval, or for one
+    measured task its Wilson interval (computed here from the counts: the intervals reports
+    print are another method)."""
+    from caliper.results.stats import mean_rate_interval, wilson_interval
+
+    kept = [(s, n) for s, n in counts if n > 0]
+    if len(kept) == 1:
+        return wilson_interval(kept[0][0], kept[0][1], level)
+    return mean_rate_interval(kept, level)
+
+
 def measure_run(
     run: RunScore, family_run: RunScore | None = None
 ) -> dict[tuple[str, str | None], Measured]:
@@ -561,25 +573,40 @@ def measure_run(
     Clopper–Pearson interval) and the run's aggregate of each (the task-mean interval; see
     ``docs/statistics.md``). ``family_run`` is the same run scored at ``1 − α/B`` for a
     gate of ``B`` bars: its aggregate upper ends decide a failed aggregate bar."""
+    from caliper.results.stats import wilson_interval
+
+    level = run.confidence
     measure: dict[tuple[str, str | None], Measured] = {}
     for task in run.tasks:
         measure[(SCORE, task.name)] = _exact_measured(
-            task.score, task.score_interval, task.successes, task.usable
+            task.score,
+            wilson_interval(task.successes, task.usable, level),
+            task.successes,
+            task.usable,
         )
         if task.activation_expected is not None:
             measure[(ACTIVATION, task.name)] = _exact_measured(
                 task.activation_score,
-                task.activation_interval,
+                wilson_interval(task.activation_successes, task.activation_usable, level),
                 task.activation_successes,
                 task.activation_usable,
             )
+    scored = [(t.successes, t.usable) for t in run.tasks]
+    acts = [
+        (t.activation_successes, t.activation_usable)
+        for t in run.tasks
+        if t.activation_score is not None
+    ]
+    wide = family_run.confidence if family_run else None
     measure[(SCORE, None)] = _aggregate_measured(
-        run.score, run.score_interval, family_run.score_interval if family_run else None
+        run.score,
+        _gate_mean_interval(scored, level),
+        _gate_mean_interval(scored, wide) if wide else None,
     )
     measure[(ACTIVATION, None)] = _aggregate_measured(
         run.avg_activation_score,
-        run.activation_interval,
-        family_run.activation_interval if family_run else None,
+        _gate_mean_interval(acts, level),
+        _gate_mean_interval(acts, wide) if wide else None,
     )
     return measure
 

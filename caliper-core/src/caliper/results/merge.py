@@ -205,6 +205,7 @@ def check_shards(runs: Sequence[ShardRun]) -> None:
 # settings that do not stop a merge but are worth a word when the shards differ in them
 NOTED: list[tuple[str, str]] = [
     ("--timeout", "timeout"),
+    ("--timeouts", "timeouts"),
     ("--retries", "retries"),
     ("--judge-model", "judge_requested"),
     ("the agent CLI's version", "cli_version"),

@@ -17,6 +17,12 @@ from caliper.judge import JudgeUsage
 
 SCHEMA_VERSION = 1
 
+TIMEOUTS_FAILURE = "failure"
+"""``RunMeta.timeouts``: a timed-out attempt is a failure of the attempt (the default)."""
+TIMEOUTS_UNUSABLE = "unusable"
+"""``RunMeta.timeouts``: a timed-out attempt is left out, like an infra error (opt-out)."""
+TIMEOUT_POLICIES = (TIMEOUTS_FAILURE, TIMEOUTS_UNUSABLE)
+
 
 class Outcome(str, enum.Enum):
     """The typed outcome of one attempt."""
@@ -36,8 +42,19 @@ class Outcome(str, enum.Enum):
 
     @property
     def unusable(self) -> bool:
-        """Something went wrong and the attempt got no fair shot (excluded, reported)."""
+        """Something went wrong and the attempt got no verdict from a check."""
         return self in (Outcome.INFRA_ERROR, Outcome.TIMEOUT, Outcome.JUDGE_ERROR)
+
+    def scored(self, timeouts: str = TIMEOUTS_FAILURE) -> bool:
+        """Counts toward the success-rate denominator under a run's ``timeouts`` policy: a
+        timeout is a failed attempt (the agent did not finish in the time allowed) unless
+        ``timeouts`` is ``unusable``."""
+        return self.usable or (self is Outcome.TIMEOUT and timeouts != TIMEOUTS_UNUSABLE)
+
+    def left_out(self, timeouts: str = TIMEOUTS_FAILURE) -> bool:
+        """Left out of the rates under ``timeouts`` (infra and judge errors, and timeouts when
+        ``timeouts`` is ``unusable``): the attempt got no fair shot."""
+        return self.unusable and not self.scored(timeouts)
 
 
 @attrs.define
@@ -232,6 +249,10 @@ class RunMeta:
     """``caliper merge``: the shard runs this run was merged from (``shard``, ``run``)."""
     incomplete: bool = False
     """Read from a journal without a final results file (the run was killed or is running)."""
+    timeouts: str = TIMEOUTS_FAILURE
+    """How timed-out attempts are scored: ``failure`` (they count as failed attempts) or
+    ``unusable`` (left out of the rates, ``--timeouts unusable``). Files saved before it load
+    as ``failure``."""
     gate: dict[str, Any] | None = None
     """The bars ``caliper run`` was given and their verdicts, as judged when it ran (the
     ``gate`` block of ``report --format json``; ``None`` without bars or in older files)."""

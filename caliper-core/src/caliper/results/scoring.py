@@ -5,9 +5,11 @@ Saved files hold only observations; the functions here turn them into what repor
 
 The rules, in short (``docs/results.md`` has the long form):
 
-* an attempt is *usable* when its outcome is ``pass``, ``task_fail`` or ``cheat``;
-  ``infra_error``, ``timeout`` and ``judge_error`` are *unusable* (no fair shot) and
-  ``not_checked`` (a trigger probe with nothing to grade) is neither;
+* an attempt is *usable* when its outcome is ``pass``, ``task_fail``, ``cheat`` or
+  ``timeout`` (a timeout is a failed attempt; a run saved with ``--timeouts unusable``
+  leaves timeouts out instead, ``RunMeta.timeouts``); ``infra_error`` and ``judge_error`` are
+  *unusable* (no fair shot) and ``not_checked`` (a trigger probe with nothing to grade) is
+  neither;
 * a task's score is successes / usable attempts, ``None`` when nothing was usable;
 * the run's score is the mean of task scores, skipping tasks whose score is ``None``;
 * activation is scored apart from success, over attempts whose ``activation_passed`` is set;
@@ -18,23 +20,35 @@ The rules, in short (``docs/results.md`` has the long form):
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Iterable
 
 import attrs
 
 from caliper.attempt import Usage
-from caliper.results.models import AttemptRecord, Outcome, RunResults, TaskResult
+from caliper.results.models import (
+    TIMEOUTS_FAILURE,
+    AttemptRecord,
+    Outcome,
+    RunResults,
+    TaskResult,
+)
 from caliper.results.stats import (
     DEFAULT_CONFIDENCE,
     Interval,
     check_confidence,
     interval_data,
     mean_rate_interval,
-    wilson_interval,
+    rate_interval,
 )
 
-UNUSABLE = frozenset(outcome for outcome in Outcome if outcome.unusable)
-"""The outcomes that bought no verdict (``Outcome.unusable``), for the per-attempt loops."""
+UNUSABLE = frozenset(outcome for outcome in Outcome if outcome.left_out(TIMEOUTS_FAILURE))
+"""The outcomes left out of the rates by default (infra and judge errors)."""
+
+
+def left_out_outcomes(timeouts: str = TIMEOUTS_FAILURE) -> frozenset[Outcome]:
+    """The outcomes left out of the rates under a run's ``timeouts`` policy."""
+    return frozenset(outcome for outcome in Outcome if outcome.left_out(timeouts))
 
 
 class TaskStatus(str, enum.Enum):
@@ -53,8 +67,9 @@ class UsageTotals:
     """Tokens and wall time of a set of attempts, with the unusable slice kept apart.
 
     ``tokens_in`` counts input, cache reads and cache writes; ``tokens_out`` the output. The
-    main figures cover usable and not-checked attempts; ``unusable_*`` covers attempts that
-    ended in ``infra_error``, ``timeout`` or ``judge_error`` (spend that bought no verdict).
+    main figures cover usable and not-checked attempts; ``unusable_*`` covers attempts left
+    out of the rates (``infra_error``, ``judge_error``, and ``timeout`` under
+    ``--timeouts unusable``: spend that bought no verdict).
     ``judge_tokens`` is what LLM judges spent grading (every attempt), kept out of the rest:
     the main figures measure the skill, not the grading.
     Token figures are ``None`` when no counted attempt reported usage.
@@ -82,9 +97,11 @@ class UsageTotals:
 class TaskScore:
     """The derived numbers of one task.
 
-    ``score_interval`` is the Wilson interval of ``successes / usable`` and
-    ``activation_interval`` that of ``activation_successes / activation_usable``, both at
-    ``confidence``; ``None`` when the rate has no attempts to rest on.
+    ``pass_at_k`` / ``pass_hat_k`` are the unbiased estimates (:func:`pass_at_k`) at k = the
+    usable attempts. ``score_interval`` is the :func:`~caliper.results.stats.rate_interval`
+    of ``successes / usable`` and ``activation_interval`` that of
+    ``activation_successes / activation_usable``, both at ``confidence``; ``None`` when the
+    rate has no attempts to rest on.
     """
 
     name: str
@@ -108,6 +125,9 @@ class TaskScore:
     score_interval: Interval | None = None
     activation_interval: Interval | None = None
     confidence: float = DEFAULT_CONFIDENCE
+    timeouts: int = 0
+    """Attempts that timed out (counted as failures unless ``timeouts_counted`` is false)."""
+    timeouts_counted: bool = True
 
 
 @attrs.frozen
@@ -117,8 +137,8 @@ class SkillActivation:
     Counted over observed attempts (``activated`` known) of tasks that assert ``activates:``.
     ``expected``: attempts whose task expects the skill; ``fired``: attempts where it loaded;
     ``hits``: both. ``recall = hits / expected``, ``precision = hits / fired``;
-    ``recall_interval`` / ``precision_interval`` are their Wilson intervals (``None`` when
-    the divisor is 0).
+    ``recall_interval`` / ``precision_interval`` are their intervals (``rate_interval``;
+    ``None`` when the divisor is 0).
     """
 
     skill: str
@@ -172,18 +192,31 @@ def rate(successes: int, usable: int) -> float | None:
     return successes / usable if usable else None
 
 
-def pass_at_k(score: float | None, usable: int) -> float | None:
-    """Chance that at least one of ``usable`` tries passes: ``1 - (1 - score) ** usable``."""
-    if score is None:
+def pass_at_k(successes: int, usable: int, k: int | None = None) -> float | None:
+    """The unbiased estimate of pass@k, the chance that at least one of ``k`` fresh tries
+    passes, from ``successes`` passes in ``usable`` tries: ``1 − C(usable − successes, k) /
+    C(usable, k)`` (Chen et al. 2021, "Evaluating large language models trained on code").
+
+    ``k`` defaults to ``usable`` (every try made), where the estimate is 1 when any try passed
+    and 0 otherwise. ``None`` when nothing was usable or ``k`` is not in ``1..usable``.
+    """
+    k = usable if k is None else k
+    if usable <= 0 or not 1 <= k <= usable:
         return None
-    return 1.0 - (1.0 - score) ** usable
+    return 1.0 - math.comb(usable - successes, k) / math.comb(usable, k)
 
 
-def pass_hat_k(score: float | None, usable: int) -> float | None:
-    """Chance that all ``usable`` tries pass: ``score ** usable``."""
-    if score is None:
+def pass_hat_k(successes: int, usable: int, k: int | None = None) -> float | None:
+    """The unbiased estimate of pass^k, the chance that all of ``k`` fresh tries pass:
+    ``C(successes, k) / C(usable, k)`` (the same sampling argument as :func:`pass_at_k`).
+
+    ``k`` defaults to ``usable``, where the estimate is 1 when every try passed and 0
+    otherwise. ``None`` when nothing was usable or ``k`` is not in ``1..usable``.
+    """
+    k = usable if k is None else k
+    if usable <= 0 or not 1 <= k <= usable:
         return None
-    return score**usable
+    return math.comb(successes, k) / math.comb(usable, k)
 
 
 def mean(values: Iterable[float | None]) -> float | None:
@@ -208,8 +241,12 @@ def _add(total: int | float | None, value: int | float | None) -> int | float | 
     return value if total is None else total + value
 
 
-def usage_totals(attempts: Iterable[AttemptRecord]) -> UsageTotals:
-    """Token and wall totals of ``attempts``, with the unusable slice apart."""
+def usage_totals(
+    attempts: Iterable[AttemptRecord], timeouts: str = TIMEOUTS_FAILURE
+) -> UsageTotals:
+    """Token and wall totals of ``attempts``, with the slice left out of the rates apart
+    (under the run's ``timeouts`` policy)."""
+    left_out = left_out_outcomes(timeouts)
     counted = timed = unusable = 0
     tokens_in = tokens_out = wall = None
     bad_tokens = bad_wall = None
@@ -218,7 +255,7 @@ def usage_totals(attempts: Iterable[AttemptRecord]) -> UsageTotals:
         if record.checks:
             judge = _add(judge, judge_tokens(record))
         usage = record.usage
-        if record.outcome in UNUSABLE:
+        if record.outcome in left_out:
             unusable += 1
             bad_tokens = _add(bad_tokens, usage.total_tokens if usage else None)
             bad_wall = _add(bad_wall, record.duration_seconds)
@@ -265,8 +302,11 @@ def _status(task: TaskResult, usable: int, successes: int, not_checked: int) -> 
     return TaskStatus.PARTIAL if successes else TaskStatus.FAIL
 
 
-def score_task(task: TaskResult, confidence: float = DEFAULT_CONFIDENCE) -> TaskScore:
-    """The derived numbers of one task, intervals at ``confidence``."""
+def score_task(
+    task: TaskResult, confidence: float = DEFAULT_CONFIDENCE, timeouts: str = TIMEOUTS_FAILURE
+) -> TaskScore:
+    """The derived numbers of one task, intervals at ``confidence``; timed-out attempts are
+    failures unless ``timeouts`` is ``unusable``."""
     check_confidence(confidence)
     attempts = task.attempts
     counts = dict.fromkeys(Outcome, 0)
@@ -276,7 +316,8 @@ def score_task(task: TaskResult, confidence: float = DEFAULT_CONFIDENCE) -> Task
         if record.activation_passed is not None:
             act_usable += 1
             act_successes += record.activation_passed is True
-    usable = sum(counts[outcome] for outcome in Outcome if outcome.usable)
+    usable = sum(counts[outcome] for outcome in Outcome if outcome.scored(timeouts))
+    left_out = left_out_outcomes(timeouts)
     successes = counts[Outcome.PASS]
     not_checked = counts[Outcome.NOT_CHECKED]
     score = rate(successes, usable)
@@ -287,9 +328,9 @@ def score_task(task: TaskResult, confidence: float = DEFAULT_CONFIDENCE) -> Task
         usable=usable,
         successes=successes,
         score=score,
-        pass_at_k=pass_at_k(score, usable),
-        pass_hat_k=pass_hat_k(score, usable),
-        unusable=sum(counts[outcome] for outcome in UNUSABLE),
+        pass_at_k=pass_at_k(successes, usable),
+        pass_hat_k=pass_hat_k(successes, usable),
+        unusable=sum(counts[outcome] for outcome in left_out),
         not_checked=not_checked,
         cheats=counts[Outcome.CHEAT],
         aborted=task.aborted,
@@ -300,10 +341,12 @@ def score_task(task: TaskResult, confidence: float = DEFAULT_CONFIDENCE) -> Task
         activation_usable=act_usable,
         activation_successes=act_successes,
         activation_score=rate(act_successes, act_usable),
-        usage=usage_totals(attempts),
-        score_interval=wilson_interval(successes, usable, confidence),
-        activation_interval=wilson_interval(act_successes, act_usable, confidence),
+        usage=usage_totals(attempts, timeouts),
+        score_interval=rate_interval(successes, usable, confidence),
+        activation_interval=rate_interval(act_successes, act_usable, confidence),
         confidence=confidence,
+        timeouts=counts[Outcome.TIMEOUT],
+        timeouts_counted=Outcome.TIMEOUT.scored(timeouts),
     )
 
 
@@ -345,8 +388,8 @@ def activation_scoreboard(
                 fired,
                 hits,
                 ablated=name in ablated,
-                recall_interval=wilson_interval(hits, expected, confidence),
-                precision_interval=wilson_interval(hits, fired, confidence),
+                recall_interval=rate_interval(hits, expected, confidence),
+                precision_interval=rate_interval(hits, fired, confidence),
             )
         )
     return board
@@ -354,7 +397,8 @@ def activation_scoreboard(
 
 def score_run(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> RunScore:
     """The derived numbers of a whole run, intervals at ``confidence``."""
-    tasks = [score_task(t, confidence) for t in results.tasks]
+    policy = results.meta.timeouts
+    tasks = [score_task(t, confidence, policy) for t in results.tasks]
     activation_tasks = [t for t in tasks if t.activation_score is not None]
     return RunScore(
         tasks=tasks,
@@ -365,7 +409,7 @@ def score_run(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> Ru
         avg_activation_score=mean(t.activation_score for t in activation_tasks),
         activation_tasks=len(activation_tasks),
         activation_per_skill=activation_scoreboard(results, confidence),
-        usage=usage_totals(a for t in results.tasks for a in t.attempts),
+        usage=usage_totals((a for t in results.tasks for a in t.attempts), policy),
         score_interval=mean_rate_interval([(t.successes, t.usable) for t in tasks], confidence),
         activation_interval=mean_rate_interval(
             [(t.activation_successes, t.activation_usable) for t in activation_tasks], confidence

@@ -87,6 +87,7 @@ class RunJournal:
         meta.requested_model = options.model
         meta.judge_requested = options.judge_model
         meta.retries = options.retries
+        meta.timeouts = options.timeouts
         if options.adaptive is not None:
             meta.adaptive = options.adaptive.to_data()
         for key, value in self.plan.notes.items():

@@ -48,6 +48,9 @@ class RunOptions:
     max_attempt_chars: int = DEFAULT_MAX_ATTEMPT_CHARS
     retries: int = DEFAULT_RETRIES
     """``--retries``: more tries an attempt gets after a transient failure (see ``.retry``)."""
+    timeouts: str = "failure"
+    """``--timeouts``: ``failure`` (a timed-out attempt counts as failed) or ``unusable``
+    (left out of the rates); saved as ``RunMeta.timeouts``."""
     keep_workdirs: bool = False
     """``--keep-workdirs``: archive each attempt's final working directory (``.workdirs``)."""
     adaptive: AdaptiveSettings | None = None

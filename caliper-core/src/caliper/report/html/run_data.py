@@ -29,7 +29,7 @@ OUTCOME_LABELS = {
     Outcome.TASK_FAIL: "task failed",
     Outcome.CHEAT: "cheat (read a forbidden file)",
     Outcome.INFRA_ERROR: "infrastructure error (not counted)",
-    Outcome.TIMEOUT: "timed out (not counted)",
+    Outcome.TIMEOUT: "timed out (a failed attempt unless --timeouts unusable)",
     Outcome.JUDGE_ERROR: "judge error (not counted)",
     Outcome.NOT_CHECKED: "not checked (trigger probe)",
 }
