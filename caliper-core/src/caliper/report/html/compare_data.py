@@ -15,7 +15,7 @@ from caliper.report import fmt
 from caliper.report.html.run_data import engine_label
 from caliper.results.compare import REGRESSED, RunComparison, TaskComparison, ablated_names
 from caliper.results.models import RunResults
-from caliper.results.scoring import score_run
+from caliper.results.scoring import TaskScore, score_run
 from caliper.results.stats import DEFAULT_CONFIDENCE, interval_data
 
 
@@ -164,10 +164,22 @@ def compare_view(
     }
 
 
+def _cell_activation(score: TaskScore) -> dict[str, Any] | None:
+    """A matrix cell's activation figures (``None`` when the task asserts no ``activates:``)."""
+    if score.activation_expected is None:
+        return None
+    return {
+        "text": fmt.pct(score.activation_score) if score.activation_usable else "not observable",
+        "counts": f"{score.activation_successes}/{score.activation_usable}",
+        "interval": interval_data(score.activation_interval),
+    }
+
+
 def matrix_view(
     runs: Sequence[RunResults], confidence: float = DEFAULT_CONFIDENCE
 ) -> dict[str, Any]:
-    """Tasks down, runs across: each cell a task's score, interval and strip in that run.
+    """Tasks down, runs across: each cell a task's score, interval and strip in that run,
+    and, for a task that asserts ``activates:``, how often the expected skills loaded.
 
     Tasks are listed in the order they first appear; a run without a task gets an empty cell.
     """
@@ -184,6 +196,14 @@ def matrix_view(
                 "overall": fmt.pct(run.score),
                 "overall_value": run.score,
                 "interval": interval_data(run.score_interval),
+                "activation": (
+                    {
+                        "text": fmt.pct(run.avg_activation_score),
+                        "interval": interval_data(run.activation_interval),
+                    }
+                    if run.asserts_activation
+                    else None
+                ),
             }
         )
         names += [t.name for t in results.tasks if t.name not in names]
@@ -202,6 +222,7 @@ def matrix_view(
                     "interval": interval_data(score.score_interval),
                     "colour": heat(score.score),
                     "strip": _strip(results, name),
+                    "activation": _cell_activation(score),
                 }
             )
         rows.append({"name": name, "cells": cells})
