@@ -24,6 +24,7 @@ from caliper.results.models import (
     RunResults,
     TaskResult,
 )
+from caliper.results.run_clock import RunClock, run_clock
 from caliper.results.scoring import RunScore, TaskScore, TaskStatus, UsageTotals, score_run
 from caliper.results.stats import DEFAULT_CONFIDENCE
 
@@ -194,7 +195,7 @@ def task_table(
     if run.asserts_activation:
         table.add_column("activation", justify="center", no_wrap=True)
     table.add_column("Tokens", justify="right", no_wrap=True)
-    table.add_column("Wall", justify="right", no_wrap=True)
+    table.add_column("Time", justify="right", no_wrap=True)
     table.add_column("attempts", no_wrap=True)
     table.add_column("", no_wrap=True)
     for task, score in zip(results.tasks, run.tasks, strict=True):
@@ -303,15 +304,34 @@ def activation_table(
     return table
 
 
-def usage_lines(usage: UsageTotals) -> list[Text]:
-    """The tokens / wall summary, with the unusable slice on its own line."""
+def clock_text(clock: RunClock | None) -> str:
+    """``9m 35s`` (run start to end), with what a resume adds to it."""
+    if clock is None:
+        return fmt.DASH
+    text = fmt.duration(clock.seconds)
+    if clock.resumes:
+        times = "once" if clock.resumes == 1 else f"{clock.resumes} times"
+        text += (
+            f"  (resumed {times}: first start to last end, pauses included; "
+            f"last session {fmt.duration(clock.last_session_seconds)})"
+        )
+    return text
+
+
+def usage_lines(usage: UsageTotals, clock: RunClock | None = None) -> list[Text]:
+    """The tokens / time summary, with the unusable slice on its own line: the run's wall
+    clock (when ``clock`` is given), then the agent time (the attempts' durations summed)."""
     lines = [
         Text(f" Tokens   {fmt.tokens(usage.tokens_in)} in / {fmt.tokens(usage.tokens_out)} out"),
-        Text(
-            f" Wall     {fmt.duration(usage.wall_seconds)}  "
-            f"{fmt.seconds(usage.wall_per_attempt)} per attempt"
-        ),
     ]
+    if clock is not None:
+        lines.append(Text(f" Wall clock  {clock_text(clock)}"))
+    lines.append(
+        Text(
+            f" Agent time  {fmt.duration(usage.wall_seconds)}  "
+            f"{fmt.seconds(usage.wall_per_attempt)} per attempt (attempts' durations summed)"
+        )
+    )
     if usage.judge_tokens:
         lines.append(
             Text(f" Judge    {fmt.tokens(usage.judge_tokens)} tokens spent grading (not above)")
@@ -486,7 +506,7 @@ def render_run(
         narrow = console.width < NARROW_WIDTH
         console.print(activation_table(run, narrow=narrow, outside=outside))
     console.print()
-    for line in usage_lines(run.usage):
+    for line in usage_lines(run.usage, run_clock(results.meta)):
         console.print(line)
     panels = failure_panels(results, console.width)
     if panels:

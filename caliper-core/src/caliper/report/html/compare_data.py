@@ -155,10 +155,20 @@ def compare_view(
         "warnings": comparison.warnings,
         "not_comparable": sides,
         "sensitivity": _sensitivity(comparison),
-        "tokens": (fmt.tokens(comparison.usage.a_tokens), fmt.tokens(comparison.usage.b_tokens)),
-        "tokens_delta": fmt.signed_pct(comparison.usage.tokens_delta_pct),
-        "wall": (fmt.duration(comparison.usage.a_wall), fmt.duration(comparison.usage.b_wall)),
-        "wall_delta": fmt.signed_pct(comparison.usage.wall_delta_pct),
+        "tokens": (
+            fmt.tokens(comparison.usage.a_tokens_per_attempt),
+            fmt.tokens(comparison.usage.b_tokens_per_attempt),
+        ),
+        "tokens_delta": fmt.signed_pct(comparison.usage.tokens_per_attempt_delta_pct),
+        "wall": (
+            fmt.seconds(comparison.usage.a_agent_per_attempt),
+            fmt.seconds(comparison.usage.b_agent_per_attempt),
+        ),
+        "wall_delta": fmt.signed_pct(comparison.usage.agent_per_attempt_delta_pct),
+        "wall_clock": (
+            fmt.duration(comparison.usage.a_wall_clock),
+            fmt.duration(comparison.usage.b_wall_clock),
+        ),
         "confidence": comparison.confidence,
         "matrix": matrix_view([a, b], confidence) if engines_differ else None,
     }

@@ -12,6 +12,8 @@ from typing import Any
 import attrs
 
 from caliper.report import fmt
+from caliper.report.run_view import clock_text
+from caliper.results.run_clock import run_clock
 from caliper.results.meta_labels import ablated_names
 from caliper.results.models import (
     AttemptRecord,
@@ -95,6 +97,7 @@ def _summary(results: RunResults, run: RunScore) -> dict[str, Any]:
         "total_tokens": usage.total_tokens,
         "wall": fmt.duration(usage.wall_seconds),
         "wall_per_attempt": fmt.seconds(usage.wall_per_attempt),
+        "wall_clock": clock_text(run_clock(meta)),
         "judge_tokens": fmt.tokens(usage.judge_tokens) if usage.judge_tokens else None,
         "unusable_attempts": usage.unusable_attempts,
         "unusable_tokens": fmt.tokens(usage.unusable_tokens),
