@@ -13,7 +13,6 @@ import attrs
 
 from caliper.report import fmt
 from caliper.report.run_view import clock_text
-from caliper.results.run_clock import run_clock
 from caliper.results.meta_labels import ablated_names
 from caliper.results.models import (
     AttemptRecord,
@@ -23,6 +22,7 @@ from caliper.results.models import (
     RunResults,
     TaskResult,
 )
+from caliper.results.run_clock import run_clock
 from caliper.results.scoring import RunScore, TaskScore, score_run
 from caliper.results.stats import DEFAULT_CONFIDENCE, interval_data
 
