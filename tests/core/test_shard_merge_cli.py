@@ -76,7 +76,7 @@ def _keys(data: dict[str, Any]) -> list[tuple[str, int]]:
     return sorted((a["task_name"], a["attempt"]) for t in data["tasks"] for a in t["attempts"])
 
 
-VOLATILE = {"run_id", "started_at", "finished_at", "shard", "merged_from", "path"}
+VOLATILE = {"run_id", "started_at", "finished_at", "shard", "merged_from", "derived_by", "path"}
 
 
 def _stable(value: Any) -> Any:
@@ -125,6 +125,7 @@ def test_merged_shards_report_exactly_as_the_unsharded_run(space: Workspace) -> 
         f"demo/{s.results['meta']['run_id']}" for s in shards
     ]
     assert saved["meta"]["shard"] is None and saved["meta"]["partial"] is False
+    assert saved["meta"]["derived_by"] == "merge"  # labelled as made from the shards
     assert not list(space.root.rglob(".*.tmp")), "written atomically: no temp file left"
 
     reports = {}

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from caliper.report import fmt, plain_table
-from caliper.results.meta_labels import ablated_names, user_setup_label
+from caliper.results.meta_labels import ablated_names, derived_sentence, user_setup_label
 from caliper.results.models import (
     SCHEMA_VERSION,
     AttemptRecord,
@@ -86,6 +86,11 @@ def _header(meta: RunMeta, console: Console) -> None:
     if meta.merged_from:
         details.append(f"merged from {len(meta.merged_from)} shards")
     console.print(Text("  " + "   ·   ".join(details), style="dim"))
+    derived = derived_sentence(meta)
+    if derived:
+        console.print(Text(f"  {derived}", style="yellow"), soft_wrap=True)
+        for change in meta.changes:
+            console.print(Text(f"    {change}", style="dim"), soft_wrap=True)
     if meta.user_customizations:
         console.print(
             Text(f"  With your own setup loaded: {user_setup_label(meta)}", style="yellow"),

@@ -20,7 +20,12 @@ from __future__ import annotations
 import attrs
 
 from caliper.results import power as power_mod
-from caliper.results.meta_labels import SETUP_KINDS, ablated_names, user_setup_label
+from caliper.results.meta_labels import (
+    SETUP_KINDS,
+    ablated_names,
+    derived_sentence,
+    user_setup_label,
+)
 from caliper.results.models import RunMeta, RunResults, SkillSnapshot
 from caliper.results.run_clock import run_clock
 from caliper.results.scoring import TaskScore, UsageTotals, mean, score_run
@@ -431,6 +436,10 @@ def _engine(backend: str | None, model: str | None) -> str:
 def meta_warnings(a: RunMeta, b: RunMeta) -> list[str]:
     """What differs between the runs besides the skills under test (each a sentence)."""
     warnings = []
+    for side, meta in (("before", a), ("after", b)):
+        derived = derived_sentence(meta)
+        if derived:
+            warnings.append(f"{side} ({meta.run_id}): {derived.rstrip('.')}")
     if a.spec_name != b.spec_name:
         warnings.append(f"different specs: {a.spec_name} → {b.spec_name}")
     elif a.spec_hash and b.spec_hash and a.spec_hash != b.spec_hash:

@@ -13,7 +13,7 @@ import attrs
 
 from caliper.report import fmt
 from caliper.report.run_view import clock_text
-from caliper.results.meta_labels import ablated_names
+from caliper.results.meta_labels import ablated_names, derived_sentence
 from caliper.results.models import (
     AttemptRecord,
     CheckRecord,
@@ -98,6 +98,8 @@ def _summary(results: RunResults, run: RunScore) -> dict[str, Any]:
         "wall": fmt.duration(usage.wall_seconds),
         "wall_per_attempt": fmt.seconds(usage.wall_per_attempt),
         "wall_clock": clock_text(run_clock(meta)),
+        "derived": derived_sentence(meta),
+        "changes": list(meta.changes),
         "judge_tokens": fmt.tokens(usage.judge_tokens) if usage.judge_tokens else None,
         "unusable_attempts": usage.unusable_attempts,
         "unusable_tokens": fmt.tokens(usage.unusable_tokens),
