@@ -177,6 +177,7 @@ def command(
             verbose=verbose,
             path=_shown_path(path, cwd),
             confidence=confidence,
+            saved=False,  # a saved run is read, not saved again
         )
         if gate is not None:
             from caliper.report.gate_view import render_gate

@@ -487,9 +487,11 @@ def render_run(
     verbose: bool = False,
     path: Path | None = None,
     confidence: float = DEFAULT_CONFIDENCE,
+    saved: bool = True,
 ) -> None:
-    """Print the whole report of ``results`` to ``console``; ``path`` is where it was saved;
-    intervals are at ``confidence``."""
+    """Print the whole report of ``results`` to ``console``; ``path`` is where it was saved
+    (``saved``) or read from (``saved=False``: ``caliper report`` of a saved run); intervals
+    are at ``confidence``."""
     run = score_run(results, confidence)
     _header(results.meta, console)
     console.print()
@@ -521,4 +523,5 @@ def render_run(
             console.print(panel)
     if path is not None:
         console.print()
-        console.print(Text(f"Results saved to {path}"), soft_wrap=True)
+        verb = "Results saved to" if saved else "Read from"
+        console.print(Text(f"{verb} {path}"), soft_wrap=True)

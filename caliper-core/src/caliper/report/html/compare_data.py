@@ -131,8 +131,9 @@ def compare_view(
         "title": comparison.title,
         "headline": ablation_headline(comparison),
         "spec_name": comparison.spec_name,
-        "a": {"run_id": a.meta.run_id, "label": run_label(a), "path": comparison.a_path},
-        "b": {"run_id": b.meta.run_id, "label": run_label(b), "path": comparison.b_path},
+        # runs are named by reference: a shared page carries no local path
+        "a": {"run_id": a.meta.run_id, "label": run_label(a), "ref": run_ref(a)},
+        "b": {"run_id": b.meta.run_id, "label": run_label(b), "ref": run_ref(b)},
         "a_overall": fmt.pct(comparison.a_overall),
         "b_overall": fmt.pct(comparison.b_overall),
         "a_interval": interval_data(comparison.a_overall_interval),
@@ -183,6 +184,11 @@ def _cell_activation(score: TaskScore) -> dict[str, Any] | None:
         "counts": f"{score.activation_successes}/{score.activation_usable}",
         "interval": interval_data(score.activation_interval),
     }
+
+
+def run_ref(results: RunResults) -> str:
+    """``SPEC/RUN-ID``: how a shared page names a run (``caliper report`` takes it)."""
+    return f"{results.meta.spec_name}/{results.meta.run_id}"
 
 
 def matrix_view(

@@ -26,6 +26,14 @@ from caliper.results.run_clock import run_clock
 from caliper.results.scoring import RunScore, TaskScore, score_run
 from caliper.results.stats import DEFAULT_CONFIDENCE, interval_data
 
+
+def spec_file_name(spec_path: str | None) -> str | None:
+    """The spec's file name without its folder (a shared page carries no local path)."""
+    if not spec_path:
+        return None
+    return spec_path.replace("\\", "/").rstrip("/").rpartition("/")[2] or spec_path
+
+
 OUTCOME_LABELS = {
     Outcome.PASS: "pass",
     Outcome.TASK_FAIL: "task failed",
@@ -57,7 +65,8 @@ def _summary(results: RunResults, run: RunScore) -> dict[str, Any]:
     usage = run.usage
     return {
         "spec_name": meta.spec_name,
-        "spec_path": meta.spec_path,
+        "spec_file": spec_file_name(meta.spec_path),
+        "run_ref": f"{meta.spec_name}/{meta.run_id}",
         "run_id": meta.run_id,
         "started_at": meta.started_at,
         "finished_at": meta.finished_at,
