@@ -274,3 +274,22 @@ def test_compare_sets_per_attempt_figures_side_by_side_across_k():
     assert "Agent time per attempt 30.0s → 30.0s" in text
     assert "Wall clock             1m 0s → 9m 35s" in text
     assert "2650%" not in text and "+2650" not in text
+
+
+def test_a_passed_attempt_whose_activation_failed_is_titled_by_what_failed():
+    from caliper.report.html.run_data import run_view
+
+    results = run(
+        [task("commit", [P, P], expected=["my-skill"], activated=[["my-skill"], []])],
+    )
+    text = rendered(render_run, results)
+    panels = text.split("Attempts that did not pass", 1)[1]
+    assert "commit — attempt 2 — ✗ activation check failed (the task's checks passed)" in panels
+    assert "✓ pass" not in panels and "attempt 1" not in panels
+    view = run_view(results)
+    strip = view["tasks"][0]["attempts"]
+    assert [a["label"] for a in strip] == [
+        "pass",
+        "activation check failed (the task's checks passed)",
+    ]
+    assert view["attempts"][strip[1]["id"]]["verdict"].startswith("activation check failed")

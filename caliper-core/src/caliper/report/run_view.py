@@ -51,6 +51,30 @@ OUTCOME_LABEL = {
 }
 
 
+def attempt_verdict(record: AttemptRecord) -> tuple[str, str, str]:
+    """``(symbol, style, label)`` naming what went wrong in an attempt: its outcome, unless
+    the outcome passed and something else failed (the activation check) or is worth a look
+    (a skill the spec does not declare, a built-in skill), which then leads."""
+    symbol, style = fmt.STRIP_SYMBOLS[record.outcome]
+    label = OUTCOME_LABEL[record.outcome]
+    ran_fine = record.outcome in (Outcome.PASS, Outcome.NOT_CHECKED)
+    if record.activation_passed is False:
+        if record.outcome is Outcome.PASS:
+            return "✗", "red", "activation check failed (the task's checks passed)"
+        if ran_fine:
+            return "✗", "red", "activation check failed"
+        return symbol, style, f"{label}; activation check failed"
+    if ran_fine and record.built_in:
+        return "!", "yellow", f"a built-in skill won this prompt: {', '.join(record.built_in)}"
+    if ran_fine and record.undeclared:
+        return (
+            "!",
+            "yellow",
+            f"loaded a skill the spec does not declare: {', '.join(record.undeclared)}",
+        )
+    return symbol, style, label
+
+
 def engine_label(backend: str | None, model: str | None) -> str:
     """``backend:model`` as far as known."""
     return ":".join(p for p in (backend, model) if p) or "unknown engine"
@@ -431,13 +455,10 @@ def failure_panels(results: RunResults, width: int | None = None) -> list[Panel]
         for record in task.attempts:
             if not _needs_panel(record):
                 continue
-            symbol, style = fmt.STRIP_SYMBOLS[record.outcome]
-            label = OUTCOME_LABEL[record.outcome]
-            if record.outcome is Outcome.NOT_CHECKED and record.activation_passed is False:
-                symbol, style, label = "✗", "red", "activation check failed"
+            symbol, style, label = attempt_verdict(record)
             title = (
                 f"{escape(task.name)} — attempt {record.attempt} — "
-                f"[{style}]{symbol} {label}[/{style}]"
+                f"[{style}]{symbol} {escape(label)}[/{style}]"
             )
             panels.append(titled_panel(attempt_body(task, record), title, width))
     return panels

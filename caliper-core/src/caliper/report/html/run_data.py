@@ -12,7 +12,7 @@ from typing import Any
 import attrs
 
 from caliper.report import fmt
-from caliper.report.run_view import clock_text
+from caliper.report.run_view import attempt_verdict, clock_text
 from caliper.results.meta_labels import ablated_names, derived_sentence
 from caliper.results.models import (
     AttemptRecord,
@@ -174,6 +174,11 @@ def _setup_cleanup(record: AttemptRecord) -> list[str]:
     return notes
 
 
+def _verdict_text(record: AttemptRecord) -> str:
+    """``activation check failed (the task's checks passed)``: what went wrong, in words."""
+    return attempt_verdict(record)[2]
+
+
 def attempt_details(task: TaskResult, record: AttemptRecord) -> dict[str, Any]:
     """Everything the transcript viewer shows for one attempt, as JSON-ready data."""
     usage = attrs.asdict(record.usage) if record.usage else None
@@ -185,6 +190,7 @@ def attempt_details(task: TaskResult, record: AttemptRecord) -> dict[str, Any]:
         "attempt": record.attempt,
         "outcome": record.outcome.value,
         "outcome_label": OUTCOME_LABELS[record.outcome],
+        "verdict": _verdict_text(record),
         "reason": record.reason,
         "error": record.error,
         "duration": record.duration_seconds,
@@ -226,7 +232,7 @@ def _task_row(index: int, task: TaskResult, score: TaskScore) -> dict[str, Any]:
                 "number": record.attempt,
                 "outcome": record.outcome.value,
                 "symbol": symbol,
-                "label": OUTCOME_LABELS[record.outcome],
+                "label": _verdict_text(record),
                 "fired": " ".join(record.activated or []),
                 "observed": record.activated is not None,
                 "activation_passed": record.activation_passed,

@@ -63,7 +63,7 @@
   function render(a) {
     const parts = [];
     const facts = el("table", {cls: "kv"});
-    const rows = [["outcome", a.outcome_label], ["duration", a.duration_text], ["model", a.model || "—"]];
+    const rows = [["outcome", a.verdict || a.outcome_label], ["duration", a.duration_text], ["model", a.model || "—"]];
     if (a.usage) rows.push(["tokens", a.usage.input_tokens + " in, " + a.usage.output_tokens + " out, " +
       a.usage.cache_read_tokens + " cache read, " + a.usage.cache_creation_tokens + " cache write (total " + a.usage.total_tokens + ")"]);
     rows.push(["skills loaded", a.activated === null ? "not observable" : (a.activated.join(", ") || "none")]);
