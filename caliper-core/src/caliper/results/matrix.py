@@ -121,6 +121,9 @@ class Matrix:
     """How many tests Holm's correction of the activation differences covered."""
     asserts_activation: bool = False
     """True when some task of some engine's run asserts ``activates:``."""
+    significant_keys: frozenset[tuple[str | None, str, str]] = frozenset()
+    """``(task, engine, measure)`` for every engine in a significant difference (built once:
+    the views ask it for every cell)."""
 
     def difference(
         self, task: str | None, a: str, b: str, measure: str = SUCCESS
@@ -133,10 +136,7 @@ class Matrix:
 
     def significant_on(self, task: str | None, engine: str, measure: str = SUCCESS) -> bool:
         """Whether ``engine`` differs significantly from some other engine on ``task``."""
-        return any(
-            d.significant and engine in (d.a, d.b) and d.task == task and d.measure == measure
-            for d in self.differences
-        )
+        return (task, engine, measure) in self.significant_keys
 
 
 def engine_label(results: RunResults) -> str:
@@ -233,9 +233,7 @@ def build_matrix(runs: Sequence[RunResults], confidence: float) -> Matrix:
         )
         for label, results, run in zip(labels, runs, scored, strict=True)
     ]
-    names: list[str] = []
-    for results in runs:
-        names += [t.name for t in results.tasks if t.name not in names]
+    names = list(dict.fromkeys(t.name for results in runs for t in results.tasks))
     by_engine = [{t.name: t for t in run.tasks} for run in scored]
     tasks = [
         MatrixTask(
@@ -270,6 +268,12 @@ def build_matrix(runs: Sequence[RunResults], confidence: float) -> Matrix:
         differences=differences,
         tests=len(raw),
         activation_tests=len(act_raw),
+        significant_keys=frozenset(
+            (d.task, engine, d.measure)
+            for d in differences
+            if d.significant
+            for engine in (d.a, d.b)
+        ),
         asserts_activation=any(run.asserts_activation for run in scored),
     )
 

@@ -14,7 +14,7 @@ from typing import Any
 from caliper.report import fmt
 from caliper.report.html.run_data import engine_label
 from caliper.results.compare import REGRESSED, RunComparison, TaskComparison, ablated_names
-from caliper.results.models import RunResults
+from caliper.results.models import RunResults, TaskResult
 from caliper.results.scoring import TaskScore, score_run
 from caliper.results.stats import DEFAULT_CONFIDENCE, interval_data
 
@@ -33,14 +33,18 @@ def run_label(results: RunResults) -> str:
     return f"{label} without {', '.join(ablated)}" if ablated else label
 
 
-def _strip(results: RunResults, name: str) -> list[dict[str, str]]:
-    for task in results.tasks:
-        if task.name == name:
-            return [
-                {"outcome": a.outcome.value, "symbol": fmt.STRIP_SYMBOLS[a.outcome][0]}
-                for a in task.attempts
-            ]
-    return []
+def _strip(task: TaskResult | None) -> list[dict[str, str]]:
+    """The attempt strip of ``task`` (empty when the run has no such task)."""
+    if task is None:
+        return []
+    return [
+        {"outcome": a.outcome.value, "symbol": fmt.STRIP_SYMBOLS[a.outcome][0]}
+        for a in task.attempts
+    ]
+
+
+def _by_name(results: RunResults) -> dict[str, TaskResult]:
+    return {t.name: t for t in results.tasks}
 
 
 def p_text(value: float | None) -> str:
@@ -54,7 +58,9 @@ def _verdict_class(verdict: str) -> str:
     return verdict.replace(" ", "-")
 
 
-def _task_row(a: RunResults, b: RunResults, task: TaskComparison) -> dict[str, Any]:
+def _task_row(
+    a: dict[str, TaskResult], b: dict[str, TaskResult], task: TaskComparison
+) -> dict[str, Any]:
     return {
         "name": task.name,
         "a": {
@@ -69,8 +75,8 @@ def _task_row(a: RunResults, b: RunResults, task: TaskComparison) -> dict[str, A
             "counts": f"{task.b_successes}/{task.b_usable}",
             "interval": interval_data(task.b_interval),
         },
-        "a_strip": _strip(a, task.name),
-        "b_strip": _strip(b, task.name),
+        "a_strip": _strip(a.get(task.name)),
+        "b_strip": _strip(b.get(task.name)),
         "delta": task.delta,
         "delta_text": fmt.signed_pct(task.delta),
         "delta_interval": interval_data(task.delta_interval),
@@ -127,6 +133,7 @@ def compare_view(
         )
         if not side.complete
     ]
+    a_tasks, b_tasks = _by_name(a), _by_name(b)
     return {
         "title": comparison.title,
         "headline": ablation_headline(comparison),
@@ -150,7 +157,7 @@ def compare_view(
         "regressed": REGRESSED,
         "correction": comparison.correction,
         "alpha": comparison.alpha,
-        "tasks": [_task_row(a, b, task) for task in comparison.tasks],
+        "tasks": [_task_row(a_tasks, b_tasks, task) for task in comparison.tasks],
         "only_in_a": comparison.only_in_a,
         "only_in_b": comparison.only_in_b,
         "warnings": comparison.warnings,
@@ -201,7 +208,9 @@ def matrix_view(
     """
     columns = []
     names: list[str] = []
+    known: set[str] = set()
     scored = []
+    tasks = [_by_name(results) for results in runs]
     for results in runs:
         run = score_run(results, confidence)
         scored.append({t.name: t for t in run.tasks})
@@ -222,11 +231,12 @@ def matrix_view(
                 ),
             }
         )
-        names += [t.name for t in results.tasks if t.name not in names]
+        names += [t.name for t in results.tasks if t.name not in known]
+        known.update(t.name for t in results.tasks)
     rows = []
     for name in names:
         cells = []
-        for results, by_name in zip(runs, scored, strict=True):
+        for by_task, by_name in zip(tasks, scored, strict=True):
             score = by_name.get(name)
             if score is None:
                 cells.append(None)
@@ -237,7 +247,7 @@ def matrix_view(
                     "counts": f"{score.successes}/{score.usable}",
                     "interval": interval_data(score.score_interval),
                     "colour": heat(score.score),
-                    "strip": _strip(results, name),
+                    "strip": _strip(by_task.get(name)),
                     "activation": _cell_activation(score),
                 }
             )
