@@ -45,3 +45,25 @@ def test_a_crash_after_a_skill_load_keeps_the_load(tmp_path) -> None:
     text = caliper("report", "demo", "--verbose", cwd=space.root).stdout
     row = next(line for line in text.splitlines() if line.lstrip("│ ").startswith("1 "))
     assert "helper" in row
+
+
+def test_an_older_file_shows_the_load_its_crashed_transcript_holds() -> None:
+    from test_results_support import INFRA, P, run, task
+
+    from caliper.attempt import Turn
+    from caliper.report.html.run_data import run_view
+
+    crashed = task("x", [INFRA, INFRA, P])
+    crashed.attempts[0].transcript = [
+        Turn(role="assistant", content="let me load it"),
+        Turn(role="tool", tool_name="Skill", tool_input={"skill": "my-skill"}, tool_output="ok"),
+    ]
+    crashed.attempts[1].transcript = [  # read a file of another skill: not a load of my-skill
+        Turn(role="tool", tool_name="Read", tool_input={"file_path": "/s/other/SKILL.md"})
+    ]
+    view = run_view(run([crashed]))
+    details = [view["attempts"][a["id"]] for a in view["tasks"][0]["attempts"]]
+    assert details[0]["activated"] is None and details[0]["activated_seen"] == ["my-skill"]
+    assert details[0]["transcript"][1].get("skill_load") is True
+    assert details[1]["activated_seen"] is None  # nothing of a declared skill: not observable
+    assert details[2]["activated_seen"] is None  # a finished attempt keeps what it recorded

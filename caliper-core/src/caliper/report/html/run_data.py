@@ -7,6 +7,7 @@ only turned into DOM when opened.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -118,9 +119,30 @@ def _summary(results: RunResults, run: RunScore) -> dict[str, Any]:
     }
 
 
-def _skill_load_turns(record: AttemptRecord) -> list[bool]:
-    """For each transcript turn: does it load one of the skills the attempt activated?"""
-    names = record.activated or []
+def transcript_loads(record: AttemptRecord, declared: Sequence[str]) -> list[str] | None:
+    """For an attempt that ended early (``infra_error``, ``timeout``) with no recorded
+    activation (files saved before such attempts kept their loads): the declared skills its
+    transcript shows being loaded by a skill tool or a read of their ``SKILL.md``, in order;
+    ``None`` when it shows none or the attempt is not such a one."""
+    if record.activated is not None or record.outcome not in (Outcome.INFRA_ERROR, Outcome.TIMEOUT):
+        return None
+    seen: list[str] = []
+    for turn in record.transcript or []:
+        if turn.role != "tool" or turn.is_error:
+            continue
+        text = json.dumps(turn.tool_input, ensure_ascii=False, default=str)
+        tool = (turn.tool_name or "").lower()
+        for name in declared:
+            named = f'"{name}"' in text if "skill" in tool else f"/{name}/SKILL.md" in text
+            if named and name not in seen:
+                seen.append(name)
+    return seen or None
+
+
+def _skill_load_turns(record: AttemptRecord, seen: Sequence[str] | None = None) -> list[bool]:
+    """For each transcript turn: does it load one of the skills the attempt activated (or,
+    for an attempt that ended early, that its transcript shows loaded: ``seen``)?"""
+    names = record.activated or seen or []
     marks = []
     for turn in record.transcript or []:
         loads = False
@@ -179,12 +201,16 @@ def _verdict_text(record: AttemptRecord) -> str:
     return attempt_verdict(record)[2]
 
 
-def attempt_details(task: TaskResult, record: AttemptRecord) -> dict[str, Any]:
-    """Everything the transcript viewer shows for one attempt, as JSON-ready data."""
+def attempt_details(
+    task: TaskResult, record: AttemptRecord, declared: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Everything the transcript viewer shows for one attempt, as JSON-ready data
+    (``declared``: the run's skill names, to read an early-ended attempt's loads)."""
     usage = attrs.asdict(record.usage) if record.usage else None
     if usage is not None:
         usage["total_tokens"] = record.usage.total_tokens
-    marks = _skill_load_turns(record)
+    seen = transcript_loads(record, declared)
+    marks = _skill_load_turns(record, seen)
     return {
         "task": task.name,
         "attempt": record.attempt,
@@ -204,6 +230,7 @@ def attempt_details(task: TaskResult, record: AttemptRecord) -> dict[str, Any]:
             else [_turn_data(t, m) for t, m in zip(record.transcript, marks, strict=True)]
         ),
         "activated": record.activated,
+        "activated_seen": seen,
         "expected": task.activation_expected,
         "activation_passed": record.activation_passed,
         "checks": [
@@ -315,8 +342,9 @@ def run_view(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> dic
     outcomes = [
         o.value for o in Outcome if any(a.outcome is o for t in results.tasks for a in t.attempts)
     ]
+    declared = [snapshot.name for snapshot in results.meta.skill_snapshots]
     details = {
-        attempt_id(i, j): attempt_details(task, record)
+        attempt_id(i, j): attempt_details(task, record, declared)
         for i, task in enumerate(results.tasks)
         for j, record in enumerate(task.attempts)
     }
