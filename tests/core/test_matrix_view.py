@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_results_support import INFRA, F, P, caliper, run, task
+from test_results_support import INFRA, NC, F, P, caliper, run, task
 
 from caliper.results.codec import dumps
 from caliper.results.significance import fisher_exact, holm_adjust, stratified_exact_test
@@ -193,3 +193,93 @@ def test_matrix_errors_are_one_clear_message(project: Path) -> None:
     assert both.returncode == 2 and "--matrix takes no BEFORE/AFTER" in both.stderr
     for done in (missing, mixed, html, bars, both):
         assert "Traceback" not in done.stderr
+
+
+ACTIVATION_MATRIX = "2026-12-02T10-00-00Z-act"
+
+
+@pytest.fixture
+def activation_project(tmp_path: Path) -> Path:
+    """claude loads the expected skill on every attempt, pi on none; pass rates are equal."""
+    folder = tmp_path / ".caliper" / "results" / "demo"
+    folder.mkdir(parents=True)
+    engines = ["claude-code", "pi"]
+    for number, (engine, loaded) in enumerate([("claude-code", ["my-skill"]), ("pi", [])]):
+        results = run(
+            [
+                task("trigger", [NC] * 3, expected=["my-skill"], activated=[loaded] * 3),
+                task("commit", [P, P, F], expected=["my-skill"], activated=[loaded] * 3),
+                task("plain", [P, F]),
+            ],
+            run_id=f"2026-12-02T10-00-0{number}Z",
+            backend=engine,
+            requested_model=engine,
+            matrix={"id": ACTIVATION_MATRIX, "engine": engine, "engines": engines},
+        )
+        (folder / f"{results.meta.run_id}.json").write_text(dumps(results), encoding="utf-8")
+    return tmp_path
+
+
+def test_matrix_shows_activation_in_every_form(activation_project: Path) -> None:
+    project = activation_project
+    done = caliper("report", "--matrix", ACTIVATION_MATRIX, "--format", "json", cwd=project)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    rows = {row["name"]: row["engines"] for row in data["tasks"]}
+    for name in ("trigger", "commit"):
+        assert rows[name]["claude-code"]["activation"]["successes"] == 3
+        assert rows[name]["claude-code"]["activation"]["usable"] == 3
+        assert rows[name]["pi"]["activation"]["successes"] == 0
+        assert rows[name]["pi"]["activation"]["usable"] == 3
+        wilson = wilson_interval(0, 3, 0.95)
+        got = rows[name]["pi"]["activation"]["interval"]
+        assert (got["low"], got["high"]) == pytest.approx((wilson.low, wilson.high))
+    assert rows["plain"]["pi"]["activation"] is None
+    assert [e["activation_score"] for e in data["engines"]] == [1.0, 0.0]
+    # activation is its own Holm family: per task 3/3 vs 0/3, then the stratified whole run
+    act = [d for d in data["differences"] if d["measure"] == "activation"]
+    p_task = fisher_exact(3, 3, 0, 3)
+    p_whole = stratified_exact_test([(3, 3, 0, 3), (3, 3, 0, 3)])
+    want = holm_adjust([p_task, p_task, p_whole])
+    assert [d["task"] for d in act] == ["trigger", "commit", None]
+    assert [d["p_adjusted"] for d in act] == pytest.approx(want)
+    assert [d["delta"] for d in act] == pytest.approx([-1.0, -1.0, -1.0])
+    assert data["activation_tests"] == 3
+    whole = act[-1]
+    assert whole["significant"] is (want[-1] <= 0.05)
+    success = [d for d in data["differences"] if d["measure"] == "success"]
+    assert {d["task"] for d in success} == {"commit", "plain", None}
+    assert data["tests"] == 3
+
+    text = caliper("report", "--matrix", ACTIVATION_MATRIX, cwd=project).stdout
+    assert "skill 3/3  100.0%" in text and "skill 0/3  0.0%" in text
+    assert "trigger only" in text and "0/0 —" not in text
+    assert "skill loaded" in text and "Skill loaded" in text
+    compared = caliper("compare", "--matrix", ACTIVATION_MATRIX, cwd=project).stdout
+    whole_line = next(
+        line for line in compared.splitlines() if "whole run" in line and "skill loaded" in line
+    )
+    assert "−100 pts" in whole_line and "no change" not in whole_line
+    markdown = caliper(
+        "compare", "--matrix", ACTIVATION_MATRIX, "--format", "markdown", cwd=project
+    ).stdout
+    trigger = next(line for line in markdown.splitlines() if line.startswith("| trigger |"))
+    assert "skill 3/3 100\\.0%" in trigger and "skill 0/3 0\\.0%" in trigger
+    assert "| **Skill loaded** |" in markdown
+    assert "| whole run | skill loaded | claude\\-code | pi | −100 pts" in markdown
+    page = project / "page.html"
+    html = caliper(
+        "compare",
+        "demo/2026-12-02T10-00-00Z",
+        "demo/2026-12-02T10-00-01Z",
+        "--format",
+        "html",
+        "-o",
+        str(page),
+        cwd=project,
+    )
+    assert html.returncode == 0, html.stderr
+    matrix_html = page.read_text(encoding="utf-8").split('id="matrix"', 1)[1].split("</table>")[0]
+    assert 'skill loaded 100.0% <span class="note">3/3' in matrix_html
+    assert 'skill loaded 0.0% <span class="note">0/3' in matrix_html
+    assert "<th>skill loaded</th>" in matrix_html

@@ -16,7 +16,8 @@ def test_report_without_ref_shows_the_latest_run(tmp_path):
     assert "CALIPER  —  demo" in out.stdout
     assert "run 2026-11-30T19-00-00Z" in out.stdout
     assert "✓ PASS" in out.stdout
-    assert "Results saved to .caliper/results/demo/2026-11-30T19-00-00Z.json" in out.stdout
+    assert "Read from .caliper/results/demo/2026-11-30T19-00-00Z.json" in out.stdout
+    assert "Results saved to" not in out.stdout
 
 
 @pytest.mark.parametrize(

@@ -98,7 +98,7 @@ def test_unknown_usage_renders_dashes():
     results = run([task("a", [P], usage=None, duration=None)])
     text = rendered(render_run, results)
     assert "Tokens   — in / — out" in text
-    assert "Wall     —  — per attempt" in text
+    assert "Agent time  —  — per attempt" in text
 
 
 def test_compare_report_reads_before_to_after():
@@ -118,8 +118,8 @@ def test_compare_report_reads_before_to_after():
     assert "33.3% → 100.0%" in text and "+67 pts" in text
     assert "✓✗✗ → ✓✓✓" in text
     assert "Δ +67 pts [" in text and "not significant" in text  # Fisher p = 0.4
-    assert "Tokens  300K → 180K   Δ -40% (-120K)" in text
-    assert "Wall    1m 0s → 42s   Δ -30% (-18s)" in text
+    assert "Tokens per attempt     100K → 60K   Δ -40% (-40K)" in text
+    assert "Agent time per attempt 20.0s → 14.0s   Δ -30% (-6.0s)" in text
     assert "No regression." in text
 
 
@@ -241,3 +241,67 @@ def test_narrow_compare_keeps_strips_whole_with_long_names_and_unsupported_drops
     assert "n.s. = not significant" in text
     assert "Config (−30 pts, not significant)" in text.replace("\n", " ")
     assert "Activation dropped in 1 task(s)" in text
+
+
+def test_wall_clock_is_the_run_start_to_end_and_agent_time_is_apart():
+    # 4 workers: 12 attempts of 60 s each take 12 min of agent time in a 3 min 10 s run
+    results = run(
+        [task("a", [P] * 12, duration=60.0)],
+        started_at="2026-11-30T18:00:00+00:00",
+        finished_at="2026-11-30T18:03:10+00:00",
+    )
+    text = rendered(render_run, results)
+    assert "Wall clock  3m 10s" in text
+    assert "Agent time  12m 0s  60.0s per attempt" in text
+    resumed = run(
+        [task("a", [P], duration=60.0)],
+        started_at="2026-11-30T18:00:00+00:00",
+        finished_at="2026-12-01T09:05:00+00:00",
+        resumed_at=["2026-12-01T09:00:00+00:00"],
+    )
+    text = rendered(render_run, resumed)
+    assert "Wall clock  15h 5m  (resumed once" in text and "last session 5m 0s" in text
+
+
+def test_compare_sets_per_attempt_figures_side_by_side_across_k():
+    # k=2 against k=55 with the same per-attempt cost: totals differ ×27.5, the cost does not
+    a = run(
+        [task("x", [P] * 2, usage=Usage(1000, 0, 0, 0), duration=30.0)],
+        k=2,
+        started_at="2026-11-30T18:00:00+00:00",
+        finished_at="2026-11-30T18:01:00+00:00",
+    )
+    b = run(
+        [task("x", [P] * 55, usage=Usage(1000, 0, 0, 0), duration=30.0)],
+        run_id="b",
+        k=55,
+        started_at="2026-11-30T18:00:00+00:00",
+        finished_at="2026-11-30T18:09:35+00:00",
+    )
+    comparison = compare_runs(a, b)
+    assert comparison.usage.agent_per_attempt_delta_pct == 0
+    assert comparison.usage.tokens_per_attempt_delta_pct == 0
+    assert (comparison.usage.a_wall_clock, comparison.usage.b_wall_clock) == (60.0, 575.0)
+    text = rendered(render_compare, comparison)
+    assert "Agent time per attempt 30.0s → 30.0s" in text
+    assert "Wall clock             1m 0s → 9m 35s" in text
+    assert "2650%" not in text and "+2650" not in text
+
+
+def test_a_passed_attempt_whose_activation_failed_is_titled_by_what_failed():
+    from caliper.report.html.run_data import run_view
+
+    results = run(
+        [task("commit", [P, P], expected=["my-skill"], activated=[["my-skill"], []])],
+    )
+    text = rendered(render_run, results)
+    panels = text.split("Attempts that did not pass", 1)[1]
+    assert "commit — attempt 2 — ✗ activation check failed (the task's checks passed)" in panels
+    assert "✓ pass" not in panels and "attempt 1" not in panels
+    view = run_view(results)
+    strip = view["tasks"][0]["attempts"]
+    assert [a["label"] for a in strip] == [
+        "pass",
+        "activation check failed (the task's checks passed)",
+    ]
+    assert view["attempts"][strip[1]["id"]]["verdict"].startswith("activation check failed")

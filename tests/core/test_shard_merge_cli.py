@@ -76,7 +76,7 @@ def _keys(data: dict[str, Any]) -> list[tuple[str, int]]:
     return sorted((a["task_name"], a["attempt"]) for t in data["tasks"] for a in t["attempts"])
 
 
-VOLATILE = {"run_id", "started_at", "finished_at", "shard", "merged_from", "path"}
+VOLATILE = {"run_id", "started_at", "finished_at", "shard", "merged_from", "derived_by", "path"}
 
 
 def _stable(value: Any) -> Any:
@@ -125,6 +125,7 @@ def test_merged_shards_report_exactly_as_the_unsharded_run(space: Workspace) -> 
         f"demo/{s.results['meta']['run_id']}" for s in shards
     ]
     assert saved["meta"]["shard"] is None and saved["meta"]["partial"] is False
+    assert saved["meta"]["derived_by"] == "merge"  # labelled as made from the shards
     assert not list(space.root.rglob(".*.tmp")), "written atomically: no temp file left"
 
     reports = {}
@@ -295,3 +296,57 @@ def test_a_setting_that_does_not_stop_a_merge_is_noted(space: Workspace) -> None
     assert merged.returncode == 0, merged.stderr
     assert "Note: the shards differ in --timeout (1/2: 120.0, 2/2: 77.0)" in merged.stderr
     assert "merged from 2 shards" in merged.stdout
+
+
+def test_merge_saves_where_the_user_is_never_into_a_recorded_spec_path(
+    space: Workspace, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    tmp_path = tmp_path_factory.mktemp("other-machine")  # no .caliper/ at or above it
+    spec = space.spec("""\
+        tasks:
+          - name: only
+            prompt: "fake: say hi"
+            assert: "assert True"
+        """)
+    runs = [_run(space, spec, "--k", "2", "--shard", f"{i}/2") for i in (1, 2)]
+    assert all(r.returncode == 0 for r in runs), [r.stderr for r in runs]
+    # the shards come from another machine: their recorded spec path does not exist here
+    gone = tmp_path / "ci-runner" / "checkout"
+    elsewhere = tmp_path / "downloads"
+    elsewhere.mkdir()
+    files = []
+    for number, done in enumerate(runs, start=1):
+        data = dict(done.results)
+        data["meta"] = {**data["meta"], "spec_path": str(gone / "demo.eval.yaml")}
+        path = elsewhere / f"shard-{number}.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        files.append(str(path))
+    merged = subprocess.run(
+        [str(CALIPER), "merge", *files],
+        cwd=elsewhere,
+        env=space.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert merged.returncode == 0, merged.stderr
+    assert not (tmp_path / "ci-runner").exists(), "no folder made at the recorded path"
+    saved = list((elsewhere / ".caliper" / "results" / "demo").glob("*.json"))
+    assert len(saved) == 1 and str(saved[0]) in merged.stdout.replace("\n", "")
+    # with a .caliper/ above the current folder, the merged run goes there
+    inner = elsewhere / "sub"
+    inner.mkdir()
+    again = subprocess.run(
+        [str(CALIPER), "merge", *files, "--output", str(inner / "copy.json")],
+        cwd=inner,
+        env=space.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert again.returncode == 0, again.stderr
+    assert len(list((elsewhere / ".caliper" / "results" / "demo").glob("*.json"))) == 2
+    assert (inner / "copy.json").is_file() and not (inner / ".caliper").exists()
+    assert not (tmp_path / "ci-runner").exists()

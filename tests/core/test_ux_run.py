@@ -56,12 +56,14 @@ def mixed(tmp_path_factory: pytest.TempPathFactory):
     return space, result
 
 
-def test_an_infra_error_records_no_activation(mixed):
-    """A provider error cuts the transcript short: what it loaded is unknown, not []."""
+def test_an_infra_error_keeps_the_loads_it_showed_and_is_not_scored(mixed):
+    """A provider error cuts the transcript short: a load it shows happened and is kept, but
+    the attempt never counts for activation (nothing loaded would be unknown, not [])."""
     _, result = mixed
     (attempt,) = result.attempts("Hits a rate limit after loading the skill")
     assert attempt["outcome"] == "infra_error"
-    assert attempt["activated"] is None
+    assert attempt["activated"] == ["alpha"]
+    assert attempt["activation_passed"] is None
 
 
 def test_activation_scoreboard_skips_unusable_attempts():

@@ -170,11 +170,13 @@ class HermesBackend(Backend):
             )
         turns = transcript(run.session.messages)
         usable = run.failure is None or run.failure.status is AgentStatus.SETUP_ERROR
+        loaded = activated_skills(turns, request.skills)
         return AttemptResult(
             status=run.failure.status if run.failure else AgentStatus.COMPLETED,
             final_answer=None if run.failure else run.session.final_answer,
             transcript=turns,
-            activated=activated_skills(turns, request.skills) if usable else None,
+            # a cut-short session still shows the loads it made (never a made-up "none")
+            activated=loaded if usable else (loaded or None),
             undeclared=undeclared_skills(turns, request.skills) if usable else None,
             user_setup=user,
             usage=run.session.usage,

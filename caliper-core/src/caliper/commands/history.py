@@ -15,7 +15,7 @@ def history_rows(entries, confidence: float) -> list[dict]:
 
     An unreadable file gets a row with ``error`` instead of numbers.
     """
-    from caliper.results.meta_labels import ablated_names
+    from caliper.results.meta_labels import ablated_names, derived_kind, derived_short
     from caliper.results.scoring import score_run
     from caliper.results.stats import interval_data
     from caliper.results.store import ResultsError, load_run
@@ -45,6 +45,9 @@ def history_rows(entries, confidence: float) -> list[dict]:
             score_interval=interval_data(run.score_interval),
             activation=run.avg_activation_score,
             activation_interval=interval_data(run.activation_interval),
+            derived_by=derived_kind(meta),
+            parent_run=meta.parent_run,
+            derived=derived_short(meta),
         )
         rows.append(row)
     return rows
@@ -94,6 +97,8 @@ def render_text(spec: str, rows: list[dict]) -> str:
             notes.append(f"without {', '.join(r['ablated'])}")
         if r["partial"]:
             notes.append("partial")
+        if r.get("derived"):
+            notes.append(r["derived"])
         lines.append(
             f"{r['run_id']:<24} {(r['engine'] or 'unknown')[:30]:<30} {_pct(r['score']):>7} "
             f"{_interval(r['score_interval']):<10} {_pct(r['activation']):>10}  "

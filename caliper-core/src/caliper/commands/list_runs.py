@@ -15,7 +15,7 @@ def _engine(meta) -> str | None:
 def run_row(entry) -> dict:
     """One run as ``caliper list SPEC`` shows it (an unreadable file gets an ``error``): the
     score comes with the interval ``caliper report`` shows (95 %, ``score_interval``)."""
-    from caliper.results.meta_labels import ablated_names
+    from caliper.results.meta_labels import ablated_names, derived_kind, derived_short
     from caliper.results.scoring import score_run
     from caliper.results.stats import interval_data
     from caliper.results.store import ResultsError, load_run
@@ -45,6 +45,10 @@ def run_row(entry) -> dict:
         shard=f"{meta.shard.get('index')}/{meta.shard.get('count')}" if meta.shard else None,
         matrix=(meta.matrix or {}).get("id"),
         merged_shards=len(meta.merged_from),
+        derived_by=derived_kind(meta),
+        parent_run=meta.parent_run,
+        resumed=len(meta.resumed_at),
+        derived=derived_short(meta),
     )
     if meta.incomplete:
         row["stop_reason"] = meta.stop_reason

@@ -38,15 +38,18 @@ def command(shards: tuple[str, ...], output: Path | None) -> None:
     `caliper list` shows it). The shards must come from the same spec, skills, engine and k,
     and all N must be given, each once and complete. The merged run is saved in the results
     store like a normal run, under a new run id, and reports exactly as the run would have
-    unsharded; its meta.merged_from names the shards.
+    unsharded; its meta.merged_from names the shards. It is saved in the nearest .caliper/
+    folder at or above the current folder, else in a new .caliper/ in the current folder
+    (never beside the spec path the shards recorded, which may be another machine's).
     """
     from caliper.commands.run import check_save_targets
     from caliper.results import codec
     from caliper.results.merge import ShardRun, check_shards, merge_data, merge_notes
     from caliper.results.store import (
         RESULTS_DIR,
-        caliper_root,
+        ROOT_DIR,
         claim_results,
+        find_caliper_dir,
         load_run_data,
         new_run_id,
         resolve_run_ref,
@@ -62,8 +65,10 @@ def command(shards: tuple[str, ...], output: Path | None) -> None:
     for note in merge_notes(runs):
         click.echo(f"Note: {note}; the merged run records shard 1's.", err=True)
     spec_path = Path(str(runs[0].meta.get("spec_path") or runs[0].meta["spec_name"]))
-    check_save_targets(spec_path, output)
-    folder = caliper_root(cwd, spec_path) / RESULTS_DIR / str(runs[0].meta["spec_name"])
+    # where the user is: the shards' recorded spec path may be on another machine
+    root = find_caliper_dir(cwd) or cwd.resolve() / ROOT_DIR
+    check_save_targets(spec_path, output, root=root)
+    folder = root / RESULTS_DIR / str(runs[0].meta["spec_name"])
     path, run_id = claim_results(folder, new_run_id())
     try:
         data = merge_data(runs, run_id)

@@ -23,6 +23,7 @@ def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> 
     (intervals at ``confidence``); its attempts are records, written by
     :func:`caliper.results.codec.json_pieces`."""
     from caliper.results import codec
+    from caliper.results.run_clock import clock_data, run_clock
     from caliper.results.scoring import score_run, scores_data, usage_data
 
     run = score_run(results, confidence)
@@ -30,6 +31,7 @@ def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> 
     data["path"] = str(path)
     data["scores"] = scores_data(run)
     data["usage_totals"] = usage_data(run)
+    data["wall_clock"] = clock_data(run_clock(results.meta))
     return data
 
 
@@ -175,6 +177,7 @@ def command(
             verbose=verbose,
             path=_shown_path(path, cwd),
             confidence=confidence,
+            saved=False,  # a saved run is read, not saved again
         )
         if gate is not None:
             from caliper.report.gate_view import render_gate

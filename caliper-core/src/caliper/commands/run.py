@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -639,12 +639,15 @@ def show_safely(
     """Print a finished run's report with ``render``. A rendering bug must not hide where the
     results are: it becomes one error naming the saved files (``saved``). After SIGHUP the
     terminal is gone (``interrupted`` and writing fails): the runs are saved, so the exit goes
-    on with the signal's code."""
+    on with the signal's code. Ctrl-C while it is drawn stops it: exit 130, saying where the
+    results already are."""
     from caliper.errors import CaliperError
 
     try:
         try:
             render()
+        except KeyboardInterrupt:
+            _stopped_while_showing(saved)
         except BrokenPipeError:
             raise
         except Exception as exc:  # the results are already saved; say where instead of crashing
@@ -659,6 +662,17 @@ def show_safely(
     except CaliperError as exc:
         if not (interrupted and isinstance(exc.__cause__, OSError)):
             raise
+
+
+def _stopped_while_showing(saved: Sequence[Path | None]) -> NoReturn:
+    """Ctrl-C during the report: the results are saved already, so say where and exit 130."""
+    paths = [str(path) for path in saved if path is not None]
+    where = f"are saved in {', '.join(paths)}" if paths else "were not saved (see above)"
+    with contextlib.suppress(OSError):  # the terminal may be gone
+        click.echo(
+            f"Error: Interrupted (Ctrl-C) while showing the report; the results {where}.", err=True
+        )
+    raise click.exceptions.Exit(130)
 
 
 def judge_bars(

@@ -20,6 +20,7 @@ from caliper.results.compare import (
     RunComparison,
     SideState,
     TaskComparison,
+    UsageDelta,
 )
 from caliper.results.scoring import TaskStatus
 
@@ -128,8 +129,39 @@ def _activation_cell(task: TaskComparison) -> str:
     return cell
 
 
+def usage_delta_lines(usage: UsageDelta) -> list[Text]:
+    """Tokens and agent time per attempt (like with like when the runs' k differ), then each
+    run's wall clock, which depends on k and ``--workers`` and gets no percentage."""
+    return [
+        _cost_delta(
+            "Tokens per attempt",
+            fmt.tokens(usage.a_tokens_per_attempt),
+            fmt.tokens(usage.b_tokens_per_attempt),
+            _signed(fmt.tokens(usage.tokens_per_attempt_delta), usage.tokens_per_attempt_delta),
+            usage.tokens_per_attempt_delta_pct,
+            usage.tokens_per_attempt_delta,
+        ),
+        _cost_delta(
+            "Agent time per attempt",
+            fmt.seconds(usage.a_agent_per_attempt),
+            fmt.seconds(usage.b_agent_per_attempt),
+            _signed(fmt.seconds(usage.agent_per_attempt_delta), usage.agent_per_attempt_delta),
+            usage.agent_per_attempt_delta_pct,
+            usage.agent_per_attempt_delta,
+        ),
+        Text(
+            f" {'Wall clock':<23}{fmt.duration(usage.a_wall_clock)} → "
+            f"{fmt.duration(usage.b_wall_clock)}   (run start to end)",
+        ),
+    ]
+
+
+def _signed(text: str, raw: float | None) -> str:
+    return ("+" if (raw or 0) > 0 else "") + text
+
+
 def _cost_delta(label: str, a: str, b: str, delta: str, pct: float | None, raw: float | None):
-    line = Text(f" {label:<8}{a} → {b}")
+    line = Text(f" {label:<23}{a} → {b}")
     if raw is None:
         return line
     shown = f"   Δ {pct * 100:+.0f}% ({delta})" if pct is not None else f"   Δ {delta}"
@@ -216,27 +248,8 @@ def render_compare(
     activation = activation_overall_line(comparison)
     if activation is not None:
         console.print(activation)
-    usage = comparison.usage
-    console.print(
-        _cost_delta(
-            "Tokens",
-            fmt.tokens(usage.a_tokens),
-            fmt.tokens(usage.b_tokens),
-            ("+" if (usage.tokens_delta or 0) > 0 else "") + fmt.tokens(usage.tokens_delta),
-            usage.tokens_delta_pct,
-            usage.tokens_delta,
-        )
-    )
-    console.print(
-        _cost_delta(
-            "Wall",
-            fmt.duration(usage.a_wall),
-            fmt.duration(usage.b_wall),
-            ("+" if (usage.wall_delta or 0) > 0 else "") + fmt.duration(usage.wall_delta),
-            usage.wall_delta_pct,
-            usage.wall_delta,
-        )
-    )
+    for line in usage_delta_lines(comparison.usage):
+        console.print(line)
     _verdict(comparison, console, allow_partial)
     _notes(comparison, console)
     if explain:

@@ -95,8 +95,8 @@ def compare_junit_document(comparison: RunComparison, *, fail_on: str = "score")
     )
     properties = ET.SubElement(suite, "properties")
     for key, value in (
-        ("before", comparison.a_path or comparison.a_run_id),
-        ("after", comparison.b_path or comparison.b_run_id),
+        ("before", comparison.a_run_id),  # run ids, never local paths: the XML is shared
+        ("after", comparison.b_run_id),
         ("confidence", f"{comparison.confidence:g}"),
         ("correction", comparison.correction),
         ("comparable", "true" if comparison.comparable else "false"),

@@ -66,13 +66,17 @@ def _score_cell(row: dict) -> str:
 
 
 def _state(row: dict) -> str:
-    """``incomplete (N attempts)`` for a killed run, ``shard I/N`` for a shard run, ``merged
-    (N shards)`` for a merged one, ``partial`` for one stopped early."""
+    """``incomplete (N attempts)`` for a killed run, ``shard I/N`` for a shard run, ``partial``
+    for one stopped early, then how a derived run was made (``regrade of RUN``, ``merged (N
+    shards)``, ``resumed``)."""
+    derived = f"[cyan]{escape(row['derived'])}[/cyan]" if row.get("derived") else ""
     if row.get("incomplete"):
         count = row.get("attempts", 0)
-        return f"[red]incomplete[/red] ({count} attempt{'s' if count != 1 else ''})"
-    if row.get("shard"):  # a shard run is partial by nature (issue 18)
-        return f"[yellow]shard {row['shard']}[/yellow]"
-    if row.get("merged_shards"):
-        return f"merged ({row['merged_shards']} shards)"
-    return "[yellow]partial[/yellow]" if row["partial"] else ""
+        state = f"[red]incomplete[/red] ({count} attempt{'s' if count != 1 else ''})"
+    elif row.get("shard"):  # a shard run is partial by nature (issue 18)
+        state = f"[yellow]shard {row['shard']}[/yellow]"
+    elif row.get("merged_shards") and not derived:
+        state = f"merged ({row['merged_shards']} shards)"
+    else:
+        state = "[yellow]partial[/yellow]" if row["partial"] else ""
+    return ", ".join(part for part in (state, derived) if part)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from caliper.report.fmt import STRIP_SYMBOLS
 from caliper.results.gate import BarVerdict, format_fraction
+from caliper.results.meta_labels import derived_sentence
 from caliper.results.models import Outcome, RunResults
 from caliper.results.scoring import TaskStatus, score_run
 
@@ -90,6 +91,9 @@ def run_markdown(
     if meta.ablated:
         details.append("without " + ", ".join(escape(n) for n in meta.ablated))
     lines += [" · ".join(details), ""]
+    derived = derived_sentence(meta)
+    if derived:
+        lines += [f"> **Derived run.** {escape(derived)}", ""]
     if meta.partial:
         reason = f": {escape(meta.stop_reason)}" if meta.stop_reason else ""
         lines += [f"> **Partial run**{reason}. Scores cover only what finished.", ""]

@@ -3,6 +3,8 @@
 :func:`render_matrix` prints it with rich (one column per engine, each cell ``passes/usable``,
 the rate and its interval; a ``*`` marks an engine that differs significantly from another on
 that row), then every pairwise difference with its interval, Holm-adjusted p-value and verdict.
+A task that asserts ``activates:`` also shows, in each cell, ``skill loaded/observed`` with
+its rate, and its activation differences are listed beside the pass-rate ones.
 :func:`matrix_markdown` gives the same as GitHub-flavoured Markdown.
 """
 
@@ -20,15 +22,36 @@ if TYPE_CHECKING:
 
 MARK = "*"
 WHOLE_RUN = "whole run"
+MEASURE_NAMES = {"success": "pass rate", "activation": "skill loaded"}
 
 
-def _cell_text(cell: MatrixCell | None, marked: bool) -> str:
-    if cell is None:
-        return "not in this run"
+def _success_text(cell: MatrixCell, marked: bool, sep: str = "  ") -> str:
+    if not cell.usable and cell.status == "TRIGGER-ONLY":
+        return "trigger only"
     if not cell.usable:
         return f"0/0 {fmt.DASH}"
-    text = f"{cell.successes}/{cell.usable}  {fmt.pct_interval(cell.score, cell.interval)}"
+    text = f"{cell.successes}/{cell.usable}{sep}{fmt.pct_interval(cell.score, cell.interval)}"
     return f"{text} {MARK}" if marked else text
+
+
+def activation_text(cell: MatrixCell, marked: bool, sep: str = "  ") -> str:
+    """``skill 3/3  100.0% [43.9–100]``: the cell's activation rate (``not observable`` when
+    no attempt showed what it loaded)."""
+    if not cell.activation_usable:
+        return "skill: not observable"
+    rate = fmt.pct_interval(cell.activation_score, cell.activation_interval)
+    text = f"skill {cell.activation_successes}/{cell.activation_usable}{sep}{rate}"
+    return f"{text} {MARK}" if marked else text
+
+
+def _cell_text(matrix: Matrix, task: str, engine: str, cell: MatrixCell | None) -> str:
+    if cell is None:
+        return "not in this run"
+    text = _success_text(cell, matrix.significant_on(task, engine))
+    if cell.asserts_activation:
+        marked = matrix.significant_on(task, engine, "activation")
+        text += "\n" + activation_text(cell, marked)
+    return text
 
 
 def _delta_text(difference: MatrixDifference) -> str:
@@ -46,6 +69,19 @@ def verdict(difference: MatrixDifference) -> str:
     if abs(difference.delta) <= 1e-12:
         return "no change"
     return "not significant"
+
+
+def _measure(difference: MatrixDifference) -> str:
+    return MEASURE_NAMES.get(difference.measure, difference.measure)
+
+
+def _tests_sentence(matrix: Matrix) -> str:
+    if not matrix.activation_tests:
+        return f"{matrix.tests} tests corrected together with Holm"
+    return (
+        f"{matrix.tests} pass-rate and {matrix.activation_tests} skill-loaded tests, "
+        "each family corrected together with Holm"
+    )
 
 
 def _title(matrix: Matrix) -> str:
@@ -74,7 +110,7 @@ def render_matrix(matrix: Matrix, console: Console) -> None:
         table.add_column(engine.label, justify="right", overflow="fold")
     for task in matrix.tasks:
         cells = [
-            _cell_text(cell, matrix.significant_on(task.name, engine.label))
+            _cell_text(matrix, task.name, engine.label, cell)
             for engine, cell in zip(matrix.engines, task.cells, strict=True)
         ]
         table.add_row(Text(task.name), *(Text(c) for c in cells))
@@ -89,25 +125,31 @@ def render_matrix(matrix: Matrix, console: Console) -> None:
             for e in matrix.engines
         ),
     )
+    if matrix.asserts_activation:
+        table.add_row(
+            Text("Skill loaded", style="bold"),
+            *(Text(_overall_activation(matrix, e)) for e in matrix.engines),
+        )
     console.print(table)
     if not matrix.differences:
         console.print(Text("  No pair of engines has a task measured on both.", style="dim"))
         return
     console.print(
         Text(
-            f" Differences (b − a, {matrix.tests} tests corrected together with Holm; "
+            f" Differences (b − a, {_tests_sentence(matrix)}; "
             f"{MARK} = significant at {matrix.confidence * 100:g}%)",
             style="bold",
         ),
         soft_wrap=True,
     )
     diffs = Table(box=box.SIMPLE_HEAD, show_edge=False)
-    for name in ("Task", "a", "b", "Δ (b − a)", "adjusted p", "verdict"):
+    for name in ("Task", "measure", "a", "b", "Δ (b − a)", "adjusted p", "verdict"):
         diffs.add_column(name, overflow="fold")
     for d in matrix.differences:
         shown = verdict(d)
         diffs.add_row(
             Text(d.task if d.task is not None else WHOLE_RUN),
+            Text(_measure(d)),
             Text(d.a),
             Text(d.b),
             Text(_delta_text(d)),
@@ -117,13 +159,26 @@ def render_matrix(matrix: Matrix, console: Console) -> None:
     console.print(diffs)
 
 
-def _md_cell(cell: MatrixCell | None, marked: bool) -> str:
+def _overall_activation(matrix: Matrix, engine) -> str:
+    text = fmt.pct_interval(engine.activation_score, engine.activation_interval)
+    return text + (f" {MARK}" if matrix.significant_on(None, engine.label, "activation") else "")
+
+
+def _md_mark(text: str) -> str:
+    """Escape ``text`` and turn its trailing significance mark into bold."""
+    if text.endswith(f" {MARK}"):
+        return escape(text[: -len(MARK) - 1]) + " **\\***"
+    return escape(text)
+
+
+def _md_cell(matrix: Matrix, task: str, engine: str, cell: MatrixCell | None) -> str:
     if cell is None:
         return "not in this run"
-    if not cell.usable:
-        return f"0/0 {fmt.DASH}"
-    text = f"{cell.successes}/{cell.usable} {fmt.pct_interval(cell.score, cell.interval)}"
-    return escape(text) + (" **\\***" if marked else "")
+    text = _md_mark(_success_text(cell, matrix.significant_on(task, engine), sep=" "))
+    if cell.asserts_activation:
+        marked = matrix.significant_on(task, engine, "activation")
+        text += " · " + _md_mark(activation_text(cell, marked, sep=" "))
+    return text
 
 
 def matrix_markdown(matrix: Matrix) -> str:
@@ -133,7 +188,7 @@ def matrix_markdown(matrix: Matrix) -> str:
     lines.append("| --- |" + " ---: |" * len(matrix.engines))
     for task in matrix.tasks:
         cells = [
-            _md_cell(cell, matrix.significant_on(task.name, e.label))
+            _md_cell(matrix, task.name, e.label, cell)
             for e, cell in zip(matrix.engines, task.cells, strict=True)
         ]
         lines.append(f"| {escape(task.name)} | " + " | ".join(cells) + " |")
@@ -143,15 +198,18 @@ def matrix_markdown(matrix: Matrix) -> str:
         for e in matrix.engines
     ]
     lines.append("| **Score** | " + " | ".join(scores) + " |")
+    if matrix.asserts_activation:
+        loaded = [_md_mark(_overall_activation(matrix, e)) for e in matrix.engines]
+        lines.append("| **Skill loaded** | " + " | ".join(loaded) + " |")
     lines.append("")
     if matrix.differences:
         lines.append(
-            f"Differences (b − a), {matrix.tests} tests corrected together with Holm; "
+            f"Differences (b − a), {_tests_sentence(matrix)}; "
             f"\\* = significant at {matrix.confidence * 100:g}%:"
         )
         lines.append("")
-        lines.append("| Task | a | b | Δ (b − a) | adjusted p | verdict |")
-        lines.append("| --- | --- | --- | ---: | ---: | --- |")
+        lines.append("| Task | measure | a | b | Δ (b − a) | adjusted p | verdict |")
+        lines.append("| --- | --- | --- | --- | ---: | ---: | --- |")
         for d in matrix.differences:
             shown = verdict(d)
             lines.append(
@@ -159,6 +217,7 @@ def matrix_markdown(matrix: Matrix) -> str:
                 + " | ".join(
                     [
                         escape(d.task if d.task is not None else WHOLE_RUN),
+                        escape(_measure(d)),
                         escape(d.a),
                         escape(d.b),
                         escape(_delta_text(d)),

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from caliper.report import fmt, plain_table
 from caliper.results.legacy import LEGACY_NAME, LEGACY_SCHEMA
-from caliper.results.meta_labels import ablated_names, user_setup_label
+from caliper.results.meta_labels import ablated_names, derived_sentence, user_setup_label
 from caliper.results.models import (
     SCHEMA_VERSION,
     AttemptRecord,
@@ -25,6 +25,7 @@ from caliper.results.models import (
     RunResults,
     TaskResult,
 )
+from caliper.results.run_clock import RunClock, run_clock
 from caliper.results.scoring import RunScore, TaskScore, TaskStatus, UsageTotals, score_run
 from caliper.results.stats import DEFAULT_CONFIDENCE
 
@@ -49,6 +50,30 @@ OUTCOME_LABEL = {
     Outcome.JUDGE_ERROR: "judge error (not counted)",
     Outcome.NOT_CHECKED: "not checked (trigger probe)",
 }
+
+
+def attempt_verdict(record: AttemptRecord) -> tuple[str, str, str]:
+    """``(symbol, style, label)`` naming what went wrong in an attempt: its outcome, unless
+    the outcome passed and something else failed (the activation check) or is worth a look
+    (a skill the spec does not declare, a built-in skill), which then leads."""
+    symbol, style = fmt.STRIP_SYMBOLS[record.outcome]
+    label = OUTCOME_LABEL[record.outcome]
+    ran_fine = record.outcome in (Outcome.PASS, Outcome.NOT_CHECKED)
+    if record.activation_passed is False:
+        if record.outcome is Outcome.PASS:
+            return "✗", "red", "activation check failed (the task's checks passed)"
+        if ran_fine:
+            return "✗", "red", "activation check failed"
+        return symbol, style, f"{label}; activation check failed"
+    if ran_fine and record.built_in:
+        return "!", "yellow", f"a built-in skill won this prompt: {', '.join(record.built_in)}"
+    if ran_fine and record.undeclared:
+        return (
+            "!",
+            "yellow",
+            f"loaded a skill the spec does not declare: {', '.join(record.undeclared)}",
+        )
+    return symbol, style, label
 
 
 def engine_label(backend: str | None, model: str | None) -> str:
@@ -86,6 +111,11 @@ def _header(meta: RunMeta, console: Console) -> None:
     if meta.merged_from:
         details.append(f"merged from {len(meta.merged_from)} shards")
     console.print(Text("  " + "   ·   ".join(details), style="dim"))
+    derived = derived_sentence(meta)
+    if derived:
+        console.print(Text(f"  {derived}", style="yellow"), soft_wrap=True)
+        for change in meta.changes:
+            console.print(Text(f"    {change}", style="dim"), soft_wrap=True)
     if meta.user_customizations:
         console.print(
             Text(f"  With your own setup loaded: {user_setup_label(meta)}", style="yellow"),
@@ -205,7 +235,7 @@ def task_table(
     if run.asserts_activation:
         table.add_column("activation", justify="center", no_wrap=True)
     table.add_column("Tokens", justify="right", no_wrap=True)
-    table.add_column("Wall", justify="right", no_wrap=True)
+    table.add_column("Time", justify="right", no_wrap=True)
     table.add_column("attempts", no_wrap=True)
     table.add_column("", no_wrap=True)
     for task, score in zip(results.tasks, run.tasks, strict=True):
@@ -314,15 +344,34 @@ def activation_table(
     return table
 
 
-def usage_lines(usage: UsageTotals) -> list[Text]:
-    """The tokens / wall summary, with the unusable slice on its own line."""
+def clock_text(clock: RunClock | None) -> str:
+    """``9m 35s`` (run start to end), with what a resume adds to it."""
+    if clock is None:
+        return fmt.DASH
+    text = fmt.duration(clock.seconds)
+    if clock.resumes:
+        times = "once" if clock.resumes == 1 else f"{clock.resumes} times"
+        text += (
+            f"  (resumed {times}: first start to last end, pauses included; "
+            f"last session {fmt.duration(clock.last_session_seconds)})"
+        )
+    return text
+
+
+def usage_lines(usage: UsageTotals, clock: RunClock | None = None) -> list[Text]:
+    """The tokens / time summary, with the unusable slice on its own line: the run's wall
+    clock (when ``clock`` is given), then the agent time (the attempts' durations summed)."""
     lines = [
         Text(f" Tokens   {fmt.tokens(usage.tokens_in)} in / {fmt.tokens(usage.tokens_out)} out"),
-        Text(
-            f" Wall     {fmt.duration(usage.wall_seconds)}  "
-            f"{fmt.seconds(usage.wall_per_attempt)} per attempt"
-        ),
     ]
+    if clock is not None:
+        lines.append(Text(f" Wall clock  {clock_text(clock)}"))
+    lines.append(
+        Text(
+            f" Agent time  {fmt.duration(usage.wall_seconds)}  "
+            f"{fmt.seconds(usage.wall_per_attempt)} per attempt (attempts' durations summed)"
+        )
+    )
     if usage.judge_tokens:
         lines.append(
             Text(f" Judge    {fmt.tokens(usage.judge_tokens)} tokens spent grading (not above)")
@@ -417,13 +466,10 @@ def failure_panels(results: RunResults, width: int | None = None) -> list[Panel]
         for record in task.attempts:
             if not _needs_panel(record):
                 continue
-            symbol, style = fmt.STRIP_SYMBOLS[record.outcome]
-            label = OUTCOME_LABEL[record.outcome]
-            if record.outcome is Outcome.NOT_CHECKED and record.activation_passed is False:
-                symbol, style, label = "✗", "red", "activation check failed"
+            symbol, style, label = attempt_verdict(record)
             title = (
                 f"{escape(task.name)} — attempt {record.attempt} — "
-                f"[{style}]{symbol} {label}[/{style}]"
+                f"[{style}]{symbol} {escape(label)}[/{style}]"
             )
             panels.append(titled_panel(attempt_body(task, record), title, width))
     return panels
@@ -473,9 +519,11 @@ def render_run(
     verbose: bool = False,
     path: Path | None = None,
     confidence: float = DEFAULT_CONFIDENCE,
+    saved: bool = True,
 ) -> None:
-    """Print the whole report of ``results`` to ``console``; ``path`` is where it was saved;
-    intervals are at ``confidence``."""
+    """Print the whole report of ``results`` to ``console``; ``path`` is where it was saved
+    (``saved``) or read from (``saved=False``: ``caliper report`` of a saved run); intervals
+    are at ``confidence``."""
     run = score_run(results, confidence)
     _header(results.meta, console)
     console.print()
@@ -497,7 +545,7 @@ def render_run(
         narrow = console.width < NARROW_WIDTH
         console.print(activation_table(run, narrow=narrow, outside=outside))
     console.print()
-    for line in usage_lines(run.usage):
+    for line in usage_lines(run.usage, run_clock(results.meta)):
         console.print(line)
     panels = failure_panels(results, console.width)
     if panels:
@@ -507,4 +555,5 @@ def render_run(
             console.print(panel)
     if path is not None:
         console.print()
-        console.print(Text(f"Results saved to {path}"), soft_wrap=True)
+        verb = "Results saved to" if saved else "Read from"
+        console.print(Text(f"{verb} {path}"), soft_wrap=True)

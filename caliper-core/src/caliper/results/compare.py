@@ -25,8 +25,14 @@ from __future__ import annotations
 import attrs
 
 from caliper.results import power as power_mod
-from caliper.results.meta_labels import SETUP_KINDS, ablated_names, user_setup_label
+from caliper.results.meta_labels import (
+    SETUP_KINDS,
+    ablated_names,
+    derived_sentence,
+    user_setup_label,
+)
 from caliper.results.models import RunMeta, RunResults, SkillSnapshot
+from caliper.results.run_clock import run_clock
 from caliper.results.scoring import TaskScore, UsageTotals, mean, score_run
 from caliper.results.significance import fisher_exact, holm_adjust, stratified_exact_test
 from caliper.results.stats import (
@@ -169,7 +175,14 @@ class SkillDrift:
 
 @attrs.frozen
 class UsageDelta:
-    """Before/after totals of tokens and wall time (secondary; never a regression)."""
+    """Before/after tokens and time (secondary; never a regression).
+
+    ``a_tokens``/``b_tokens`` and ``a_wall``/``b_wall`` are totals (tokens, and the agent
+    time: the sum of attempt durations), with their deltas. Runs of a different k make totals
+    unlike, so the views compare the per-attempt figures: ``*_tokens_per_attempt`` and
+    ``*_agent_per_attempt`` with their deltas. ``*_wall_clock`` is each run's start-to-end
+    time (:mod:`caliper.results.run_clock`), shown beside and never turned into a percentage.
+    """
 
     a_tokens: int | None
     b_tokens: int | None
@@ -179,6 +192,16 @@ class UsageDelta:
     b_wall: float | None
     wall_delta: float | None
     wall_delta_pct: float | None
+    a_tokens_per_attempt: float | None = None
+    b_tokens_per_attempt: float | None = None
+    tokens_per_attempt_delta: float | None = None
+    tokens_per_attempt_delta_pct: float | None = None
+    a_agent_per_attempt: float | None = None
+    b_agent_per_attempt: float | None = None
+    agent_per_attempt_delta: float | None = None
+    agent_per_attempt_delta_pct: float | None = None
+    a_wall_clock: float | None = None
+    b_wall_clock: float | None = None
 
 
 @attrs.frozen
@@ -367,9 +390,17 @@ def _family(pairs: dict[str, tuple[int, int, int, int]], confidence: float) -> _
     )
 
 
-def _usage_delta(a: UsageTotals, b: UsageTotals) -> UsageDelta:
+def _per_attempt(usage: UsageTotals) -> float | None:
+    total = usage.total_tokens
+    return total / usage.attempts if total is not None and usage.attempts else None
+
+
+def _usage_delta(a: UsageTotals, b: UsageTotals, a_meta: RunMeta, b_meta: RunMeta) -> UsageDelta:
     tokens = _delta(a.total_tokens, b.total_tokens)
     wall = _delta(a.wall_seconds, b.wall_seconds)
+    a_tpa, b_tpa = _per_attempt(a), _per_attempt(b)
+    tpa = _delta(a_tpa, b_tpa)
+    agent = _delta(a.wall_per_attempt, b.wall_per_attempt)
     return UsageDelta(
         a_tokens=a.total_tokens,
         b_tokens=b.total_tokens,
@@ -379,6 +410,16 @@ def _usage_delta(a: UsageTotals, b: UsageTotals) -> UsageDelta:
         b_wall=b.wall_seconds,
         wall_delta=wall,
         wall_delta_pct=_pct(a.wall_seconds, wall),
+        a_tokens_per_attempt=a_tpa,
+        b_tokens_per_attempt=b_tpa,
+        tokens_per_attempt_delta=tpa,
+        tokens_per_attempt_delta_pct=_pct(a_tpa, tpa),
+        a_agent_per_attempt=a.wall_per_attempt,
+        b_agent_per_attempt=b.wall_per_attempt,
+        agent_per_attempt_delta=agent,
+        agent_per_attempt_delta_pct=_pct(a.wall_per_attempt, agent),
+        a_wall_clock=run_clock(a_meta).seconds,
+        b_wall_clock=run_clock(b_meta).seconds,
     )
 
 
@@ -428,6 +469,10 @@ def _engine(backend: str | None, model: str | None) -> str:
 def meta_warnings(a: RunMeta, b: RunMeta) -> list[str]:
     """What differs between the runs besides the skills under test (each a sentence)."""
     warnings = []
+    for side, meta in (("before", a), ("after", b)):
+        derived = derived_sentence(meta)
+        if derived:
+            warnings.append(f"{side} ({meta.run_id}): {derived.rstrip('.')}")
     if a.spec_name != b.spec_name:
         warnings.append(f"different specs: {a.spec_name} → {b.spec_name}")
     elif a.spec_hash and b.spec_hash and a.spec_hash != b.spec_hash:
@@ -686,7 +731,7 @@ def compare_runs(
         has_activation_regression=(
             act_verdict == REGRESSED or any(r.activation_regression for r in rows)
         ),
-        usage=_usage_delta(a_score.usage, b_score.usage),
+        usage=_usage_delta(a_score.usage, b_score.usage, a.meta, b.meta),
         a_usage=a_score.usage,
         b_usage=b_score.usage,
         warnings=[

@@ -261,6 +261,9 @@ def merge_data(runs: Sequence[ShardRun], run_id: str) -> dict[str, Any]:
     meta["forced"] = [f for m in metas for f in m.get("forced") or []]
     meta["resumed_at"] = sorted({t for m in metas for t in m.get("resumed_at") or []})
     meta["shard"] = None
+    meta["derived_by"] = "merge"
+    meta["parent_run"] = None  # the parents are the shards, named in merged_from
+    meta["changes"] = []
     meta["partial"] = False
     meta["stop_reason"] = None
     meta["incomplete"] = False

@@ -180,11 +180,9 @@ class RunScore:
     score_interval: Interval | None = None
     activation_interval: Interval | None = None
     confidence: float = DEFAULT_CONFIDENCE
-
-    @property
-    def asserts_activation(self) -> bool:
-        """True when at least one task asserts ``activates:``."""
-        return any(t.activation_expected is not None for t in self.tasks)
+    asserts_activation: bool = False
+    """True when at least one task asserts ``activates:`` (decided once, by :func:`score_run`:
+    views ask it for every row)."""
 
 
 def rate(successes: int, usable: int) -> float | None:
@@ -415,6 +413,7 @@ def score_run(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> Ru
             [(t.activation_successes, t.activation_usable) for t in activation_tasks], confidence
         ),
         confidence=confidence,
+        asserts_activation=any(t.activation_expected is not None for t in tasks),
     )
 
 

@@ -174,12 +174,16 @@ def _observed_activation(
     result: AttemptResult, installed_names: tuple[str, ...]
 ) -> list[str] | None:
     """The skills the agent loaded, or ``None`` when that was not observable: nothing was
-    installed, or the run did not end normally (an infra error or timeout may cut the
-    transcript short, so an empty list there would be a made-up "nothing fired")."""
+    installed, the agent never ran (a setup error), or the run did not end normally and its
+    transcript shows no load (an infra error or timeout may cut the transcript short, so an
+    empty list there would be a made-up "nothing fired"; a load it does show happened).
+    Scores never count a crashed attempt's activation either way."""
     if result.activated is None or not installed_names:
         return None
-    if result.status in (AgentStatus.INFRA_ERROR, AgentStatus.TIMEOUT, AgentStatus.SETUP_ERROR):
+    if result.status is AgentStatus.SETUP_ERROR:
         return None
+    if result.status in (AgentStatus.INFRA_ERROR, AgentStatus.TIMEOUT):
+        return list(result.activated) or None
     return list(result.activated)
 
 

@@ -14,8 +14,8 @@ from typing import Any
 from caliper.report import fmt
 from caliper.report.html.run_data import engine_label
 from caliper.results.compare import REGRESSED, RunComparison, TaskComparison, ablated_names
-from caliper.results.models import RunResults
-from caliper.results.scoring import score_run
+from caliper.results.models import RunResults, TaskResult
+from caliper.results.scoring import TaskScore, score_run
 from caliper.results.stats import DEFAULT_CONFIDENCE, interval_data
 
 
@@ -33,14 +33,18 @@ def run_label(results: RunResults) -> str:
     return f"{label} without {', '.join(ablated)}" if ablated else label
 
 
-def _strip(results: RunResults, name: str) -> list[dict[str, str]]:
-    for task in results.tasks:
-        if task.name == name:
-            return [
-                {"outcome": a.outcome.value, "symbol": fmt.STRIP_SYMBOLS[a.outcome][0]}
-                for a in task.attempts
-            ]
-    return []
+def _strip(task: TaskResult | None) -> list[dict[str, str]]:
+    """The attempt strip of ``task`` (empty when the run has no such task)."""
+    if task is None:
+        return []
+    return [
+        {"outcome": a.outcome.value, "symbol": fmt.STRIP_SYMBOLS[a.outcome][0]}
+        for a in task.attempts
+    ]
+
+
+def _by_name(results: RunResults) -> dict[str, TaskResult]:
+    return {t.name: t for t in results.tasks}
 
 
 def p_text(value: float | None) -> str:
@@ -54,7 +58,9 @@ def _verdict_class(verdict: str) -> str:
     return verdict.replace(" ", "-")
 
 
-def _task_row(a: RunResults, b: RunResults, task: TaskComparison) -> dict[str, Any]:
+def _task_row(
+    a: dict[str, TaskResult], b: dict[str, TaskResult], task: TaskComparison
+) -> dict[str, Any]:
     return {
         "name": task.name,
         "a": {
@@ -69,8 +75,8 @@ def _task_row(a: RunResults, b: RunResults, task: TaskComparison) -> dict[str, A
             "counts": f"{task.b_successes}/{task.b_usable}",
             "interval": interval_data(task.b_interval),
         },
-        "a_strip": _strip(a, task.name),
-        "b_strip": _strip(b, task.name),
+        "a_strip": _strip(a.get(task.name)),
+        "b_strip": _strip(b.get(task.name)),
         "delta": task.delta,
         "delta_text": fmt.signed_pct(task.delta),
         "delta_interval": interval_data(task.delta_interval),
@@ -127,12 +133,14 @@ def compare_view(
         )
         if not side.complete
     ]
+    a_tasks, b_tasks = _by_name(a), _by_name(b)
     return {
         "title": comparison.title,
         "headline": ablation_headline(comparison),
         "spec_name": comparison.spec_name,
-        "a": {"run_id": a.meta.run_id, "label": run_label(a), "path": comparison.a_path},
-        "b": {"run_id": b.meta.run_id, "label": run_label(b), "path": comparison.b_path},
+        # runs are named by reference: a shared page carries no local path
+        "a": {"run_id": a.meta.run_id, "label": run_label(a), "ref": run_ref(a)},
+        "b": {"run_id": b.meta.run_id, "label": run_label(b), "ref": run_ref(b)},
         "a_overall": fmt.pct(comparison.a_overall),
         "b_overall": fmt.pct(comparison.b_overall),
         "a_interval": interval_data(comparison.a_overall_interval),
@@ -149,31 +157,60 @@ def compare_view(
         "regressed": REGRESSED,
         "correction": comparison.correction,
         "alpha": comparison.alpha,
-        "tasks": [_task_row(a, b, task) for task in comparison.tasks],
+        "tasks": [_task_row(a_tasks, b_tasks, task) for task in comparison.tasks],
         "only_in_a": comparison.only_in_a,
         "only_in_b": comparison.only_in_b,
         "warnings": comparison.warnings,
         "not_comparable": sides,
         "sensitivity": _sensitivity(comparison),
-        "tokens": (fmt.tokens(comparison.usage.a_tokens), fmt.tokens(comparison.usage.b_tokens)),
-        "tokens_delta": fmt.signed_pct(comparison.usage.tokens_delta_pct),
-        "wall": (fmt.duration(comparison.usage.a_wall), fmt.duration(comparison.usage.b_wall)),
-        "wall_delta": fmt.signed_pct(comparison.usage.wall_delta_pct),
+        "tokens": (
+            fmt.tokens(comparison.usage.a_tokens_per_attempt),
+            fmt.tokens(comparison.usage.b_tokens_per_attempt),
+        ),
+        "tokens_delta": fmt.signed_pct(comparison.usage.tokens_per_attempt_delta_pct),
+        "wall": (
+            fmt.seconds(comparison.usage.a_agent_per_attempt),
+            fmt.seconds(comparison.usage.b_agent_per_attempt),
+        ),
+        "wall_delta": fmt.signed_pct(comparison.usage.agent_per_attempt_delta_pct),
+        "wall_clock": (
+            fmt.duration(comparison.usage.a_wall_clock),
+            fmt.duration(comparison.usage.b_wall_clock),
+        ),
         "confidence": comparison.confidence,
         "matrix": matrix_view([a, b], confidence) if engines_differ else None,
     }
 
 
+def _cell_activation(score: TaskScore) -> dict[str, Any] | None:
+    """A matrix cell's activation figures (``None`` when the task asserts no ``activates:``)."""
+    if score.activation_expected is None:
+        return None
+    return {
+        "text": fmt.pct(score.activation_score) if score.activation_usable else "not observable",
+        "counts": f"{score.activation_successes}/{score.activation_usable}",
+        "interval": interval_data(score.activation_interval),
+    }
+
+
+def run_ref(results: RunResults) -> str:
+    """``SPEC/RUN-ID``: how a shared page names a run (``caliper report`` takes it)."""
+    return f"{results.meta.spec_name}/{results.meta.run_id}"
+
+
 def matrix_view(
     runs: Sequence[RunResults], confidence: float = DEFAULT_CONFIDENCE
 ) -> dict[str, Any]:
-    """Tasks down, runs across: each cell a task's score, interval and strip in that run.
+    """Tasks down, runs across: each cell a task's score, interval and strip in that run,
+    and, for a task that asserts ``activates:``, how often the expected skills loaded.
 
     Tasks are listed in the order they first appear; a run without a task gets an empty cell.
     """
     columns = []
     names: list[str] = []
+    known: set[str] = set()
     scored = []
+    tasks = [_by_name(results) for results in runs]
     for results in runs:
         run = score_run(results, confidence)
         scored.append({t.name: t for t in run.tasks})
@@ -184,13 +221,22 @@ def matrix_view(
                 "overall": fmt.pct(run.score),
                 "overall_value": run.score,
                 "interval": interval_data(run.score_interval),
+                "activation": (
+                    {
+                        "text": fmt.pct(run.avg_activation_score),
+                        "interval": interval_data(run.activation_interval),
+                    }
+                    if run.asserts_activation
+                    else None
+                ),
             }
         )
-        names += [t.name for t in results.tasks if t.name not in names]
+        names += [t.name for t in results.tasks if t.name not in known]
+        known.update(t.name for t in results.tasks)
     rows = []
     for name in names:
         cells = []
-        for results, by_name in zip(runs, scored, strict=True):
+        for by_task, by_name in zip(tasks, scored, strict=True):
             score = by_name.get(name)
             if score is None:
                 cells.append(None)
@@ -201,7 +247,8 @@ def matrix_view(
                     "counts": f"{score.successes}/{score.usable}",
                     "interval": interval_data(score.score_interval),
                     "colour": heat(score.score),
-                    "strip": _strip(results, name),
+                    "strip": _strip(by_task.get(name)),
+                    "activation": _cell_activation(score),
                 }
             )
         rows.append({"name": name, "cells": cells})

@@ -46,7 +46,7 @@ def write_history(spec: str, rows: list[dict[str, Any]], target: Path, confidenc
         if in_place:
             continue
         write_page(
-            run_page(results, source=row["path"], confidence=confidence),
+            run_page(results, confidence=confidence),
             folder / f"{row['run_id']}.html",
         )
         links[row["run_id"]] = f"{folder.name}/{row['run_id']}.html"

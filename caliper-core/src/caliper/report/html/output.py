@@ -12,10 +12,11 @@ from caliper.results.models import RunResults
 
 
 def run_html(results: RunResults, path: Path | None, confidence: float) -> str:
-    """The run page of ``results`` (read from ``path``), intervals at ``confidence``."""
+    """The run page of ``results`` (read from ``path``, which the page does not show: it is
+    meant to be shared), intervals at ``confidence``."""
     from caliper.report.html.pages import run_page
 
-    return run_page(results, source=str(path) if path else None, confidence=confidence)
+    return run_page(results, confidence=confidence)
 
 
 def write_page(text: str, output: Path) -> None:

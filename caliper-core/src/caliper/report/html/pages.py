@@ -12,16 +12,12 @@ from caliper.results.models import RunResults
 from caliper.results.stats import DEFAULT_CONFIDENCE
 
 
-def run_page(
-    results: RunResults, *, source: str | None = None, confidence: float = DEFAULT_CONFIDENCE
-) -> str:
-    """The report of one saved run as one self-contained HTML document.
-
-    ``source`` is where the run was read from (shown in the footer); intervals are at
-    ``confidence``.
-    """
+def run_page(results: RunResults, *, confidence: float = DEFAULT_CONFIDENCE) -> str:
+    """The report of one saved run as one self-contained HTML document, intervals at
+    ``confidence``. The page names the run by ``SPEC/RUN-ID`` and the spec by its file name:
+    it is meant to be shared, so it carries no local path."""
     view = run_view(results, confidence)
-    return render("run.html.j2", title=meta_line(results.meta), view=view, source=source)
+    return render("run.html.j2", title=meta_line(results.meta), view=view)
 
 
 def compare_page(

@@ -7,12 +7,14 @@ only turned into DOM when opened.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
 from caliper.report import fmt
-from caliper.results.meta_labels import ablated_names
+from caliper.report.run_view import attempt_verdict, clock_text
+from caliper.results.meta_labels import ablated_names, derived_sentence
 from caliper.results.models import (
     AttemptRecord,
     CheckRecord,
@@ -21,8 +23,17 @@ from caliper.results.models import (
     RunResults,
     TaskResult,
 )
+from caliper.results.run_clock import run_clock
 from caliper.results.scoring import RunScore, TaskScore, score_run
 from caliper.results.stats import DEFAULT_CONFIDENCE, interval_data
+
+
+def spec_file_name(spec_path: str | None) -> str | None:
+    """The spec's file name without its folder (a shared page carries no local path)."""
+    if not spec_path:
+        return None
+    return spec_path.replace("\\", "/").rstrip("/").rpartition("/")[2] or spec_path
+
 
 OUTCOME_LABELS = {
     Outcome.PASS: "pass",
@@ -55,7 +66,8 @@ def _summary(results: RunResults, run: RunScore) -> dict[str, Any]:
     usage = run.usage
     return {
         "spec_name": meta.spec_name,
-        "spec_path": meta.spec_path,
+        "spec_file": spec_file_name(meta.spec_path),
+        "run_ref": f"{meta.spec_name}/{meta.run_id}",
         "run_id": meta.run_id,
         "started_at": meta.started_at,
         "finished_at": meta.finished_at,
@@ -95,6 +107,9 @@ def _summary(results: RunResults, run: RunScore) -> dict[str, Any]:
         "total_tokens": usage.total_tokens,
         "wall": fmt.duration(usage.wall_seconds),
         "wall_per_attempt": fmt.seconds(usage.wall_per_attempt),
+        "wall_clock": clock_text(run_clock(meta)),
+        "derived": derived_sentence(meta),
+        "changes": list(meta.changes),
         "judge_tokens": fmt.tokens(usage.judge_tokens) if usage.judge_tokens else None,
         "unusable_attempts": usage.unusable_attempts,
         "unusable_tokens": fmt.tokens(usage.unusable_tokens),
@@ -104,9 +119,30 @@ def _summary(results: RunResults, run: RunScore) -> dict[str, Any]:
     }
 
 
-def _skill_load_turns(record: AttemptRecord) -> list[bool]:
-    """For each transcript turn: does it load one of the skills the attempt activated?"""
-    names = record.activated or []
+def transcript_loads(record: AttemptRecord, declared: Sequence[str]) -> list[str] | None:
+    """For an attempt that ended early (``infra_error``, ``timeout``) with no recorded
+    activation (files saved before such attempts kept their loads): the declared skills its
+    transcript shows being loaded by a skill tool or a read of their ``SKILL.md``, in order;
+    ``None`` when it shows none or the attempt is not such a one."""
+    if record.activated is not None or record.outcome not in (Outcome.INFRA_ERROR, Outcome.TIMEOUT):
+        return None
+    seen: list[str] = []
+    for turn in record.transcript or []:
+        if turn.role != "tool" or turn.is_error:
+            continue
+        text = json.dumps(turn.tool_input, ensure_ascii=False, default=str)
+        tool = (turn.tool_name or "").lower()
+        for name in declared:
+            named = f'"{name}"' in text if "skill" in tool else f"/{name}/SKILL.md" in text
+            if named and name not in seen:
+                seen.append(name)
+    return seen or None
+
+
+def _skill_load_turns(record: AttemptRecord, seen: Sequence[str] | None = None) -> list[bool]:
+    """For each transcript turn: does it load one of the skills the attempt activated (or,
+    for an attempt that ended early, that its transcript shows loaded: ``seen``)?"""
+    names = record.activated or seen or []
     marks = []
     for turn in record.transcript or []:
         loads = False
@@ -160,17 +196,27 @@ def _setup_cleanup(record: AttemptRecord) -> list[str]:
     return notes
 
 
-def attempt_details(task: TaskResult, record: AttemptRecord) -> dict[str, Any]:
-    """Everything the transcript viewer shows for one attempt, as JSON-ready data."""
+def _verdict_text(record: AttemptRecord) -> str:
+    """``activation check failed (the task's checks passed)``: what went wrong, in words."""
+    return attempt_verdict(record)[2]
+
+
+def attempt_details(
+    task: TaskResult, record: AttemptRecord, declared: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Everything the transcript viewer shows for one attempt, as JSON-ready data
+    (``declared``: the run's skill names, to read an early-ended attempt's loads)."""
     usage = attrs.asdict(record.usage) if record.usage else None
     if usage is not None:
         usage["total_tokens"] = record.usage.total_tokens
-    marks = _skill_load_turns(record)
+    seen = transcript_loads(record, declared)
+    marks = _skill_load_turns(record, seen)
     return {
         "task": task.name,
         "attempt": record.attempt,
         "outcome": record.outcome.value,
         "outcome_label": OUTCOME_LABELS[record.outcome],
+        "verdict": _verdict_text(record),
         "reason": record.reason,
         "error": record.error,
         "duration": record.duration_seconds,
@@ -184,6 +230,7 @@ def attempt_details(task: TaskResult, record: AttemptRecord) -> dict[str, Any]:
             else [_turn_data(t, m) for t, m in zip(record.transcript, marks, strict=True)]
         ),
         "activated": record.activated,
+        "activated_seen": seen,
         "expected": task.activation_expected,
         "activation_passed": record.activation_passed,
         "checks": [
@@ -212,7 +259,7 @@ def _task_row(index: int, task: TaskResult, score: TaskScore) -> dict[str, Any]:
                 "number": record.attempt,
                 "outcome": record.outcome.value,
                 "symbol": symbol,
-                "label": OUTCOME_LABELS[record.outcome],
+                "label": _verdict_text(record),
                 "fired": " ".join(record.activated or []),
                 "observed": record.activated is not None,
                 "activation_passed": record.activation_passed,
@@ -295,8 +342,9 @@ def run_view(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> dic
     outcomes = [
         o.value for o in Outcome if any(a.outcome is o for t in results.tasks for a in t.attempts)
     ]
+    declared = [snapshot.name for snapshot in results.meta.skill_snapshots]
     details = {
-        attempt_id(i, j): attempt_details(task, record)
+        attempt_id(i, j): attempt_details(task, record, declared)
         for i, task in enumerate(results.tasks)
         for j, record in enumerate(task.attempts)
     }

@@ -63,10 +63,11 @@
   function render(a) {
     const parts = [];
     const facts = el("table", {cls: "kv"});
-    const rows = [["outcome", a.outcome_label], ["duration", a.duration_text], ["model", a.model || "—"]];
+    const rows = [["outcome", a.verdict || a.outcome_label], ["duration", a.duration_text], ["model", a.model || "—"]];
     if (a.usage) rows.push(["tokens", a.usage.input_tokens + " in, " + a.usage.output_tokens + " out, " +
       a.usage.cache_read_tokens + " cache read, " + a.usage.cache_creation_tokens + " cache write (total " + a.usage.total_tokens + ")"]);
-    rows.push(["skills loaded", a.activated === null ? "not observable" : (a.activated.join(", ") || "none")]);
+    const seen = a.activated_seen ? a.activated_seen.join(", ") + " (seen in the transcript; the attempt ended early)" : "not observable";
+    rows.push(["skills loaded", a.activated === null ? seen : (a.activated.join(", ") || "none")]);
     if (a.expected !== null) rows.push(["expected", a.expected.join(", ") || "none"]);
     rows.forEach(function (r) { facts.appendChild(el("tr", {}, [el("th", {text: r[0]}), el("td", {text: String(r[1])})])); });
     parts.push(facts);
