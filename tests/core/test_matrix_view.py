@@ -231,7 +231,7 @@ def test_matrix_shows_activation_in_every_form(activation_project: Path) -> None
         assert rows[name]["claude-code"]["activation"]["usable"] == 3
         assert rows[name]["pi"]["activation"]["successes"] == 0
         assert rows[name]["pi"]["activation"]["usable"] == 3
-        wilson = wilson_interval(0, 3, 0.95)
+        wilson = rate_interval(0, 3, 0.95)
         got = rows[name]["pi"]["activation"]["interval"]
         assert (got["low"], got["high"]) == pytest.approx((wilson.low, wilson.high))
     assert rows["plain"]["pi"]["activation"] is None
