@@ -367,6 +367,7 @@ def command(
         margin=margin,
         family=len(min_score) + len(min_activation),
         inconclusive=inconclusive,
+        timeouts=timeouts or "failure",
     )
     if adaptive is not None:
         k = adaptive.max_k
@@ -451,6 +452,7 @@ def adaptive_settings(
     margin: float | None = None,
     family: int = 1,
     inconclusive: str = "fail",
+    timeouts: str = "failure",
 ):
     """The ``--k auto`` settings, ``None`` for a fixed k; misuse is a usage error (exit 2).
 
@@ -507,6 +509,7 @@ def adaptive_settings(
         margin=margin if margin is not None else DEFAULT_MARGIN,
         family=max(family, 1),
         settle=inconclusive == "fail",
+        timeouts=timeouts,
     )
 
 

@@ -685,12 +685,13 @@ def measure_sequential(
     tasks' confidence sequences (see the module docstring)."""
     from caliper.results.models import Outcome
 
+    timeouts = results.meta.timeouts
     measure: dict[tuple[str, str | None], Measured] = {}
     score_parts: list[list[bool]] = []
     activation_parts: list[list[bool]] = []
     for task in results.tasks:
         attempts = sorted(task.attempts, key=lambda record: record.attempt)
-        passes = [a.outcome is Outcome.PASS for a in attempts if a.outcome.usable]
+        passes = [a.outcome is Outcome.PASS for a in attempts if a.outcome.scored(timeouts)]
         measure[(SCORE, task.name)] = _sequence_measured(passes, confidence, min_k, plan)
         score_parts.append(passes)
         if task.activation_expected is not None:

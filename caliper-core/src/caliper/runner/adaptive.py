@@ -56,6 +56,8 @@ class AdaptiveSettings:
     margin: float = DEFAULT_MARGIN
     family: int = 1
     settle: bool = True
+    timeouts: str = "failure"
+    """The run's ``--timeouts`` policy: whether a timed-out attempt counts as a failed one."""
 
     def bar(self, task_name: str) -> float | None:
         """The bar ``task_name`` is decided against (its own, else the run-wide one)."""
@@ -180,7 +182,7 @@ class AdaptiveK:
             if state is None:
                 return
             state.finished += 1
-            if record.outcome.usable:
+            if record.outcome.scored(self.settings.timeouts):
                 state.usable += 1
                 state.successes += record.outcome is Outcome.PASS
             if state.reason is None:

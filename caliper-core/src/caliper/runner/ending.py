@@ -66,8 +66,8 @@ class RunEnding:
             )
         if self.all_unusable:
             return AllUnusable(
-                "Every attempt was unusable (infra_error, timeout or judge_error), so no "
-                "success rate could be measured.",
+                "Every attempt was unusable (infra_error or judge_error, or timeout with "
+                "--timeouts unusable), so no success rate could be measured.",
                 hint="The reasons are in the report above (add --verbose for each attempt).",
                 exit_code=EXIT_ALL_UNUSABLE,
             )
@@ -75,11 +75,12 @@ class RunEnding:
 
     @property
     def all_unusable(self) -> bool:
-        """Attempts ran and none was usable (``pass``, ``task_fail``, ``cheat``) or
-        ``not_checked``."""
+        """Attempts ran and none was scored (``pass``, ``task_fail``, ``cheat``, or
+        ``timeout`` unless the run leaves timeouts out) or ``not_checked``."""
+        timeouts = self.results.meta.timeouts
         records = [a for task in self.results.tasks for a in task.attempts]
         return bool(records) and not any(
-            r.outcome.usable or r.outcome.value == "not_checked" for r in records
+            r.outcome.scored(timeouts) or r.outcome.value == "not_checked" for r in records
         )
 
     @property
