@@ -17,7 +17,11 @@ from test_results_support import INFRA, NC, F, P, caliper, run, task
 
 from caliper.results.codec import dumps
 from caliper.results.significance import fisher_exact, holm_adjust, stratified_exact_test
-from caliper.results.stats import newcombe_difference_interval, rate_interval
+from caliper.results.stats import (
+    EXCLUDING_ZERO,
+    newcombe_cc_difference_interval,
+    rate_interval,
+)
 
 MATRIX = "2026-12-01T10-00-00Z-abc123"
 ENGINES = ["claude-code", "codex:gpt-5.5", "pi"]
@@ -117,7 +121,7 @@ def test_json_shows_the_tested_statistics(project: Path) -> None:
     commit = next(
         d for d in data["differences"] if (d["task"], d["a"], d["b"]) == ("commit", *ENGINES[:2])
     )
-    newcombe = newcombe_difference_interval(10, 10, 2, 10, 0.95)
+    newcombe = newcombe_cc_difference_interval(10, 10, 2, 10, 0.95)
     assert commit["delta"] == pytest.approx(-0.8)
     assert (commit["interval"]["low"], commit["interval"]["high"]) == pytest.approx(
         (newcombe.low, newcombe.high)
@@ -283,3 +287,20 @@ def test_matrix_shows_activation_in_every_form(activation_project: Path) -> None
     assert 'skill loaded 100.0% <span class="note">3/3' in matrix_html
     assert 'skill loaded 0.0% <span class="note">0/3' in matrix_html
     assert "<th>skill loaded</th>" in matrix_html
+
+
+def test_every_difference_interval_agrees_with_its_verdict(project: Path) -> None:
+    """Each Δ interval the matrix shows holds 0 exactly when its difference is not
+    significant (the plain Newcombe interval for lint's 2/2 against 0/2 excluded 0 while
+    Fisher's test could not reject)."""
+    done = caliper("report", "--matrix", MATRIX, "--format", "json", cwd=project)
+    assert done.returncode == 0, done.stderr
+    differences = json.loads(done.stdout)["differences"]
+    assert differences
+    for diff in differences:
+        interval = diff["interval"]
+        if interval is None:
+            continue
+        open_at_zero = interval["method"].endswith(EXCLUDING_ZERO)
+        holds_zero = interval["low"] <= 0.0 <= interval["high"] and not open_at_zero
+        assert holds_zero is (not diff["significant"]), diff

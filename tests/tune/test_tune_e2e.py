@@ -97,7 +97,7 @@ def test_claude_finds_the_precise_description_and_writes_it(tmp_path: Path) -> N
     before, after = summary["test"]["before"], summary["test"]["after"]
     assert (before["recall"], after["recall"]) == (0.0, 1.0)
     assert (before["accuracy"], after["accuracy"]) == (0.5, 1.0)
-    assert after["recall_interval"]["method"] == "wilson"
+    assert after["recall_interval"]["method"] in ("wilson-cc", "uninformative")
     assert after["accuracy_interval"]["low"] < 1.0
     assert "recall" in run.stdout and "0% [0–" in run.stdout and "→  100%" in run.stdout
     # the proposer saw the failures: every should-trigger train prompt, as a miss

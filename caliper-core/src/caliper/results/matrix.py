@@ -3,11 +3,12 @@
 ``caliper run SPEC --model A --model B …`` saves one run per engine, tied together by
 ``meta.matrix`` (the same ``id``); ``caliper report --matrix ID`` (or several run files) reads
 them back. :func:`build_matrix` gives, per task and for the whole run, each engine's success
-rate with its Wilson interval (from :func:`caliper.results.scoring.score_run`), and for every
-pair of engines the difference with Newcombe's interval and a test: Fisher's exact test per
-task, the stratified exact test for the whole run, all of them corrected together with Holm
-(:mod:`caliper.results.significance`), exactly as ``caliper compare`` tests two runs. A
-difference is *significant* when its Holm-adjusted p-value is at most ``1 − confidence``.
+rate with its interval (from :func:`caliper.results.scoring.score_run`), and for every pair of
+engines the difference with Newcombe's continuity-corrected interval and a test: Fisher's
+exact test per task, the stratified exact test for the whole run, all of them corrected
+together with Holm (:mod:`caliper.results.significance`). A difference is *significant* when
+its Holm-adjusted p-value is at most ``1 − confidence``; its interval is made to hold 0
+exactly when it is not (as ``caliper compare`` shows a difference beside its verdict).
 
 Tasks that assert ``activates:`` get the same treatment for their activation rate (attempts
 that loaded the expected skills over attempts where loading was observed): each cell and
@@ -29,8 +30,9 @@ from caliper.results.scoring import TaskScore, score_run
 from caliper.results.significance import fisher_exact, holm_adjust, stratified_exact_test
 from caliper.results.stats import (
     Interval,
+    agree_with_test,
     interval_data,
-    newcombe_difference_interval,
+    newcombe_cc_difference_interval,
     paired_mean_difference_interval,
 )
 
@@ -180,7 +182,7 @@ def _pair_tests(
         counts = (*a[name], *b[name])
         pairs.append(counts)
         delta = b[name][0] / b[name][1] - a[name][0] / a[name][1]
-        interval = newcombe_difference_interval(*counts, confidence=confidence)
+        interval = newcombe_cc_difference_interval(*counts, confidence=confidence)
         out.append((name, delta, interval, fisher_exact(*counts)))
     if len(pairs) > 1:
         delta = sum(xb / nb - xa / na for xa, na, xb, nb in pairs) / len(pairs)
@@ -192,20 +194,25 @@ def _pair_tests(
 def _judged(raw: list[_Raw], labels: list[str], confidence: float, measure: str):
     adjusted = holm_adjust([p for *_rest, p in raw if p is not None])
     alpha = 1.0 - confidence
-    return [
-        MatrixDifference(
-            task=task,
-            a=labels[i],
-            b=labels[j],
-            delta=delta,
-            interval=interval,
-            p_value=p,
-            p_adjusted=q,
-            significant=q <= alpha and abs(delta or 0.0) > 1e-12,
-            measure=measure,
+    out = []
+    for (task, i, j, delta, interval, p), q in zip(raw, adjusted, strict=True):
+        significant = q <= alpha and abs(delta or 0.0) > 1e-12
+        if delta is not None:  # the Δ interval holds 0 exactly when the test does not reject
+            interval = agree_with_test(interval, delta, significant)
+        out.append(
+            MatrixDifference(
+                task=task,
+                a=labels[i],
+                b=labels[j],
+                delta=delta,
+                interval=interval,
+                p_value=p,
+                p_adjusted=q,
+                significant=significant,
+                measure=measure,
+            )
         )
-        for (task, i, j, delta, interval, p), q in zip(raw, adjusted, strict=True)
-    ]
+    return out
 
 
 def _unique(labels: list[str]) -> list[str]:

@@ -19,7 +19,7 @@ import yaml
 
 from caliper.errors import CaliperError
 from caliper.results.models import Outcome, RunResults
-from caliper.results.stats import Interval, interval_data, mean_rate_interval, wilson_interval
+from caliper.results.stats import Interval, interval_data, mean_rate_interval, rate_interval
 from caliper.tune.description import replace_description
 from caliper.tune.probes import Probe
 
@@ -97,9 +97,9 @@ def rates(scores: Sequence[ProbeScore], target: str, confidence: float) -> Rates
     accuracy = sum(c / n for c, n in counts) / len(counts) if counts else None
     return Rates(
         recall=hits / expected if expected else None,
-        recall_interval=wilson_interval(hits, expected, confidence),
+        recall_interval=rate_interval(hits, expected, confidence),
         precision=hits / fired if fired else None,
-        precision_interval=wilson_interval(hits, fired, confidence),
+        precision_interval=rate_interval(hits, fired, confidence),
         accuracy=accuracy,
         accuracy_interval=mean_rate_interval(counts, confidence),
         expected=expected,
