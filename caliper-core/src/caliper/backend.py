@@ -410,7 +410,7 @@ def copy_user_skills(
     cannot be copied (over the size cap, unreadable). The copy rules are
     :func:`copy_skill_tree`'s. The first source wins between two sources with one name.
     """
-    from caliper.skill_tree import SkillTooLarge, copy_tree
+    from caliper.skill_tree import SkillUnusable, copy_tree
 
     if taken is None:
         taken = {p.name for p in root.iterdir()} if root.is_dir() else set()
@@ -428,7 +428,7 @@ def copy_user_skills(
                 continue
             try:
                 copy_tree(folder, root / folder.name)
-            except (SkillTooLarge, OSError) as exc:
+            except (SkillUnusable, OSError) as exc:
                 notes.append(f"user skill {folder.name} was not loaded: {exc}")
                 continue
             taken.add(folder.name)
@@ -484,9 +484,9 @@ def copy_skill_tree(skill: ResolvedSkill, destination: Path) -> None:
     size cap.
     """
     from caliper.errors import CaliperError
-    from caliper.skill_tree import SkillTooLarge, copy_tree
+    from caliper.skill_tree import SkillUnusable, copy_tree
 
     try:
-        copy_tree(skill.source_dir, destination, tree=skill.tree)
-    except SkillTooLarge as exc:
+        copy_tree(skill.source_dir, destination, tree=skill.tree, source_root=skill.source_root)
+    except SkillUnusable as exc:
         raise CaliperError(str(exc)) from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -9,7 +10,14 @@ from typing import TYPE_CHECKING
 import attrs
 
 from caliper.errors import SpecError
-from caliper.skill_tree import SkillTree, content_hash, max_skill_bytes, scan, tree_hash
+from caliper.skill_tree import (
+    SkillTree,
+    content_hash,
+    max_skill_bytes,
+    scan,
+    source_root_for,
+    tree_hash,
+)
 from caliper.skills import ResolvedSkill
 from caliper.spec.frontmatter import check_skill_file
 from caliper.spec.model import SkillSource, Spec
@@ -139,8 +147,10 @@ def resolve_source(
             note=note,
         )
     folder = skill_file.parent
+    root = repo_root if repo_root is not None else source_root_for(folder, spec_dir)
+    source_dir, source_root = folder.resolve(), Path(os.path.realpath(root))
     try:
-        tree = scan(folder, max_bytes=max_skill_bytes())
+        tree = scan(source_dir, max_bytes=max_skill_bytes(), source_root=source_root)
         digest = tree_hash(tree) if tree.fatal is None and hash_content else None
     except ValueError as exc:  # an unreadable CALIPER_SKILL_MAX_BYTES
         problem = _spec_problem(spec_path, source, index, str(exc), column)
@@ -149,14 +159,14 @@ def resolve_source(
         message = f"cannot read the skill folder {folder}: {exc}"
         problem = _spec_problem(spec_path, source, index, message, column)
         return SourceOutcome(source, index, problems=(problem,), note=note)
-    if tree.fatal is not None:
-        message = f"the skill folder {folder} {tree.fatal.message}"
-        problem = _spec_problem(spec_path, source, index, message, column)
+    fatal = tree.fatal_text()
+    if fatal is not None:
+        problem = _spec_problem(spec_path, source, index, fatal, column)
         return SourceOutcome(source, index, problems=(problem,), note=note)
     skill = ResolvedSkill(
         name=checked.frontmatter.name,
         description=checked.frontmatter.description,
-        source_dir=folder.resolve(),
+        source_dir=source_dir,
         source_kind=source.kind,
         declared_as=source.declared_as,
         git_repo=git_repo,
@@ -164,11 +174,14 @@ def resolve_source(
         git_sha=git_sha,
         content_hash=digest,
         model_invocable=checked.frontmatter.model_invocable,
-        tree=tree,
+        tree=tree if hash_content else None,
+        source_root=source_root,
     )
     # At a repository's root the folder is named after the commit: no name to compare.
     warnings = tuple(checked.warnings) if folder != repo_root else ()
-    left_out = tuple(Problem(i.path, None, None, "", i.message) for i in tree.issues)
+    left_out = tuple(
+        Problem(i.path, None, None, "", i.message) for i in tree.issues if i.kind != "output"
+    )
     if repo_root is not None:
         left_out += _left_out_warnings(spec_path, source, index, column, repo_root, folder)
     return SourceOutcome(
@@ -184,7 +197,8 @@ def resolve_source(
 def _left_out_warnings(
     spec_path: Path, source: SkillSource, index: int, column: int | None, root: Path, folder: Path
 ) -> tuple[Problem, ...]:
-    """Links of the skill's repository folder that were not unpacked (they leave the repo)."""
+    """Links of the skill's repository folder that were not unpacked (they leave the repo;
+    their targets never reach the checkout, so there is nothing to refuse)."""
     from caliper.spec.gitcache import GitCache
 
     inside = folder.relative_to(root).as_posix() if folder != root else ""
