@@ -31,6 +31,17 @@ __all__ = ["content_hash", "resolve_skills", "resolve_source"]
 
 
 @attrs.frozen
+class InstallSummary:
+    """What an attempt gets of one skill's folder: how many files, their total size, and
+    (when asked for) their paths relative to the folder."""
+
+    name: str
+    files: int
+    bytes: int
+    paths: tuple[str, ...] = ()
+
+
+@attrs.frozen
 class SourceOutcome:
     """What resolving one source gave: the skill, or problems, or a note (not checked)."""
 
@@ -42,6 +53,7 @@ class SourceOutcome:
     note: str | None = None
     copy_notes: tuple[str, ...] = ()
     """What installing the skill leaves out (links, special files), rendered for the run."""
+    installed: InstallSummary | None = None
 
 
 def _skill_file_for(target: Path) -> tuple[Path | None, str | None]:
@@ -78,13 +90,16 @@ def resolve_source(
     offline: bool,
     column: int | None = None,
     hash_content: bool = True,
+    list_files: bool = False,
 ) -> SourceOutcome:
     """Resolve one source. Offline, an uncached git source yields a note, not a problem.
 
     ``cache`` is the git cache, or what makes it (called for a git source only, so a spec
     of local skills never imports the git machinery).
 
-    Without ``hash_content`` the skill's ``content_hash`` is ``None`` (its files are not read)."""
+    Without ``hash_content`` the skill's ``content_hash`` is ``None`` (its files are not read)
+    and its scan is not kept on the skill; ``list_files`` keeps the installed paths in
+    :attr:`SourceOutcome.installed`."""
     spec_dir = spec_path.parent
     git_sha = git_ref = git_repo = None
     note = None
@@ -184,6 +199,7 @@ def resolve_source(
     )
     if repo_root is not None:
         left_out += _left_out_warnings(spec_path, source, index, column, repo_root, folder)
+    paths = tuple(f.relative for f in tree.files) if list_files else ()
     return SourceOutcome(
         source,
         index,
@@ -191,6 +207,7 @@ def resolve_source(
         warnings=warnings + left_out + nested_skill_warnings(tree),
         note=note,
         copy_notes=tuple(p.render() for p in left_out),
+        installed=InstallSummary(skill.name, len(tree.files), tree.total_bytes, paths),
     )
 
 
