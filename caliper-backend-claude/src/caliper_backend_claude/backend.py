@@ -32,6 +32,8 @@ class ClaudeCodeBackend(Backend):
     supports_mcp = True
     supports_user_customizations = True
     skill_listing_budget = 8000
+    hides_model_disabled_skills = True
+    """Claude Code lists no `disable-model-invocation` skill and refuses its Skill call."""
     """Claude Code 2.1.332 lists skills within 1% of the model's context window at 4
     characters a token: 8,000 characters for 200k-token models (measured with the scripted
     server: 30 skills of 264-character lines listed whole, the 31st by name only). A 1M-token

@@ -114,6 +114,11 @@ class Backend(abc.ABC):
     ``caliper validate`` only consults backends for listings over
     :data:`LISTING_CHECK_FLOOR` characters, so a budget below that is checked at run time only.
     """
+    hides_model_disabled_skills: bool = False
+    """Whether the agent hides a skill whose ``SKILL.md`` says ``disable-model-invocation:
+    true`` from the model (so the model can never load it). ``caliper run`` then refuses an
+    ``activates:`` entry naming such a skill; ``caliper validate``, which knows no engine,
+    warns. Set from the pinned CLI's own skill loader (see the backend's docs page)."""
     skill_listing_overflow: str = "some skills are shown to the model without their description"
     """What the agent does past its budget, in a few words (for the warning)."""
     supports_history: bool = False

@@ -287,7 +287,8 @@ def resolve_skills(
     unreachable, used the cached commit" and the links or special files a copy leaves out.
     Raises :class:`SpecInvalid` (a ``SpecError``) with file and line for a missing path, a bad
     ``SKILL.md``, two skills with one name, or an ``activates:`` entry naming no resolved
-    skill (or a model-hidden one); :class:`GitSourceError` for fetch failures.
+    skill; :class:`GitSourceError` for fetch failures. (An entry naming a model-hidden skill
+    is refused by a run only for a backend that hides such skills.)
     """
     from caliper.spec.gitcache import GitCache
 
@@ -313,7 +314,6 @@ def resolve_skills(
     skills = [outcome.skill for outcome in outcomes if outcome.skill is not None]
     if not problems:
         problems += activation_name_problems(spec, {s.name for s in skills})
-        problems += hidden_activation_problems(spec, skills)
     if problems:
         raise SpecInvalid(problems)
     return skills
@@ -339,21 +339,32 @@ def activation_name_problems(spec: Spec, names: set[str]) -> list[Problem]:
 
 
 HIDDEN_REASON = (
-    "{name!r} cannot be activated: its SKILL.md ({file}) says `disable-model-invocation: "
-    "true`, which hides it from the model, so this check could never pass; remove that line "
-    "from the skill or the name from `activates:`"
+    "{name!r} cannot be activated with {agent}: its SKILL.md ({file}) says "
+    "`disable-model-invocation: true`, which {agent} honours by hiding the skill from the "
+    "model, so this check could never pass; remove that line from the skill, the name from "
+    "`activates:`, or run with an agent that lists such skills"
+)
+HIDDEN_WARNING = (
+    "{name!r} says `disable-model-invocation: true` in its SKILL.md ({file}): agents that "
+    "honour that field (Claude Code and pi today; see docs/backends) hide the skill from the "
+    "model, so with them this check can never pass and `caliper run` refuses the spec; "
+    "agents that ignore it list the skill as usual"
 )
 
 
-def hidden_skill_message(skill: ResolvedSkill) -> str:
-    """Why an ``activates:`` entry naming a model-hidden skill is refused."""
-    return HIDDEN_REASON.format(name=skill.name, file=skill.source_dir / SKILL_FILE)
+def hidden_skill_message(skill: ResolvedSkill, agent: str | None = None) -> str:
+    """Why an ``activates:`` entry naming a model-hidden skill is refused with ``agent`` (a
+    backend that hides such skills), or, without ``agent``, the warning ``validate`` gives."""
+    file = skill.source_dir / SKILL_FILE
+    if agent is None:
+        return HIDDEN_WARNING.format(name=skill.name, file=file)
+    return HIDDEN_REASON.format(name=skill.name, file=file, agent=agent)
 
 
 def hidden_activation_entries(
     tasks: object, skills: Iterable[ResolvedSkill], keys: Iterable[str]
 ) -> list[tuple[tuple[object, ...], str]]:
-    """``(field path, message)`` for every ``activates:`` entry naming a model-hidden skill.
+    """``(field path, warning)`` for every ``activates:`` entry naming a model-hidden skill.
 
     ``tasks`` is the raw ``tasks:`` value of the spec (a list of mappings when valid);
     ``keys`` the task keys of the installed judges that declare ``scores_activation``.
@@ -374,8 +385,11 @@ def hidden_activation_entries(
     return found
 
 
-def hidden_activation_problems(spec: Spec, skills: Iterable[ResolvedSkill]) -> list[Problem]:
-    """The same check on a loaded spec (run time, once git sources are resolved)."""
+def hidden_activation_problems(
+    spec: Spec, skills: Iterable[ResolvedSkill], agent: str = "this agent"
+) -> list[Problem]:
+    """``activates:`` entries naming a model-hidden skill, as problems: for a run whose
+    backend (``agent``) hides such skills (its ``hides_model_disabled_skills``)."""
     hidden = {skill.name: skill for skill in skills if not skill.model_invocable}
     problems = []
     for task in spec.tasks:
@@ -387,7 +401,7 @@ def hidden_activation_problems(spec: Spec, skills: Iterable[ResolvedSkill]) -> l
                         task.line,
                         None,
                         f"tasks[{task.index}].{task.activation_key}[{position}]",
-                        hidden_skill_message(hidden[name]),
+                        hidden_skill_message(hidden[name], agent),
                     )
                 )
     return problems
