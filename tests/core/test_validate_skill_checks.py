@@ -199,7 +199,7 @@ def test_a_neighbourhood_past_a_backends_listing_budget_is_warned_about(tmp_path
     assert done.returncode == 0, done.stdout
     messages = [w["message"] for w in warnings_of(done) if w["field"] == "skills"]
     assert len(messages) == 1, messages
-    assert "claude-code shows about 8,000" in messages[0]
+    assert "claude-code shows in full about 8,000" in messages[0]
     assert "listed by name only" in messages[0]
     write_spec(
         tmp_path / "s.eval.yaml", [f"./more/{e[2:]}" for e in _many_skills(tmp_path / "more", 90)]

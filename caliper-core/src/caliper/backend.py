@@ -187,18 +187,60 @@ class Backend(abc.ABC):
         """
         return sum(len(name) + len(description) + 4 for name, description in skills)
 
-    def skill_listing_warning(self, skills: Sequence[tuple[str, str]]) -> str | None:
-        """One sentence when ``skills`` overflow what this agent shows in full, else ``None``."""
+    def skill_listing_budget_for(self, model: str | None) -> int | None:
+        """The listing budget when the agent runs ``model`` (``None``: its default model).
+
+        The default is :attr:`skill_listing_budget` for every model; an agent whose budget
+        follows the model's context window (Claude Code) says so here.
+        """
+        return self.skill_listing_budget
+
+    def skill_listing_budgets(self) -> Mapping[str, int]:
+        """Every budget this agent applies, keyed by the models it applies to (a few words),
+        smallest first: what ``caliper validate``, which knows no model, reports.
+
+        The default is :attr:`skill_listing_budget` for every model (none without a budget).
+        """
         budget = self.skill_listing_budget
-        if budget is None or not skills:
+        return {} if budget is None else {"every model": budget}
+
+    def skill_listing_warning(
+        self,
+        skills: Sequence[tuple[str, str]],
+        model: str | None = None,
+        *,
+        model_known: bool = True,
+    ) -> str | None:
+        """One sentence when ``skills`` overflow what this agent shows in full, else ``None``.
+
+        ``model`` is the model a run uses (``None``: the agent's default). Without
+        ``model_known`` (``caliper validate``) the sentence names every budget of
+        :meth:`skill_listing_budgets` and appears when the listing passes the smallest.
+        """
+        if not skills:
             return None
         size = self.skill_listing_chars(skills)
-        if size <= budget:
+        outcome = (
+            f"{self.skill_listing_overflow}: activation then measures names rather than "
+            "descriptions (see docs/backends)"
+        )
+        head = f"the {len(skills)} skills' listing takes about {size:,} characters"
+        if model_known:
+            budget = self.skill_listing_budget_for(model)
+            if budget is None or size <= budget:
+                return None
+            shown = f"{self.id} with {model}" if model else self.id
+            return f"{head} but {shown} shows about {budget:,} in full, so {outcome}"
+        budgets = self.skill_listing_budgets()
+        if not budgets or size <= min(budgets.values()):
             return None
+        if len(budgets) == 1:
+            (budget,) = budgets.values()
+            return f"{head} but {self.id} shows about {budget:,} in full, so {outcome}"
+        figures = "; ".join(f"{budget:,} for {models}" for models, budget in budgets.items())
         return (
-            f"the {len(skills)} skills' listing takes about {size:,} characters but {self.id} "
-            f"shows about {budget:,} in full, so {self.skill_listing_overflow}: activation then "
-            "measures names rather than descriptions (see docs/backends)"
+            f"{head}; {self.id} shows in full about {figures}. With a model whose figure is "
+            f"below the listing, {outcome}"
         )
 
     def check_mcp_servers(self, servers: Sequence[McpServerConfig], real_home: Path) -> None:

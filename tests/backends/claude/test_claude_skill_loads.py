@@ -129,11 +129,24 @@ def test_nested_skill_files_are_not_listed(kit: ConformanceKit) -> None:
     assert_only_declared_listed(server.model_requests()[0].sent_text())
 
 
-@pytest.mark.parametrize(("count", "over"), [(29, False), (31, True)])
+@pytest.mark.parametrize(
+    ("model", "count", "over"),
+    [
+        ("claude-sonnet-4-5", 29, False),  # 8,000: a 200k-context model
+        ("claude-sonnet-4-5", 31, True),
+        (None, 112, False),  # 30,000: the CLI's default model (1M tokens, 3 a character)
+        (None, 114, True),
+        ("claude-sonnet-4-5[1m]", 150, False),  # 40,000
+        ("claude-sonnet-4-5[1m]", 152, True),
+    ],
+)
 def test_skill_listing_budget_matches_the_pinned_cli(
-    kit: ConformanceKit, count: int, over: bool
+    kit: ConformanceKit, model: str | None, count: int, over: bool
 ) -> None:
-    """Issue 11 item 4: 8,000 characters; the run header warns exactly when it is passed."""
+    """The budget follows the model (1 % of its context window): the run header warns
+    exactly when the model's figure is passed, and under it every description arrives whole
+    (the 77 skills of 27,637 characters a real collection sent whole fit the default's)."""
     from caliper.testing.listing import check_listing_budget
 
+    kit.suite.model_for_tests = model
     check_listing_budget(kit, count, over=over)

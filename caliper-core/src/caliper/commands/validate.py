@@ -197,7 +197,7 @@ def _add_listing_warnings(host: _Host, results: list[tuple[Path, SpecCheck]]) ->
         line = check.spec.skills[0].line if check.spec.skills else None
         for backend in backends.values():
             try:
-                message = backend.skill_listing_warning(pairs)
+                message = backend.skill_listing_warning(pairs, model_known=False)
             except Exception:  # a plugin's bug must not break validate
                 continue
             if message:

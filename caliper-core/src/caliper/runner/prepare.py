@@ -249,7 +249,9 @@ def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
     mcp = resolve_servers([m for m in spec.mcp if m.name not in ablation.mcp], os.environ)
     installed = tuple(s for s in skills if s.name not in set(ablation.skills))
     check_hidden_activation(spec, installed, engine)
-    listing = engine.backend.skill_listing_warning([(s.name, s.description) for s in installed])
+    listing = engine.backend.skill_listing_warning(
+        [(s.name, s.description) for s in installed], engine.model
+    )
     if listing:
         _warn(listing)
     installer = host.skill_installer(engine.backend_id) if installed else None
