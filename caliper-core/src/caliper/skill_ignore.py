@@ -208,9 +208,14 @@ def matcher_for(folder: str, root: str | None) -> Matcher:
     return Matcher(tuple(layers))
 
 
-def caliper_output(path: str, name: str) -> str | None:
-    """What caliper output the file is (by its writer's marks), or ``None`` for any other."""
-    if not name.lower().endswith(_SNIFFED) or name == "SKILL.md":
+def caliper_output(path: str, name: str, *, top: bool = True) -> str | None:
+    """What caliper output the file is (by its writer's marks), or ``None`` for any other.
+
+    Only HTML, XML, JSON and Markdown files are read (their first bytes); Markdown files only
+    at the skill folder's ``top`` level, where a summary is saved (the references below it
+    are Markdown too, and are not read)."""
+    lower = name.lower()
+    if not lower.endswith(_SNIFFED) or name == "SKILL.md" or (not top and lower.endswith(".md")):
         return None
     try:
         with open(path, "rb") as handle:

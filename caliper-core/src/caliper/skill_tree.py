@@ -155,6 +155,12 @@ def source_root_for(folder: Path, spec_dir: Path | None = None) -> Path:
     return Path(here)
 
 
+@functools.lru_cache(maxsize=256)
+def real_root(path: str) -> str:
+    """``os.path.realpath`` of a source root (many skills share one)."""
+    return os.path.realpath(path)
+
+
 @functools.lru_cache(maxsize=4096)
 def _work_tree_of(folder: str) -> str | None:
     if os.path.lexists(os.path.join(folder, ".git")):
@@ -186,7 +192,7 @@ def scan(
     if source_root is None:
         source_root = source_root_for(root, spec_dir)
     root_real = os.path.realpath(root)
-    source_real = os.path.realpath(source_root)
+    source_real = real_root(str(source_root))
     dirs: list[str] = []
     files: list[TreeFile] = []
     issues: list[TreeIssue] = []
@@ -279,7 +285,7 @@ def scan(
                 dirs.append(rel)
                 stack.append((path, rel, ancestors | {real}, rules.enter(name)))
             elif stat.S_ISREG(info.st_mode):
-                output = skill_ignore.caliper_output(entry.path, name)
+                output = skill_ignore.caliper_output(entry.path, name, top=not relative)
                 if output is not None:
                     issues.append(
                         TreeIssue(path, "output", f"is {output}; it is not part of the skill")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +13,7 @@ from caliper.skill_tree import (
     SkillTree,
     content_hash,
     max_skill_bytes,
+    real_root,
     scan,
     source_root_for,
     tree_hash,
@@ -163,7 +163,7 @@ def resolve_source(
         )
     folder = skill_file.parent
     root = repo_root if repo_root is not None else source_root_for(folder, spec_dir)
-    source_dir, source_root = folder.resolve(), Path(os.path.realpath(root))
+    source_dir, source_root = folder.resolve(), Path(real_root(str(root)))
     try:
         tree = scan(source_dir, max_bytes=max_skill_bytes(), source_root=source_root)
         digest = tree_hash(tree) if tree.fatal is None and hash_content else None
