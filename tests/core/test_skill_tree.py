@@ -15,7 +15,14 @@ import pytest
 
 from caliper.backend import FolderSkillInstaller
 from caliper.errors import CaliperError
-from caliper.skill_tree import SkillTooLarge, content_hash, copy_tree, max_skill_bytes, scan
+from caliper.skill_tree import (
+    SkillTooLarge,
+    SkillUnusable,
+    content_hash,
+    copy_tree,
+    max_skill_bytes,
+    scan,
+)
 from caliper.skills import ResolvedSkill
 
 CALIPER = Path(sys.executable).parent / "caliper"
@@ -29,8 +36,9 @@ def make_skill(root: Path, name: str = "linky") -> Path:
     return folder
 
 
-def tricky_skill(tmp_path: Path) -> Path:
-    """A skill with every kind of link and a FIFO."""
+def tricky_skill(tmp_path: Path, *, secret: bool = False) -> Path:
+    """A skill with every kind of link that is left out (and, with ``secret``, one that leaves
+    its tree and refuses the skill), and a FIFO."""
     folder = make_skill(tmp_path / "src")
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -38,7 +46,8 @@ def tricky_skill(tmp_path: Path) -> Path:
     os.symlink(".", folder / "loop")  # a folder link to itself
     os.symlink("..", folder / "references" / "up")  # to the folder above it (a loop too)
     os.symlink("missing.txt", folder / "dangling")
-    os.symlink(outside / "secret.txt", folder / "secret")  # absolute, leaves the folder
+    if secret:
+        os.symlink(outside / "secret.txt", folder / "secret")  # absolute, leaves the tree
     os.symlink("references", folder / "inner")  # stays inside: followed
     os.mkfifo(folder / "pipe")
     return folder
@@ -61,8 +70,16 @@ def test_copy_follows_inner_links_and_leaves_out_the_rest(tmp_path: Path) -> Non
         ("loop", "loop"),
         ("pipe", "special"),
         ("references/up", "loop"),
-        ("secret", "outside"),
     ]
+
+
+def test_a_link_leaving_the_tree_refuses_the_skill_naming_the_link(tmp_path: Path) -> None:
+    folder = tricky_skill(tmp_path, secret=True)
+    with pytest.raises(SkillUnusable, match=r"secret is a link to .*outside/secret\.txt"):
+        copy_tree(folder, tmp_path / "copy")
+    assert not (tmp_path / "copy" / "secret").exists()
+    tree = scan(folder)
+    assert tree.fatal is not None and tree.fatal.kind == "outside"
 
 
 def test_the_size_cap_refuses_with_a_clear_message(tmp_path: Path) -> None:
@@ -186,8 +203,6 @@ def test_validate_reports_each_left_out_entry_with_its_path(tmp_path: Path) -> N
     assert code == 0, payload
     warnings = {Path(w["file"]).name: w["message"] for w in payload["specs"][0]["warnings"]}
     assert "does not exist" in warnings["dangling"] and "remove the link" in warnings["dangling"]
-    assert "outside the skill folder" in warnings["secret"]
-    assert "copy what it points to" in warnings["secret"]
     assert "loop" in warnings["loop"] and "loop" in warnings["up"]
     assert "FIFO" in warnings["pipe"]
 

@@ -374,3 +374,32 @@ def test_links_out_of_the_repository_are_left_out_not_fatal(tmp_path: Path) -> N
     assert check.valid, check.problems
     messages = [w.message for w in check.warnings]
     assert any("escape in" in m and "/etc/passwd" in m and "left out" in m for m in messages)
+
+
+def test_a_git_source_with_a_linked_skill_file_installs_the_targets_content(
+    tmp_path: Path,
+) -> None:
+    """Issue 26: a SKILL.md linked inside the repository (a collection sharing one skill
+    between agents) was installed empty; its target's content is installed, the name is
+    compared with the link's folder, and the hash covers the content."""
+    from caliper.skill_tree import copy_tree
+
+    repo = tmp_path / "collection"
+    (repo / "skills" / "board").mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "skills" / "board" / "SKILL.md").write_text(skill_md("board", "plans boards"))
+    (repo / ".gemini" / "skills" / "board").mkdir(parents=True)
+    os.symlink("../../../skills/board/SKILL.md", repo / ".gemini" / "skills" / "board" / "SKILL.md")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "one")
+    spec = write_spec(
+        tmp_path, f"  - repo: {repo}\n    path: .gemini/skills/board\n", activates="[board]"
+    )
+    check = check_spec(spec, JUDGES, cache_dir=tmp_path / "cache", online=True)
+    assert check.valid, check.problems
+    assert check.warnings == [], check.warnings
+    (skill,) = check.skills
+    assert skill.name == "board" and skill.content_hash
+    copy = tmp_path / "installed"
+    copy_tree(skill.source_dir, copy, tree=skill.tree, source_root=skill.source_root)
+    assert (copy / "SKILL.md").read_text() == skill_md("board", "plans boards")

@@ -299,6 +299,7 @@ VALIDATE_ATTRS_CLASSES = {
     "caliper.spec.model.Spec",
     "caliper.spec.model.Task",
     "caliper.spec.problems.Problem",
+    "caliper.spec.skills.InstallSummary",
     "caliper.spec.skills.SourceOutcome",
     "caliper.spec.tasks.Neighbourhood",
     "caliper.spec.yamldoc.Document",

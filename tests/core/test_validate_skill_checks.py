@@ -89,22 +89,73 @@ def test_a_model_hidden_skill_is_warned_about_with_its_file(tmp_path: Path) -> N
     assert "locked/SKILL.md:4:1: frontmatter.disable-model-invocation:" in text, text
 
 
-def test_activates_naming_a_model_hidden_skill_is_an_error_with_the_reason(tmp_path: Path) -> None:
+def test_activates_naming_a_model_hidden_skill_is_a_warning_at_validate(tmp_path: Path) -> None:
+    """validate knows no engine: only some agents hide such a skill, so it warns."""
     write_skill(tmp_path / "locked", "locked", "disable-model-invocation: true\n")
     write_skill(tmp_path / "open", "open")
     spec = write_spec(
         tmp_path / "s.eval.yaml", ["./locked", "./open"], activates=["open", "locked"]
     )
     done = validate("s.eval.yaml", "--format", "json", cwd=tmp_path)
-    assert done.returncode == 2, done.stdout
-    (problem,) = json.loads(done.stdout)["specs"][0]["problems"]
-    assert (tmp_path / problem["file"]).resolve() == spec.resolve()
-    assert problem["field"] == "tasks[0].activates[1]"
-    assert (problem["line"], problem["column"]) == (8, 23)
-    assert "disable-model-invocation" in problem["message"]
-    assert "could never pass" in problem["message"]
+    assert done.returncode == 0, done.stdout
+    (warning,) = [w for w in warnings_of(done) if w["field"].startswith("tasks")]
+    assert (tmp_path / warning["file"]).resolve() == spec.resolve()
+    assert warning["field"] == "tasks[0].activates[1]"
+    assert (warning["line"], warning["column"]) == (8, 23)
+    assert "disable-model-invocation" in warning["message"]
+    assert "can never pass" in warning["message"] and "refuses" in warning["message"]
     text = validate("s.eval.yaml", cwd=tmp_path).stdout
-    assert "s.eval.yaml:8:23: tasks[0].activates[1]: 'locked' cannot be activated" in text, text
+    assert "s.eval.yaml:8:23: tasks[0].activates[1]: 'locked' says" in text, text
+
+
+def _hidden_run(tmp_path: Path, hides: bool) -> subprocess.CompletedProcess[str]:
+    from caliper_fakeagent.harness import Workspace
+
+    space = Workspace.create(tmp_path)
+    write_skill(space.root / "locked", "locked", "disable-model-invocation: true\n")
+    spec = space.root / "s.eval.yaml"
+    spec.write_text(
+        "skills:\n  - ./locked\ntasks:\n  - name: t\n    prompt: 'fake: load locked'\n"
+        "    activates: [locked]\n"
+    )
+    env = space.env(FAKE_HIDES_DISABLED="1" if hides else "0")
+    return subprocess.run(
+        [str(CALIPER), "run", str(spec), "--model", "fake", "--k", "1"],
+        cwd=space.root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_a_run_refuses_it_where_the_backend_hides_the_skill(tmp_path: Path) -> None:
+    done = _hidden_run(tmp_path, hides=True)
+    assert done.returncode == 2, done.stderr + done.stdout
+    assert "tasks[0].activates[0]: 'locked' cannot be activated with fake" in done.stderr
+    assert "could never pass" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / ".caliper" / "results").exists()
+
+
+def test_a_run_measures_it_where_the_backend_lists_the_skill(tmp_path: Path) -> None:
+    done = _hidden_run(tmp_path, hides=False)
+    assert done.returncode == 0, done.stderr + done.stdout
+
+
+def test_each_backend_declares_whether_it_hides_such_skills() -> None:
+    """Read from each pinned CLI's skill loader: Claude Code and pi filter the skills with
+    ``disable-model-invocation: true`` out of the model's list; Codex 0.171 (which has its own
+    ``policy.allow_implicit_invocation``) and Hermes 0.19 never read the field."""
+    from caliper_backend_claude.backend import ClaudeCodeBackend
+    from caliper_backend_codex.backend import CodexBackend
+    from caliper_backend_hermes.backend import HermesBackend
+    from caliper_backend_pi.backend import PiBackend
+
+    assert ClaudeCodeBackend.hides_model_disabled_skills is True
+    assert PiBackend.hides_model_disabled_skills is True
+    assert CodexBackend.hides_model_disabled_skills is False
+    assert HermesBackend.hides_model_disabled_skills is False
 
 
 def test_false_or_absent_disable_model_invocation_is_fine(tmp_path: Path) -> None:
@@ -148,7 +199,7 @@ def test_a_neighbourhood_past_a_backends_listing_budget_is_warned_about(tmp_path
     assert done.returncode == 0, done.stdout
     messages = [w["message"] for w in warnings_of(done) if w["field"] == "skills"]
     assert len(messages) == 1, messages
-    assert "claude-code shows about 8,000" in messages[0]
+    assert "claude-code shows in full about 8,000" in messages[0]
     assert "listed by name only" in messages[0]
     write_spec(
         tmp_path / "s.eval.yaml", [f"./more/{e[2:]}" for e in _many_skills(tmp_path / "more", 90)]

@@ -211,7 +211,8 @@ def test_a_backend_that_cannot_answer_prompts_is_a_usage_error(tmp_path: Path) -
 
 # candidate copy ----------------------------------------------------------------------------
 def test_the_candidate_copy_follows_the_installers_rules(tmp_path: Path) -> None:
-    """The candidate carries the skill's files, not its specs, results or links leaving it."""
+    """The candidate carries the skill's files, not its specs or results; a link leaving the
+    skill's tree refuses it, naming the link."""
     from caliper.tune.measure import Neighbourhood, write_candidate
 
     skill = tmp_path / "skill"
@@ -221,10 +222,6 @@ def test_the_candidate_copy_follows_the_installers_rules(tmp_path: Path) -> None
     (skill / "mine.eval.yaml").write_text("tasks: []\n")
     (skill / ".caliper" / "results").mkdir(parents=True)
     (skill / ".caliper" / "results" / "r.json").write_text("{}")
-    secret = tmp_path / "outside.txt"
-    secret.write_text("not the skill's\n")
-    (skill / "leak.txt").symlink_to(secret)
-
     copy = write_candidate(Neighbourhood(skill, "mine"), "new words", tmp_path / "out")
 
     assert copy == tmp_path / "out" / "mine"
@@ -235,3 +232,12 @@ def test_the_candidate_copy_follows_the_installers_rules(tmp_path: Path) -> None
     ]
     assert 'description: "new words"' in (copy / "SKILL.md").read_text()
     assert (skill / "SKILL.md").read_text() == "---\nname: mine\ndescription: old\n---\nBody\n"
+
+    secret = tmp_path / "outside.txt"
+    secret.write_text("not the skill's\n")
+    (skill / "leak.txt").symlink_to(secret)
+    from caliper.errors import CaliperError
+
+    with pytest.raises(CaliperError, match=r"leak\.txt is a link to"):
+        write_candidate(Neighbourhood(skill, "mine"), "new words", tmp_path / "out2")
+    assert not (tmp_path / "out2" / "mine" / "leak.txt").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from caliper.agent_ending import AgentEnding
@@ -29,6 +30,22 @@ from caliper_backend_claude import (
 MODEL_ALIASES = frozenset({"opus", "sonnet", "haiku", "fable", "opusplan"})
 """Claude Code's own model aliases (``claude --model opus``)."""
 _CLAUDE_MODEL = re.compile(r"^claude-", re.IGNORECASE)
+SMALL_LISTING_BUDGET = 8_000
+"""200k tokens x 4 characters x 1 %: the Claude 3 and 4 models up to ``*-4-6``."""
+DEFAULT_LISTING_BUDGET = 30_000
+"""1M tokens x 3 characters x 1 %: the default model, the aliases, ``claude-opus-4-7`` and
+later (and any name the CLI does not know as a 200k model)."""
+LONG_CONTEXT_LISTING_BUDGET = 40_000
+"""1M tokens x 4 characters x 1 %: a ``[1m]`` model (e.g. ``claude-sonnet-4-5[1m]``)."""
+MAX_LISTED_DESCRIPTION = 1536
+"""Claude Code cuts each listed description at this many characters."""
+_SMALL_CONTEXT_MODEL = re.compile(
+    r"^claude-(?:(?:opus|sonnet)-4(?:-[56])?|haiku-4-5|3-\d+-[a-z]+|3-[a-z]+)"
+    r"(?:-\d{8}|-latest)?$"
+)
+"""The model names the pinned CLI gives a 200k-token context (measured: ``claude-sonnet-4``,
+``claude-sonnet-4-5``/``-4-6``, ``claude-opus-4-5``/``-4-6``, ``claude-haiku-4-5``,
+``claude-3-7-sonnet-latest``)."""
 
 
 class ClaudeCodeBackend(Backend):
@@ -40,17 +57,48 @@ class ClaudeCodeBackend(Backend):
     install_hint = "npm install -g @anthropic-ai/claude-code"
     supports_mcp = True
     supports_user_customizations = True
-    skill_listing_budget = 8000
-    """Claude Code 2.1.332 lists skills within 1% of the model's context window at 4
-    characters a token: 8,000 characters for 200k-token models (measured with the scripted
-    server: 30 skills of 264-character lines listed whole, the 31st by name only). A 1M-token
-    model gets 40,000; ``SLASH_COMMAND_TOOL_CHAR_BUDGET`` overrides it."""
+    skill_listing_budget = SMALL_LISTING_BUDGET
+    """The smallest budget (200k-context models); :meth:`skill_listing_budget_for` gives
+    each model's."""
     skill_listing_overflow = "the skills past it are listed by name only"
+    hides_model_disabled_skills = True
+    """Claude Code lists no `disable-model-invocation` skill and refuses its Skill call."""
     supports_history = True
     default_judge_model = "claude-sonnet-5"
     """Pinned for judge calls, so a stale default in the user's Claude CLI does not decide how
     attempts are graded (``--judge-model claude-code:<model>`` or ``CALIPER_JUDGE_MODEL``
     choose another)."""
+
+    def skill_listing_budget_for(self, model: str | None) -> int | None:
+        """Claude Code 2.1.332 lists skills within 1% of the model's context window, counted
+        at the model's characters per token (its bundled ``skill listing`` code; measured with
+        the scripted server, see docs/backends/claude-code.md): 8,000 characters for the
+        200k-context models (the Claude 3 and 4 models up to ``*-4-6``), 40,000 for a
+        ``[1m]`` model (1M tokens at 4 characters), 30,000 for every other name, its
+        default and the ``opus``/``sonnet``/``haiku`` aliases (1M tokens at 3 characters)."""
+        name = (model or "").strip().lower()
+        if name.endswith("[1m]"):
+            return LONG_CONTEXT_LISTING_BUDGET
+        if _SMALL_CONTEXT_MODEL.match(name):
+            return SMALL_LISTING_BUDGET
+        return DEFAULT_LISTING_BUDGET
+
+    def skill_listing_budgets(self) -> dict[str, int]:
+        return {
+            "claude-sonnet-4-5 and the other 200k-context models": SMALL_LISTING_BUDGET,
+            "its default, the opus/sonnet/haiku aliases and claude-*-5 models": (
+                DEFAULT_LISTING_BUDGET
+            ),
+            "a [1m] model": LONG_CONTEXT_LISTING_BUDGET,
+        }
+
+    def skill_listing_chars(self, skills: Sequence[tuple[str, str]]) -> int:
+        """One ``- name: description`` line per skill, each description cut at 1,536
+        characters, lines joined by newlines (as Claude Code 2.1.332 counts)."""
+        if not skills:
+            return 0
+        lines = sum(len(name) + min(len(text), MAX_LISTED_DESCRIPTION) + 4 for name, text in skills)
+        return lines + len(skills) - 1
 
     def claims_model(self, model: str) -> bool:
         """``claude-*`` model ids and Claude Code's own aliases (``opus``, ``sonnet``, …)."""

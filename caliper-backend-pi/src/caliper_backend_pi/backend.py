@@ -59,6 +59,8 @@ class PiBackend(Backend):
     cli_name = "pi"
     install_hint = f"npm install -g {version.PACKAGE}"
     supports_user_customizations = True
+    hides_model_disabled_skills = True
+    """pi (0.74 and 1.6) leaves `disable-model-invocation` skills out of the prompt's list."""
 
     def cli_version(self, path: Path) -> str | None:
         return version.cached_version(path)

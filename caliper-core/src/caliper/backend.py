@@ -114,6 +114,11 @@ class Backend(abc.ABC):
     ``caliper validate`` only consults backends for listings over
     :data:`LISTING_CHECK_FLOOR` characters, so a budget below that is checked at run time only.
     """
+    hides_model_disabled_skills: bool = False
+    """Whether the agent hides a skill whose ``SKILL.md`` says ``disable-model-invocation:
+    true`` from the model (so the model can never load it). ``caliper run`` then refuses an
+    ``activates:`` entry naming such a skill; ``caliper validate``, which knows no engine,
+    warns. Set from the pinned CLI's own skill loader (see the backend's docs page)."""
     skill_listing_overflow: str = "some skills are shown to the model without their description"
     """What the agent does past its budget, in a few words (for the warning)."""
     supports_history: bool = False
@@ -182,18 +187,60 @@ class Backend(abc.ABC):
         """
         return sum(len(name) + len(description) + 4 for name, description in skills)
 
-    def skill_listing_warning(self, skills: Sequence[tuple[str, str]]) -> str | None:
-        """One sentence when ``skills`` overflow what this agent shows in full, else ``None``."""
+    def skill_listing_budget_for(self, model: str | None) -> int | None:
+        """The listing budget when the agent runs ``model`` (``None``: its default model).
+
+        The default is :attr:`skill_listing_budget` for every model; an agent whose budget
+        follows the model's context window (Claude Code) says so here.
+        """
+        return self.skill_listing_budget
+
+    def skill_listing_budgets(self) -> Mapping[str, int]:
+        """Every budget this agent applies, keyed by the models it applies to (a few words),
+        smallest first: what ``caliper validate``, which knows no model, reports.
+
+        The default is :attr:`skill_listing_budget` for every model (none without a budget).
+        """
         budget = self.skill_listing_budget
-        if budget is None or not skills:
+        return {} if budget is None else {"every model": budget}
+
+    def skill_listing_warning(
+        self,
+        skills: Sequence[tuple[str, str]],
+        model: str | None = None,
+        *,
+        model_known: bool = True,
+    ) -> str | None:
+        """One sentence when ``skills`` overflow what this agent shows in full, else ``None``.
+
+        ``model`` is the model a run uses (``None``: the agent's default). Without
+        ``model_known`` (``caliper validate``) the sentence names every budget of
+        :meth:`skill_listing_budgets` and appears when the listing passes the smallest.
+        """
+        if not skills:
             return None
         size = self.skill_listing_chars(skills)
-        if size <= budget:
+        outcome = (
+            f"{self.skill_listing_overflow}: activation then measures names rather than "
+            "descriptions (see docs/backends)"
+        )
+        head = f"the {len(skills)} skills' listing takes about {size:,} characters"
+        if model_known:
+            budget = self.skill_listing_budget_for(model)
+            if budget is None or size <= budget:
+                return None
+            shown = f"{self.id} with {model}" if model else self.id
+            return f"{head} but {shown} shows about {budget:,} in full, so {outcome}"
+        budgets = self.skill_listing_budgets()
+        if not budgets or size <= min(budgets.values()):
             return None
+        if len(budgets) == 1:
+            (budget,) = budgets.values()
+            return f"{head} but {self.id} shows about {budget:,} in full, so {outcome}"
+        figures = "; ".join(f"{budget:,} for {models}" for models, budget in budgets.items())
         return (
-            f"the {len(skills)} skills' listing takes about {size:,} characters but {self.id} "
-            f"shows about {budget:,} in full, so {self.skill_listing_overflow}: activation then "
-            "measures names rather than descriptions (see docs/backends)"
+            f"{head}; {self.id} shows in full about {figures}. With a model whose figure is "
+            f"below the listing, {outcome}"
         )
 
     def check_mcp_servers(self, servers: Sequence[McpServerConfig], real_home: Path) -> None:
@@ -410,7 +457,7 @@ def copy_user_skills(
     cannot be copied (over the size cap, unreadable). The copy rules are
     :func:`copy_skill_tree`'s. The first source wins between two sources with one name.
     """
-    from caliper.skill_tree import SkillTooLarge, copy_tree
+    from caliper.skill_tree import SkillUnusable, copy_tree
 
     if taken is None:
         taken = {p.name for p in root.iterdir()} if root.is_dir() else set()
@@ -428,7 +475,7 @@ def copy_user_skills(
                 continue
             try:
                 copy_tree(folder, root / folder.name)
-            except (SkillTooLarge, OSError) as exc:
+            except (SkillUnusable, OSError) as exc:
                 notes.append(f"user skill {folder.name} was not loaded: {exc}")
                 continue
             taken.add(folder.name)
@@ -484,9 +531,9 @@ def copy_skill_tree(skill: ResolvedSkill, destination: Path) -> None:
     size cap.
     """
     from caliper.errors import CaliperError
-    from caliper.skill_tree import SkillTooLarge, copy_tree
+    from caliper.skill_tree import SkillUnusable, copy_tree
 
     try:
-        copy_tree(skill.source_dir, destination, tree=skill.tree)
-    except SkillTooLarge as exc:
+        copy_tree(skill.source_dir, destination, tree=skill.tree, source_root=skill.source_root)
+    except SkillUnusable as exc:
         raise CaliperError(str(exc)) from None

@@ -18,6 +18,7 @@ the saved hash describes the files the agent saw.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 import stat
@@ -38,7 +39,12 @@ _UNITS = {"k": 1024, "m": 1024**2, "g": 1024**3}
 _CHUNK = 1024 * 1024
 
 
-class SkillTooLarge(Exception):
+class SkillUnusable(Exception):
+    """The skill folder cannot be installed (raised by :func:`copy_tree`): over the size cap,
+    a link that leaves its source, or a ``SKILL.md`` that would not be copied."""
+
+
+class SkillTooLarge(SkillUnusable):
     """The skill folder holds more than the size cap allows (raised by :func:`copy_tree`)."""
 
 
@@ -81,6 +87,15 @@ class SkillTree:
     def fatal(self) -> TreeIssue | None:
         """The issue that makes the folder unusable, if any."""
         return next((issue for issue in self.issues if issue.fatal), None)
+
+    def fatal_text(self) -> str | None:
+        """``the skill folder … <why it is unusable>``, or ``None`` when it is usable."""
+        fatal = self.fatal
+        if fatal is None:
+            return None
+        if fatal.path == self.root:
+            return f"the skill folder {self.root} {fatal.message}"
+        return f"the skill folder {self.root} cannot be installed: {fatal.path} {fatal.message}"
 
     @property
     def nested_skill_files(self) -> tuple[str, ...]:
@@ -125,23 +140,74 @@ def _size_text(count: int) -> str:
     return f"{count / 1024 / 1024:.1f} MiB" if count >= 1024 * 1024 else f"{count} bytes"
 
 
-def scan(folder: Path, *, max_bytes: int | None = None) -> SkillTree:
+def source_root_for(folder: Path, spec_dir: Path | None = None) -> Path:
+    """The folder tree a local skill's links may reach: the git work tree holding ``folder``
+    (the nearest folder above it with a ``.git``), else ``spec_dir`` when ``folder`` lies in
+    it, else ``folder`` itself. Paths are taken as written (not resolved)."""
+    here = os.path.abspath(folder)
+    top = _work_tree_of(here)
+    if top is not None:
+        return Path(top)
+    if spec_dir is not None:
+        spec = os.path.abspath(spec_dir)
+        if _inside(here, spec):
+            return Path(spec)
+    return Path(here)
+
+
+@functools.lru_cache(maxsize=256)
+def real_root(path: str) -> str:
+    """``os.path.realpath`` of a source root (many skills share one)."""
+    return os.path.realpath(path)
+
+
+@functools.lru_cache(maxsize=4096)
+def _work_tree_of(folder: str) -> str | None:
+    if os.path.lexists(os.path.join(folder, ".git")):
+        return folder
+    parent = os.path.dirname(folder)
+    return None if parent == folder else _work_tree_of(parent)
+
+
+def scan(
+    folder: Path,
+    *,
+    max_bytes: int | None = None,
+    source_root: Path | None = None,
+    spec_dir: Path | None = None,
+) -> SkillTree:
     """List what copying ``folder`` would copy, and every entry left out and why.
 
-    Never raises for the folder's content; an unreadable folder is an issue. Scanning stops
-    at the size cap (a ``too_large`` fatal issue).
+    ``source_root`` is the tree links may point into (a git checkout, or by default
+    :func:`source_root_for`); a link that resolves outside it and outside the folder is a
+    fatal ``outside`` issue naming the link. Ignore files and caliper's outputs are left out
+    (:mod:`caliper.skill_ignore`). A folder whose ``SKILL.md`` would not be copied is a fatal
+    ``no_skill_file`` issue. Never raises for the folder's content; an unreadable folder is an
+    issue. Scanning stops at the size cap or the first fatal issue.
     """
+    from caliper import skill_ignore
+
     limit = max_skill_bytes() if max_bytes is None else max_bytes
     root = Path(folder)
+    if source_root is None:
+        source_root = source_root_for(root, spec_dir)
     root_real = os.path.realpath(root)
+    source_real = real_root(str(source_root))
     dirs: list[str] = []
     files: list[TreeFile] = []
     issues: list[TreeIssue] = []
     total = 0
-    # (folder as reached, its relative path, real paths of it and its ancestors)
-    stack: list[tuple[Path, str, frozenset[str]]] = [(root, "", frozenset({root_real}))]
+
+    def done() -> SkillTree:
+        return SkillTree(root, tuple(dirs), tuple(files), tuple(issues), total)
+
+    top = skill_ignore.matcher_for(str(root), str(source_root))
+    # (folder as reached, its relative path, real paths of it and its ancestors, ignore rules)
+    stack: list[tuple[Path, str, frozenset[str], skill_ignore.Matcher]] = [
+        (root, "", frozenset({root_real}), top)
+    ]
     while stack:
-        current, relative, ancestors = stack.pop()
+        current, relative, ancestors, rules = stack.pop()
         try:
             entries = sorted(os.scandir(current), key=lambda e: e.name, reverse=True)
         except OSError as exc:
@@ -149,13 +215,16 @@ def scan(folder: Path, *, max_bytes: int | None = None) -> SkillTree:
                 TreeIssue(current, "unreadable", f"cannot be read ({exc.strerror}); left out")
             )
             continue
+        if any(e.name in skill_ignore.IGNORE_FILES for e in entries):
+            rules = rules.added(skill_ignore.read_rules(str(current)))
         for entry in entries:
-            if _ignored(entry.name):
+            name = entry.name
+            if _ignored(name) or name in skill_ignore.NEVER_INSTALLED:
                 continue
             path = Path(entry.path)
-            rel = f"{relative}/{entry.name}" if relative else entry.name
-            real = os.path.realpath(path)
+            rel = f"{relative}/{name}" if relative else name
             if entry.is_symlink():
+                real = os.path.realpath(path)
                 target = os.readlink(path)
                 if not os.path.exists(path):
                     issues.append(
@@ -167,22 +236,27 @@ def scan(folder: Path, *, max_bytes: int | None = None) -> SkillTree:
                         )
                     )
                     continue
-                if not _inside(real, root_real):
+                if not _inside(real, root_real) and not _inside(real, source_real):
                     issues.append(
                         TreeIssue(
                             path,
                             "outside",
-                            f"is a link to {target}, outside the skill folder; it is left "
-                            "out (copy what it points to into the skill folder instead)",
+                            f"is a link to {target}, which leaves {source_root} (the tree the "
+                            "skill comes from); a skill with such a link is refused. Copy what "
+                            "it points to into the skill folder instead of linking it",
+                            fatal=True,
                         )
                     )
-                    continue
+                    return done()
             try:
                 info = os.stat(path)
             except OSError as exc:
                 issues.append(
                     TreeIssue(path, "unreadable", f"cannot be read ({exc.strerror}); left out")
                 )
+                continue
+            is_dir = stat.S_ISDIR(info.st_mode)
+            if rules.layers and rules.ignored(name, is_dir):
                 continue
             if len(dirs) + len(files) >= MAX_ENTRIES:
                 issues.append(
@@ -195,8 +269,9 @@ def scan(folder: Path, *, max_bytes: int | None = None) -> SkillTree:
                         fatal=True,
                     )
                 )
-                return SkillTree(root, tuple(dirs), tuple(files), tuple(issues), total)
-            if stat.S_ISDIR(info.st_mode):
+                return done()
+            if is_dir:
+                real = os.path.realpath(path)
                 if real in ancestors:
                     issues.append(
                         TreeIssue(
@@ -208,8 +283,14 @@ def scan(folder: Path, *, max_bytes: int | None = None) -> SkillTree:
                     )
                     continue
                 dirs.append(rel)
-                stack.append((path, rel, ancestors | {real}))
+                stack.append((path, rel, ancestors | {real}, rules.enter(name)))
             elif stat.S_ISREG(info.st_mode):
+                output = skill_ignore.caliper_output(entry.path, name, top=not relative)
+                if output is not None:
+                    issues.append(
+                        TreeIssue(path, "output", f"is {output}; it is not part of the skill")
+                    )
+                    continue
                 total += info.st_size
                 if total > limit:
                     issues.append(
@@ -222,8 +303,18 @@ def scan(folder: Path, *, max_bytes: int | None = None) -> SkillTree:
                             fatal=True,
                         )
                     )
-                    return SkillTree(root, tuple(dirs), tuple(files), tuple(issues), total)
+                    return done()
                 files.append(TreeFile(rel, path, info.st_size, stat.S_IMODE(info.st_mode)))
+                if skill_ignore.looks_like_output(name):
+                    issues.append(
+                        TreeIssue(
+                            path,
+                            "output_like",
+                            "looks like something a command wrote (a log or a report), not "
+                            "part of the skill; it is installed. List it in .caliperignore "
+                            "(or .gitignore) to leave it out",
+                        )
+                    )
             else:
                 issues.append(
                     TreeIssue(
@@ -233,7 +324,25 @@ def scan(folder: Path, *, max_bytes: int | None = None) -> SkillTree:
                     )
                 )
     files.sort(key=lambda f: f.relative)
+    if not any(f.relative == SKILL_FILE for f in files):
+        issues.append(
+            TreeIssue(
+                root / SKILL_FILE,
+                "no_skill_file",
+                f"would not be installed: {_why_left_out(issues, root / SKILL_FILE)}",
+                fatal=True,
+            )
+        )
     return SkillTree(root, tuple(sorted(dirs)), tuple(files), tuple(issues), total)
+
+
+def _why_left_out(issues: list[TreeIssue], skill_file: Path) -> str:
+    for issue in issues:
+        if issue.path == skill_file:
+            return f"it {issue.message}"
+    if os.path.lexists(skill_file):
+        return "an ignore file (.gitignore or .caliperignore) leaves it out; un-ignore it"
+    return "the folder holds none"
 
 
 def copy_tree(
@@ -242,21 +351,24 @@ def copy_tree(
     *,
     max_bytes: int | None = None,
     tree: SkillTree | None = None,
+    source_root: Path | None = None,
 ) -> SkillTree:
     """Copy ``folder`` to ``destination`` under the rules above; return what was scanned.
 
     ``tree`` is an earlier :func:`scan` of ``folder`` to copy from instead of walking it again
     (a run scans each skill once, when it resolves and hashes it, and copies that list into
-    every attempt; the files' bytes are still read at each copy). Raises
-    :class:`SkillTooLarge` when the folder (or a file that grew meanwhile) passes the cap;
-    nothing else in the folder's content makes it fail.
+    every attempt; the files' bytes are still read at each copy); ``source_root`` is
+    :func:`scan`'s. Raises :class:`SkillTooLarge` when the folder (or a file that grew
+    meanwhile) passes the cap, :class:`SkillUnusable` for another fatal issue of the scan.
     """
     limit = max_skill_bytes() if max_bytes is None else max_bytes
     if tree is None or tree.root != Path(folder):
-        tree = scan(folder, max_bytes=limit)
+        tree = scan(folder, max_bytes=limit, source_root=source_root)
     fatal = tree.fatal
     if fatal is not None:
-        raise SkillTooLarge(f"The skill folder {folder} {fatal.message}.")
+        error = SkillTooLarge if fatal.kind == "too_large" else SkillUnusable
+        text = str(tree.fatal_text())
+        raise error(text[0].upper() + text[1:] + ".")
     destination.mkdir(parents=True, exist_ok=True)
     for relative in tree.dirs:
         (destination / relative).mkdir(parents=True, exist_ok=True)
@@ -286,13 +398,15 @@ def _copy_file(entry: TreeFile, target: Path, budget: int, folder: Path) -> int:
     return budget
 
 
-def content_hash(folder: Path, *, max_bytes: int | None = None) -> str:
+def content_hash(
+    folder: Path, *, max_bytes: int | None = None, source_root: Path | None = None
+) -> str:
     """sha256 over exactly what :func:`copy_tree` copies: each relative path, size and bytes.
 
-    Files reached through links inside the folder count (they are copied too); left-out
-    entries do not.
+    Files reached through links count (they are copied too); left-out entries (ignored,
+    caliper's outputs, dangling links) do not.
     """
-    return tree_hash(scan(folder, max_bytes=max_bytes))
+    return tree_hash(scan(folder, max_bytes=max_bytes, source_root=source_root))
 
 
 def tree_hash(tree: SkillTree) -> str:

@@ -21,6 +21,9 @@ class ResolvedSkill:
     whose frontmatter says ``disable-model-invocation: true`` (the model can never load it).
     ``tree`` is the folder's scan that ``content_hash`` was taken from (when the run resolved
     it): every attempt copies exactly those files without walking the folder again.
+    ``source_root`` is the tree the skill came from (its git checkout, or the local work tree
+    or spec folder holding it): links in the skill are followed only while they stay inside
+    it (:func:`caliper.skill_tree.scan`).
     """
 
     name: str
@@ -34,3 +37,4 @@ class ResolvedSkill:
     content_hash: str | None = None
     model_invocable: bool = True
     tree: SkillTree | None = attrs.field(default=None, eq=False, repr=False)
+    source_root: Path | None = attrs.field(default=None, eq=False, repr=False)

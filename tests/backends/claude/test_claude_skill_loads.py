@@ -66,8 +66,9 @@ def test_a_refused_skill_call_is_not_an_activation(kit: ConformanceKit) -> None:
 
 
 def test_links_in_a_skill_folder_neither_break_nor_leak(kit: ConformanceKit) -> None:
-    """Issue 11 item 16: a dangling link used to make every attempt infra_error; a link out of
-    the folder must not carry its target to the agent; a link inside is followed."""
+    """Issue 11 item 16: a dangling link used to make every attempt infra_error; a link inside
+    is followed; a link out of the skill's tree refuses the run before any attempt, so its
+    target never reaches the agent."""
     import os
 
     kit.skill("linky")
@@ -77,7 +78,6 @@ def test_links_in_a_skill_folder_neither_break_nor_leak(kit: ConformanceKit) -> 
     outside = kit.root / "outside-secret.txt"
     outside.write_text("OUTSIDE-MARKER\n")
     os.symlink("missing.txt", folder / "dangling")
-    os.symlink(outside, folder / "secret")
     os.symlink(".", folder / "loop")
     os.symlink("references", folder / "inner")
     listing = 'cd "$HOME/.claude/skills/linky" && find . | sort && cat inner/ref.txt; cat secret'
@@ -98,8 +98,15 @@ def test_links_in_a_skill_folder_neither_break_nor_leak(kit: ConformanceKit) -> 
     output = "\n".join(t.get("tool_output") or "" for t in tool_turns(attempt))
     assert "./inner/ref.txt" in output and "INNER-MARKER" in output, output
     assert "./dangling" not in output and "./loop" not in output, output
-    assert "OUTSIDE-MARKER" not in server.all_sent_text()
     assert "dangling: is a link to missing.txt, which does not exist" in run.stderr, run.stderr
+
+    os.symlink(outside, folder / "secret")
+    refused_server = kit.server(script)
+    refused = kit.run(spec, refused_server)
+    assert refused.returncode == 2, refused.describe()
+    assert "linky/secret is a link to" in refused.stderr, refused.stderr
+    assert not refused_server.model_requests()
+    assert "OUTSIDE-MARKER" not in refused_server.all_sent_text()
 
 
 def test_run_refuses_activates_naming_a_model_hidden_skill(kit: ConformanceKit) -> None:
@@ -129,11 +136,24 @@ def test_nested_skill_files_are_not_listed(kit: ConformanceKit) -> None:
     assert_only_declared_listed(server.model_requests()[0].sent_text())
 
 
-@pytest.mark.parametrize(("count", "over"), [(29, False), (31, True)])
+@pytest.mark.parametrize(
+    ("model", "count", "over"),
+    [
+        ("claude-sonnet-4-5", 29, False),  # 8,000: a 200k-context model
+        ("claude-sonnet-4-5", 31, True),
+        (None, 112, False),  # 30,000: the CLI's default model (1M tokens, 3 a character)
+        (None, 114, True),
+        ("claude-sonnet-4-5[1m]", 150, False),  # 40,000
+        ("claude-sonnet-4-5[1m]", 152, True),
+    ],
+)
 def test_skill_listing_budget_matches_the_pinned_cli(
-    kit: ConformanceKit, count: int, over: bool
+    kit: ConformanceKit, model: str | None, count: int, over: bool
 ) -> None:
-    """Issue 11 item 4: 8,000 characters; the run header warns exactly when it is passed."""
+    """The budget follows the model (1 % of its context window): the run header warns
+    exactly when the model's figure is passed, and under it every description arrives whole
+    (the 77 skills of 27,637 characters a real collection sent whole fit the default's)."""
     from caliper.testing.listing import check_listing_budget
 
+    kit.suite.model_for_tests = model
     check_listing_budget(kit, count, over=over)

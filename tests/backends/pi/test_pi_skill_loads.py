@@ -59,7 +59,6 @@ def test_pi_installs_with_the_shared_copy_rules(tmp_path: Path) -> None:
     source.mkdir(parents=True)
     (source / "SKILL.md").write_text("---\nname: linky\ndescription: d\n---\n")
     (tmp_path / "secret.txt").write_text("SECRET")
-    os.symlink(tmp_path / "secret.txt", source / "secret")
     os.symlink("missing", source / "dangling")
     os.symlink(".", source / "loop")
     box = make_sandbox(spec_dir=tmp_path, parent=tmp_path)
@@ -67,5 +66,13 @@ def test_pi_installs_with_the_shared_copy_rules(tmp_path: Path) -> None:
         (installed,) = PiSkillInstaller().install([ResolvedSkill("linky", "d", source)], box)
         assert sorted(p.name for p in installed.skill_dir.iterdir()) == ["SKILL.md"]
         assert installed.skill_dir == box.home / ".pi" / "agent" / "skills" / "linky"
+        # a link leaving the skill's tree refuses the skill instead of being copied
+        import pytest
+
+        from caliper.errors import CaliperError
+
+        os.symlink(tmp_path / "secret.txt", source / "secret")
+        with pytest.raises(CaliperError, match=r"secret is a link to"):
+            PiSkillInstaller().install([ResolvedSkill("linky2", "d", source)], box)
     finally:
         remove_sandbox(box)

@@ -38,13 +38,50 @@ def _summary(check: SpecCheck) -> str:
     return ", ".join(parts)
 
 
-def _render_text(results: list[tuple[Path, SpecCheck]], plugin_notes: list[str]) -> None:
+INSTALL_LINES = 20
+"""Up to this many skills, ``validate`` prints one line per skill of what it installs."""
+
+
+def _size(count: int) -> str:
+    for unit, scale in (("MiB", 1024 * 1024), ("KiB", 1024)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count} bytes"
+
+
+def _files(count: int) -> str:
+    return f"{count} file{'s' if count != 1 else ''}"
+
+
+def _render_installs(check: SpecCheck, verbose: bool) -> None:
+    """What each skill installs: one line per skill (or a total for many), files with -v."""
+    installs = check.installs
+    if not installs:
+        return
+    if len(installs) > INSTALL_LINES and not verbose:
+        files = sum(i.files for i in installs)
+        size = sum(i.bytes for i in installs)
+        click.echo(
+            f"  installs {len(installs)} skills: {_files(files)}, {_size(size)} "
+            "(--verbose lists them)"
+        )
+        return
+    for summary in installs:
+        click.echo(f"  installs {summary.name}: {_files(summary.files)}, {_size(summary.bytes)}")
+        for path in summary.paths:
+            click.echo(f"    {path}")
+
+
+def _render_text(
+    results: list[tuple[Path, SpecCheck]], plugin_notes: list[str], verbose: bool = False
+) -> None:
     for note in plugin_notes:
         click.echo(click.style("warning: ", fg="yellow") + note)
     invalid = 0
     for path, check in results:
         if check.valid:
             click.echo(click.style("✓ ", fg="green") + f"{path}: valid: {_summary(check)}")
+            _render_installs(check, verbose)
         else:
             invalid += 1
             count = len(check.problems)
@@ -65,6 +102,7 @@ def _render_json(
     results: list[tuple[Path, SpecCheck]],
     plugin_notes: list[str],
     probes: dict[Path, list[ProbeCheck]] | None = None,
+    verbose: bool = False,
 ) -> None:
     specs: list[dict[str, Any]] = []
     for path, check in results:
@@ -78,6 +116,15 @@ def _render_json(
                 "valid": check.valid,
                 "tasks": len(check.spec.tasks) if check.spec else None,
                 "skills": [s.name for s in check.skills],
+                "installs": [
+                    {
+                        "skill": i.name,
+                        "files": i.files,
+                        "bytes": i.bytes,
+                        **({"paths": list(i.paths)} if verbose else {}),
+                    }
+                    for i in check.installs
+                ],
                 "problems": [p.to_json() for p in check.problems],
                 "warnings": [w.to_json() for w in check.warnings],
                 "notes": list(check.notes),
@@ -150,7 +197,7 @@ def _add_listing_warnings(host: _Host, results: list[tuple[Path, SpecCheck]]) ->
         line = check.spec.skills[0].line if check.spec.skills else None
         for backend in backends.values():
             try:
-                message = backend.skill_listing_warning(pairs)
+                message = backend.skill_listing_warning(pairs, model_known=False)
             except Exception:  # a plugin's bug must not break validate
                 continue
             if message:
@@ -161,6 +208,7 @@ EPILOG = """\b
 Examples:
   caliper validate my-skill.eval.yaml
   caliper validate evals/*.eval.yaml
+  caliper validate -v my-skill.eval.yaml       # + every file each skill installs
   caliper validate my-skill.eval.yaml --format json | jq .valid
   caliper validate --probe my-skill.eval.yaml        # run setup + asserts, no agent
   caliper validate --probe my-skill.eval.yaml --judge-model claude-code   # + expect:
@@ -199,14 +247,26 @@ Exit codes:
     help="With --probe: also probe expect: checks with this LLM judge engine (same grammar "
     "as `caliper run --judge-model`); the judge sees an empty transcript. Costs tokens.",
 )
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="List every file each skill installs (by default: each skill's file count and size).",
+)
 def command(
-    specs: tuple[Path, ...], output_format: str, probe: bool, judge_model: str | None
+    specs: tuple[Path, ...],
+    output_format: str,
+    probe: bool,
+    judge_model: str | None,
+    verbose: bool,
 ) -> None:
     """Check SPEC files for errors without running anything.
 
     Reports every problem in every file at once (file:line:column, the field, what was
-    expected). Never uses the network: git skill sources are checked only when cached.
-    Nothing is run: no agent, no setup command, no assertion.
+    expected), and what each skill installs into an attempt (files left out by .gitignore,
+    .caliperignore and caliper's own outputs are not counted). Never uses the network: git
+    skill sources are checked only when cached. Nothing is run: no agent, no setup command,
+    no assertion.
     """
     from caliper.errors import SpecError
     from caliper.spec.load import check_spec
@@ -218,7 +278,11 @@ def command(
         f"judge plugin {name!r} failed to load: {why}" for name, why in failures.items()
     ]
     results = [
-        (path, check_spec(path, judges, judge_failures=failures, hashed=False)) for path in specs
+        (
+            path,
+            check_spec(path, judges, judge_failures=failures, hashed=False, list_files=verbose),
+        )
+        for path in specs
     ]
     _add_listing_warnings(host, results)
     if judge_model is not None and not probe:
@@ -227,9 +291,9 @@ def command(
         raise UsageError("--judge-model is used only with --probe.")
     probes = _run_probes(host.host, judges, results, judge_model) if probe else None
     if output_format == "json":
-        _render_json(results, plugin_notes, probes)
+        _render_json(results, plugin_notes, probes, verbose)
     else:
-        _render_text(results, plugin_notes)
+        _render_text(results, plugin_notes, verbose)
         if probes is not None:
             _render_probes_text(probes)
     invalid = [check for _, check in results if not check.valid]

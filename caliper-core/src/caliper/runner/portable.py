@@ -179,9 +179,12 @@ def _tar(files: Sequence[tuple[str, Path]], what: str, limit: int) -> bytes:
 def _pack_skill(skill: ResolvedSkill, limit: int) -> PortableSkill:
     from caliper.skill_tree import scan
 
-    tree = scan(skill.source_dir, max_bytes=limit)
+    tree = skill.tree
+    if tree is None or tree.root != skill.source_dir:
+        tree = scan(skill.source_dir, max_bytes=limit, source_root=skill.source_root)
     if tree.fatal is not None:
-        raise BundleTooLarge(f"The skill folder {skill.source_dir} {tree.fatal.message}.")
+        text = str(tree.fatal_text())
+        raise BundleTooLarge(text[0].upper() + text[1:] + ".")
     archive = _tar([(f.relative, f.source) for f in tree.files], f"skill {skill.name!r}", limit)
     return PortableSkill(
         name=skill.name,

@@ -207,6 +207,19 @@ def _warn(text: str) -> None:
     click.echo(click.style("Warning: ", fg="yellow") + text, err=True)
 
 
+def check_hidden_activation(spec: Spec, skills: Sequence[ResolvedSkill], engine: Engine) -> None:
+    """Refuse ``activates:`` entries naming a ``disable-model-invocation`` skill when the
+    engine's backend hides such skills from the model (the check could never pass)."""
+    if not getattr(engine.backend, "hides_model_disabled_skills", False):
+        return
+    from caliper.spec.problems import SpecInvalid
+    from caliper.spec.skills import hidden_activation_problems
+
+    problems = hidden_activation_problems(spec, skills, agent=engine.backend_id)
+    if problems:
+        raise SpecInvalid(problems)
+
+
 def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
     """Run the pre-flight checks in order and gather what the attempts need."""
     from caliper.engine import resolve_engine
@@ -235,7 +248,10 @@ def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
     # an ablated server is never started, so its ${VAR}s need not be set either
     mcp = resolve_servers([m for m in spec.mcp if m.name not in ablation.mcp], os.environ)
     installed = tuple(s for s in skills if s.name not in set(ablation.skills))
-    listing = engine.backend.skill_listing_warning([(s.name, s.description) for s in installed])
+    check_hidden_activation(spec, installed, engine)
+    listing = engine.backend.skill_listing_warning(
+        [(s.name, s.description) for s in installed], engine.model
+    )
     if listing:
         _warn(listing)
     installer = host.skill_installer(engine.backend_id) if installed else None

@@ -10,6 +10,7 @@ the skill from the model, which then can never choose it: allowed, but warned ab
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -144,8 +145,9 @@ def check_skill_file(path: Path) -> FrontmatterCheck:
     else:
         for message in name_problems(name):
             found.append(problem(*at("name"), "frontmatter.name", f"{name!r} {message}"))
-        # Resolved first: ``SKILL.md`` given relative to its own folder has parent ``.``.
-        folder = path.resolve().parent.name
+        # The folder the entry sits in, as written (a linked SKILL.md counts where the link
+        # is, not where it points); made absolute first so ``./SKILL.md`` has a named parent.
+        folder = Path(os.path.abspath(path)).parent.name
         if not found and folder != name:
             warnings.append(
                 problem(

@@ -28,6 +28,7 @@ from caliper.spec.sections import (
     check_user_customizations,
 )
 from caliper.spec.skills import (
+    InstallSummary,
     SourceOutcome,
     duplicate_names,
     hidden_activation_entries,
@@ -48,7 +49,8 @@ class SpecCheck:
 
     ``spec`` is set only when there are no ``problems``. ``notes`` say what could not be
     checked (e.g. an uncached git source); ``warnings`` are suspicious but allowed things;
-    ``skills`` are the neighbourhood members that could be read.
+    ``skills`` are the neighbourhood members that could be read; ``installs`` says, for each
+    of them, what an attempt gets of its folder.
     """
 
     spec: Spec | None
@@ -56,6 +58,7 @@ class SpecCheck:
     notes: list[str]
     warnings: list[Problem] = attrs.field(factory=list)
     skills: list[ResolvedSkill] = attrs.field(factory=list)
+    installs: list[InstallSummary] = attrs.field(factory=list)
 
     @property
     def valid(self) -> bool:
@@ -75,6 +78,7 @@ def check_spec(
     online: bool = False,
     on_note: Callable[[str], None] | None = None,
     hashed: bool = True,
+    list_files: bool = False,
 ) -> SpecCheck:
     """Check ``path`` completely, without running anything or (by default) using the network.
 
@@ -89,7 +93,8 @@ def check_spec(
 
     With ``hashed=False`` (``caliper validate``, which shows no hash) the spec's ``sha256``
     is left empty and the skills' ``content_hash`` ``None``: the skill folders are still
-    scanned and checked, their files not read.
+    scanned and checked, their files not read. ``list_files`` keeps each skill's installed
+    paths in :attr:`SpecCheck.installs` (``validate --verbose``).
     """
     path = Path(path)
     document, problems = load_document(path, hashed=hashed)
@@ -112,6 +117,7 @@ def check_spec(
         return SpecCheck(None, problems, [])
     checker = _SpecChecker(document, judges, cache_dir, judge_failures, problems)
     checker.online, checker.on_note, checker.hashed = online, on_note, hashed
+    checker.list_files = list_files
     return checker.run()
 
 
@@ -136,6 +142,8 @@ class _SpecChecker:
         self.online = False
         self.on_note: Callable[[str], None] | None = None
         self.hashed = True
+        self.list_files = False
+        self.installs: list[InstallSummary] = []
 
     def run(self) -> SpecCheck:
         report, data, path = self.report, self.document.data, self.document.path
@@ -167,12 +175,12 @@ class _SpecChecker:
                 report.warn(field, message)
         activation_keys = [key for key, judge in self.judges.items() if judge.scores_activation]
         for field, message in hidden_activation_entries(data.get("tasks"), skills, activation_keys):
-            report.error(field, message)
+            report.warn(field, message)  # a run refuses it where the backend hides the skill
 
         problems = sorted(report.problems, key=sort_key)
         warnings = sorted(report.warnings, key=sort_key)
         if problems:
-            return SpecCheck(None, problems, notes, warnings, skills)
+            return SpecCheck(None, problems, notes, warnings, skills, self.installs)
         spec = Spec(
             path=path.resolve(),
             name=spec_name_for(path),
@@ -183,7 +191,7 @@ class _SpecChecker:
             user_customizations=user_customizations,
             sha256=self.document.sha256,
         )
-        return SpecCheck(spec, [], notes, warnings, skills)
+        return SpecCheck(spec, [], notes, warnings, skills, self.installs)
 
     def _resolve(
         self, indexed_sources: list[tuple[int, SkillSource]]
@@ -203,10 +211,13 @@ class _SpecChecker:
                 offline=not self.online,
                 column=position[1] if position else None,
                 hash_content=self.hashed,
+                list_files=self.list_files,
             )
             if self.online:
                 self._note_online(index, outcome)
             outcomes.append(outcome)
+            if outcome.installed is not None:
+                self.installs.append(outcome.installed)
             report.problems.extend(outcome.problems)
             report.warnings.extend(outcome.warnings)
             uncached = outcome.skill is None and not outcome.problems

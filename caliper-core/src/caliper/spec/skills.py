@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING
 import attrs
 
 from caliper.errors import SpecError
-from caliper.skill_tree import SkillTree, content_hash, max_skill_bytes, scan, tree_hash
+from caliper.skill_tree import (
+    SkillTree,
+    content_hash,
+    max_skill_bytes,
+    real_root,
+    scan,
+    source_root_for,
+    tree_hash,
+)
 from caliper.skills import ResolvedSkill
 from caliper.spec.frontmatter import check_skill_file
 from caliper.spec.model import SkillSource, Spec
@@ -20,6 +28,17 @@ if TYPE_CHECKING:
 
 SKILL_FILE = "SKILL.md"
 __all__ = ["content_hash", "resolve_skills", "resolve_source"]
+
+
+@attrs.frozen
+class InstallSummary:
+    """What an attempt gets of one skill's folder: how many files, their total size, and
+    (when asked for) their paths relative to the folder."""
+
+    name: str
+    files: int
+    bytes: int
+    paths: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -34,6 +53,7 @@ class SourceOutcome:
     note: str | None = None
     copy_notes: tuple[str, ...] = ()
     """What installing the skill leaves out (links, special files), rendered for the run."""
+    installed: InstallSummary | None = None
 
 
 def _skill_file_for(target: Path) -> tuple[Path | None, str | None]:
@@ -70,13 +90,16 @@ def resolve_source(
     offline: bool,
     column: int | None = None,
     hash_content: bool = True,
+    list_files: bool = False,
 ) -> SourceOutcome:
     """Resolve one source. Offline, an uncached git source yields a note, not a problem.
 
     ``cache`` is the git cache, or what makes it (called for a git source only, so a spec
     of local skills never imports the git machinery).
 
-    Without ``hash_content`` the skill's ``content_hash`` is ``None`` (its files are not read)."""
+    Without ``hash_content`` the skill's ``content_hash`` is ``None`` (its files are not read)
+    and its scan is not kept on the skill; ``list_files`` keeps the installed paths in
+    :attr:`SourceOutcome.installed`."""
     spec_dir = spec_path.parent
     git_sha = git_ref = git_repo = None
     note = None
@@ -139,8 +162,10 @@ def resolve_source(
             note=note,
         )
     folder = skill_file.parent
+    root = repo_root if repo_root is not None else source_root_for(folder, spec_dir)
+    source_dir, source_root = folder.resolve(), Path(real_root(str(root)))
     try:
-        tree = scan(folder, max_bytes=max_skill_bytes())
+        tree = scan(source_dir, max_bytes=max_skill_bytes(), source_root=source_root)
         digest = tree_hash(tree) if tree.fatal is None and hash_content else None
     except ValueError as exc:  # an unreadable CALIPER_SKILL_MAX_BYTES
         problem = _spec_problem(spec_path, source, index, str(exc), column)
@@ -149,14 +174,14 @@ def resolve_source(
         message = f"cannot read the skill folder {folder}: {exc}"
         problem = _spec_problem(spec_path, source, index, message, column)
         return SourceOutcome(source, index, problems=(problem,), note=note)
-    if tree.fatal is not None:
-        message = f"the skill folder {folder} {tree.fatal.message}"
-        problem = _spec_problem(spec_path, source, index, message, column)
+    fatal = tree.fatal_text()
+    if fatal is not None:
+        problem = _spec_problem(spec_path, source, index, fatal, column)
         return SourceOutcome(source, index, problems=(problem,), note=note)
     skill = ResolvedSkill(
         name=checked.frontmatter.name,
         description=checked.frontmatter.description,
-        source_dir=folder.resolve(),
+        source_dir=source_dir,
         source_kind=source.kind,
         declared_as=source.declared_as,
         git_repo=git_repo,
@@ -164,13 +189,17 @@ def resolve_source(
         git_sha=git_sha,
         content_hash=digest,
         model_invocable=checked.frontmatter.model_invocable,
-        tree=tree,
+        tree=tree if hash_content else None,
+        source_root=source_root,
     )
     # At a repository's root the folder is named after the commit: no name to compare.
     warnings = tuple(checked.warnings) if folder != repo_root else ()
-    left_out = tuple(Problem(i.path, None, None, "", i.message) for i in tree.issues)
+    left_out = tuple(
+        Problem(i.path, None, None, "", i.message) for i in tree.issues if i.kind != "output"
+    )
     if repo_root is not None:
         left_out += _left_out_warnings(spec_path, source, index, column, repo_root, folder)
+    paths = tuple(f.relative for f in tree.files) if list_files else ()
     return SourceOutcome(
         source,
         index,
@@ -178,13 +207,15 @@ def resolve_source(
         warnings=warnings + left_out + nested_skill_warnings(tree),
         note=note,
         copy_notes=tuple(p.render() for p in left_out),
+        installed=InstallSummary(skill.name, len(tree.files), tree.total_bytes, paths),
     )
 
 
 def _left_out_warnings(
     spec_path: Path, source: SkillSource, index: int, column: int | None, root: Path, folder: Path
 ) -> tuple[Problem, ...]:
-    """Links of the skill's repository folder that were not unpacked (they leave the repo)."""
+    """Links of the skill's repository folder that were not unpacked (they leave the repo;
+    their targets never reach the checkout, so there is nothing to refuse)."""
     from caliper.spec.gitcache import GitCache
 
     inside = folder.relative_to(root).as_posix() if folder != root else ""
@@ -256,7 +287,8 @@ def resolve_skills(
     unreachable, used the cached commit" and the links or special files a copy leaves out.
     Raises :class:`SpecInvalid` (a ``SpecError``) with file and line for a missing path, a bad
     ``SKILL.md``, two skills with one name, or an ``activates:`` entry naming no resolved
-    skill (or a model-hidden one); :class:`GitSourceError` for fetch failures.
+    skill; :class:`GitSourceError` for fetch failures. (An entry naming a model-hidden skill
+    is refused by a run only for a backend that hides such skills.)
     """
     from caliper.spec.gitcache import GitCache
 
@@ -282,7 +314,6 @@ def resolve_skills(
     skills = [outcome.skill for outcome in outcomes if outcome.skill is not None]
     if not problems:
         problems += activation_name_problems(spec, {s.name for s in skills})
-        problems += hidden_activation_problems(spec, skills)
     if problems:
         raise SpecInvalid(problems)
     return skills
@@ -308,21 +339,32 @@ def activation_name_problems(spec: Spec, names: set[str]) -> list[Problem]:
 
 
 HIDDEN_REASON = (
-    "{name!r} cannot be activated: its SKILL.md ({file}) says `disable-model-invocation: "
-    "true`, which hides it from the model, so this check could never pass; remove that line "
-    "from the skill or the name from `activates:`"
+    "{name!r} cannot be activated with {agent}: its SKILL.md ({file}) says "
+    "`disable-model-invocation: true`, which {agent} honours by hiding the skill from the "
+    "model, so this check could never pass; remove that line from the skill, the name from "
+    "`activates:`, or run with an agent that lists such skills"
+)
+HIDDEN_WARNING = (
+    "{name!r} says `disable-model-invocation: true` in its SKILL.md ({file}): agents that "
+    "honour that field (Claude Code and pi today; see docs/backends) hide the skill from the "
+    "model, so with them this check can never pass and `caliper run` refuses the spec; "
+    "agents that ignore it list the skill as usual"
 )
 
 
-def hidden_skill_message(skill: ResolvedSkill) -> str:
-    """Why an ``activates:`` entry naming a model-hidden skill is refused."""
-    return HIDDEN_REASON.format(name=skill.name, file=skill.source_dir / SKILL_FILE)
+def hidden_skill_message(skill: ResolvedSkill, agent: str | None = None) -> str:
+    """Why an ``activates:`` entry naming a model-hidden skill is refused with ``agent`` (a
+    backend that hides such skills), or, without ``agent``, the warning ``validate`` gives."""
+    file = skill.source_dir / SKILL_FILE
+    if agent is None:
+        return HIDDEN_WARNING.format(name=skill.name, file=file)
+    return HIDDEN_REASON.format(name=skill.name, file=file, agent=agent)
 
 
 def hidden_activation_entries(
     tasks: object, skills: Iterable[ResolvedSkill], keys: Iterable[str]
 ) -> list[tuple[tuple[object, ...], str]]:
-    """``(field path, message)`` for every ``activates:`` entry naming a model-hidden skill.
+    """``(field path, warning)`` for every ``activates:`` entry naming a model-hidden skill.
 
     ``tasks`` is the raw ``tasks:`` value of the spec (a list of mappings when valid);
     ``keys`` the task keys of the installed judges that declare ``scores_activation``.
@@ -343,8 +385,11 @@ def hidden_activation_entries(
     return found
 
 
-def hidden_activation_problems(spec: Spec, skills: Iterable[ResolvedSkill]) -> list[Problem]:
-    """The same check on a loaded spec (run time, once git sources are resolved)."""
+def hidden_activation_problems(
+    spec: Spec, skills: Iterable[ResolvedSkill], agent: str = "this agent"
+) -> list[Problem]:
+    """``activates:`` entries naming a model-hidden skill, as problems: for a run whose
+    backend (``agent``) hides such skills (its ``hides_model_disabled_skills``)."""
     hidden = {skill.name: skill for skill in skills if not skill.model_invocable}
     problems = []
     for task in spec.tasks:
@@ -356,7 +401,7 @@ def hidden_activation_problems(spec: Spec, skills: Iterable[ResolvedSkill]) -> l
                         task.line,
                         None,
                         f"tasks[{task.index}].{task.activation_key}[{position}]",
-                        hidden_skill_message(hidden[name]),
+                        hidden_skill_message(hidden[name], agent),
                     )
                 )
     return problems

@@ -42,11 +42,13 @@ def whole_descriptions(text: str) -> int:
 
 
 def check_listing_budget(kit: ConformanceKit, count: int, *, over: bool) -> None:
-    """Run ``count`` skills; ``over`` says whether that passes the backend's figure."""
+    """Run ``count`` skills; ``over`` says whether that passes the backend's figure for the
+    kit's model (``skill_listing_budget_for``)."""
     backend = kit.suite.backend()
+    budget = backend.skill_listing_budget_for(kit.suite.model_for_tests)
     entries = skills_for(kit, count)
     pairs = [(f"listed-{i:04d}", description_for(i)) for i in range(count)]
-    assert (backend.skill_listing_chars(pairs) > backend.skill_listing_budget) is over
+    assert (backend.skill_listing_chars(pairs) > budget) is over
     server = kit.server(kit.script([{"text": "Nothing to load."}]))
     spec = kit.spec(
         [{"name": "listing", "prompt": "Hello.", "assert": "assert True"}], skills=entries
@@ -56,7 +58,7 @@ def check_listing_budget(kit: ConformanceKit, count: int, *, over: bool) -> None
     listed = [r for r in server.model_requests() if "listed-0000" in r.sent_text()]
     assert listed, "the skills never reached the model"
     shown = whole_descriptions(listed[0].sent_text())
-    warned = "Warning: " in run.stderr and f"{backend.skill_listing_budget:,}" in run.stderr
+    warned = "Warning: " in run.stderr and f"{budget:,}" in run.stderr
     if over:
         assert shown < count, f"all {count} descriptions arrived whole: the figure is too low"
         assert warned, run.describe()

@@ -153,11 +153,11 @@ def write_candidate(neighbourhood: Neighbourhood, description: str, folder: Path
     destination = folder / neighbourhood.name
     if destination.exists():
         shutil.rmtree(destination)
-    from caliper.skill_tree import SkillTooLarge, copy_tree
+    from caliper.skill_tree import SkillUnusable, copy_tree
 
     try:  # the installers' rules: links only inside the folder, specs and results left out
         copy_tree(neighbourhood.skill_dir, destination)
-    except SkillTooLarge as exc:
+    except SkillUnusable as exc:
         raise CaliperError(str(exc)) from None
     from caliper.output_file import write_output
 

@@ -8,6 +8,7 @@ and reads its JSON-lines output into an :class:`AttemptResult`.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 
 import caliper
@@ -44,6 +45,11 @@ class FakeBackend(Backend):
 
     def cli_version(self, path):  # type: ignore[no-untyped-def]
         return "0.1.0"
+
+    @property
+    def hides_model_disabled_skills(self) -> bool:  # type: ignore[override]
+        """Hides ``disable-model-invocation`` skills when ``FAKE_HIDES_DISABLED=1``."""
+        return os.environ.get("FAKE_HIDES_DISABLED") == "1"
 
     def claims_model(self, model: str) -> bool:
         return model.startswith("fake-")
