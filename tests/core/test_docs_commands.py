@@ -38,6 +38,8 @@ EXCLUDED = {
     "merge": "needs the shard runs of one run (test_shard_merge_cli covers it)",
     "import": "needs a skill-creator skill folder and its evals files (test_import covers it)",
     "update-cli": "asks npm and PyPI for the newest versions: needs the network",
+    "clean": "acts on the leftovers of killed runs of this machine (test_run_ledger covers it)",
+    "migrate": "needs the reader's own files of the earlier tool (test_migrate_cli covers it)",
 }
 """Commands that cannot run offline as the docs write them, and why. A ``validate`` of a spec
 the page does not show (the reader's own file) or that names a skill from a git repository
