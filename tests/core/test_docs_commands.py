@@ -1,49 +1,52 @@
 """Every ``caliper`` command line in the README and docs/ works as written.
 
 Each line of a shell code block that starts with ``caliper`` (after a ``$`` prompt or
-``VAR=value`` prefixes) must name a real command and only flags its ``--help`` lists. Those
-that can run offline are run for real: ``--help``/``--version``/``plugins``, and ``validate``
-on a spec the same page shows in a YAML block headed ``# <file name>`` (materialized in a
-temporary folder, with a stub for each local skill it names). The others are listed in
-:data:`EXCLUDED` with the reason they cannot run here.
+``VAR=value`` prefixes) must name a real command and only flags its ``--help`` lists. Every
+line that can run offline is run for real, in a project built once per session: the README's
+``commit-writer.eval.yaml`` (with a stub for each local skill it names) and copies of it under
+the names the other pages give the reader's own spec, runs of it saved offline through the
+test-only ``fake`` backend (a full run, an ``--ablate`` control run, and the four shard runs of
+a ``demo`` run as a CI merge job downloads them), and, for the migration page, a copy of a
+project of the earlier tool. Placeholders (``SPEC``, ``RUN``, ``<control-run.json>``, …) are
+replaced with real values; a ``run`` line that names no ``--model`` gets ``--model fake``, the
+one change made to a line. Each must exit with a code the docs give it and print no traceback.
+The lines that cannot run offline are listed, by reason, in :data:`EXCLUDED` and
+:func:`_not_run`.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+import shutil
 import subprocess
 from functools import cache
 from pathlib import Path
 
+import attrs
 import pytest
 import yaml
 
-from caliper_fakeagent.harness import CALIPER
+from caliper_fakeagent.harness import CALIPER, Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 SHELL_BLOCK = re.compile(r"^```(?:bash|sh|console|shell)\n(.*?)^```", re.M | re.S)
 YAML_BLOCK = re.compile(r"^```ya?ml\n# (\S+\.ya?ml)[^\n]*\n(.*?)^```", re.M | re.S)
 
 EXCLUDED = {
-    "run": "drives an agent CLI: needs its login and the network (the demo and the e2e tests "
-    "run it offline against the scripted model server)",
-    "tune": "drives an agent CLI to measure activation: needs its login and the network",
-    "retry": "re-runs attempts through an agent CLI: needs its login and a saved run",
-    "regrade": "asks an LLM judge: needs an agent login and a saved run",
-    "report": "needs a saved run (test_results_docs and the report CLI tests cover it)",
-    "list": "needs saved runs (test_list_cli covers it)",
-    "history": "needs saved runs (test_history covers it)",
-    "compare": "needs two saved runs (test_compare_cli covers it)",
-    "merge": "needs the shard runs of one run (test_shard_merge_cli covers it)",
-    "import": "needs a skill-creator skill folder and its evals files (test_import covers it)",
+    "tune": "measures activation through an agent CLI that loads skills by itself: needs its "
+    "login and the network (the fake agent loads a skill only when its prompt says so)",
+    "import": "needs a skill-creator skill folder and its evals files, which no page shows "
+    "(test_import covers it)",
     "update-cli": "asks npm and PyPI for the newest versions: needs the network",
-    "clean": "acts on the leftovers of killed runs of this machine (test_run_ledger covers it)",
-    "migrate": "needs the reader's own files of the earlier tool (test_migrate_cli covers it)",
+    "retry": "named only in prose, with placeholders (its flags are checked); it re-runs "
+    "attempts of a failed run, which test_retry_cli covers",
+    "regrade": "named only in prose (its flags are checked); it asks an LLM judge again",
 }
-"""Commands that cannot run offline as the docs write them, and why. A ``validate`` of a spec
-the page does not show (the reader's own file) or that names a skill from a git repository
-has only its flags checked."""
+"""Commands none of whose lines run offline as the docs write them, and why. Lines of other
+commands that cannot run are named by :func:`_not_run`."""
+
+REAL_AGENTS = ("claude", "codex", "gpt-", "hermes", "pi", "opus", "sonnet")
 
 
 def doc_files() -> list[Path]:
@@ -166,48 +169,200 @@ def _materialize(spec_text: str, name: str, folder: Path) -> Path | str:
     return spec
 
 
+README = ROOT / "README.md"
+MIGRATION = ROOT / "docs" / "migration.md"
+PREDECESSOR = ROOT / "tests" / "core" / "predecessor" / "project"
+SPEC_NAME = "commit-writer.eval.yaml"
+READER_SPECS = ("my-skill.eval.yaml", "other.eval.yaml", "demo.eval.yaml")
+"""The names the pages give the reader's own spec: copies of the README's spec (``my-skill``
+also has the task ``writes the changelog`` that docs/ci.md sets a bar on)."""
+CHANGELOG_TASK = """
+  - name: writes the changelog
+    prompt: Write CHANGELOG.md for the last release.
+    assert: |
+      import pathlib
+      assert pathlib.Path("CHANGELOG.md").is_file()
+    activates: [changelog-writer]
+"""
+BAR_FLAGS = ("--min-score", "--min-activation")
+RUN_KINDS = {"run", "report", "list", "history", "compare", "merge", "migrate", "validate", "clean"}
+
+
+@attrs.frozen
+class Project:
+    """The session's project: the spec folder, its environment and the runs saved in it."""
+
+    space: Workspace
+    folder: Path
+    full: Path
+    control: Path
+
+    def caliper(self, words: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(CALIPER), *words],
+            cwd=cwd or self.folder,
+            env=self.space.env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    def save_run(self, *args: str) -> Path:
+        """Run ``caliper run ARGS --model fake`` and return the results file it saved."""
+        before = set(self.folder.glob(".caliper/results/*/*.json"))
+        done = self.caliper(["run", *args, "--model", "fake"])
+        assert done.returncode == 0, done.stdout + done.stderr
+        (made,) = set(self.folder.glob(".caliper/results/*/*.json")) - before
+        return made
+
+
+@pytest.fixture(scope="session")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    """The README's spec with stub skills, the reader's specs, a full run and its control run,
+    and the four shard runs of ``demo`` under ``shard-*/demo/`` as CI artifacts."""
+    space = Workspace.create(tmp_path_factory.mktemp("docs-project"))
+    folder = space.root / "skills" / "commit-writer"
+    text = _specs_shown(README)[SPEC_NAME]
+    made = _materialize(text, SPEC_NAME, folder)
+    assert isinstance(made, Path), made
+    for name in READER_SPECS:
+        extra = CHANGELOG_TASK if name == "my-skill.eval.yaml" else ""
+        (folder / name).write_text(text.rstrip("\n") + "\n" + extra, encoding="utf-8")
+    stub = Project(space, folder, folder, folder)
+    full = stub.save_run(SPEC_NAME, "--k", "2")
+    control = stub.save_run(SPEC_NAME, "--k", "2", "--ablate", "commit-writer")
+    for shard in range(1, 5):
+        saved = stub.save_run("demo.eval.yaml", "--k", "2", "--shard", f"{shard}/4")
+        target = folder / f"shard-{shard}" / "demo"
+        target.mkdir(parents=True)
+        saved.rename(target / saved.name)
+    return Project(space, folder, full, control)
+
+
+def _not_run(path: Path, words: list[str]) -> str | None:
+    """Why the line cannot run offline as written, or ``None`` when it is run."""
+    if id(words) in INLINE and words != ["caliper", "clean"]:  # a whole command: it is run
+        return "a command named in prose, often with placeholders: only its flags are checked"
+    command = _command_path(words)
+    if not command or command[0] == "plugins":
+        return None
+    if command[0] in EXCLUDED:
+        return EXCLUDED[command[0]]
+    if command[0] not in RUN_KINDS:
+        return f"no offline run is set up for `caliper {command[0]}`"
+    if "--executor" in words:
+        return "runs on a Ray cluster (`--executor ray` needs one at --ray-address)"
+    named = words[words.index("--model") + 1 :][:1] if "--model" in words else []
+    if named and named[0] != "fake":
+        return f"--model {named[0]} names a real agent: needs its login and the network"
+    if command == ["validate"]:
+        shown = _specs_shown(path)
+        for name in _operands(words):
+            if name not in shown and name not in READER_SPECS and not (ROOT / name).exists():
+                return f"{name} is the reader's own file or one `caliper import` writes"
+            skills = (yaml.safe_load(shown.get(name, "")) or {}).get("skills") or []
+            if any(isinstance(skill, dict) for skill in skills):
+                return f"{name} names a skill from a git repository (fetched over the network)"
+    return None
+
+
+def _operands(words: list[str]) -> list[str]:
+    return [w for w in words[2:] if not w.startswith("-")]
+
+
 def _runnable() -> list[tuple[Path, list[str]]]:
-    """The lines that run offline: help, version, plugins, and validate of specs the page
-    shows (a validate of the reader's own file, such as `other.eval.yaml`, only has its
-    flags checked)."""
-    runnable = []
-    for path, words in COMMANDS:
-        if id(words) in INLINE:
-            continue
-        command = _command_path(words)
-        if command == ["validate"]:
-            files = [w for w in words[2:] if not w.startswith("-")]
-            shown = _specs_shown(path)
-            if not all(f in shown or (ROOT / f).exists() for f in files):
-                continue
-        elif command and command[0] != "plugins":
-            continue
-        runnable.append((path, words))
-    return runnable
+    return [item for item in COMMANDS if _not_run(*item) is None]
+
+
+def _substitute(words: list[str], project: Project, cwd: Path) -> list[str]:
+    """The line with its placeholders replaced by real values and globs expanded."""
+    values = {
+        "<control-run.json>": str(project.control),
+        "<full-run.json>": str(project.full),
+        "<run>": str(project.full),
+        "RUN": str(project.full),
+        "RUN_ID": project.full.stem,
+        "SPEC": "demo.eval.yaml",
+    }
+    out: list[str] = []
+    for word in words[1:]:
+        word = values.get(word, word)
+        if "*" in word:
+            matches = sorted(str(p.relative_to(cwd)) for p in cwd.glob(word))
+            assert matches, f"{word} matches nothing in {cwd}"
+            out += matches
+        else:
+            out.append(word)
+    if _command_path(words) == ["run"] and "--model" not in words:
+        out += ["--model", "fake"]
+    return out
+
+
+def _migration_project(folder: Path) -> Path:
+    """A copy of a project of the earlier tool, its spec also as ``my-skill.eval.yaml`` and
+    the whole project again under ``evals/``."""
+    shutil.copytree(PREDECESSOR, folder)
+    shutil.copy(folder / SPEC_NAME, folder / "my-skill.eval.yaml")
+    shutil.copytree(PREDECESSOR, folder / "evals")
+    return folder
+
+
+def _validate_folder(path: Path, words: list[str], project: Project, tmp: Path) -> Path:
+    """A copy of the project's skills and specs, with the specs the page shows written over
+    them (so each page validates its own spec)."""
+    skills = tmp / "skills"
+    shutil.copytree(
+        project.folder.parent, skills, ignore=shutil.ignore_patterns(".caliper", "shard-*")
+    )
+    cwd = skills / "commit-writer"
+    shown = _specs_shown(path)
+    for name in _operands(words):
+        if name in shown:
+            made = _materialize(shown[name], name, cwd)
+            assert isinstance(made, Path), made
+    return cwd
+
+
+def _expected_codes(words: list[str]) -> set[int]:
+    """The exit codes docs/exit-codes.md gives the line with the fake agent's results."""
+    if "--probe" in words:
+        return {0, 1}  # 1 when a check passes with no agent at all
+    if any(w.split("=", 1)[0] in BAR_FLAGS for w in words):
+        return {0, 3}  # 3 when a bar is not met (the fake agent passes nothing here)
+    return {0}
 
 
 @pytest.mark.parametrize("item", _runnable(), ids=_id)
-def test_offline_commands_run_as_written(item, tmp_path):
+def test_offline_commands_run_as_written(item, project, tmp_path):
     path, words = item
-    cwd = tmp_path / "project" / "skills" / "commit-writer"
-    cwd.mkdir(parents=True)
-    if _command_path(words) == ["validate"]:
-        shown = _specs_shown(path)
-        for name in [w for w in words[2:] if not w.startswith("-")]:
-            if name in shown:
-                made = _materialize(shown[name], name, cwd)
-                if isinstance(made, str):
-                    pytest.skip(f"{name}: {made}")
-    done = subprocess.run(
-        [str(CALIPER), *words[1:]], cwd=cwd, capture_output=True, text=True, timeout=120
-    )
+    command = _command_path(words)
+    cwd = project.folder
+    if path == MIGRATION or command == ["migrate"]:
+        cwd = _migration_project(tmp_path / "project")
+        if command == ["validate"]:  # the page validates the spec it has just migrated
+            for name in _operands(words):
+                done = project.caliper(["migrate", name], cwd=cwd)
+                assert done.returncode == 0, done.stdout + done.stderr
+    elif command == ["validate"]:
+        cwd = _validate_folder(path, words, project, tmp_path)
+    argv = _substitute(words, project, cwd)
+    done = project.caliper(argv, cwd=cwd)
     out = done.stdout + done.stderr
     assert "Traceback" not in out and "No such option" not in out, out
-    expected = {0, 1} if "--probe" in words else {0}  # --probe exits 1 when a check is weak
-    assert done.returncode in expected, f"`{' '.join(words)}` exited {done.returncode}:\n{out}"
+    assert done.returncode in _expected_codes(words), (
+        f"`caliper {' '.join(argv)}` exited {done.returncode}:\n{out}"
+    )
+
+
+def test_the_lines_that_run_cover_every_offline_command():
+    """Lines of each offline command are run, not only checked."""
+    run = {(_command_path(w) or ["--help"])[0] for _, w in _runnable()}
+    assert run >= RUN_KINDS
 
 
 def test_every_command_line_is_run_or_excluded_with_a_reason():
     kinds = {(_command_path(w) or ["--help"])[0] for _, w in COMMANDS}
-    unaccounted = kinds - set(EXCLUDED) - {"validate", "plugins", "--help", "--version"}
+    unaccounted = kinds - set(EXCLUDED) - RUN_KINDS - {"plugins", "--help", "--version"}
     assert not unaccounted, f"doc commands neither run nor excluded: {sorted(unaccounted)}"
+    ran = {(_command_path(w) or ["--help"])[0] for _, w in _runnable()}
+    assert not ran & set(EXCLUDED), f"excluded but run: {sorted(ran & set(EXCLUDED))}"
