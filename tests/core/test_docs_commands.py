@@ -34,8 +34,6 @@ SHELL_BLOCK = re.compile(r"^```(?:bash|sh|console|shell)\n(.*?)^```", re.M | re.
 YAML_BLOCK = re.compile(r"^```ya?ml\n# (\S+\.ya?ml)[^\n]*\n(.*?)^```", re.M | re.S)
 
 EXCLUDED = {
-    "tune": "measures activation through an agent CLI that loads skills by itself: needs its "
-    "login and the network (the fake agent loads a skill only when its prompt says so)",
     "import": "needs a skill-creator skill folder and its evals files, which no page shows "
     "(test_import covers it)",
     "update-cli": "asks npm and PyPI for the newest versions: needs the network",
@@ -77,7 +75,10 @@ def doc_commands() -> list[tuple[Path, list[str]]]:
     for path in doc_files():
         text = path.read_text(encoding="utf-8")
         for block in SHELL_BLOCK.findall(text):
-            for line in block.replace("\\\n", " ").splitlines():
+            lines = block.replace("\\\n", " ").splitlines()
+            if any(line.startswith("$ ") for line in lines):  # a session: the rest is output
+                lines = [line for line in lines if line.startswith("$ ")]
+            for line in lines:
                 words = _caliper_words(line)
                 if words:
                     found.append((path, words))
@@ -185,7 +186,34 @@ CHANGELOG_TASK = """
     activates: [changelog-writer]
 """
 BAR_FLAGS = ("--min-score", "--min-activation")
-RUN_KINDS = {"run", "report", "list", "history", "compare", "merge", "migrate", "validate", "clean"}
+RUN_KINDS = {
+    "run",
+    "report",
+    "list",
+    "history",
+    "compare",
+    "merge",
+    "migrate",
+    "validate",
+    "clean",
+    "tune",
+}
+TUNING = ROOT / "docs" / "tuning.md"
+TUNE_SPEC = """skills:
+  - ./skills/invoice-totals
+  - ../changelog-writer
+tasks:
+  - name: totals an invoice
+    prompt: Add up the invoice in bills.csv and tell me the total.
+    activates: [invoice-totals]
+  - name: release notes go to the neighbour
+    prompt: What changed since v2.1? I need release notes.
+    activates: [changelog-writer]
+"""
+"""A stand-in for the reader's ``invoice-totals.eval.yaml``, read by ``tune`` as a probe set."""
+DOCUMENTED_FAILURES = {"bad.probes.yaml": 2}
+"""Files whose lines the docs show failing, and the exit code they show (a malformed probe
+file exits 2 before anything runs)."""
 
 
 @attrs.frozen
@@ -293,7 +321,7 @@ def _substitute(words: list[str], project: Project, cwd: Path) -> list[str]:
             out += matches
         else:
             out.append(word)
-    if _command_path(words) == ["run"] and "--model" not in words:
+    if _command_path(words)[:1] in (["run"], ["tune"]) and "--model" not in words:
         out += ["--model", "fake"]
     return out
 
@@ -323,8 +351,37 @@ def _validate_folder(path: Path, words: list[str], project: Project, tmp: Path) 
     return cwd
 
 
+def _files_shown(path: Path) -> dict[str, str]:
+    """The files a page shows: YAML blocks headed ``# <name>`` and ``$ cat <name>`` output."""
+    shown = _specs_shown(path)
+    for block in SHELL_BLOCK.findall(path.read_text(encoding="utf-8")):
+        for name, body in re.findall(r"^\$ cat (\S+)\n(.*?)(?=^\$ |\Z)", block, re.M | re.S):
+            shown[name] = body
+    return shown
+
+
+def _tune_project(folder: Path) -> Path:
+    """The tuning page's project: the skill, its neighbour beside the project (where the probe
+    file's ``../changelog-writer`` points), the probe files the page shows, and a spec."""
+    for skill in (folder / "proj" / "skills" / "invoice-totals", folder / "changelog-writer"):
+        skill.mkdir(parents=True)
+        (skill / "SKILL.md").write_text(
+            f"---\nname: {skill.name}\ndescription: A stub of {skill.name}.\n---\nDo it.\n",
+            encoding="utf-8",
+        )
+    cwd = folder / "proj"
+    for name, text in _files_shown(TUNING).items():
+        if name.endswith(".probes.yaml"):
+            (cwd / name).write_text(text, encoding="utf-8")
+    (cwd / "invoice-totals.eval.yaml").write_text(TUNE_SPEC, encoding="utf-8")
+    return cwd
+
+
 def _expected_codes(words: list[str]) -> set[int]:
     """The exit codes docs/exit-codes.md gives the line with the fake agent's results."""
+    for name, code in DOCUMENTED_FAILURES.items():
+        if name in words:
+            return {code}
     if "--probe" in words:
         return {0, 1}  # 1 when a check passes with no agent at all
     if any(w.split("=", 1)[0] in BAR_FLAGS for w in words):
@@ -345,6 +402,10 @@ def test_offline_commands_run_as_written(item, project, tmp_path):
                 assert done.returncode == 0, done.stdout + done.stderr
     elif command == ["validate"]:
         cwd = _validate_folder(path, words, project, tmp_path)
+    elif command == ["tune"]:
+        cwd = _tune_project(tmp_path)
+        probes = words[words.index("--probes") + 1]
+        assert (cwd / probes).is_file(), f"{probes}: the page shows no such probe file"
     argv = _substitute(words, project, cwd)
     done = project.caliper(argv, cwd=cwd)
     out = done.stdout + done.stderr
