@@ -6,16 +6,18 @@ line that can run offline is run for real, in a project built once per session: 
 ``commit-writer.eval.yaml`` (with a stub for each local skill it names) and copies of it under
 the names the other pages give the reader's own spec, runs of it saved offline through the
 test-only ``fake`` backend (a full run, an ``--ablate`` control run, and the four shard runs of
-a ``demo`` run as a CI merge job downloads them), and, for the migration page, a copy of a
-project of the earlier tool. Placeholders (``SPEC``, ``RUN``, ``<control-run.json>``, …) are
-replaced with real values; a ``run`` line that names no ``--model`` gets ``--model fake``, the
-one change made to a line. Each must exit with a code the docs give it and print no traceback.
-The lines that cannot run offline are listed, by reason, in :data:`EXCLUDED` and
-:func:`_not_run`.
+a ``demo`` run as a CI merge job downloads them); the migration page runs in a copy of a
+project of the earlier tool, the tuning page in a project with the probe files it shows and a
+skill-creator skill folder to import. Placeholders (``SPEC``, ``RUN``, ``<control-run.json>``,
+…) are replaced with real values; a ``run`` or ``tune`` line that names no ``--model`` gets
+``--model fake``, the one change made to a line. Each must exit with a code the docs give it
+and print no traceback. The lines that cannot run offline are listed, by reason, in
+:data:`EXCLUDED` and :func:`_not_run`.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import shutil
@@ -34,8 +36,6 @@ SHELL_BLOCK = re.compile(r"^```(?:bash|sh|console|shell)\n(.*?)^```", re.M | re.
 YAML_BLOCK = re.compile(r"^```ya?ml\n# (\S+\.ya?ml)[^\n]*\n(.*?)^```", re.M | re.S)
 
 EXCLUDED = {
-    "import": "needs a skill-creator skill folder and its evals files, which no page shows "
-    "(test_import covers it)",
     "update-cli": "asks npm and PyPI for the newest versions: needs the network",
     "retry": "named only in prose, with placeholders (its flags are checked); it re-runs "
     "attempts of a failed run, which test_retry_cli covers",
@@ -197,6 +197,7 @@ RUN_KINDS = {
     "validate",
     "clean",
     "tune",
+    "import",
 }
 TUNING = ROOT / "docs" / "tuning.md"
 TUNE_SPEC = """skills:
@@ -286,6 +287,8 @@ def _not_run(path: Path, words: list[str]) -> str | None:
     if command == ["validate"]:
         shown = _specs_shown(path)
         for name in _operands(words):
+            if path == TUNING and name == "pdf.eval.yaml":
+                continue  # the spec `caliper import` writes, made before the line runs
             if name not in shown and name not in READER_SPECS and not (ROOT / name).exists():
                 return f"{name} is the reader's own file or one `caliper import` writes"
             skills = (yaml.safe_load(shown.get(name, "")) or {}).get("skills") or []
@@ -377,6 +380,42 @@ def _tune_project(folder: Path) -> Path:
     return cwd
 
 
+EVALS_JSON = {
+    "skill_name": "pdf",
+    "evals": [
+        {
+            "id": 1,
+            "prompt": "Fill in form.pdf with my name, Ada.",
+            "expected_output": "A filled form",
+            "expectations": ["The output PDF has Ada in the name field"],
+            "files": ["evals/files/form.pdf"],
+        },
+        {"id": 2, "prompt": "Merge a.pdf and b.pdf."},
+    ],
+}
+"""A stand-in for skill-creator's ``evals/evals.json`` of the reader's ``skills/pdf``."""
+
+
+def _import_project(folder: Path) -> Path:
+    """The import section's project: ``skills/pdf`` with its ``evals/evals.json`` and a file
+    it names, and the trigger-eval JSON the page shows as ``trigger-eval.json`` and
+    ``trig.json``."""
+    evals = folder / "skills" / "pdf" / "evals"
+    (evals / "files").mkdir(parents=True)
+    (evals / "files" / "form.pdf").write_bytes(b"%PDF-1.4\n")
+    (evals / "evals.json").write_text(json.dumps(EVALS_JSON), encoding="utf-8")
+    (folder / "skills" / "pdf" / "SKILL.md").write_text(
+        "---\nname: pdf\ndescription: Fills and merges PDF files.\n---\nDo it.\n",
+        encoding="utf-8",
+    )
+    (trigger,) = re.findall(
+        r"^```json\n(\[.*?)^```", TUNING.read_text(encoding="utf-8"), re.M | re.S
+    )
+    for name in ("trigger-eval.json", "trig.json"):
+        (folder / name).write_text(trigger, encoding="utf-8")
+    return folder
+
+
 def _expected_codes(words: list[str]) -> set[int]:
     """The exit codes docs/exit-codes.md gives the line with the fake agent's results."""
     for name, code in DOCUMENTED_FAILURES.items():
@@ -400,6 +439,11 @@ def test_offline_commands_run_as_written(item, project, tmp_path):
             for name in _operands(words):
                 done = project.caliper(["migrate", name], cwd=cwd)
                 assert done.returncode == 0, done.stdout + done.stderr
+    elif path == TUNING and command[0] in ("import", "validate"):
+        cwd = _import_project(tmp_path)
+        if command == ["validate"]:  # the page validates the spec it has just imported
+            done = project.caliper(["import", "skill-creator", "skills/pdf"], cwd=cwd)
+            assert done.returncode == 0, done.stdout + done.stderr
     elif command == ["validate"]:
         cwd = _validate_folder(path, words, project, tmp_path)
     elif command == ["tune"]:
