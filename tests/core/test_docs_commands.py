@@ -38,13 +38,12 @@ YAML_BLOCK = re.compile(r"^```ya?ml\n# (\S+\.ya?ml)[^\n]*\n(.*?)^```", re.M | re
 EXCLUDED = {
     "update-cli": "asks npm and PyPI for the newest versions: needs the network",
     "retry": "named only in prose, with placeholders (its flags are checked); it re-runs "
-    "attempts of a failed run, which test_retry_cli covers",
-    "regrade": "named only in prose (its flags are checked); it asks an LLM judge again",
+    "attempts of a failed run, which test_run_retry covers",
+    "regrade": "named only in prose (its flags are checked); it asks an LLM judge again, "
+    "which test_regrade covers",
 }
 """Commands none of whose lines run offline as the docs write them, and why. Lines of other
 commands that cannot run are named by :func:`_not_run`."""
-
-REAL_AGENTS = ("claude", "codex", "gpt-", "hermes", "pi", "opus", "sonnet")
 
 
 def doc_files() -> list[Path]:
