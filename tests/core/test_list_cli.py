@@ -97,18 +97,19 @@ def test_list_help_documents_exit_codes(tmp_path):
 
 
 def test_list_shows_each_score_with_its_interval(tmp_path):
-    """No bare score: the one run of `other` is 0 of 1, whose 95 % Wilson interval is
-    [0, z² / (1 + z²)] = [0, 3.8415 / 4.8415] = [0 %, 79.3 %] (worked by hand)."""
+    """No bare score, and no misleading interval: the one run of `other` is 0 of 1, too few
+    attempts for any interval to say something (Wilson's [0 %, 79.3 %] would exclude every
+    rate above 79 %), so the row says so and the JSON holds the whole [0, 1]."""
     project = make_project(tmp_path)
     out = caliper("list", "other", cwd=project)
     assert out.returncode == 0, out.stderr
     row = next(line for line in out.stdout.splitlines() if "2026-11-30T17" in line)
-    assert "0.0% [0–79.3]" in row
+    assert "0.0% (uninformative)" in row
+    assert "79.3" not in row
     data = json.loads(caliper("list", "other", "--format", "json", cwd=project).stdout)
     bounds = data[0]["score_interval"]
-    assert bounds["low"] == 0.0
-    assert abs(bounds["high"] - 1.959964**2 / (1 + 1.959964**2)) < 1e-6
-    assert bounds["level"] == 0.95 and bounds["method"] == "wilson"
+    assert (bounds["low"], bounds["high"]) == (0.0, 1.0)
+    assert bounds["level"] == 0.95 and bounds["method"] == "uninformative"
 
 
 def test_list_intervals_are_the_ones_report_shows(tmp_path):

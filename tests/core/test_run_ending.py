@@ -62,10 +62,13 @@ def test_a_signal_exits_128_plus_its_number_with_its_name():
 
 
 def test_unusable_attempts_exit_1_and_the_gate_comes_last():
-    unusable = RunEnding(
-        results=_results(Outcome.INFRA_ERROR, Outcome.TIMEOUT, Outcome.JUDGE_ERROR), saved_to=None
-    )
+    unusable = RunEnding(results=_results(Outcome.INFRA_ERROR, Outcome.JUDGE_ERROR), saved_to=None)
     assert isinstance(unusable.problem(), AllUnusable) and unusable.exit_code == 1
+    # a timeout is a failed attempt (a measured 0 %) unless the run left timeouts out
+    timed_out = _results(Outcome.INFRA_ERROR, Outcome.TIMEOUT, Outcome.JUDGE_ERROR)
+    assert RunEnding(results=timed_out, saved_to=None).problem() is None
+    timed_out.meta.timeouts = "unusable"
+    assert isinstance(RunEnding(results=timed_out, saved_to=None).problem(), AllUnusable)
     gate = CaliperError("Gate failed: 1 of 1 bar not met", exit_code=3)
     assert isinstance(unusable.problem(gate), AllUnusable)
     for outcomes in [(Outcome.INFRA_ERROR, Outcome.TASK_FAIL), (Outcome.NOT_CHECKED,), ()]:

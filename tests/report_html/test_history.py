@@ -63,7 +63,7 @@ def test_json_rows_in_time_order_and_spec_file_accepted(project):
     rows = json.loads(done.stdout)
     assert [r.get("score") for r in rows] == [0.0, 0.25, 0.5, 1.0, None]
     assert rows[1]["ablated"] == ["git-commit"] and rows[0]["engine"] == "codex:gpt-9"
-    assert rows[2]["score_interval"]["method"] == "wilson"
+    assert rows[2]["score_interval"]["method"] == "wilson-cc"  # the interval rates are shown with
     assert "error" in rows[4]
 
 

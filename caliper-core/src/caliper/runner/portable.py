@@ -450,4 +450,12 @@ def run_job(
         return FinishedAttempt(job=job, record=None, fatal=error)
     judge_engine = _judge_engine(portable.digest, prepared, host)
     key = job.engine_key
-    return JobRunner({key: prepared}, controller, {key: judge_engine})(job)  # type: ignore[dict-item]
+    try:
+        return JobRunner({key: prepared}, controller, {key: judge_engine})(job)  # type: ignore[dict-item]
+    finally:  # a node's worker process goes on: once the job's sandboxes are gone, so is
+        # its ledger, and the node's sandbox folder is left as it was found
+        from caliper.ledger import release_idle
+        from caliper.sandbox import finish_removals
+
+        finish_removals()
+        release_idle()
