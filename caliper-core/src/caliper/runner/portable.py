@@ -406,7 +406,20 @@ def check_node(portable: PortableRun, host: PluginHost | None = None) -> str | N
         prepared_for(portable, host)
     except CaliperError as exc:
         return exc.render()
+    finally:
+        leave_node_clean()
     return None
+
+
+def leave_node_clean() -> None:
+    """After work on a node whose worker process goes on (a check, a job): wait for its
+    sandboxes' removal and close the process's idle ledgers, so the node's sandbox folder is
+    left as it was found."""
+    from caliper.ledger import release_idle
+    from caliper.sandbox import finish_removals
+
+    finish_removals()
+    release_idle()
 
 
 _judges: dict[str, object] = {}
@@ -452,10 +465,5 @@ def run_job(
     key = job.engine_key
     try:
         return JobRunner({key: prepared}, controller, {key: judge_engine})(job)  # type: ignore[dict-item]
-    finally:  # a node's worker process goes on: once the job's sandboxes are gone, so is
-        # its ledger, and the node's sandbox folder is left as it was found
-        from caliper.ledger import release_idle
-        from caliper.sandbox import finish_removals
-
-        finish_removals()
-        release_idle()
+    finally:
+        leave_node_clean()
