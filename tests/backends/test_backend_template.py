@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from caliper.attempt import AgentStatus, AttemptRequest, PromptRequest
+from caliper.plugin.attempt import AgentStatus, AttemptRequest, PromptRequest
 from caliper.errors import CaliperError
-from caliper.sandbox import make_sandbox, remove_sandbox
-from caliper.skills import ResolvedSkill
+from caliper.plugin.sandbox import make_sandbox, remove_sandbox
+from caliper.plugin.skills import ResolvedSkill
 
 PACKAGES = {
     "claude": ("caliper_backend_claude", "ClaudeCodeBackend", "ClaudeSkillInstaller"),

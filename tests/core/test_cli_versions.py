@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from caliper.cli_versions import (
+from caliper.plugin.cli_versions import (
     npm_latest_version,
     parse_version,
     version_from_cli,

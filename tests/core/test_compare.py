@@ -9,7 +9,7 @@ import random
 import pytest
 from test_results_support import INFRA, JUDGE, NC, F, P, run, snapshot, task
 
-from caliper.attempt import Usage
+from caliper.plugin.attempt import Usage
 from caliper.results.compare import compare_runs, comparison_data, same_run
 
 

@@ -50,7 +50,7 @@ def test_a_crash_after_a_skill_load_keeps_the_load(tmp_path) -> None:
 def test_an_older_file_shows_the_load_its_crashed_transcript_holds() -> None:
     from test_results_support import INFRA, P, run, task
 
-    from caliper.attempt import Turn
+    from caliper.plugin.attempt import Turn
     from caliper.report.html.run_data import run_view
 
     crashed = task("x", [INFRA, INFRA, P])

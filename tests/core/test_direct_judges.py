@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from caliper import plugins
-from caliper.direct_judges import load_judges
+from caliper.host import plugins
+from caliper.host.direct_judges import load_judges
 from caliper.errors import CaliperError
-from caliper.plugins import JUDGES, PluginHost
+from caliper.host.plugins import JUDGES, PluginHost
 
 _counter = itertools.count()
 
 JUDGE_MODULE = """
 import caliper
-from caliper.judge import Judge
+from caliper.plugin.judge import Judge
 
 
 class {cls}(Judge):

@@ -1,4 +1,4 @@
-"""caliper.entry_points finds exactly the entry points importlib.metadata finds (issue 20)."""
+"""caliper.host.entry_points finds exactly the entry points importlib.metadata finds (issue 20)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from caliper import entry_points
-from caliper.entry_points import FoundEntryPoint, read_entry_points
+from caliper.host import entry_points
+from caliper.host.entry_points import FoundEntryPoint, read_entry_points
 
 
 def _stdlib(path: list[str], prefix: str = "caliper.") -> dict[str, list[FoundEntryPoint]]:

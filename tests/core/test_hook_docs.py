@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
-from caliper import hookspecs
+from caliper.plugin import hookspecs
 
 DOC = Path(__file__).parents[2] / "docs" / "plugins" / "hooks.md"
 
@@ -41,7 +41,7 @@ def test_every_hook_is_in_the_reference_with_its_exact_signature():
 
 
 def test_the_backend_mcp_methods_are_in_the_reference_with_their_exact_signatures():
-    from caliper.backend import Backend
+    from caliper.plugin.backend import Backend
 
     text = DOC.read_text()
     for name in ("check_mcp_servers", "mcp_tool_name"):

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 import caliper
-from caliper import install_hints
-from caliper.install_hints import OUR_DISTRIBUTIONS, InstallSource, add_distribution
-from caliper.plugins import KNOWN_DISTRIBUTIONS, install_command
+from caliper.host import catalogue as install_hints
+from caliper.host.catalogue import OUR_DISTRIBUTIONS, InstallSource, add_distribution
+from caliper.host.plugins import KNOWN_DISTRIBUTIONS, install_command
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = caliper.__version__

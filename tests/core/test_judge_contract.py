@@ -1,4 +1,4 @@
-"""The judge contract (``caliper.judge``) stands below the engine, the backends and plugins."""
+"""The judge contract (``caliper.plugin.judge``) stands below the engine, the backends and plugins."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import caliper
 
 SOURCE_ROOT = Path(caliper.__file__).parent
-ABOVE_THE_CONTRACT = {"caliper.engine", "caliper.plugins", "caliper.hookspecs", "caliper.backend"}
+ABOVE_THE_CONTRACT = {"caliper.host.engine", "caliper.host.plugins", "caliper.plugin.hookspecs", "caliper.plugin.backend"}
 
 
 def _module_file(name: str) -> Path | None:
@@ -39,7 +39,7 @@ def _caliper_imports(path: Path) -> set[str]:
 def test_the_judge_contract_reaches_no_engine_plugin_or_backend_module() -> None:
     """Follows imports statically (``if TYPE_CHECKING:`` blocks too): no cycle can form."""
     seen: set[str] = set()
-    todo = ["caliper.judge"]
+    todo = ["caliper.plugin.judge"]
     while todo:
         name = todo.pop()
         if name in seen:
@@ -48,37 +48,37 @@ def test_the_judge_contract_reaches_no_engine_plugin_or_backend_module() -> None
         path = _module_file(name)
         if path is not None:
             todo.extend(_caliper_imports(path) - seen)
-    assert "caliper.attempt" in seen  # the walk does follow the contract's own imports
+    assert "caliper.plugin.attempt" in seen  # the walk does follow the contract's own imports
     assert seen & ABOVE_THE_CONTRACT == set(), sorted(seen)
 
 
 def test_importing_the_judge_contract_loads_no_engine_or_plugin_host() -> None:
     code = (
-        "import sys, caliper.judge\n"
+        "import sys, caliper.plugin.judge\n"
         "print(' '.join(sorted(m for m in sys.modules if m.startswith('caliper'))))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     loaded = set(done.stdout.split())
-    assert "caliper.judge" in loaded
+    assert "caliper.plugin.judge" in loaded
     assert loaded & ABOVE_THE_CONTRACT == set(), sorted(loaded)
-    assert "caliper.verdict" not in loaded  # made on first use: `caliper validate` needs none
+    assert "caliper.plugin.verdict" not in loaded  # made on first use: `caliper validate` needs none
 
 
 def test_the_check_time_types_are_imported_from_the_contract_on_first_use() -> None:
-    """``from caliper.judge import Verdict`` (and the other check-time types) gives the
-    class :mod:`caliper.verdict` defines; a name the contract does not have is an
+    """``from caliper.plugin.judge import Verdict`` (and the other check-time types) gives the
+    class :mod:`caliper.plugin.verdict` defines; a name the contract does not have is an
     ``AttributeError`` as from any module."""
     code = (
-        "import sys, caliper.judge\n"
-        "before = 'caliper.verdict' in sys.modules\n"
-        "from caliper.judge import Ask, JudgeContext, JudgeUsage, Reply, Verdict\n"
-        "import caliper.verdict as v\n"
+        "import sys, caliper.plugin.judge\n"
+        "before = 'caliper.plugin.verdict' in sys.modules\n"
+        "from caliper.plugin.judge import Ask, JudgeContext, JudgeUsage, Reply, Verdict\n"
+        "import caliper.plugin.verdict as v\n"
         "same = (Ask, JudgeContext, JudgeUsage, Reply, Verdict) == (\n"
         "    v.Ask, v.JudgeContext, v.JudgeUsage, v.Reply, v.Verdict)\n"
         "try:\n"
-        "    caliper.judge.NoSuchThing\n"
+        "    caliper.plugin.judge.NoSuchThing\n"
         "    missing = 'no error'\n"
         "except AttributeError as exc:\n"
         "    missing = str(exc)\n"
@@ -91,7 +91,7 @@ def test_the_check_time_types_are_imported_from_the_contract_on_first_use() -> N
         "False",
         "True",
         "True",
-        "module 'caliper.judge' has no attribute 'NoSuchThing'",
+        "module 'caliper.plugin.judge' has no attribute 'NoSuchThing'",
     ]
 
 
@@ -103,7 +103,7 @@ graded two ``expect:`` tasks; a third task has ``assert:`` and ``activates:``)."
 def test_a_results_file_from_before_typed_judge_fields_loads_into_them() -> None:
     import json
 
-    from caliper.judge import JudgeUsage
+    from caliper.plugin.judge import JudgeUsage
     from caliper.results import codec
     from caliper.results.scoring import judge_tokens
 
@@ -132,7 +132,7 @@ def test_a_results_file_from_before_typed_judge_fields_loads_into_them() -> None
 def test_typed_judge_fields_are_saved_where_results_files_always_kept_them() -> None:
     import json
 
-    from caliper.judge import JudgeUsage
+    from caliper.plugin.judge import JudgeUsage
     from caliper.results import codec
     from caliper.results.models import AttemptRecord, CheckRecord, Outcome
 
@@ -167,7 +167,7 @@ def test_typed_judge_fields_are_saved_where_results_files_always_kept_them() -> 
 def test_judge_calls_pick_the_engines_model_then_the_variable_then_the_backends_pin(
     monkeypatch,
 ) -> None:
-    from caliper.backend import Backend
+    from caliper.plugin.backend import Backend
     from caliper.runner.judge_calls import judge_model_for
 
     class Pinned(Backend):
@@ -195,10 +195,10 @@ def test_ask_runs_the_backends_prompt_in_a_fresh_sandbox_and_types_its_answer(
 ) -> None:
     import contextlib
 
-    from caliper.attempt import AgentStatus, PromptResult, Usage
-    from caliper.backend import Backend
-    from caliper.engine import Engine
-    from caliper.judge import JudgeUsage
+    from caliper.plugin.attempt import AgentStatus, PromptResult, Usage
+    from caliper.plugin.backend import Backend
+    from caliper.host.engine import Engine
+    from caliper.plugin.judge import JudgeUsage
     from caliper.runner.judge_calls import judge_ask
 
     monkeypatch.delenv("CALIPER_JUDGE_MODEL", raising=False)
@@ -263,8 +263,8 @@ def test_the_judge_model_variable_wins_over_the_model_that_model_names(monkeypat
     It was ignored whenever --model named a model (the judge followed --model's)."""
     from types import SimpleNamespace
 
-    from caliper.backend import Backend
-    from caliper.engine import Engine
+    from caliper.plugin.backend import Backend
+    from caliper.host.engine import Engine
     from caliper.runner import judge_engine_for
 
     class Agent(Backend):

@@ -1,4 +1,4 @@
-"""What ``caliper.ledger.clean_dead`` may touch: only what a dead process provably made.
+"""What ``caliper.system.ledger.clean_dead`` may touch: only what a dead process provably made.
 
 A recycled pid (same pid, another start time) is never killed; a folder without the ledger's
 token, or a link, is never removed; a ledger its live process holds is left alone.
@@ -12,8 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from caliper import ledger
-from caliper.process import _start_time
+from caliper.system import ledger
+from caliper.system.process import _start_time
 
 TOKEN = "a1b2c3d4"
 

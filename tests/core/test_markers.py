@@ -10,7 +10,7 @@ import sys
 import pluggy
 import pytest
 
-from caliper.markers import HookimplMarker, hookimpl
+from caliper.plugin.markers import HookimplMarker, hookimpl
 
 FLAGS = ("hookwrapper", "optionalhook", "tryfirst", "trylast", "wrapper")
 
@@ -39,7 +39,7 @@ def test_bare_use_and_another_project_like_pluggy():
 
 
 def test_pluggy_registers_what_it_marks():
-    from caliper.plugins import make_plugin_manager
+    from caliper.host.plugins import make_plugin_manager
 
     class Plugin:
         @hookimpl(tryfirst=True)

@@ -175,7 +175,7 @@ def test_matrix_misuse_is_a_usage_error(space: Workspace, extra, message) -> Non
 
 
 def test_interleave_gives_every_engine_a_turn() -> None:
-    from caliper.executor import AttemptJob
+    from caliper.plugin.executor import AttemptJob
     from caliper.runner.matrix import interleave
 
     jobs = {

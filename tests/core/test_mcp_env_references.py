@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from caliper.mcp import EnvReferences
+from caliper.plugin.mcp import EnvReferences
 
 
 def test_each_value_gets_its_own_reference():

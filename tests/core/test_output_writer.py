@@ -1,4 +1,4 @@
-"""The one output writer (``caliper.output_file``): every command that writes a named output
+"""The one output writer (``caliper.system.output_file``): every command that writes a named output
 goes through it, checked through the real ``caliper`` script on things that are not regular
 files (a device node stays a device, a FIFO gets the bytes, ``/dev/full`` is exit 74), plus a
 scan of the source that fails when a module writes a file some other way; and the writer's
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from caliper.output_file import OutputWriteError, replace_problem, write_output
+from caliper.system.output_file import OutputWriteError, replace_problem, write_output
 from caliper_fakeagent.harness import CALIPER, FAKE_AGENT, Workspace
 
 REPO = Path(__file__).resolve().parents[2]
@@ -206,7 +206,7 @@ ALLOWED = {
 """Every other way a module writes a file, with how many times; all are files caliper makes
 for its own use (sandboxes, caches, child processes), none a user-named output. A new one
 fails :func:`test_no_module_writes_a_file_around_the_writer`: route it through
-``caliper.output_file.write_output``, or add it here if it is no named output."""
+``caliper.system.output_file.write_output``, or add it here if it is no named output."""
 
 
 def _writes(path: Path) -> Counter:
@@ -238,7 +238,7 @@ def test_no_module_writes_a_file_around_the_writer():
         found = dict(_writes(path))
         if found and found != ALLOWED.get(relative, {}):
             unexpected[relative] = found
-    assert unexpected == {}, "files written outside caliper.output_file (see ALLOWED)"
+    assert unexpected == {}, "files written outside caliper.system.output_file (see ALLOWED)"
 
 
 # -- the writer's own guarantees ---------------------------------------------------------------

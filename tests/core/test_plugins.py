@@ -10,10 +10,10 @@ import types
 import pytest
 
 import caliper
-from caliper.backend import Backend
-from caliper.engine import resolve_engine
+from caliper.plugin.backend import Backend
+from caliper.host.engine import resolve_engine
 from caliper.errors import CaliperError
-from caliper.plugins import BACKENDS, JUDGES, PluginHost, backend_names, installed
+from caliper.host.plugins import BACKENDS, JUDGES, PluginHost, backend_names, installed
 
 
 class _Backend(Backend):
@@ -44,7 +44,7 @@ def test_entry_points_are_listed_without_importing_plugins():
     assert {"claude-code", "codex", "pi", "hermes", "fake"} <= names
     assert {"assert", "activates", "expect"} <= {e.name for e in installed(JUDGES)}
     code = (
-        "import sys; from caliper.plugins import installed, GROUPS\n"
+        "import sys; from caliper.host.plugins import installed, GROUPS\n"
         "[installed(g) for g in GROUPS]\n"
         "print(sorted(m for m in sys.modules if m.startswith('caliper_')))"
     )
@@ -116,7 +116,7 @@ def test_register_hook_calls_reach_pluggys_monitoring():
 
 def test_load_by_name_imports_only_that_plugin():
     code = (
-        "import sys; from caliper.plugins import PluginHost\n"
+        "import sys; from caliper.host.plugins import PluginHost\n"
         "host = PluginHost(); host.load('caliper.judges', ['expect'])\n"
         "print(sorted(m for m in sys.modules if m.startswith('caliper_')))"
     )
@@ -137,7 +137,7 @@ def test_load_by_name_imports_only_that_plugin():
 def test_an_id_or_alias_imports_only_its_backend(text, backend, imported):
     """Regression: `--model claude` (an alias) imported every backend plugin."""
     code = (
-        "import sys; from caliper.engine import resolve_engine; from caliper.plugins import "
+        "import sys; from caliper.host.engine import resolve_engine; from caliper.host.plugins import "
         f"PluginHost\nprint(resolve_engine(PluginHost(), {text!r}).backend_id)\n"
         "print(sorted(m for m in sys.modules if m.startswith('caliper_backend_') and '.' not in m))"
     )
@@ -196,7 +196,7 @@ def test_help_imports_no_plugin():
 def test_help_does_not_read_plugin_metadata_or_import_stevedore():
     code = (
         "import sys\nfrom caliper.cli import main\ntry:\n    main(['--help'])\n"
-        "except SystemExit:\n    pass\nheavy = ('stevedore', 'caliper.plugins', "
+        "except SystemExit:\n    pass\nheavy = ('stevedore', 'caliper.host.plugins', "
         "'importlib.metadata')\nprint('HEAVY', [m for m in heavy if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -231,8 +231,8 @@ def test_version_lists_plugins():
 
 
 def test_copy_skill_tree_leaves_out_specs_results_and_git(tmp_path):
-    from caliper.backend import copy_skill_tree
-    from caliper.skills import ResolvedSkill
+    from caliper.plugin.backend import copy_skill_tree
+    from caliper.plugin.skills import ResolvedSkill
 
     source = tmp_path / "skill"
     (source / ".caliper" / "results").mkdir(parents=True)

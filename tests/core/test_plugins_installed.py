@@ -14,13 +14,13 @@ import pytest
 
 import caliper
 from caliper.errors import UsageError
-from caliper.plugins import PluginHost
+from caliper.host.plugins import PluginHost
 
 CALIPER = Path(sys.executable).parent / "caliper"
 
 MISSPELT = """
 import caliper
-from caliper.backend import Backend
+from caliper.plugin.backend import Backend
 
 
 class Misspelt(Backend):
@@ -207,7 +207,7 @@ def test_a_command_reads_the_installed_metadata_once(tmp_path):
 
 
 def test_a_folder_added_to_sys_path_is_scanned(tmp_path, monkeypatch):
-    from caliper.plugins import BACKENDS, installed
+    from caliper.host.plugins import BACKENDS, installed
 
     assert "late" not in {e.name for e in installed(BACKENDS)}
     fake_distribution(
@@ -232,7 +232,7 @@ def test_aliases_come_from_metadata_with_ids_winning(tmp_path, monkeypatch):
         {},
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    from caliper.plugins import backend_names
+    from caliper.host.plugins import backend_names
 
     table = backend_names()
     assert table["3rd"] == "third" and table["other"] == "other"
@@ -242,7 +242,7 @@ def test_aliases_come_from_metadata_with_ids_winning(tmp_path, monkeypatch):
 
 DUPLICATE = """
 import caliper
-from caliper.backend import Backend
+from caliper.plugin.backend import Backend
 
 
 class Duplicate(Backend):

@@ -16,7 +16,7 @@ import pytest
 CHECK = textwrap.dedent(
     """\
     import os, subprocess, sys, time
-    from caliper import process
+    from caliper.system import process
 
     assert process.adopt_orphans()
     # a child with a grandchild, and a double-forked setsid daemon whose parent has exited

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import caliper.process as process
+import caliper.system.process as process
 
 ENV = {"PATH": os.environ.get("PATH", os.defpath)}
 

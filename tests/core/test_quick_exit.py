@@ -1,5 +1,5 @@
 """``caliper validate`` from the console script runs without the cycle collector and ends
-without tearing the interpreter down (``caliper.quick_exit``, issue 20), and still exits as a
+without tearing the interpreter down (``caliper.system.quick_exit``, issue 20), and still exits as a
 normal exit would: the same status, all its output, the ``atexit`` handlers run, live threads
 waited for."""
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from rich.console import Console
 from test_results_support import INFRA, NC, TIMEOUT, F, P, attempt, run, snapshot, task
 
-from caliper.attempt import Usage
+from caliper.plugin.attempt import Usage
 from caliper.report import fmt
 from caliper.report.compare_view import render_compare
 from caliper.report.run_view import render_run

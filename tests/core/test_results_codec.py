@@ -7,7 +7,7 @@ import json
 import pytest
 from test_results_support import INFRA, F, P, run, snapshot, task
 
-from caliper.attempt import Turn, Usage
+from caliper.plugin.attempt import Turn, Usage
 from caliper.results import codec
 from caliper.results.models import Outcome
 

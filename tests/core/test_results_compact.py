@@ -6,7 +6,7 @@ import json
 
 from test_results_support import P, run, task
 
-from caliper.attempt import Turn
+from caliper.plugin.attempt import Turn
 from caliper.results import codec
 from caliper.results.compact import UNLIMITED, StorageLimits, cut
 from caliper_fakeagent.harness import Workspace

@@ -8,7 +8,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from caliper.attempt import Turn, Usage
+from caliper.plugin.attempt import Turn, Usage
 from caliper.results.compare import RunComparison, SkillDrift, TaskComparison, UsageDelta
 from caliper.results.models import (
     AttemptRecord,

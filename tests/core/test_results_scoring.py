@@ -8,7 +8,7 @@ import math
 import pytest
 from test_results_support import INFRA, JUDGE, NC, TIMEOUT, C, F, P, attempt, run, snapshot, task
 
-from caliper.attempt import Usage
+from caliper.plugin.attempt import Usage
 from caliper.results.scoring import (
     TaskStatus,
     pass_at_k,
@@ -201,8 +201,8 @@ def test_json_blocks_are_plain_data():
 
 
 def test_judge_tokens_are_summed_apart_from_the_attempts_tokens():
-    from caliper.attempt import Usage
-    from caliper.judge import JudgeUsage
+    from caliper.plugin.attempt import Usage
+    from caliper.plugin.judge import JudgeUsage
     from caliper.results.models import AttemptRecord, CheckRecord, Outcome
     from caliper.results.scoring import usage_totals
 

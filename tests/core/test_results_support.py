@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from caliper.attempt import Usage
+from caliper.plugin.attempt import Usage
 from caliper.results.models import (
     AttemptRecord,
     CheckRecord,

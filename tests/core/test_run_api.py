@@ -14,7 +14,7 @@ import pytest
 
 import caliper
 import caliper_fakeagent.plugin as fake_plugin
-from caliper.judge import Judge, JudgeContext, Verdict
+from caliper.plugin.judge import Judge, JudgeContext, Verdict
 from caliper.runner import RunOptions
 from caliper_fakeagent.harness import FAKE_AGENT
 from caliper_fakeagent.plugin import FakeBackend
@@ -153,7 +153,7 @@ AFTER_A_RUN = """\
 import ctypes, json, subprocess, sys, time
 import caliper, caliper_fakeagent.plugin as fake_plugin
 from caliper.default_plugins import assert_judge
-from caliper.process import run_process
+from caliper.system.process import run_process
 from caliper.runner import RunOptions
 
 ending = caliper.run(sys.argv[1], RunOptions(k=1, model="fake"),
@@ -203,7 +203,7 @@ def test_an_in_process_run_leaves_the_callers_children_and_process_handling_alon
     caller's children (it stopped being their subreaper)."""
     import subprocess
 
-    from caliper.process import run_process
+    from caliper.system.process import run_process
 
     spec = _spec(
         project,

@@ -97,7 +97,7 @@ def test_run_process_leaves_its_callers_other_children_alone(tmp_path):
     caller's own children, nor steals their exit status."""
     import subprocess
 
-    from caliper.process import run_process
+    from caliper.system.process import run_process
 
     own = subprocess.Popen(["sleep", "30"])
     quick = subprocess.Popen(["sh", "-c", "exit 7"])

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
-from caliper.executor import AttemptJob, ExecutorSession, FinishedAttempt, RunWork
+from caliper.plugin.executor import AttemptJob, ExecutorSession, FinishedAttempt, RunWork
 from caliper.results.models import AttemptRecord, Outcome
 from caliper.runner.control import RunController
 from caliper.runner.schedule import schedule
@@ -235,7 +235,7 @@ def test_caliper_help_imports_no_executor():
 SIGNAL_STORM = """
 import os, signal, threading, time
 from caliper.default_plugins.local_executor import LocalExecutor
-from caliper.executor import AttemptJob, FinishedAttempt, RunWork
+from caliper.plugin.executor import AttemptJob, FinishedAttempt, RunWork
 from caliper.runner.control import RunController
 
 release = threading.Event()
@@ -297,7 +297,7 @@ def test_an_executor_that_cannot_start_leaves_no_run_behind(tmp_path, monkeypatc
     import caliper_fakeagent.plugin as fake_plugin
     from caliper.default_plugins import assert_judge
     from caliper.errors import SetupError
-    from caliper.executor import Executor
+    from caliper.plugin.executor import Executor
     from caliper.runner import RunOptions
     from caliper_fakeagent.harness import FAKE_AGENT
 

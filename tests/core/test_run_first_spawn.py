@@ -14,7 +14,7 @@ from caliper_fakeagent.harness import CALIPER, Workspace
 
 SPAWN_PROBE = (
     "import atexit, gc, os, runpy, sys, threading\n"
-    "import caliper.process as process\n"
+    "import caliper.system.process as process\n"
     "real_popen = process._popen\n"
     "seen = []\n"
     "def popen(*args, **kwargs):\n"

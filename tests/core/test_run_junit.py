@@ -20,7 +20,7 @@ import pytest
 from gate_support import JUNIT_SCHEMA as SCHEMA
 from gate_support import seeded_spec
 
-from caliper.output_file import OutputWriteError, write_output
+from caliper.system.output_file import OutputWriteError, write_output
 from caliper_fakeagent.harness import Workspace
 
 ODD_TASK = """\

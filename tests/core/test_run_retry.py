@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from caliper.executor import AttemptJob, FinishedAttempt
+from caliper.plugin.executor import AttemptJob, FinishedAttempt
 from caliper.results.models import AttemptRecord, Outcome
 from caliper.runner.retry import RetryPolicy, run_with_retries
 from caliper_fakeagent.harness import CALIPER, Workspace

@@ -6,7 +6,7 @@ import json
 import os
 import stat
 
-from caliper.sandbox import make_sandbox, minimal_env, remove_sandbox
+from caliper.plugin.sandbox import make_sandbox, minimal_env, remove_sandbox
 from caliper_fakeagent.harness import Workspace
 
 
@@ -189,7 +189,7 @@ def test_background_removals_in_a_row_share_one_thread(tmp_path):
     when :func:`finish_removals` is called."""
     import time
 
-    from caliper.sandbox import finish_removals
+    from caliper.plugin.sandbox import finish_removals
 
     boxes = [make_sandbox(spec_dir=tmp_path, parent=tmp_path) for _ in range(3)]
     threads = []

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from caliper.attempt import AgentStatus, AttemptResult, Turn
+from caliper.plugin.attempt import AgentStatus, AttemptResult, Turn
 from caliper.errors import SetupError, SpecError
-from caliper.judge import Judge, JudgeContext, Verdict
-from caliper.mcp import SecretSet, resolve_servers
+from caliper.plugin.judge import Judge, JudgeContext, Verdict
+from caliper.plugin.mcp import SecretSet, resolve_servers
 from caliper.results.models import Outcome
 from caliper.runner.forbidden import find_forbidden_reads, forbidden_patterns
 from caliper.runner.judging import NOT_RUN_CHEAT, NOT_RUN_REASON, judge_attempt

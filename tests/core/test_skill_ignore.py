@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from caliper.skill_ignore import parse
-from caliper.skill_tree import content_hash, scan
+from caliper.system.skill_ignore import parse
+from caliper.system.skill_tree import content_hash, scan
 from caliper_fakeagent.harness import CALIPER, CaliperRun, Workspace
 
 GIT = shutil.which("git")

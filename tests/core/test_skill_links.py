@@ -11,7 +11,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from caliper.skill_tree import copy_tree, scan, source_root_for
+from caliper.system.skill_tree import copy_tree, scan, source_root_for
 from caliper_fakeagent.harness import CALIPER, Workspace
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from caliper.backend import FolderSkillInstaller
+from caliper.plugin.backend import FolderSkillInstaller
 from caliper.errors import CaliperError
-from caliper.skill_tree import (
+from caliper.system.skill_tree import (
     SkillTooLarge,
     SkillUnusable,
     content_hash,
@@ -23,7 +23,7 @@ from caliper.skill_tree import (
     max_skill_bytes,
     scan,
 )
-from caliper.skills import ResolvedSkill
+from caliper.plugin.skills import ResolvedSkill
 
 CALIPER = Path(sys.executable).parent / "caliper"
 
@@ -114,8 +114,8 @@ def test_installs_copy_the_scan_the_run_resolved_instead_of_walking_again(
     tmp_path: Path, monkeypatch
 ) -> None:
     """A run walks each skill folder once (resolving and hashing it), not once per attempt."""
-    import caliper.skill_tree as skill_tree
-    from caliper.plugins import PluginHost
+    import caliper.system.skill_tree as skill_tree
+    from caliper.host.plugins import PluginHost
     from caliper.spec.load import load_spec_for_run
 
     folder = make_skill(tmp_path)

@@ -11,7 +11,7 @@ import pytest
 from caliper.default_plugins.activation_judge import ActivationJudge
 from caliper.default_plugins.assert_judge import AssertJudge
 from caliper.errors import SpecError
-from caliper.judge import Judge, JudgeContext, ValueProblem, Verdict
+from caliper.plugin.judge import Judge, JudgeContext, ValueProblem, Verdict
 from caliper.spec.load import SpecInvalid, check_spec, load_spec
 from caliper.spec.model import McpServer, Sandbox
 

@@ -382,7 +382,7 @@ def test_a_git_source_with_a_linked_skill_file_installs_the_targets_content(
     """Issue 26: a SKILL.md linked inside the repository (a collection sharing one skill
     between agents) was installed empty; its target's content is installed, the name is
     compared with the link's folder, and the hash covers the content."""
-    from caliper.skill_tree import copy_tree
+    from caliper.system.skill_tree import copy_tree
 
     repo = tmp_path / "collection"
     (repo / "skills" / "board").mkdir(parents=True)

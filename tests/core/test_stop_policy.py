@@ -127,7 +127,7 @@ def test_ctrl_c_while_the_first_measurement_saves_stops_tune(tmp_path):
 
 
 def test_the_policy_records_before_the_command_and_raises_during_it(monkeypatch):
-    from caliper import stop_policy
+    from caliper.system import stop_policy
 
     monkeypatch.setattr(stop_policy._State, "phase", "starting")
     monkeypatch.setattr(stop_policy._State, "installed", True)

@@ -8,7 +8,7 @@ import os
 import pty
 import subprocess
 
-from caliper.textsafe import printable, well_formed
+from caliper.system.textsafe import printable, well_formed
 from caliper_fakeagent.harness import CALIPER, Workspace
 
 

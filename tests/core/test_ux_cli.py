@@ -208,21 +208,21 @@ def test_fast_paths_skip_heavy_imports(space, args, not_imported):
 
 VALIDATE_LEAVES_OUT = (
     # the plugin machinery: validate reads entry points itself and calls the judges' hook
-    # directly (caliper.entry_points, caliper.direct_judges)
+    # directly (caliper.host.entry_points, caliper.host.direct_judges)
     "importlib.metadata",
     "email",
     "zipfile",
     "stevedore",
     "pluggy",
     # what only running needs
-    "caliper.attempt",
-    "caliper.backend",
-    "caliper.history",  # only for a task with `history:`
+    "caliper.plugin.attempt",
+    "caliper.plugin.backend",
+    "caliper.plugin.conversation",  # only for a task with `history:`
     "hashlib",  # validate shows no hash of the spec or its skills
     "caliper.spec.gitcache",  # the spec has local skills only
     "caliper.spec.history",
     "caliper.spec.mcpspec",  # the spec has no `mcp:` block
-    "caliper.verdict",  # what a check takes and returns: validate runs no check
+    "caliper.plugin.verdict",  # what a check takes and returns: validate runs no check
     "encodings.utf_8_sig",  # a byte-order mark is dropped without the codec
     "caliper_judge_llm.prompt",
     "caliper_judge_llm.verdict",
@@ -283,13 +283,13 @@ def test_validate_through_the_script_imports_no_plugin_machinery(tmp_path):
 
 
 VALIDATE_ATTRS_CLASSES = {
-    "caliper.judge.ValueProblem",
-    "caliper.plugins.LoadFailure",
-    "caliper.plugins.PluginEntry",
-    "caliper.skill_tree.SkillTree",
-    "caliper.skill_tree.TreeFile",
-    "caliper.skill_tree.TreeIssue",
-    "caliper.skills.ResolvedSkill",
+    "caliper.plugin.judge.ValueProblem",
+    "caliper.host.plugins.LoadFailure",
+    "caliper.host.plugins.PluginEntry",
+    "caliper.system.skill_tree.SkillTree",
+    "caliper.system.skill_tree.TreeFile",
+    "caliper.system.skill_tree.TreeIssue",
+    "caliper.plugin.skills.ResolvedSkill",
     "caliper.spec.frontmatter.FrontmatterCheck",
     "caliper.spec.frontmatter.SkillFrontmatter",
     "caliper.spec.load.SpecCheck",

@@ -103,7 +103,7 @@ def test_expect_without_its_judge_names_the_plugin(tmp_path: Path) -> None:
 
 def test_key_of_an_uninstalled_builtin_is_not_suggested_as_itself(tmp_path: Path) -> None:
     # CALIPER_LOAD_PLUGINS cannot switch a built-in judge off, so leave it out in-process
-    from caliper.plugins import PluginHost
+    from caliper.host.plugins import PluginHost
     from caliper.spec.load import check_spec
 
     spec = tmp_path / "a.eval.yaml"

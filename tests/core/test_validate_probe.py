@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from caliper.judge import LLM_JUDGE_MARKER
+from caliper.plugin.judge import LLM_JUDGE_MARKER
 from caliper_fakeagent.harness import CALIPER, FAKE_AGENT, Workspace
 
 SPEC = """\

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from caliper.errors import SetupError
-from caliper.plugins import PluginHost
+from caliper.host.plugins import PluginHost
 from caliper.runner.control import RunController
 from caliper.runner.options import RunOptions
 from caliper.runner.portable import PortableRun, pack, rebuild, run_job, unpack
 from caliper.runner.prepare import prepare_run
-from caliper.skill_tree import content_hash
+from caliper.system.skill_tree import content_hash
 from caliper_fakeagent.harness import FAKE_AGENT, Workspace
 
 SECRET = "s3cr3t-value-for-the-bundle-test"
@@ -125,7 +125,7 @@ def test_a_node_rebuilds_the_run_with_its_own_secret_and_gets_the_same_outcomes(
 
 
 def test_run_job_on_a_node_gives_the_outcome_a_local_attempt_gives(space: Workspace) -> None:
-    from caliper.executor import AttemptJob
+    from caliper.plugin.executor import AttemptJob
 
     portable = pack(_prepared(space))
     outcomes = {}

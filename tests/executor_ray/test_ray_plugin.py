@@ -18,7 +18,7 @@ def test_the_entry_point_names_the_plugin_module() -> None:
 def test_loading_the_executor_imports_no_ray() -> None:
     code = (
         "import sys\n"
-        "from caliper.plugins import PluginHost\n"
+        "from caliper.host.plugins import PluginHost\n"
         "found = PluginHost().executors(['ray'])\n"
         "print(sorted(found), found['ray'].id, [o.name for o in found['ray'].options])\n"
         "print('ray' in sys.modules)\n"

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from caliper.errors import SetupError, UsageError
-from caliper.executor import AttemptJob, FinishedAttempt, RunWork
-from caliper.plugins import PluginHost
+from caliper.plugin.executor import AttemptJob, FinishedAttempt, RunWork
+from caliper.host.plugins import PluginHost
 from caliper.runner.control import RunController
 from caliper.runner.options import RunOptions
 from caliper.runner.prepare import prepare_run

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from history_support import PlantedHistoryCase
 
-from caliper.history import History, ShellTurn, UserTurn
+from caliper.plugin.conversation import History, ShellTurn, UserTurn
 from caliper.testing.conformance import BackendConformance, ToolCall
 from caliper_backend_claude import history as claude_history
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from history_support import PlantedHistoryCase
 
-from caliper.history import AssistantTurn, History, ShellTurn, UserTurn
+from caliper.plugin.conversation import AssistantTurn, History, ShellTurn, UserTurn
 from caliper.testing.conformance import BackendConformance, ToolCall
 from caliper_backend_codex import history as codex_history
 

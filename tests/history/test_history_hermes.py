@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from history_support import PlantedHistoryCase
 
-from caliper.history import AssistantTurn, History, ShellTurn, UserTurn
+from caliper.plugin.conversation import AssistantTurn, History, ShellTurn, UserTurn
 from caliper_backend_hermes import history as hermes_history
 from caliper_backend_hermes.testing import HermesScripted
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from history_support import PlantedHistoryCase
 
-from caliper.history import AssistantTurn, History, ShellTurn, UserTurn
+from caliper.plugin.conversation import AssistantTurn, History, ShellTurn, UserTurn
 from caliper_backend_pi import history as pi_history
 from caliper_backend_pi.testing import PiScripted
 

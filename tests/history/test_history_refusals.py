@@ -73,7 +73,7 @@ def test_a_backend_without_supports_history_refuses_it(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("backend", ["claude-code", "codex"])
 def test_history_capable_backends_say_so(backend: str) -> None:
-    from caliper.plugins import PluginHost
+    from caliper.host.plugins import PluginHost
 
     found = PluginHost().backends([backend])[backend]
     assert found.supports_history is True

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from caliper.history import AssistantTurn, ShellTurn, UserTurn
+from caliper.plugin.conversation import AssistantTurn, ShellTurn, UserTurn
 from caliper.spec.history import MAX_HISTORY_BYTES, load_history
 
 CALIPER = Path(sys.executable).parent / "caliper"

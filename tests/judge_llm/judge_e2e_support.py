@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 import pytest
 
-from caliper.judge import LLM_JUDGE_MARKER
+from caliper.plugin.judge import LLM_JUDGE_MARKER
 from caliper.testing.harness import (
     AgentCli,
     CaliperRun,

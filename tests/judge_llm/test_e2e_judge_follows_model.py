@@ -12,7 +12,7 @@ import os
 import pytest
 from judge_e2e_support import CODEX_CONFIG_MODEL, ENGINES, verdict
 
-from caliper.judge import LLM_JUDGE_MARKER
+from caliper.plugin.judge import LLM_JUDGE_MARKER
 from caliper.testing.harness import FakeRealHome, find_agent_cli, run_caliper_process
 from caliper.testing.model_server import ModelServer
 

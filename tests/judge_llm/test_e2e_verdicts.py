@@ -21,7 +21,7 @@ from judge_e2e_support import (
     verdict,
 )
 
-from caliper.judge import LLM_JUDGE_MARKER
+from caliper.plugin.judge import LLM_JUDGE_MARKER
 from caliper.results.scoring import score_task
 from caliper.results.store import load_run
 from caliper.testing.harness import CaliperRun, processes_mentioning

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from caliper.attempt import Turn
-from caliper.judge import LLM_JUDGE_MARKER
+from caliper.plugin.attempt import Turn
+from caliper.plugin.judge import LLM_JUDGE_MARKER
 from caliper_judge_llm.prompt import PROMPT_VERSION, build_prompt, render_transcript, truncate
 from caliper_judge_llm.verdict import parse_verdict
 

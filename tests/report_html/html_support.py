@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from caliper.attempt import Turn, Usage
+from caliper.plugin.attempt import Turn, Usage
 from caliper.results.models import (
     AttemptRecord,
     CheckRecord,

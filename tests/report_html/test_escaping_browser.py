@@ -8,7 +8,7 @@ import pytest
 from html_support import PAYLOAD, caliper, run, save, snapshot, task, transcript
 from selenium.webdriver.common.by import By
 
-from caliper.attempt import Turn
+from caliper.plugin.attempt import Turn
 from caliper.results.models import Outcome
 
 

@@ -10,7 +10,7 @@ from html_support import caliper, demo_run, save, transcript
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from caliper.attempt import Turn
+from caliper.plugin.attempt import Turn
 from caliper.results.scoring import score_run
 
 LONG = "x" * 4000 + "END-OF-LONG-OUTPUT"

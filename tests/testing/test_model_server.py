@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from caliper.judge import LLM_JUDGE_MARKER
+from caliper.plugin.judge import LLM_JUDGE_MARKER
 from caliper.testing.model_server import ModelServer
 from caliper.testing.script import ScriptError, load_script
 

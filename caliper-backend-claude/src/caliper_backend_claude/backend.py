@@ -6,8 +6,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from caliper.agent_ending import AgentEnding
-from caliper.attempt import (
+from caliper.plugin.agent_ending import AgentEnding
+from caliper.plugin.attempt import (
     AgentStatus,
     AttemptRequest,
     AttemptResult,
@@ -15,7 +15,7 @@ from caliper.attempt import (
     PromptRequest,
     PromptResult,
 )
-from caliper.backend import Backend, CliUpdate, run_agent
+from caliper.plugin.backend import Backend, CliUpdate, run_agent
 from caliper_backend_claude import (
     errors,
     history,

@@ -23,9 +23,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from caliper.attempt import AttemptSandbox
+from caliper.plugin.attempt import AttemptSandbox
 from caliper.errors import SetupError
-from caliper.history import AssistantTurn, History, ShellTurn, UserTurn, call_id, shell_output_text
+from caliper.plugin.conversation import AssistantTurn, History, ShellTurn, UserTurn, call_id, shell_output_text
 
 MAX_SLUG = 200
 CLAUDE_VERSION = "2.1.332"

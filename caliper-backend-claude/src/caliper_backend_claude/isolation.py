@@ -29,9 +29,9 @@ from typing import Any
 
 import attrs
 
-from caliper.attempt import AttemptSandbox, UserSetup
-from caliper.backend import copy_user_skills
-from caliper.private_files import write_private
+from caliper.plugin.attempt import AttemptSandbox, UserSetup
+from caliper.plugin.backend import copy_user_skills
+from caliper.plugin.private_files import write_private
 
 FORWARDED_NAMES = frozenset(
     {

@@ -15,7 +15,7 @@ from pathlib import Path
 import attrs
 
 from caliper.errors import SetupError
-from caliper.process import run_process
+from caliper.system.process import run_process
 from caliper_backend_claude import isolation
 
 STATUS_TIMEOUT = 30.0
@@ -33,7 +33,7 @@ NOT_LOGGED_IN_HINT = (
 
 def logged_in(cli: Path, real_home: Path) -> bool | None:
     """Claude Code's own answer for an attempt's sandbox; ``None`` when it gives none."""
-    from caliper.sandbox import make_sandbox, remove_sandbox
+    from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 
     made = make_sandbox(spec_dir=Path.cwd(), prefix="caliper-login-check-")
     sandbox = attrs.evolve(made, real_home=real_home)

@@ -1,7 +1,7 @@
 """Turning a spec's MCP servers into a ``--mcp-config`` file for Claude Code.
 
 The file holds resolved secrets (Claude Code reads the values from it), so it is written 0600
-into the sandbox's private folder (the secret rule of :class:`caliper.backend.McpTranslator`).
+into the sandbox's private folder (the secret rule of :class:`caliper.plugin.backend.McpTranslator`).
 Tools then reach the model as ``mcp__<server>__<tool>``.
 
 Claude Code does not stop when a server cannot be reached or refuses its headers: it runs
@@ -16,10 +16,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from caliper.attempt import AttemptSandbox, McpServerConfig, NativeMcpConfig
-from caliper.backend import McpTranslator
-from caliper.mcp_unusable import unusable_mcp_message
-from caliper.private_files import write_secret_file
+from caliper.plugin.attempt import AttemptSandbox, McpServerConfig, NativeMcpConfig
+from caliper.plugin.backend import McpTranslator
+from caliper.plugin.mcp_unusable import unusable_mcp_message
+from caliper.plugin.private_files import write_secret_file
 
 CONFIG_NAME = "claude-mcp.json"
 UNAVAILABLE_STATUSES = frozenset({"failed", "needs-auth"})

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from caliper.attempt import AttemptSandbox
-from caliper.backend import FolderSkillInstaller
+from caliper.plugin.attempt import AttemptSandbox
+from caliper.plugin.backend import FolderSkillInstaller
 
 
 def skills_root(home: Path) -> Path:

@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from caliper.attempt import Turn, Usage
+from caliper.plugin.attempt import Turn, Usage
 
 SKILL_TOOL = "Skill"
 SYNTHETIC_MODEL = "<synthetic>"

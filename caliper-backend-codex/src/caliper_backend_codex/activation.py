@@ -12,7 +12,7 @@ activated when a command reads *its* installed SKILL.md:
 
 Listing the skills root, reading another file of the skill, reading another skill's SKILL.md
 or a path that only shares a prefix (``skills/foo-extra/SKILL.md`` for skill ``foo``) is not
-an activation (the matching is the core's, :mod:`caliper.skill_reads`). Commands arrive as
+an activation (the matching is the core's, :mod:`caliper.plugin.skill_reads`). Commands arrive as
 Codex prints them (``/bin/bash -lc '<script>'``).
 """
 

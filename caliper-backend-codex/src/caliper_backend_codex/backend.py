@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from caliper.attempt import (
+from caliper.plugin.attempt import (
     AgentStatus,
     AttemptRequest,
     AttemptResult,
@@ -15,9 +15,9 @@ from caliper.attempt import (
     PromptRequest,
     PromptResult,
 )
-from caliper.backend import Backend, CliUpdate, run_agent
+from caliper.plugin.backend import Backend, CliUpdate, run_agent
 from caliper.errors import SetupError
-from caliper.skill_reads import activated_by_reads, undeclared_reads
+from caliper.plugin.skill_reads import activated_by_reads, undeclared_reads
 from caliper_backend_codex import (
     activation,
     errors,

@@ -24,7 +24,7 @@ from typing import Any
 import tomli_w
 
 from caliper.errors import SetupError
-from caliper.private_files import write_private
+from caliper.plugin.private_files import write_private
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from caliper.attempt import Turn, Usage
+from caliper.plugin.attempt import Turn, Usage
 
 _SKIPPED_ITEMS = frozenset({"reasoning", "todo_list", "error"})
 READ_ITEMS = frozenset({"file_read", "read_file", "read"})

@@ -20,8 +20,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from caliper.attempt import AttemptSandbox
-from caliper.history import AssistantTurn, History, ShellTurn, UserTurn, call_id
+from caliper.plugin.attempt import AttemptSandbox
+from caliper.plugin.conversation import AssistantTurn, History, ShellTurn, UserTurn, call_id
 
 CODEX_VERSION = "0.171.0"
 """The version written into the planted ``session_meta`` (the pin the format was checked on)."""

@@ -21,9 +21,9 @@ from typing import Any
 
 import attrs
 
-from caliper.attempt import AttemptSandbox, UserSetup
-from caliper.backend import copy_user_skills
-from caliper.private_files import copy_private
+from caliper.plugin.attempt import AttemptSandbox, UserSetup
+from caliper.plugin.backend import copy_user_skills
+from caliper.plugin.private_files import copy_private
 from caliper_backend_codex import config as codex_config
 from caliper_backend_codex.skills import codex_home, hidden_skill_entries
 

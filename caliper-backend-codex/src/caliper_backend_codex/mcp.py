@@ -6,7 +6,7 @@ server of the user's own config. Servers are ``required``, so one that fails to 
 the run loudly instead of silently leaving the agent without its tools. Codex speaks
 streamable HTTP only, so ``http`` and ``sse`` both map to a ``url``.
 
-The secret rule (see :class:`caliper.backend.McpTranslator`): no resolved value is written
+The secret rule (see :class:`caliper.plugin.backend.McpTranslator`): no resolved value is written
 into the config. Codex refers to environment variables by bare name, so header values become
 ``env_http_headers = {Header = "CALIPER_MCP_SECRET_n"}``, and a stdio server's ``env`` values
 travel as ``CALIPER_MCP_SECRET_n`` variables that Codex forwards to it (``env_vars``) and a
@@ -21,9 +21,9 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from caliper.attempt import AttemptSandbox, McpServerConfig, NativeMcpConfig
-from caliper.backend import McpTranslator
-from caliper.mcp import EnvReferences
+from caliper.plugin.attempt import AttemptSandbox, McpServerConfig, NativeMcpConfig
+from caliper.plugin.backend import McpTranslator
+from caliper.plugin.mcp import EnvReferences
 
 REFERENCE = "NAME"
 """Codex's reference syntax: a variable's bare name (``env_http_headers``, ``env_vars``)."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import caliper
 
 if TYPE_CHECKING:
-    from caliper.backend import Backend, McpTranslator, SkillInstaller
+    from caliper.plugin.backend import Backend, McpTranslator, SkillInstaller
 
 
 @caliper.hookimpl

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from caliper.backend import Backend, CliUpdate
-from caliper.cli_versions import version_from_cli
+from caliper.plugin.backend import Backend, CliUpdate
+from caliper.plugin.cli_versions import version_from_cli
 from caliper_backend_codex.locate import is_app_binary
 
 NPM_PACKAGE = "@openai/codex"

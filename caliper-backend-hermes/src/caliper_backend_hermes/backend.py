@@ -10,8 +10,8 @@ from typing import Any
 
 import attrs
 
-from caliper.agent_ending import AgentEnding, stopped_early
-from caliper.attempt import (
+from caliper.plugin.agent_ending import AgentEnding, stopped_early
+from caliper.plugin.attempt import (
     AgentStatus,
     AttemptRequest,
     AttemptResult,
@@ -19,10 +19,10 @@ from caliper.attempt import (
     PromptRequest,
     PromptResult,
 )
-from caliper.backend import Backend, CliUpdate
+from caliper.plugin.backend import Backend, CliUpdate
 from caliper.errors import CaliperError
-from caliper.history import History
-from caliper.process import ProcessResult, run_process
+from caliper.plugin.conversation import History
+from caliper.system.process import ProcessResult, run_process
 from caliper_backend_hermes import history
 from caliper_backend_hermes.failure import (
     classify_api_failure,

@@ -12,8 +12,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from caliper.agent_ending import AgentEnding, status_for_http
-from caliper.attempt import AgentStatus
+from caliper.plugin.agent_ending import AgentEnding, status_for_http
+from caliper.plugin.attempt import AgentStatus
 
 LOGIN_HINT = (
     "Run `hermes model` to choose a provider and model you have access to "

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from caliper.errors import SetupError
-from caliper.history import AssistantTurn, History, ShellTurn, UserTurn, call_id
-from caliper.process import run_process
+from caliper.plugin.conversation import AssistantTurn, History, ShellTurn, UserTurn, call_id
+from caliper.system.process import run_process
 from caliper_backend_hermes.launch import console_script_python
 
 PLANT_TIMEOUT = 60.0

@@ -19,10 +19,10 @@ from typing import Any
 
 import yaml
 
-from caliper.attempt import UserSetup
-from caliper.backend import copy_user_skills
+from caliper.plugin.attempt import UserSetup
+from caliper.plugin.backend import copy_user_skills
 from caliper.errors import SetupError
-from caliper.private_files import copy_private, write_private
+from caliper.plugin.private_files import copy_private, write_private
 from caliper_backend_hermes.skills import hidden_skill_names
 
 SEED_FILES = (".env", "auth.json")

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from caliper.attempt import AttemptSandbox, McpServerConfig, NativeMcpConfig
-from caliper.backend import McpTranslator
-from caliper.mcp import EnvReferences
+from caliper.plugin.attempt import AttemptSandbox, McpServerConfig, NativeMcpConfig
+from caliper.plugin.backend import McpTranslator
+from caliper.plugin.mcp import EnvReferences
 
 
 class HermesMcpTranslator(McpTranslator):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import attrs
 
-from caliper.mcp_unusable import unusable_mcp_message
+from caliper.plugin.mcp_unusable import unusable_mcp_message
 
 AGENT_LOG = ("logs", "agent.log")
 _REGISTERED = re.compile(r"MCP server '(?P<name>.+?)' \((?:HTTP|stdio)\): registered \d+ tool")

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from caliper.errors import SetupError
-from caliper.process import run_process
+from caliper.system.process import run_process
 from caliper_backend_hermes.home import prepare_home, user_hermes_home
 from caliper_backend_hermes.launch import console_script_python
 

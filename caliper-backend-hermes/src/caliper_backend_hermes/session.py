@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from caliper.attempt import InstalledSkill, Turn, Usage
+from caliper.plugin.attempt import InstalledSkill, Turn, Usage
 
 SKILL_VIEW = "skill_view"
 FILE_READERS = frozenset({"read_file"})

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from caliper.attempt import InstalledSkill
-from caliper.skill_reads import activated_by_reads, undeclared_reads
+from caliper.plugin.attempt import InstalledSkill
+from caliper.plugin.skill_reads import activated_by_reads, undeclared_reads
 from caliper_backend_pi.events import ToolCall
 
 READ_TOOL = "read"
@@ -128,5 +128,5 @@ def undeclared_skills(
     skills_root: Path,
 ) -> list[str]:
     """``SKILL.md`` files under ``skills_root`` read successfully that no declared skill owns,
-    by frontmatter name (see :func:`caliper.skill_reads.undeclared_reads`)."""
+    by frontmatter name (see :func:`caliper.plugin.skill_reads.undeclared_reads`)."""
     return undeclared_reads(successful_reads(calls, cwd=cwd, home=home), skills, skills_root)

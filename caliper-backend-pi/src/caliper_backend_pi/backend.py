@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from caliper.agent_ending import AgentEnding
-from caliper.attempt import (
+from caliper.plugin.agent_ending import AgentEnding
+from caliper.plugin.attempt import (
     AgentStatus,
     AttemptRequest,
     AttemptResult,
@@ -15,10 +15,10 @@ from caliper.attempt import (
     PromptRequest,
     PromptResult,
 )
-from caliper.backend import Backend, CliUpdate, run_agent
+from caliper.plugin.backend import Backend, CliUpdate, run_agent
 from caliper.errors import SetupError
-from caliper.history import History
-from caliper.process import ProcessResult
+from caliper.plugin.conversation import History
+from caliper.system.process import ProcessResult
 from caliper_backend_pi import history, mcp, mcp_check, version
 from caliper_backend_pi.activation import activated_skills, undeclared_skills
 from caliper_backend_pi.agentdir import (

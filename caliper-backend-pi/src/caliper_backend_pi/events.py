@@ -21,10 +21,10 @@ from typing import Any
 
 import attrs
 
-from caliper.attempt import Usage
+from caliper.plugin.attempt import Usage
 
 DROPPED_PREFIX = "[… "
-"""How ``caliper.process`` marks output whose beginning it dropped."""
+"""How ``caliper.system.process`` marks output whose beginning it dropped."""
 
 
 @attrs.frozen

@@ -22,8 +22,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from caliper.attempt import AttemptSandbox
-from caliper.history import AssistantTurn, History, ShellTurn, UserTurn, call_id
+from caliper.plugin.attempt import AttemptSandbox
+from caliper.plugin.conversation import AssistantTurn, History, ShellTurn, UserTurn, call_id
 from caliper_backend_pi.agentdir import agent_dir
 from caliper_backend_pi.mcp import version_tuple
 

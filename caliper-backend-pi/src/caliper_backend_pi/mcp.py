@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from caliper.attempt import AttemptSandbox, McpServerConfig, NativeMcpConfig
-from caliper.backend import McpTranslator
-from caliper.mcp import EnvReferences
-from caliper.private_files import write_secret_file
+from caliper.plugin.attempt import AttemptSandbox, McpServerConfig, NativeMcpConfig
+from caliper.plugin.backend import McpTranslator
+from caliper.plugin.mcp import EnvReferences
+from caliper.plugin.private_files import write_secret_file
 from caliper_backend_pi.agentdir import agent_dir
 
 MCP_MIN_VERSION = (1, 0, 0)

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from caliper.mcp_unusable import unusable_mcp_message
+from caliper.plugin.mcp_unusable import unusable_mcp_message
 from caliper_backend_pi.events import PiRun
 
 MAX_TOOL_NAME = 64

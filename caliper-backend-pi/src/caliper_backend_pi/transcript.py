@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from caliper.attempt import Turn
+from caliper.plugin.attempt import Turn
 from caliper_backend_pi.events import PiRun, content_blocks, message_text
 
 

@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import importlib
 
+from caliper import _relocated
+
 __version__ = "1.0.0"
 
 PROJECT_NAME = "caliper"
 
 _LAZY: dict[str, tuple[str, str]] = {
     # public name: (module, attribute), imported on first use and then kept here
-    "hookimpl": ("caliper.markers", "hookimpl"),
+    "hookimpl": ("caliper.plugin.markers", "hookimpl"),
     "run": ("caliper.api", "run"),
 }
 
 __all__ = ["PROJECT_NAME", "__version__", *_LAZY]
+
+_relocated.install()  # old module paths (``caliper.process``...) keep working until 2.0
 
 
 def __getattr__(name: str) -> object:

@@ -51,7 +51,7 @@ def run(
     """
     import attrs
 
-    from caliper.plugins import PluginHost
+    from caliper.host.plugins import PluginHost
     from caliper.runner import RunOptions, run_spec
 
     path = Path(spec)

@@ -1,7 +1,7 @@
 """The ``caliper`` command: a click group whose subcommands are imported only when used.
 
 Run as the console script, this module's first step, before any heavy import, puts the
-process under the one stop policy (:mod:`caliper.stop_policy`): a Ctrl-C, ``SIGTERM`` or
+process under the one stop policy (:mod:`caliper.system.stop_policy`): a Ctrl-C, ``SIGTERM`` or
 ``SIGHUP`` from then on is a clean exit 130/143/129, never a traceback.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from caliper import stop_policy
+from caliper.system import stop_policy
 
 if os.path.basename(sys.argv[0] if sys.argv else "") == "caliper":
     stop_policy.install()
@@ -59,7 +59,7 @@ class LazyGroup(click.Group):
         if cmd_name not in COMMANDS:
             return None
         module_name, _ = COMMANDS[cmd_name]
-        from caliper.help_order import options_first
+        from caliper.commands.help_order import options_first
 
         return options_first(importlib.import_module(module_name).command)
 
@@ -82,7 +82,7 @@ class LazyGroup(click.Group):
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    from caliper.plugins import GROUPS, installed
+    from caliper.host.plugins import GROUPS, installed
 
     click.echo(f"caliper {__version__}")
     seen: set[tuple[str | None, str | None]] = set()
@@ -137,7 +137,7 @@ def cli() -> None:
 
 QUICK_EXIT_COMMANDS = frozenset({"validate", "run"})
 """Commands that, run from the console script, end without tearing the interpreter down
-(:func:`caliper.quick_exit.exit_now`): ``validate`` writes no file and starts no thread or
+(:func:`caliper.system.quick_exit.exit_now`): ``validate`` writes no file and starts no thread or
 child (``validate --probe`` does, so it exits as usual); ``run`` gets there only after its
 results are saved (atomically), its journal closed and its report printed, and a thread
 still alive makes it the usual exit."""
@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         code = _run(argv)
     finally:
         resume_collector()  # a run refused before its first agent, or one that never resumed it
-    from caliper.quick_exit import exit_now
+    from caliper.system.quick_exit import exit_now
 
     exit_now(code)
     if paused:
@@ -237,7 +237,7 @@ def _command_code(argv: list[str] | None) -> int:
 def _guarded(argv: list[str] | None) -> int:
     """The CLI run on ``argv``, every way it can end turned into an exit status."""
     from caliper.errors import CaliperError
-    from caliper.textsafe import printable
+    from caliper.system.textsafe import printable
 
     try:
         if stop_policy.installed():
@@ -264,7 +264,7 @@ def _guarded(argv: list[str] | None) -> int:
         click.echo("Aborted.", err=True)
         return 130
     except OSError as exc:
-        from caliper.os_errors import is_full
+        from caliper.system.os_errors import is_full
 
         if isinstance(exc, FileNotFoundError) and _cwd_is_gone():
             return _cwd_gone()
@@ -302,7 +302,7 @@ def _cwd_gone() -> int:
 
 def _internal_error(exc: Exception) -> int:
     """One line for a bug (``CALIPER_DEBUG=1`` re-raises it for the traceback)."""
-    from caliper.textsafe import printable
+    from caliper.system.textsafe import printable
 
     if os.environ.get("CALIPER_DEBUG"):
         raise exc
@@ -323,8 +323,8 @@ def _cannot_write(exc: OSError) -> int:
     not fail a second time with a traceback of its own."""
     import contextlib
 
-    from caliper.os_errors import describe_os_error
-    from caliper.textsafe import printable
+    from caliper.system.os_errors import describe_os_error
+    from caliper.system.textsafe import printable
 
     where = printable(str(exc.filename)) if exc.filename else "the output"
     if not exc.filename:

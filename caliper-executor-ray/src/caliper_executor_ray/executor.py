@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from caliper.errors import SetupError, UsageError
-from caliper.executor import Executor, ExecutorOption, ExecutorSession, RunWork
+from caliper.plugin.executor import Executor, ExecutorOption, ExecutorSession, RunWork
 
 ADDRESS_OPTION = ExecutorOption(
     name="address",

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import caliper
 
 if TYPE_CHECKING:
-    from caliper.executor import Executor
+    from caliper.plugin.executor import Executor
 
 
 @caliper.hookimpl

@@ -18,7 +18,7 @@ from typing import Any
 
 import ray
 
-from caliper.executor import AttemptJob, FinishedAttempt
+from caliper.plugin.executor import AttemptJob, FinishedAttempt
 
 STOP_WAIT_SECONDS = 90.0
 """How long a cancelled task waits for its attempt to finish its cleanup."""
@@ -61,7 +61,7 @@ def _say(text: str) -> None:
 
 def run_attempt(bundle: bytes, job: AttemptJob) -> FinishedAttempt:
     """Run ``job`` of the bundle on this node; its ``node`` names this node."""
-    from caliper import process
+    from caliper.system import process
     from caliper.runner.control import RunController
     from caliper.runner.portable import run_job
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from caliper.executor import AttemptJob, ExecutorSession, FinishedAttempt, RunWork
+from caliper.plugin.executor import AttemptJob, ExecutorSession, FinishedAttempt, RunWork
 from caliper.results.models import AttemptRecord, Outcome
 
 

@@ -1,7 +1,7 @@
 """The ``expect:`` judge: asks an LLM, through any installed backend, whether an attempt
 met a natural-language expectation.
 
-The prompt and verdict modules (and :mod:`caliper.verdict`'s types) are imported when a check
+The prompt and verdict modules (and :mod:`caliper.plugin.verdict`'s types) are imported when a check
 runs, not with the judge, so ``caliper validate`` (which only asks
 :meth:`ExpectJudge.validate`) does not pay for them."""
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from caliper.judge import Judge, ValueProblem
+from caliper.plugin.judge import Judge, ValueProblem
 
 if TYPE_CHECKING:
-    from caliper.verdict import JudgeContext, Reply, Verdict
+    from caliper.plugin.verdict import JudgeContext, Reply, Verdict
 
 
 def _suggestion(reply: Reply) -> str:
@@ -48,7 +48,7 @@ class ExpectJudge(Judge):
         return []
 
     def check(self, context: JudgeContext) -> Verdict:
-        from caliper.verdict import Verdict
+        from caliper.plugin.verdict import Verdict
         from caliper_judge_llm.prompt import PROMPT_VERSION, build_prompt
         from caliper_judge_llm.verdict import parse_verdict
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import caliper
-from caliper.judge import Judge
+from caliper.plugin.judge import Judge
 from caliper_judge_llm.judge import ExpectJudge
 
 

@@ -6,10 +6,10 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from caliper.judge import LLM_JUDGE_MARKER
+from caliper.plugin.judge import LLM_JUDGE_MARKER
 
 if TYPE_CHECKING:
-    from caliper.attempt import Turn
+    from caliper.plugin.attempt import Turn
 
 PROMPT_VERSION = "expect-v1"
 """Bumped whenever the wording or the verdict format changes; saved with every run."""

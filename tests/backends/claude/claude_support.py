@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from caliper.attempt import AttemptRequest, AttemptSandbox
-from caliper.skills import ResolvedSkill
+from caliper.plugin.attempt import AttemptRequest, AttemptSandbox
+from caliper.plugin.skills import ResolvedSkill
 from caliper.testing.agent_clis import bin_path
 from caliper.testing.offline import loopback_only
 from caliper_backend_claude.skills import ClaudeSkillInstaller

@@ -10,8 +10,8 @@ import attrs
 import pytest
 from claude_support import claude_cli
 
-from caliper.attempt import AttemptSandbox
-from caliper.sandbox import make_sandbox, remove_sandbox
+from caliper.plugin.attempt import AttemptSandbox
+from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 from caliper_backend_claude.backend import ClaudeCodeBackend
 from caliper_backend_claude.isolation import is_forwarded
 

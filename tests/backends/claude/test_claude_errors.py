@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from claude_support import attempt, needs_claude, use_model
 
-from caliper.attempt import AgentStatus, PromptRequest
+from caliper.plugin.attempt import AgentStatus, PromptRequest
 from caliper.testing.model_server import ModelServer
 
 pytestmark = [needs_claude, pytest.mark.e2e]

@@ -90,7 +90,7 @@ def test_a_secret_the_agent_prints_never_reaches_the_judge_model(tmp_path, model
     judge (real claude, same scripted server) must be sent the transcript without it."""
     import sys
 
-    from caliper.judge import LLM_JUDGE_MARKER
+    from caliper.plugin.judge import LLM_JUDGE_MARKER
 
     verdict = '```json\n{"passed": true, "reasoning": "it showed the config"}\n```'
     server = model_server(
@@ -173,7 +173,7 @@ def test_a_big_answer_is_stored_once(tmp_path, model_server):
 
 
 def test_a_big_answer_is_capped_after_the_judge_saw_it(tmp_path, model_server):
-    from caliper.judge import LLM_JUDGE_MARKER
+    from caliper.plugin.judge import LLM_JUDGE_MARKER
 
     answer = _big_answer(300_000)
     verdict = '```json\n{"passed": true, "reasoning": "long answer"}\n```'

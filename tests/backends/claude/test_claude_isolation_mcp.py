@@ -9,7 +9,7 @@ import sys
 import pytest
 from claude_support import attempt, make_skill, needs_claude, use_model
 
-from caliper.attempt import AgentStatus, McpServerConfig
+from caliper.plugin.attempt import AgentStatus, McpServerConfig
 from caliper.testing.model_server import ModelServer
 from caliper_backend_claude.mcp import ClaudeMcpTranslator
 

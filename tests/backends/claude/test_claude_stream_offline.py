@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from claude_support import attempt
 
-from caliper.attempt import AgentStatus, PromptRequest
-from caliper.process import ProcessResult
+from caliper.plugin.attempt import AgentStatus, PromptRequest
+from caliper.system.process import ProcessResult
 from caliper_backend_claude import errors
 from caliper_backend_claude.stream import (
     activated_skills,

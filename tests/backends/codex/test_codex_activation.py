@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from caliper.attempt import InstalledSkill
-from caliper.skill_reads import activated_by_reads as activated_skills
+from caliper.plugin.attempt import InstalledSkill
+from caliper.plugin.skill_reads import activated_by_reads as activated_skills
 from caliper_backend_codex.activation import read_files, segments, shell_script
 
 HOME = "/sb/home"

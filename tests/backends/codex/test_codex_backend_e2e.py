@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from codex_support import KEY_VARIABLE, MODEL, user_config
 
-from caliper.attempt import (
+from caliper.plugin.attempt import (
     AgentStatus,
     AttemptRequest,
     AttemptResult,
@@ -26,8 +26,8 @@ from caliper.attempt import (
     McpServerConfig,
     PromptRequest,
 )
-from caliper.sandbox import minimal_env
-from caliper.skills import ResolvedSkill
+from caliper.plugin.sandbox import minimal_env
+from caliper.plugin.skills import ResolvedSkill
 from caliper.testing.harness import AgentCli, FakeRealHome, processes_mentioning
 from caliper.testing.mcp_echo import HttpEchoServer
 from caliper.testing.model_server import ModelServer

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from caliper.attempt import Usage
+from caliper.plugin.attempt import Usage
 from caliper_backend_codex.events import normalise_usage, parse_events
 
 
@@ -110,8 +110,8 @@ def test_empty_output_is_unusable() -> None:
 
 
 def test_an_item_of_the_wrong_json_type_is_described_not_a_crash() -> None:
-    from caliper.attempt import AgentStatus
-    from caliper.process import ProcessResult
+    from caliper.plugin.attempt import AgentStatus
+    from caliper.system.process import ProcessResult
     from caliper_backend_codex.errors import classify
 
     stream = lines(

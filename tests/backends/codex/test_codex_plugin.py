@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from caliper.attempt import AgentStatus, AttemptSandbox, McpServerConfig
-from caliper.plugins import PluginHost
-from caliper.process import ProcessResult
+from caliper.plugin.attempt import AgentStatus, AttemptSandbox, McpServerConfig
+from caliper.host.plugins import PluginHost
+from caliper.system.process import ProcessResult
 from caliper_backend_codex import errors, invocation, locate, plugin
 from caliper_backend_codex.backend import CodexBackend
 from caliper_backend_codex.events import parse_events

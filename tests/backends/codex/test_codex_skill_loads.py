@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from caliper.attempt import InstalledSkill
+from caliper.plugin.attempt import InstalledSkill
 from caliper_backend_codex import events, rollout
 from caliper_backend_codex.backend import detect_activation
 from caliper_backend_codex.home import PreparedHome

@@ -16,8 +16,8 @@ import attrs
 import pytest
 from hermes_support import PINNED_HERMES, PINNED_VERSION, FakeUser, loopback_only
 
-from caliper.attempt import AttemptSandbox
-from caliper.sandbox import make_sandbox, remove_sandbox
+from caliper.plugin.attempt import AttemptSandbox
+from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 from caliper_backend_hermes.backend import HermesBackend
 
 

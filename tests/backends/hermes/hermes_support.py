@@ -9,8 +9,8 @@ from typing import Any
 
 import attrs
 
-from caliper.attempt import AttemptRequest, AttemptResult, AttemptSandbox, NativeMcpConfig
-from caliper.skills import ResolvedSkill
+from caliper.plugin.attempt import AttemptRequest, AttemptResult, AttemptSandbox, NativeMcpConfig
+from caliper.plugin.skills import ResolvedSkill
 from caliper.testing.agent_clis import AGENT_CLIS, bin_path
 from caliper.testing.model_server import ModelServer
 from caliper.testing.offline import loopback_only as _loopback_only

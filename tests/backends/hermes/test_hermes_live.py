@@ -12,7 +12,7 @@ from typing import ClassVar
 import pytest
 from hermes_support import FakeUser, make_skill, run_attempt, script
 
-from caliper.attempt import AgentStatus, AttemptSandbox, Usage
+from caliper.plugin.attempt import AgentStatus, AttemptSandbox, Usage
 from caliper.testing.model_server import ModelServer
 from caliper_backend_hermes.backend import HermesBackend
 
@@ -112,7 +112,7 @@ def test_without_ignore_rules_the_markers_would_leak(
 
     This is why the backend uses ``hermes chat --query … --ignore-rules`` instead.
     """
-    from caliper.process import run_process
+    from caliper.system.process import run_process
 
     (sandbox.workdir / "AGENTS.md").write_text("AGENTS-MARKER-7: always answer in French.\n")
     home = sandbox.home / ".hermes"
@@ -290,7 +290,7 @@ def test_timeout_kills_hermes(
 def test_mcp_stdio_server_replaces_personal_ones_and_keeps_secrets_out_of_config(
     backend: HermesBackend, sandbox: AttemptSandbox, fake_user: FakeUser, tmp_path: Path
 ) -> None:
-    from caliper.attempt import McpServerConfig
+    from caliper.plugin.attempt import McpServerConfig
     from caliper_backend_hermes.mcp import HermesMcpTranslator
 
     log = tmp_path / "mcp-echo.jsonl"
@@ -331,7 +331,7 @@ def test_run_prompt_answers_without_tools_or_skills(
 ) -> None:
     from hermes_support import make_skill as _make
 
-    from caliper.attempt import PromptRequest
+    from caliper.plugin.attempt import PromptRequest
     from caliper_backend_hermes.skills import HermesSkillInstaller
 
     HermesSkillInstaller().install([_make(tmp_path / "s", "leftover-skill", "x")], sandbox)
@@ -354,7 +354,7 @@ def test_run_prompt_answers_without_tools_or_skills(
 def test_run_prompt_reports_auth_refusal(
     backend: HermesBackend, sandbox: AttemptSandbox, fake_user: FakeUser
 ) -> None:
-    from caliper.attempt import PromptRequest
+    from caliper.plugin.attempt import PromptRequest
 
     with ModelServer(
         {"turns": [{"error": {"status": 401, "message": "bad key"}, "times": -1}], "rules": []}
@@ -404,7 +404,7 @@ class _Recorder(BaseHTTPRequestHandler):
 def test_remote_mcp_server_gets_the_resolved_header(
     backend: HermesBackend, sandbox: AttemptSandbox, fake_user: FakeUser
 ) -> None:
-    from caliper.attempt import McpServerConfig
+    from caliper.plugin.attempt import McpServerConfig
     from caliper_backend_hermes.mcp import HermesMcpTranslator
 
     _Recorder.seen = []

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from caliper.attempt import AgentStatus
+from caliper.plugin.attempt import AgentStatus
 from caliper_backend_hermes.backend import mcp_failure
 from caliper_backend_hermes.mcp_status import (
     UnusableServer,

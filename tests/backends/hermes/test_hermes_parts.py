@@ -11,7 +11,7 @@ import pytest
 import yaml
 from hermes_support import PINNED_HERMES, FakeUser, make_skill
 
-from caliper.attempt import (
+from caliper.plugin.attempt import (
     AgentStatus,
     AttemptRequest,
     AttemptSandbox,
@@ -20,7 +20,7 @@ from caliper.attempt import (
     Usage,
 )
 from caliper.errors import SetupError, UsageError
-from caliper.plugins import PluginHost
+from caliper.host.plugins import PluginHost
 from caliper_backend_hermes import plugin
 from caliper_backend_hermes.backend import HermesBackend, passed_variables
 from caliper_backend_hermes.failure import (

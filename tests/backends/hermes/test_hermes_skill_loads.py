@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from caliper.attempt import InstalledSkill
+from caliper.plugin.attempt import InstalledSkill
 from caliper_backend_hermes.session import activated_skills, transcript, undeclared_skills
 
 ROOT = Path("/h/.hermes/skills/workspace")

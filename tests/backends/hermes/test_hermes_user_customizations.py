@@ -10,7 +10,7 @@ import attrs
 import pytest
 from hermes_support import FakeUser, make_skill, script
 
-from caliper.attempt import AgentStatus, AttemptRequest, AttemptSandbox
+from caliper.plugin.attempt import AgentStatus, AttemptRequest, AttemptSandbox
 from caliper.testing.model_server import ModelServer
 from caliper_backend_hermes.backend import HermesBackend
 from caliper_backend_hermes.skills import HermesSkillInstaller

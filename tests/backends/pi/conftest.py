@@ -23,9 +23,9 @@ from pi_support import (
     make_skill,
 )
 
-from caliper.attempt import AttemptSandbox
-from caliper.sandbox import make_sandbox, remove_sandbox
-from caliper.skills import ResolvedSkill
+from caliper.plugin.attempt import AttemptSandbox
+from caliper.plugin.sandbox import make_sandbox, remove_sandbox
+from caliper.plugin.skills import ResolvedSkill
 from caliper.testing import agent_clis, offline
 from caliper_backend_pi.backend import PiBackend
 

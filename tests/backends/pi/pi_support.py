@@ -9,8 +9,8 @@ from typing import Any
 
 import attrs
 
-from caliper.attempt import AttemptRequest, AttemptSandbox, InstalledSkill
-from caliper.skills import ResolvedSkill
+from caliper.plugin.attempt import AttemptRequest, AttemptSandbox, InstalledSkill
+from caliper.plugin.skills import ResolvedSkill
 from caliper.testing import agent_clis, offline
 from caliper_backend_pi import mcp
 from caliper_backend_pi.installer import PiSkillInstaller

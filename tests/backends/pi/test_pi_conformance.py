@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from caliper.judge import LLM_JUDGE_MARKER
+from caliper.plugin.judge import LLM_JUDGE_MARKER
 from caliper.testing import agent_clis
 from caliper.testing.conformance import ok_run
 from caliper_backend_pi.testing import PiScripted

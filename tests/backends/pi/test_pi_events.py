@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from caliper.attempt import AgentStatus, InstalledSkill, Usage
-from caliper.process import ProcessResult
+from caliper.plugin.attempt import AgentStatus, InstalledSkill, Usage
+from caliper.system.process import ProcessResult
 from caliper_backend_pi.activation import activated_skills
 from caliper_backend_pi.events import parse_lines, parse_output
 from caliper_backend_pi.outcome import classify_run

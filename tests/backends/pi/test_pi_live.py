@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from pi_support import MODEL, PI_UNDER_TEST, USER_MARKER, install, request
 
-from caliper.attempt import AgentStatus, PromptRequest, Usage
+from caliper.plugin.attempt import AgentStatus, PromptRequest, Usage
 from caliper.errors import SetupError
 from caliper.testing.model_server import ModelServer
 from caliper_backend_pi.agentdir import agent_dir
@@ -226,7 +226,7 @@ def test_user_resources_do_not_leak_and_real_home_is_untouched(
 
 def test_planted_user_resources_would_leak_without_isolation(pi_cli, fake_user, tmp_path):
     """Control for the test above: pi run on the user's own agent dir does show them."""
-    from caliper.process import run_process
+    from caliper.system.process import run_process
 
     with ModelServer({"turns": [{"text": "ok"}]}) as server:
         fake_user.configure(server.openai_base_url)

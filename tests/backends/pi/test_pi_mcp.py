@@ -11,7 +11,7 @@ import attrs
 import pytest
 from pi_support import request
 
-from caliper.attempt import AgentStatus, McpServerConfig, NativeMcpConfig
+from caliper.plugin.attempt import AgentStatus, McpServerConfig, NativeMcpConfig
 from caliper.errors import SetupError
 from caliper.testing.model_server import ModelServer
 from caliper_backend_pi import mcp

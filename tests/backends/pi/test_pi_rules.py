@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from pi_support import write_json
 
-from caliper.attempt import AgentStatus, InstalledSkill
-from caliper.backend import CliUpdate
+from caliper.plugin.attempt import AgentStatus, InstalledSkill
+from caliper.plugin.backend import CliUpdate
 from caliper.errors import SetupError
-from caliper.plugins import PluginHost
-from caliper.process import ProcessResult
+from caliper.host.plugins import PluginHost
+from caliper.system.process import ProcessResult
 from caliper_backend_pi import plugin
 from caliper_backend_pi.activation import activated_skills
 from caliper_backend_pi.agentdir import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from caliper.attempt import InstalledSkill
+from caliper.plugin.attempt import InstalledSkill
 from caliper_backend_pi.activation import activated_skills, undeclared_skills
 from caliper_backend_pi.events import ToolCall
 
@@ -49,9 +49,9 @@ def test_pi_installs_with_the_shared_copy_rules(tmp_path: Path) -> None:
     """Issue 11 item 16: pi's installer is a FolderSkillInstaller (links stay inside)."""
     import os
 
-    from caliper.backend import FolderSkillInstaller
-    from caliper.sandbox import make_sandbox, remove_sandbox
-    from caliper.skills import ResolvedSkill
+    from caliper.plugin.backend import FolderSkillInstaller
+    from caliper.plugin.sandbox import make_sandbox, remove_sandbox
+    from caliper.plugin.skills import ResolvedSkill
     from caliper_backend_pi.installer import PiSkillInstaller
 
     assert issubclass(PiSkillInstaller, FolderSkillInstaller)

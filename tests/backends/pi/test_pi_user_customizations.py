@@ -9,7 +9,7 @@ import attrs
 import pytest
 from pi_support import USER_MARKER, install, request
 
-from caliper.attempt import AgentStatus
+from caliper.plugin.attempt import AgentStatus
 from caliper.testing.model_server import ModelServer
 
 pytestmark = pytest.mark.e2e

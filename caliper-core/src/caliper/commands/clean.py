@@ -30,7 +30,7 @@ def command() -> None:
 
     Prints one line per kind of thing removed, with counts.
     """
-    from caliper.ledger import clean_dead, ledger_folder, location
+    from caliper.system.ledger import clean_dead, ledger_folder, location
 
     try:
         base = location()

@@ -1,7 +1,7 @@
 """``caliper run``'s executor flags: ``--executor ID``, the chosen executor's own
 ``--<id>-<name> VALUE`` settings, and ``--max-concurrent BACKEND=N``.
 
-The settings an executor declares (:class:`caliper.executor.ExecutorOption`) become flags of
+The settings an executor declares (:class:`caliper.plugin.executor.ExecutorOption`) become flags of
 ``caliper run`` only once ``run`` parses its arguments and sees ``--executor ID``: only then
 is that one executor plugin imported, so ``caliper --help`` and the other commands never
 import executors.
@@ -53,7 +53,7 @@ class ExecutorCommand(click.Command):
         names: dict[str, str] = {}
         ctx.meta[NAMES_KEY] = names
         if executor_id != LOCAL and not ctx.resilient_parsing:
-            from caliper.plugins import PluginHost
+            from caliper.host.plugins import PluginHost
             from caliper.runner.executors import resolve_executor
 
             executor = resolve_executor(PluginHost(), executor_id)

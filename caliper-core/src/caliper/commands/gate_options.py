@@ -136,7 +136,7 @@ def _has_activation_bar(bars: Sequence[Bar]) -> bool:
 
 def _activation_keys() -> list[str]:
     """The task keys of installed judges that declare ``scores_activation``."""
-    from caliper.plugins import PluginHost
+    from caliper.host.plugins import PluginHost
 
     return [key for key, judge in PluginHost().judges().items() if judge.scores_activation]
 
@@ -302,7 +302,7 @@ def check_junit_target(path: Path | None) -> None:
     import os
 
     from caliper.errors import UsageError
-    from caliper.output_file import output_problem, writes_in_place
+    from caliper.system.output_file import output_problem, writes_in_place
 
     if writes_in_place(path):
         return  # a device, FIFO or /dev/stdout: written in place, its folder need not be writable
@@ -327,7 +327,7 @@ def write_junit_report(path: Path | None, tree: Any) -> None:
     if path is None:
         return
     from caliper.errors import CaliperError
-    from caliper.output_file import OutputWriteError
+    from caliper.system.output_file import OutputWriteError
     from caliper.report.junit import write_junit
 
     try:

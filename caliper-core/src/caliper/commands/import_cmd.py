@@ -62,7 +62,7 @@ def skill_creator(
 ) -> None:
     """Convert skill-creator's evals/evals.json and trigger-eval files into one .eval.yaml."""
     from caliper.errors import UsageError
-    from caliper.output_file import write_output, writes_in_place
+    from caliper.system.output_file import write_output, writes_in_place
     from caliper.tune.importer import convert, render_spec
 
     for path in paths:

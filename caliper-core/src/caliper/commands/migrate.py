@@ -124,7 +124,7 @@ def _apply(changes: list) -> None:
     import os
 
     from caliper.errors import CaliperError
-    from caliper.os_errors import describe_os_error
+    from caliper.system.os_errors import describe_os_error
     from caliper.results.store import ResultsWriteError, write_atomic
 
     for change in changes:

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from caliper.plugins import BACKENDS, GROUPS, JUDGES, PluginHost, installed
+from caliper.host.plugins import BACKENDS, GROUPS, JUDGES, PluginHost, installed
 
 
 def collect_plugins(host: PluginHost, *, check_clis: bool = True) -> dict:

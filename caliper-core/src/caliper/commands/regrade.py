@@ -63,10 +63,10 @@ def command(
 ) -> None:
     """Re-run the judges of the saved run RUN on its saved attempts and save a new run."""
     from caliper.commands.run import check_save_targets
-    from caliper.engine import resolve_engine
+    from caliper.host.engine import resolve_engine
     from caliper.errors import CaliperError, UsageError
-    from caliper.mcp import resolve_servers
-    from caliper.plugins import PluginHost
+    from caliper.plugin.mcp import resolve_servers
+    from caliper.host.plugins import PluginHost
     from caliper.results import codec
     from caliper.results.compact import StorageLimits
     from caliper.results.journal import assemble

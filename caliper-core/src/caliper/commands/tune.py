@@ -141,10 +141,10 @@ def command(
     keeps a revision only when its gain is statistically supported, and finally reports
     recall, precision and accuracy on the held-out test probes, before → after.
     """
-    from caliper import stop_policy
-    from caliper.engine import resolve_engine
+    from caliper.system import stop_policy
+    from caliper.host.engine import resolve_engine
     from caliper.errors import SetupError
-    from caliper.plugins import PluginHost
+    from caliper.host.plugins import PluginHost
     from caliper.tune.loop import Tuner, TuneSettings, check_budget, check_reachable, write_json
     from caliper.tune.measure import RunSettings
     from caliper.tune.probes import load_probes
@@ -287,7 +287,7 @@ def _neighbourhood(skill_dir: Path, name: str, probe_set: ProbeSet) -> Neighbour
 def _spec_sections(spec: Spec) -> tuple[dict | None, dict | None]:
     """The spec's ``sandbox:`` (paths made absolute) and ``mcp:`` (``${VAR}`` kept as
     written, so no secret is copied) as plain data for the measurement specs."""
-    from caliper.sandbox import resolve_extra_path
+    from caliper.runner.sandbox import resolve_extra_path
 
     sandbox: dict = {}
     if spec.sandbox.extra_path:
@@ -365,7 +365,7 @@ def _check_writable(skill_file: Path) -> None:
     """Refuse ``--write`` before any attempt when ``skill_file`` cannot be replaced (it is
     read-only, or its folder takes no new file)."""
     from caliper.errors import UsageError
-    from caliper.output_file import replace_problem
+    from caliper.system.output_file import replace_problem
 
     problem = replace_problem(skill_file)
     if problem is not None:
@@ -377,7 +377,7 @@ def _check_writable(skill_file: Path) -> None:
 
 
 def _apply(outcome: TuneOutcome, skill_file: Path, write: bool, session: Path) -> None:
-    from caliper.output_file import OutputWriteError, write_output
+    from caliper.system.output_file import OutputWriteError, write_output
     from caliper.tune.description import replace_description
 
     if outcome.winner is None:

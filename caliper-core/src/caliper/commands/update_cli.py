@@ -9,9 +9,9 @@ import subprocess
 import attrs
 import click
 
-from caliper.backend import CliUpdate
+from caliper.plugin.backend import CliUpdate
 from caliper.errors import CaliperError
-from caliper.plugins import PluginHost
+from caliper.host.plugins import PluginHost
 
 
 def gather_updates(
@@ -20,7 +20,7 @@ def gather_updates(
     """Ask each backend about its CLI: ``Backend.update_info`` first, then (for plugins that
     answer through it) the ``cli_update_info`` hook."""
     if backend_ids:
-        from caliper.engine import find_backend
+        from caliper.host.engine import find_backend
 
         chosen = [find_backend(host, name, flag="update-cli") for name in backend_ids]
     else:

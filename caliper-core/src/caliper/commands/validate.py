@@ -147,28 +147,28 @@ def _render_json(
 class _Host:
     """The plugin host, made only when a command part needs more than the judges (backends
     for a long skill listing, ``--probe``): the judges alone are loaded without stevedore
-    or pluggy where possible (:mod:`caliper.direct_judges`)."""
+    or pluggy where possible (:mod:`caliper.host.direct_judges`)."""
 
     def __init__(self) -> None:
         self._host: Any = None
 
     def judges(self) -> tuple[dict[str, Any], list[Any]]:
         """The installed judges by key, and the judge plugins that failed to load."""
-        from caliper.direct_judges import load_judges
+        from caliper.host.direct_judges import load_judges
 
         loaded = load_judges()
         if loaded is not None:
             return loaded
-        from caliper.plugins import JUDGES
+        from caliper.host.plugins import JUDGES
 
         judges = self.host.judges()
         return judges, [f for f in self.host.failures if f.entry.group == JUDGES]
 
     @property
     def host(self) -> Any:
-        """The :class:`caliper.plugins.PluginHost`, made on first use."""
+        """The :class:`caliper.host.plugins.PluginHost`, made on first use."""
         if self._host is None:
-            from caliper.plugins import PluginHost
+            from caliper.host.plugins import PluginHost
 
             self._host = PluginHost()
         return self._host
@@ -184,7 +184,7 @@ def _add_listing_warnings(host: _Host, results: list[tuple[Path, SpecCheck]]) ->
     Backends are loaded only for listings over ``LISTING_CHECK_FLOOR`` characters, so
     ordinary specs still validate without importing any backend.
     """
-    from caliper.skill_listing import LISTING_CHECK_FLOOR, listing_chars
+    from caliper.plugin.skill_listing import LISTING_CHECK_FLOOR, listing_chars
     from caliper.spec.problems import Problem
 
     backends = None
@@ -321,7 +321,7 @@ def _run_probes(
 
     engine = None
     if judge_model is not None:
-        from caliper.engine import resolve_engine
+        from caliper.host.engine import resolve_engine
 
         engine = resolve_engine(host, judge_model, flag="--judge-model")
     probes: dict[Path, list[ProbeCheck]] = {}

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import caliper
-from caliper.judge import Judge, ValueProblem
+from caliper.plugin.judge import Judge, ValueProblem
 from caliper.spec.fields import did_you_mean, type_name
 
 if TYPE_CHECKING:
-    from caliper.verdict import JudgeContext, Verdict
+    from caliper.plugin.verdict import JudgeContext, Verdict
 
 
 def _names(names: Any) -> str:
@@ -72,7 +72,7 @@ class ActivationJudge(Judge):
         return problems
 
     def check(self, context: JudgeContext) -> Verdict:
-        from caliper.verdict import Verdict  # here: `caliper validate` never runs a check
+        from caliper.plugin.verdict import Verdict  # here: `caliper validate` never runs a check
 
         activated = context.attempt.activated
         if activated is None:

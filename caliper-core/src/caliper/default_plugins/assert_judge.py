@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import caliper
-from caliper.judge import Judge, ValueProblem
+from caliper.plugin.judge import Judge, ValueProblem
 from caliper.spec.fields import type_name
 
 if TYPE_CHECKING:
-    from caliper.verdict import JudgeContext, Verdict
+    from caliper.plugin.verdict import JudgeContext, Verdict
 
 RUNNER = Path(__file__).with_name("_assert_runner.py")
 OUTPUT_TAIL = 2000
@@ -100,8 +100,8 @@ class AssertJudge(Judge):
         import tempfile  # here, not at import: `caliper validate` never runs a check
 
         from caliper.default_plugins import warm_assert
-        from caliper.process import run_process
-        from caliper.verdict import Verdict
+        from caliper.system.process import run_process
+        from caliper.plugin.verdict import Verdict
 
         value = str(context.value)
         if is_file_reference(value):
@@ -173,7 +173,7 @@ def _read_result(path: Path) -> dict[str, Any] | None:
 
 
 def _verdict(outcome: dict[str, Any], details: dict[str, Any]) -> Verdict:
-    from caliper.verdict import Verdict
+    from caliper.plugin.verdict import Verdict
 
     status = outcome.get("status")
     if status == "pass":

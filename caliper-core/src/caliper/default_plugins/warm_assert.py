@@ -2,7 +2,7 @@
 
 One server per caliper process, started lazily by the first ``assert:``; every assert is then a
 child forked from it instead of a fresh interpreter. :func:`starter` hands
-:func:`caliper.process.run_process` a way to start the assert there, so the forked child gets
+:func:`caliper.system.process.run_process` a way to start the assert there, so the forked child gets
 the same treatment as any started process: its own session, the ``CALIPER_PROCESS_TAG``
 marker (in the environment it runs with and hands to what it starts), the timeout, the kill of
 its group and of every descendant, bounded output. Where ``fork`` or descriptor passing is
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
-from caliper import process
+from caliper.system import process
 
 SERVER = Path(__file__).with_name("_warm_server.py")
 START_SECONDS = 10.0

@@ -28,7 +28,7 @@ def _safe_console_class() -> type[Console]:
     from rich.console import Console
     from rich.segment import Segment
 
-    from caliper.textsafe import printable
+    from caliper.system.textsafe import printable
 
     class SafeConsole(Console):
         """Strips escape sequences and control characters from everything it prints.

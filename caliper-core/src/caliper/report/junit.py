@@ -217,10 +217,10 @@ def _make_safe(root: ET.Element) -> None:
 def write_junit(path: Path, tree: ET.ElementTree) -> None:
     """Serialise ``tree`` as UTF-8 XML with a declaration and write it through the one
     output writer (a file is replaced atomically, a device or FIFO written in place); raises
-    :class:`caliper.output_file.OutputWriteError`."""
+    :class:`caliper.system.output_file.OutputWriteError`."""
     import io
 
-    from caliper.output_file import write_output
+    from caliper.system.output_file import write_output
 
     buffer = io.BytesIO()
     tree.write(buffer, encoding="utf-8", xml_declaration=True)

@@ -20,7 +20,7 @@ import attrs
 import cattrs
 from cattrs.preconf.json import make_converter
 
-from caliper.judge import JudgeUsage
+from caliper.plugin.judge import JudgeUsage
 from caliper.results import compact
 from caliper.results.compact import StorageLimits
 from caliper.results.models import (
@@ -32,7 +32,7 @@ from caliper.results.models import (
     SkillSnapshot,
     TaskResult,
 )
-from caliper.textsafe import well_formed
+from caliper.system.textsafe import well_formed
 
 Decode = Callable[[Callable[[dict[str, Any]], Any], Callable[[dict[str, Any]], Any]], Any]
 """A decoding of a run's text that turns each attempt's dict, then each task's, with the two

@@ -114,7 +114,7 @@ class JournalWriter:
     def replace(cls, path: Path, lines: Iterable[dict[str, Any]]) -> JournalWriter:
         """Write a whole new journal (header and lines) over ``path`` atomically, then keep
         it open for appending (used by ``--resume``: a torn line is not carried over)."""
-        from caliper.output_file import OutputWriteError, replace_file
+        from caliper.system.output_file import OutputWriteError, replace_file
         from caliper.results import codec
 
         data = "".join(codec.line(item) + "\n" for item in lines).encode("utf-8")

@@ -152,7 +152,7 @@ def _check_keys(task: dict[str, Any]) -> list[str]:
 
 
 def _attempt(task: dict[str, Any], data: dict[str, Any], run: dict[str, Any], transcripts: bool):
-    from caliper.attempt import Usage
+    from caliper.plugin.attempt import Usage
     from caliper.results.models import AttemptRecord, CheckRecord, Outcome
 
     outcome = data["outcome"]
@@ -226,7 +226,7 @@ def _reason(outcome: str, data: dict[str, Any], checks: list, evidence: list[str
 def _transcript(turns: Any) -> list[Any] | None:
     """The earlier tool's transcript (``tool_use`` and ``tool_result`` turns apart) as this
     format's turns (one ``tool`` turn holding the call and its output)."""
-    from caliper.attempt import Turn
+    from caliper.plugin.attempt import Turn
 
     if not isinstance(turns, list):
         return None

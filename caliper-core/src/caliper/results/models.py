@@ -12,8 +12,8 @@ from typing import Any
 
 import attrs
 
-from caliper.attempt import Turn, Usage
-from caliper.judge import JudgeUsage
+from caliper.plugin.attempt import Turn, Usage
+from caliper.plugin.judge import JudgeUsage
 
 SCHEMA_VERSION = 1
 
@@ -62,7 +62,7 @@ class CheckRecord:
     """One judge's verdict on an attempt, under the task key it owns.
 
     ``details`` is the judge's own data. ``usage``, ``backend``, ``model`` and
-    ``prompt_version`` are the typed fields of :class:`caliper.judge.Verdict` (a judge that
+    ``prompt_version`` are the typed fields of :class:`caliper.plugin.judge.Verdict` (a judge that
     asked a model fills them); a results file keeps them inside ``details``, under
     :data:`STORED_JUDGE_FIELDS` (the form files had before these fields existed).
     """

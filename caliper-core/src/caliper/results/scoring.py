@@ -25,7 +25,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from caliper.attempt import Usage
+from caliper.plugin.attempt import Usage
 from caliper.results.models import (
     TIMEOUTS_FAILURE,
     AttemptRecord,

@@ -29,13 +29,13 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from caliper.errors import CaliperError
-from caliper.os_errors import describe_os_error
+from caliper.system.os_errors import describe_os_error
 from caliper.results.compact import StorageLimits
 from caliper.results.models import RunResults
 from caliper.spec.model import spec_name_for
 
 if TYPE_CHECKING:
-    from caliper.output_file import OutputWriteError
+    from caliper.system.output_file import OutputWriteError
 
 ROOT_DIR = ".caliper"
 RESULTS_DIR = "results"
@@ -198,11 +198,11 @@ def _results_error(exc: OutputWriteError) -> ResultsWriteError:
 
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to the regular file ``path`` whole or not at all, through the one
-    output writer (:func:`caliper.output_file.write_output`).
+    output writer (:func:`caliper.system.output_file.write_output`).
 
     Raises :class:`ResultsWriteError` on any OS error; no temporary file is left.
     """
-    from caliper.output_file import OutputWriteError, write_output
+    from caliper.system.output_file import OutputWriteError, write_output
 
     try:
         write_output(path, text)
@@ -213,14 +213,14 @@ def write_atomic(path: Path, text: str) -> None:
 def writes_directly(path: Path) -> bool:
     """True when ``path`` is a character device or FIFO: written in place, so the folder it
     is in need not be writable."""
-    from caliper.output_file import writes_in_place
+    from caliper.system.output_file import writes_in_place
 
     return writes_in_place(path)
 
 
 def export_problem(path: Path) -> str | None:
     """Why ``path`` cannot take a copy of a run (a folder, block device or socket), if so."""
-    from caliper.output_file import output_problem
+    from caliper.system.output_file import output_problem
 
     return output_problem(path)
 
@@ -231,7 +231,7 @@ def write_export(path: Path, text: str) -> None:
     symlink; a character device or FIFO is written in place, never renamed over; a folder,
     block device or socket is refused with :class:`ResultsWriteError`.
     """
-    from caliper.output_file import OutputWriteError, write_output
+    from caliper.system.output_file import OutputWriteError, write_output
 
     try:
         write_output(path, text)

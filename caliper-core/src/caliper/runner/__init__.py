@@ -5,7 +5,7 @@ set of engine keys; :func:`run_spec` is its one-engine case (key ``""``) and
 :func:`caliper.runner.matrix.run_matrix` its many-engine case. The steps, each owned by one
 module (see ``docs/architecture.md``): pre-flight checks (:mod:`.prepare`) → plan
 (:mod:`.plan`, pure) → schedule (:mod:`.schedule`) through an executor
-(:mod:`caliper.executor`; ``local`` by default), each job running the attempt pipeline
+(:mod:`caliper.plugin.executor`; ``local`` by default), each job running the attempt pipeline
 (:mod:`.attempt_pipeline`) → journal each finished attempt (:mod:`.journaling`) → assemble the
 results (:mod:`.assemble`, pure) and save them → :class:`RunEnding`, which decides the exit
 code (:mod:`.ending`).
@@ -22,8 +22,8 @@ from caliper.runner.options import RunOptions
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from caliper.engine import Engine
-    from caliper.plugins import PluginHost
+    from caliper.host.engine import Engine
+    from caliper.host.plugins import PluginHost
     from caliper.runner.plan import Continuation
     from caliper.runner.prepare import PreparedRun
 
@@ -80,7 +80,7 @@ def judge_engine_for(host: PluginHost, options: RunOptions, prepared: PreparedRu
     """
     import os
 
-    from caliper.engine import Engine, resolve_engine
+    from caliper.host.engine import Engine, resolve_engine
     from caliper.runner.judge_calls import JUDGE_MODEL_VARIABLE
 
     if options.judge_model is not None and options.judge_model.strip():

@@ -18,10 +18,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from caliper.attempt import AgentStatus, AttemptRequest, AttemptResult, AttemptSandbox
+from caliper.plugin.attempt import AgentStatus, AttemptRequest, AttemptResult, AttemptSandbox
 from caliper.errors import CaliperError, SetupError
-from caliper.executor import AttemptJob, FinishedAttempt
-from caliper.process import after_start
+from caliper.plugin.executor import AttemptJob, FinishedAttempt
+from caliper.system.process import after_start
 from caliper.results.models import AttemptRecord, Outcome
 from caliper.runner.control import RunController, Stopped
 from caliper.runner.forbidden import find_forbidden_reads
@@ -35,10 +35,11 @@ from caliper.runner.preparer import (
     make_ready,
     new_sandbox,
 )
-from caliper.sandbox import describe_shell_failure, remove_sandbox, run_shell
+from caliper.plugin.sandbox import remove_sandbox
+from caliper.runner.sandbox import describe_shell_failure, run_shell
 
 if TYPE_CHECKING:
-    from caliper.judge import JudgeContext
+    from caliper.plugin.judge import JudgeContext
     from caliper.runner.prepare import PreparedRun
     from caliper.runner.workdirs import WorkdirKeeper
     from caliper.spec.model import Task
@@ -68,7 +69,7 @@ def _judge_context_factory(
     judge_engine: LazyEngine,
     ready_judges: list[ReadyJudge],
 ) -> Callable[[str], JudgeContext]:
-    from caliper.judge import JudgeContext
+    from caliper.plugin.judge import JudgeContext
     from caliper.runner.judge_calls import judge_ask
 
     ask = judge_ask(

@@ -22,8 +22,8 @@ from caliper.errors import CaliperError, SetupError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from caliper.executor import AttemptJob, ExecutorSession, FinishedAttempt, RunWork
-    from caliper.plugins import PluginHost
+    from caliper.plugin.executor import AttemptJob, ExecutorSession, FinishedAttempt, RunWork
+    from caliper.host.plugins import PluginHost
     from caliper.results.models import AttemptRecord
     from caliper.runner.adaptive import AdaptiveK
     from caliper.runner.control import RunController
@@ -60,8 +60,8 @@ def run_engines(
     Raises :class:`~caliper.errors.CaliperError` subclasses for problems found before the
     first attempt.
     """
-    from caliper.executor import RunWork
-    from caliper.plugins import PluginHost
+    from caliper.plugin.executor import RunWork
+    from caliper.host.plugins import PluginHost
     from caliper.runner.control import RunController
     from caliper.runner.executors import concurrency_limits, executor_settings, resolve_executor
     from caliper.runner.job_runner import JobRunner
@@ -75,7 +75,7 @@ def run_engines(
     executor = resolve_executor(host, first.executor)
     settings = executor_settings(executor, first.executor_settings)
     runs = prepare_engines(options, host)
-    from caliper.ledger import clean_dead_and_say
+    from caliper.system.ledger import clean_dead_and_say
 
     clean_dead_and_say(lambda text: _notify([], text))  # what a killed run left behind
     limits = concurrency_limits(first.max_concurrent, runs)
@@ -161,7 +161,7 @@ def run_engines(
         session.close()
         for journal in journals.values():
             journal.close()
-        from caliper.ledger import release_idle
+        from caliper.system.ledger import release_idle
 
         release_idle()  # the run's sandboxes are gone: so is its ledger
 
@@ -223,7 +223,7 @@ class _FirstStarts:
     POLL = 0.002
 
     def __init__(self) -> None:
-        from caliper import process
+        from caliper.system import process
 
         self._starts_before = process.starts_so_far()
         self._ended: list[AttemptJob] = []
@@ -246,7 +246,7 @@ class _FirstStarts:
         :attr:`LONGEST` seconds), sleeping meanwhile so the workers have the interpreter."""
         import time
 
-        from caliper import process
+        from caliper.system import process
 
         deadline = time.monotonic() + self.LONGEST
         while (
@@ -324,7 +324,7 @@ def _notify(shown: list[_Display], text: str) -> None:
         return
     import sys
 
-    from caliper.textsafe import printable
+    from caliper.system.textsafe import printable
 
     print(printable(text), file=sys.stderr, flush=True)
 
@@ -342,7 +342,7 @@ def _open_journal(
 ) -> tuple[RunJournal, WorkdirKeeper | None]:
     """One engine's journal (opened: the run id is claimed) and the ``--keep-workdirs``
     keeper (``None`` without the flag)."""
-    from caliper.cli_versions import version_in_background
+    from caliper.plugin.cli_versions import version_in_background
     from caliper.runner.journaling import RunJournal
 
     journal = RunJournal(
@@ -373,7 +373,7 @@ def _stop_handling(controller: RunController) -> Iterator[None]:
     first attempt until the results are saved; afterwards this process is as it was (its
     signal handlers back, no longer adopting orphans), which matters to :func:`caliper.run`'s
     callers."""
-    from caliper import process
+    from caliper.system import process
 
     process.reset_stop()
     process.adopt_orphans()
@@ -397,9 +397,9 @@ def _execute(
     """Schedule ``jobs`` on the executor's ``session``; then ``drained`` (the sandboxes made
     ahead and never used are removed), end orphaned processes and wait for the sandboxes'
     background deletion."""
-    from caliper import process
+    from caliper.system import process
     from caliper.runner.schedule import schedule
-    from caliper.sandbox import finish_removals
+    from caliper.plugin.sandbox import finish_removals
 
     try:
         execution = schedule(work, session, jobs, events=events, adaptive=adaptive)

@@ -1,7 +1,7 @@
 """Stopping a run cleanly on Ctrl-C (``SIGINT``), ``SIGTERM`` and ``SIGHUP``.
 
 On any of the three the run stops scheduling, every agent process is ended
-(``caliper.process.stop_all``, which spares running cleanups), and attempts still in flight
+(``caliper.system.process.stop_all``, which spares running cleanups), and attempts still in flight
 skip straight to their cleanup. Cleanup commands are held back until no attempt is still
 starting or running a process, then each runs to completion (up to ``--setup-timeout``); the
 run says on stderr, at once, what it is waiting for. The same signal a second time ends the
@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from types import FrameType
 
-from caliper import process
+from caliper.system import process
 
 DRAIN_SECONDS = 15.0
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -151,7 +151,7 @@ class RunController:
             process.stop_all(force=True)
             self._say("Stopping now: the cleanups still running are being ended.")
             return
-        from caliper import stop_policy
+        from caliper.system import stop_policy
 
         stop_policy.note(signum)
         label = signal_label(signum)

@@ -3,7 +3,7 @@
 
 Executor plugins are imported only here, for ``caliper run`` (never for ``caliper --help``).
 The built-in ``local`` executor is always available, even when ``CALIPER_LOAD_PLUGINS``
-leaves its entry point out or a :class:`~caliper.plugins.PluginHost` loads no entry points.
+leaves its entry point out or a :class:`~caliper.host.plugins.PluginHost` loads no entry points.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from caliper.errors import UsageError
 
 if TYPE_CHECKING:
-    from caliper.executor import Executor
-    from caliper.plugins import PluginHost
+    from caliper.plugin.executor import Executor
+    from caliper.host.plugins import PluginHost
     from caliper.runner.prepare import PreparedRun
 
 LOCAL = "local"
@@ -38,7 +38,7 @@ def available_executors(host: PluginHost) -> dict[str, Executor]:
 def installed_executor_ids() -> list[str]:
     """The ids of installed executors from entry-point metadata (nothing imported), with
     ``local`` always first."""
-    from caliper.plugins import EXECUTORS, installed
+    from caliper.host.plugins import EXECUTORS, installed
 
     names = [entry.name for entry in installed(EXECUTORS) if entry.name != LOCAL]
     return [LOCAL, *sorted(set(names))]
@@ -65,7 +65,7 @@ def unknown_executor(executor_id: str, known: Iterable[str]) -> UsageError:
     close = difflib.get_close_matches(executor_id, known, n=1, cutoff=0.6)
     ray = ""
     if executor_id == "ray" or (close and close[0] == "ray"):
-        from caliper.install_hints import add_distribution
+        from caliper.host.catalogue import add_distribution
 
         command = add_distribution("caliper-executor-ray")
         ray = f" --executor ray comes with caliper-executor-ray: {command}."
@@ -123,7 +123,7 @@ def concurrency_limits(given: Mapping[str, int], runs: Mapping[str, PreparedRun]
     A ``--max-concurrent`` naming a backend that is neither installed nor one of the run's
     is a :class:`UsageError` (exit 2) listing the installed backends.
     """
-    from caliper.plugins import BACKENDS, installed
+    from caliper.host.plugins import BACKENDS, installed
 
     limits: dict[str, int] = {}
     for run in runs.values():

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from caliper.attempt import Turn
+from caliper.plugin.attempt import Turn
 from caliper.errors import SpecError
 
 SNIPPET_LENGTH = 200

@@ -1,4 +1,4 @@
-"""Running one :class:`~caliper.executor.AttemptJob` in this process (``RunWork.run_here``).
+"""Running one :class:`~caliper.plugin.executor.AttemptJob` in this process (``RunWork.run_here``).
 
 What the ``local`` executor's threads call: the job's prepared run and task are looked up by
 engine key and name, the attempt pipeline (:func:`caliper.runner.attempt_pipeline.run_one_attempt`)
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from caliper.errors import CaliperError
-from caliper.executor import AttemptJob, FinishedAttempt
+from caliper.plugin.executor import AttemptJob, FinishedAttempt
 
 if TYPE_CHECKING:
     from caliper.runner.control import RunController

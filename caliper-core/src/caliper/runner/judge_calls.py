@@ -2,9 +2,9 @@
 
 The core owns the one path from a judge's question to a model: resolve the ``--judge-model``
 engine (lazily: only when a judge asks), pick the model (the one the engine names, else
-``CALIPER_JUDGE_MODEL``, else the backend's :attr:`~caliper.backend.Backend.default_judge_model`,
+``CALIPER_JUDGE_MODEL``, else the backend's :attr:`~caliper.plugin.backend.Backend.default_judge_model`,
 else the CLI's own default), run the backend's ``run_prompt`` in a fresh sandbox removed
-afterwards, and hand the judge a typed :class:`~caliper.judge.Reply`.
+afterwards, and hand the judge a typed :class:`~caliper.plugin.judge.Reply`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from caliper.attempt import AttemptSandbox, PromptResult, Usage
-    from caliper.backend import Backend
-    from caliper.engine import Engine
-    from caliper.judge import Ask, JudgeUsage, Reply
+    from caliper.plugin.attempt import AttemptSandbox, PromptResult, Usage
+    from caliper.plugin.backend import Backend
+    from caliper.host.engine import Engine
+    from caliper.plugin.judge import Ask, JudgeUsage, Reply
 
 JUDGE_MODEL_VARIABLE = "CALIPER_JUDGE_MODEL"
 """The model judge calls use when the judge engine names none (before the backend's pin)."""
@@ -33,8 +33,8 @@ def judge_model_for(backend: Backend, model: str | None) -> str | None:
 
 
 def judge_usage(usage: Usage | None) -> JudgeUsage | None:
-    """A backend's :class:`~caliper.attempt.Usage` as the judge's typed usage."""
-    from caliper.judge import JudgeUsage
+    """A backend's :class:`~caliper.plugin.attempt.Usage` as the judge's typed usage."""
+    from caliper.plugin.judge import JudgeUsage
 
     if usage is None:
         return None
@@ -47,8 +47,8 @@ def judge_usage(usage: Usage | None) -> JudgeUsage | None:
 
 
 def _reply(result: PromptResult, backend: str, model: str | None, seconds: float) -> Reply:
-    from caliper.attempt import AgentStatus
-    from caliper.judge import Reply
+    from caliper.plugin.attempt import AgentStatus
+    from caliper.plugin.judge import Reply
 
     answered = result.status is AgentStatus.COMPLETED
     timed_out = result.status is AgentStatus.TIMEOUT
@@ -75,8 +75,8 @@ def judge_ask(
     ``sandbox`` gives a fresh sandbox per call, ``budget`` caps each call's seconds."""
 
     def ask(prompt: str, *, timeout: float | None = None) -> Reply:
-        from caliper.attempt import PromptRequest
-        from caliper.judge import Reply
+        from caliper.plugin.attempt import PromptRequest
+        from caliper.plugin.judge import Reply
 
         resolved = engine()
         backend = resolved.backend

@@ -19,8 +19,8 @@ from caliper.errors import CaliperError
 from caliper.results.models import CheckRecord, Outcome
 
 if TYPE_CHECKING:
-    from caliper.engine import Engine
-    from caliper.judge import Judge, JudgeContext, Verdict
+    from caliper.host.engine import Engine
+    from caliper.plugin.judge import Judge, JudgeContext, Verdict
     from caliper.spec.model import Task
 
 NOT_RUN_REASON = "not run: a local check already failed"
@@ -101,7 +101,7 @@ def _record(key: str, verdict: Verdict) -> CheckRecord:
 
 
 def _check(judge: Judge, context: JudgeContext) -> CheckRecord:
-    from caliper.judge import Verdict
+    from caliper.plugin.judge import Verdict
 
     try:
         return _record(judge.key, judge.check(context))

@@ -25,7 +25,7 @@ from caliper.runner.plan import interleave
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from caliper.plugins import PluginHost
+    from caliper.host.plugins import PluginHost
     from caliper.runner.ending import RunEnding
     from caliper.runner.options import RunOptions
 

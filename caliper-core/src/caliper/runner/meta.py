@@ -34,7 +34,7 @@ def spec_hash(prepared: PreparedRun) -> str:
 
 def plugin_versions() -> dict[str, str]:
     """Installed plugin distributions and their versions (metadata only, nothing imported)."""
-    from caliper.plugins import GROUPS, installed
+    from caliper.host.plugins import GROUPS, installed
 
     versions: dict[str, str] = {}
     for group in GROUPS:

@@ -23,7 +23,7 @@ from caliper.errors import UsageError
 from caliper.results.models import Outcome, TryRecord
 
 if TYPE_CHECKING:
-    from caliper.executor import AttemptJob
+    from caliper.plugin.executor import AttemptJob
     from caliper.runner.prepare import PreparedRun
     from caliper.runner.shard import Shard
     from caliper.spec.model import Spec
@@ -254,7 +254,7 @@ def plan_run(prepared: PreparedRun, continuation: Continuation | None, now: str)
 def attempt_jobs(plans: Mapping[str, RunPlan], runs: Mapping[str, PreparedRun]) -> list[AttemptJob]:
     """The scheduler's jobs for every engine key's plan, task by task within an engine, one
     job of each engine in turn (:func:`interleave`)."""
-    from caliper.executor import AttemptJob
+    from caliper.plugin.executor import AttemptJob
 
     return interleave(
         {

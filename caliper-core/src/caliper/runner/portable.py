@@ -40,12 +40,12 @@ import attrs
 from caliper.errors import CaliperError, SetupError
 
 if TYPE_CHECKING:
-    from caliper.executor import AttemptJob, FinishedAttempt
-    from caliper.plugins import PluginHost
+    from caliper.plugin.executor import AttemptJob, FinishedAttempt
+    from caliper.host.plugins import PluginHost
     from caliper.runner.control import RunController
     from caliper.runner.options import RunOptions
     from caliper.runner.prepare import Ablation, PreparedRun
-    from caliper.skills import ResolvedSkill
+    from caliper.plugin.skills import ResolvedSkill
 
 MAX_BYTES_VARIABLE = "CALIPER_BUNDLE_MAX_BYTES"
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
@@ -83,7 +83,7 @@ class PortableSkill:
     name: str
     description: str
     archive: bytes
-    """The skill's files as an uncompressed tar (what ``caliper.skill_tree`` copies)."""
+    """The skill's files as an uncompressed tar (what ``caliper.system.skill_tree`` copies)."""
     source_kind: str = "path"
     declared_as: str = ""
     git_repo: str | None = None
@@ -177,7 +177,7 @@ def _tar(files: Sequence[tuple[str, Path]], what: str, limit: int) -> bytes:
 
 
 def _pack_skill(skill: ResolvedSkill, limit: int) -> PortableSkill:
-    from caliper.skill_tree import scan
+    from caliper.system.skill_tree import scan
 
     tree = skill.tree
     if tree is None or tree.root != skill.source_dir:
@@ -202,7 +202,7 @@ def _pack_skill(skill: ResolvedSkill, limit: int) -> PortableSkill:
 
 def secret_names(prepared: PreparedRun) -> tuple[str, ...]:
     """The ``${VAR}`` names the run's (non-ablated) ``mcp:`` servers refer to, in order."""
-    from caliper.mcp import VARIABLE
+    from caliper.plugin.mcp import VARIABLE
 
     names: list[str] = []
     for server in prepared.spec.mcp:
@@ -301,12 +301,12 @@ def rebuild(
     """
     import re
 
-    from caliper.engine import resolve_engine
-    from caliper.mcp import resolve_servers
+    from caliper.host.engine import resolve_engine
+    from caliper.plugin.mcp import resolve_servers
     from caliper.runner.forbidden import forbidden_patterns
     from caliper.runner.prepare import PreparedRun, check_cli
-    from caliper.sandbox import sandbox_parent
-    from caliper.skills import ResolvedSkill
+    from caliper.plugin.sandbox import sandbox_parent
+    from caliper.plugin.skills import ResolvedSkill
     from caliper.spec.load import load_spec
 
     environ = os.environ if environ is None else environ
@@ -388,7 +388,7 @@ _cache_lock = threading.Lock()
 
 def prepared_for(portable: PortableRun, host: PluginHost | None = None) -> PreparedRun:
     """:func:`rebuild` once per process per bundle (later attempts of the run reuse it)."""
-    from caliper.plugins import PluginHost
+    from caliper.host.plugins import PluginHost
 
     key = portable.digest
     with _cache_lock:
@@ -415,8 +415,8 @@ def leave_node_clean() -> None:
     """After work on a node whose worker process goes on (a check, a job): wait for its
     sandboxes' removal and close the process's idle ledgers, so the node's sandbox folder is
     left as it was found."""
-    from caliper.ledger import release_idle
-    from caliper.sandbox import finish_removals
+    from caliper.system.ledger import release_idle
+    from caliper.plugin.sandbox import finish_removals
 
     finish_removals()
     release_idle()
@@ -427,7 +427,7 @@ _judges: dict[str, object] = {}
 
 def _judge_engine(key: str, prepared: PreparedRun, host: PluginHost | None) -> object:
     """The run's judge engine on this node, resolved on first use (one per bundle)."""
-    from caliper.plugins import PluginHost
+    from caliper.host.plugins import PluginHost
     from caliper.runner import judge_engine_for
     from caliper.runner.judging import LazyEngine
 
@@ -451,7 +451,7 @@ def run_job(
 
     A node that cannot run the bundle at all gives a ``fatal`` :class:`SetupError`.
     """
-    from caliper.executor import FinishedAttempt
+    from caliper.plugin.executor import FinishedAttempt
     from caliper.runner.job_runner import JobRunner
 
     try:

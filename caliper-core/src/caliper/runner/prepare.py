@@ -22,16 +22,16 @@ from typing import TYPE_CHECKING
 import attrs
 
 from caliper.errors import CaliperError, SetupError, UsageError
-from caliper.mcp import ResolvedMcp, SecretSet, resolve_servers
+from caliper.plugin.mcp import ResolvedMcp, SecretSet, resolve_servers
 from caliper.runner.forbidden import forbidden_patterns
 
 if TYPE_CHECKING:
-    from caliper.backend import McpTranslator, SkillInstaller
-    from caliper.engine import Engine
-    from caliper.judge import Judge
-    from caliper.plugins import PluginHost
+    from caliper.plugin.backend import McpTranslator, SkillInstaller
+    from caliper.host.engine import Engine
+    from caliper.plugin.judge import Judge
+    from caliper.host.plugins import PluginHost
     from caliper.runner.options import RunOptions
-    from caliper.skills import ResolvedSkill
+    from caliper.plugin.skills import ResolvedSkill
     from caliper.spec.model import Spec
 
 
@@ -162,7 +162,7 @@ def check_cli(engine: Engine) -> Path:
     path = engine.backend.find_cli()
     if path is None:
         raise SetupError(engine.backend.missing_cli_message())
-    from caliper.sandbox import real_home
+    from caliper.plugin.sandbox import real_home
 
     engine.backend.check_ready(engine.model, real_home())
     return path
@@ -222,9 +222,9 @@ def check_hidden_activation(spec: Spec, skills: Sequence[ResolvedSkill], engine:
 
 def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
     """Run the pre-flight checks in order and gather what the attempts need."""
-    from caliper.engine import resolve_engine
+    from caliper.host.engine import resolve_engine
     from caliper.results.store import caliper_root
-    from caliper.sandbox import sandbox_parent
+    from caliper.plugin.sandbox import sandbox_parent
     from caliper.spec.load import load_spec_for_run
 
     judges = host.judges()
@@ -268,7 +268,7 @@ def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
             hint="Reinstall the backend plugin (see `caliper plugins`).",
         )
     if mcp.servers:
-        from caliper.sandbox import real_home
+        from caliper.plugin.sandbox import real_home
 
         engine.backend.check_mcp_servers(mcp.servers, real_home())
     return PreparedRun(

@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from caliper.sandbox import make_sandbox, remove_sandbox
+from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 
 if TYPE_CHECKING:
-    from caliper.attempt import AttemptSandbox, InstalledSkill, NativeMcpConfig
-    from caliper.backend import Backend
+    from caliper.plugin.attempt import AttemptSandbox, InstalledSkill, NativeMcpConfig
+    from caliper.plugin.backend import Backend
     from caliper.runner.prepare import PreparedRun
     from caliper.spec.model import Task
 
@@ -53,7 +53,7 @@ def new_sandbox(prepared: PreparedRun, parent: AttemptSandbox | None = None) -> 
 
 def seed_ahead(backend: Backend, sandbox: AttemptSandbox) -> AttemptSandbox:
     """``sandbox`` with ``backend``'s HOME seeding done (:meth:`Backend.prepare_home`)."""
-    from caliper.attempt import SeededHome
+    from caliper.plugin.attempt import SeededHome
 
     state = backend.prepare_home(sandbox)
     return attrs.evolve(sandbox, seeded=SeededHome(backend.id, state))

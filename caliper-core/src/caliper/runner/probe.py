@@ -2,7 +2,7 @@
 
 ``caliper validate --probe`` uses this. For every task with an outcome check (``assert:``,
 ``expect:``, or a third-party outcome judge), a fresh attempt sandbox is made (the same
-:mod:`caliper.sandbox` an attempt uses), the task's ``setup:`` runs in it, and then each check
+:mod:`caliper.plugin.sandbox` an attempt uses), the task's ``setup:`` runs in it, and then each check
 is asked to judge an attempt in which the agent did nothing: an empty transcript and no final
 answer. A check that *passes* there measures nothing, because a real attempt could pass it
 without doing the task. ``activates:`` (and any other judge that does not score the outcome)
@@ -22,13 +22,14 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from caliper.attempt import AgentStatus, AttemptResult, AttemptSandbox
+from caliper.plugin.attempt import AgentStatus, AttemptResult, AttemptSandbox
 from caliper.errors import CaliperError
-from caliper.sandbox import describe_shell_failure, make_sandbox, remove_sandbox, run_shell
+from caliper.plugin.sandbox import make_sandbox, remove_sandbox
+from caliper.runner.sandbox import describe_shell_failure, run_shell
 
 if TYPE_CHECKING:
-    from caliper.engine import Engine
-    from caliper.judge import Judge, JudgeContext, Verdict
+    from caliper.host.engine import Engine
+    from caliper.plugin.judge import Judge, JudgeContext, Verdict
     from caliper.spec.model import Spec, Task
 
 MEASURES_NOTHING = "passes without the agent doing anything: it measures nothing"
@@ -109,7 +110,7 @@ def _empty_attempt() -> AttemptResult:
 
 
 def _judge(judge: Judge, context: JudgeContext) -> Verdict:
-    from caliper.judge import Verdict
+    from caliper.plugin.judge import Verdict
 
     try:
         return judge.check(context)
@@ -221,7 +222,7 @@ class Prober:
         )
 
     def _context(self, task: Task, key: str, sandbox: AttemptSandbox) -> JudgeContext:
-        from caliper.judge import JudgeContext
+        from caliper.plugin.judge import JudgeContext
         from caliper.runner.judge_calls import judge_ask
 
         @contextlib.contextmanager

@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from caliper.attempt import AgentStatus, AttemptResult, AttemptSandbox
+from caliper.plugin.attempt import AgentStatus, AttemptResult, AttemptSandbox
 from caliper.errors import UsageError
 from caliper.results.models import AttemptRecord, Outcome
 
 if TYPE_CHECKING:
-    from caliper.judge import Judge, JudgeContext
-    from caliper.mcp import SecretSet
+    from caliper.plugin.judge import Judge, JudgeContext
+    from caliper.plugin.mcp import SecretSet
     from caliper.runner.judging import LazyEngine
     from caliper.spec.model import Spec, Task
 
@@ -71,7 +71,7 @@ class Regrader:
     def regrade(self, task: Task, record: AttemptRecord) -> AttemptRecord:
         """``record`` judged again (a copy; its tries and observations kept)."""
         from caliper.runner.judging import judge_attempt
-        from caliper.sandbox import make_sandbox, remove_sandbox
+        from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 
         result = AttemptResult(
             status=AgentStatus.COMPLETED,
@@ -127,9 +127,9 @@ class Regrader:
             ) from None
 
     def _contexts(self, task: Task, result: AttemptResult, sandbox: AttemptSandbox):
-        from caliper.judge import JudgeContext
+        from caliper.plugin.judge import JudgeContext
         from caliper.runner.judge_calls import judge_ask
-        from caliper.sandbox import make_sandbox, remove_sandbox
+        from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 
         @contextlib.contextmanager
         def judge_sandbox() -> Iterator[AttemptSandbox]:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import attrs
 
-from caliper.executor import FinishedAttempt
+from caliper.plugin.executor import FinishedAttempt
 from caliper.results.models import AttemptRecord, Outcome, TryRecord
 from caliper.runner.options import DEFAULT_RETRIES
 

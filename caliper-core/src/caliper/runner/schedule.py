@@ -1,6 +1,6 @@
 """Scheduling attempts: which job runs next, through an executor session.
 
-The scheduler owns the run's policy; the executor (:mod:`caliper.executor`) only says whether
+The scheduler owns the run's policy; the executor (:mod:`caliper.plugin.executor`) only says whether
 there is room and hands finished attempts back. Policy, all decided here in the calling
 thread:
 
@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from caliper.executor import AttemptJob, FinishedAttempt
+from caliper.plugin.executor import AttemptJob, FinishedAttempt
 from caliper.results.models import AttemptRecord, Outcome
 
 if TYPE_CHECKING:
     from caliper.errors import CaliperError
-    from caliper.executor import ExecutorSession, RunWork
+    from caliper.plugin.executor import ExecutorSession, RunWork
     from caliper.runner.adaptive import AdaptiveK
 
 FAIL_FAST_OUTCOMES = (Outcome.INFRA_ERROR, Outcome.TIMEOUT)

@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from caliper.history import AssistantTurn, History, HistoryTurn, ShellTurn, UserTurn
+from caliper.plugin.conversation import AssistantTurn, History, HistoryTurn, ShellTurn, UserTurn
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from caliper.errors import SpecError
-from caliper.judge import Judge
-from caliper.skills import ResolvedSkill
+from caliper.plugin.judge import Judge
+from caliper.plugin.skills import ResolvedSkill
 from caliper.spec.fields import Reporter, type_name
 from caliper.spec.model import McpServer, SkillSource, Spec, spec_name_for
 from caliper.spec.problems import Problem, SpecInvalid, sort_key

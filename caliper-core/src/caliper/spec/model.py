@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from caliper.plugin.mcp_server import McpServer as McpServer  # re-exported
+
 if TYPE_CHECKING:
-    from caliper.history import History
+    from caliper.plugin.conversation import History
 
 CORE_TASK_KEYS = ("name", "prompt", "setup", "cleanup", "history")
 
@@ -42,19 +44,6 @@ class Sandbox:
 
     extra_path: tuple[str, ...] = ()
     forbidden_files: tuple[str, ...] = ()
-
-
-@attrs.frozen
-class McpServer:
-    """One MCP server as declared (``${VAR}`` unresolved). ``transport``: stdio, http, sse."""
-
-    name: str
-    transport: str = "stdio"
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    env: Mapping[str, str] = attrs.field(factory=dict)
-    url: str | None = None
-    headers: Mapping[str, str] = attrs.field(factory=dict)
 
 
 @attrs.frozen

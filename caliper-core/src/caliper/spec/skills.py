@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from caliper.errors import SpecError
-from caliper.skill_tree import (
+from caliper.system.skill_tree import (
     SkillTree,
     content_hash,
     max_skill_bytes,
@@ -18,7 +18,7 @@ from caliper.skill_tree import (
     source_root_for,
     tree_hash,
 )
-from caliper.skills import ResolvedSkill
+from caliper.plugin.skills import ResolvedSkill
 from caliper.spec.frontmatter import check_skill_file
 from caliper.spec.model import SkillSource, Spec
 from caliper.spec.problems import Problem, SpecInvalid

@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from caliper.judge import Judge, ValueProblem
+from caliper.plugin.judge import Judge, ValueProblem
 from caliper.spec.fields import Reporter, did_you_mean, type_name
 from caliper.spec.model import CORE_TASK_KEYS, Task
 from caliper.spec.sections import TASK_HINTS
 from caliper.spec.yamldoc import format_path
 
 if TYPE_CHECKING:
-    from caliper.history import History  # read only for a task with `history:`
+    from caliper.plugin.conversation import History  # read only for a task with `history:`
 
 OPTIONAL_CORE = ("setup", "cleanup")
 # Keys of first-party judges that live in other distributions, for "did you mean".
@@ -89,7 +89,7 @@ class TaskChecker:
             return (
                 f"the judge for {key!r} is installed but failed to load: {self.judge_failures[key]}"
             )
-        from caliper.install_hints import add_distribution
+        from caliper.host.catalogue import add_distribution
 
         known = [*CORE_TASK_KEYS, *self.judges]
         if isinstance(key, str) and key in TASK_HINTS:

@@ -19,7 +19,7 @@ import attrs
 import yaml
 
 from caliper.spec.problems import Problem
-from caliper.textsafe import well_formed
+from caliper.system.textsafe import well_formed
 
 PathKey = tuple[Any, ...]
 """A value's path from the document root: mapping keys and sequence indexes."""

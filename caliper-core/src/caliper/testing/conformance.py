@@ -269,7 +269,7 @@ class BackendConformance:
 
     def backend(self) -> Any:
         """The installed backend object (through the plugin host, as caliper loads it)."""
-        from caliper.plugins import PluginHost
+        from caliper.host.plugins import PluginHost
 
         found = PluginHost().backends([self.backend_id])
         assert self.backend_id in found, f"backend {self.backend_id!r} is not installed"

@@ -11,7 +11,7 @@ from caliper.testing.conversation import Conversation
 from caliper.testing.script import Rule, Script, Turn, When
 
 try:  # the marker lives in core; keep the server importable on its own
-    from caliper.judge import LLM_JUDGE_MARKER
+    from caliper.plugin.judge import LLM_JUDGE_MARKER
 except ImportError:  # pragma: no cover
     LLM_JUDGE_MARKER = "[caliper-judge-request]"
 

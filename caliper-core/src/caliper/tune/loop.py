@@ -21,8 +21,8 @@ from caliper.tune.proposer import Failures, propose
 from caliper.tune.split import Split
 
 if TYPE_CHECKING:
-    from caliper.engine import Engine
-    from caliper.plugins import PluginHost
+    from caliper.host.engine import Engine
+    from caliper.host.plugins import PluginHost
     from caliper.results.stats import Interval
 
 
@@ -234,7 +234,7 @@ class Tuner:
         return 2 * self._cost(self.split.test)
 
     def _measure(self, description: str, label: str, phase: str) -> Measurement:
-        from caliper import stop_policy
+        from caliper.system import stop_policy
 
         stop_policy.check()  # never start a measurement after a stop
         probes = self.split.train if phase == "train" else self.split.test
@@ -443,7 +443,7 @@ def summary_data(outcome: TuneOutcome, runs: list[str]) -> dict[str, Any]:
 
 def write_json(path: Path, data: Any) -> None:
     """Write ``data`` as indented JSON through the one output writer (atomically)."""
-    from caliper.output_file import write_output
+    from caliper.system.output_file import write_output
 
     write_output(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 

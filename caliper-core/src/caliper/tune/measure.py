@@ -24,7 +24,7 @@ from caliper.tune.description import replace_description
 from caliper.tune.probes import Probe
 
 if TYPE_CHECKING:
-    from caliper.plugins import PluginHost
+    from caliper.host.plugins import PluginHost
 
 _UNOBSERVED = (Outcome.INFRA_ERROR, Outcome.TIMEOUT)
 
@@ -153,13 +153,13 @@ def write_candidate(neighbourhood: Neighbourhood, description: str, folder: Path
     destination = folder / neighbourhood.name
     if destination.exists():
         shutil.rmtree(destination)
-    from caliper.skill_tree import SkillUnusable, copy_tree
+    from caliper.system.skill_tree import SkillUnusable, copy_tree
 
     try:  # the installers' rules: links only inside the folder, specs and results left out
         copy_tree(neighbourhood.skill_dir, destination)
     except SkillUnusable as exc:
         raise CaliperError(str(exc)) from None
-    from caliper.output_file import write_output
+    from caliper.system.output_file import write_output
 
     skill_file = destination / "SKILL.md"
     text = skill_file.read_bytes().decode("utf-8")
@@ -189,7 +189,7 @@ def write_spec(
         }
         for probe in probes
     ]
-    from caliper.output_file import write_output
+    from caliper.system.output_file import write_output
 
     header = (
         "# Written by `caliper tune`: one activation-only task per probe. Re-run it with\n"

@@ -237,7 +237,7 @@ def _looks_like_trigger_eval(items: list[Any]) -> bool:
 
 
 def _from_spec(path: Path) -> ProbeSet:
-    from caliper.plugins import PluginHost
+    from caliper.host.plugins import PluginHost
     from caliper.spec.load import load_spec
 
     spec = load_spec(path, PluginHost().judges())

@@ -21,8 +21,8 @@ import attrs
 from caliper.tune.description import description_problems
 
 if TYPE_CHECKING:
-    from caliper.attempt import Usage
-    from caliper.engine import Engine
+    from caliper.plugin.attempt import Usage
+    from caliper.host.engine import Engine
 
 PROPOSER_MARKER = "[caliper-tune-proposal]"
 """Text every proposer prompt contains, so scripted model servers can recognise it."""
@@ -128,8 +128,8 @@ def _usage_tokens(usage: Usage | None) -> int:
 
 
 def _ask(engine: Engine, prompt: str, workspace: Path) -> tuple[str | None, int, str | None]:
-    from caliper.attempt import AgentStatus, PromptRequest
-    from caliper.sandbox import make_sandbox, remove_sandbox
+    from caliper.plugin.attempt import AgentStatus, PromptRequest
+    from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 
     sandbox = make_sandbox(spec_dir=workspace, prefix="caliper-tune-proposer-")
     try:

@@ -7,8 +7,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from caliper.agent_ending import AgentEnding, stopped_early
-from caliper.attempt import (
+from caliper.plugin.agent_ending import AgentEnding, stopped_early
+from caliper.plugin.attempt import (
     AttemptRequest,
     AttemptResult,
     AttemptSandbox,
@@ -17,10 +17,10 @@ from caliper.attempt import (
     PromptRequest,
     PromptResult,
 )
-from caliper.backend import Backend, FolderSkillInstaller, McpTranslator, run_agent
+from caliper.plugin.backend import Backend, FolderSkillInstaller, McpTranslator, run_agent
 from caliper.errors import SetupError, UsageError
-from caliper.mcp import EnvReferences, SecretSet
-from caliper.process import run_process
+from caliper.plugin.mcp import EnvReferences, SecretSet
+from caliper.system.process import run_process
 from caliper_backend_opencode.config import (
     REFERENCE,
     attempt_env,
@@ -71,7 +71,7 @@ class OpencodeBackend(Backend):
     def check_mcp_servers(self, servers: Sequence[McpServerConfig], real_home: Path) -> None:
         """opencode runs on without a server it cannot reach, so ask ``opencode mcp list``
         (which connects to each) once before any attempt, in a throw-away sandbox."""
-        from caliper.sandbox import make_sandbox, remove_sandbox
+        from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 
         cli = self.find_cli()
         if cli is None:

@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from caliper.attempt import AttemptSandbox, McpServerConfig
+from caliper.plugin.attempt import AttemptSandbox, McpServerConfig
 from caliper.errors import SetupError
-from caliper.mcp import EnvReferences
-from caliper.private_files import copy_private, write_private
+from caliper.plugin.mcp import EnvReferences
+from caliper.plugin.private_files import copy_private, write_private
 
 COPIED_KEYS = ("provider", "model", "small_model", "enabled_providers", "disabled_providers")
 SWITCHES = {

@@ -6,7 +6,7 @@
 * ``step_finish`` — ``part.tokens``: ``input`` (already without cache reads), ``output``,
   ``cache.read``, ``cache.write``;
 * ``error`` — ``error.data.statusCode`` (a ``ProviderAuthError`` or a status in the core's
-  table, :func:`caliper.agent_ending.status_for_http`: the login or model is wrong; anything else:
+  table, :func:`caliper.plugin.agent_ending.status_for_http`: the login or model is wrong; anything else:
   the provider failed).
 
 The status is decided from these structures and the exit code, never from the answer's words.
@@ -18,9 +18,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from caliper.agent_ending import status_for_http
-from caliper.attempt import AgentStatus, AttemptResult, Turn, Usage
-from caliper.process import ProcessResult
+from caliper.plugin.agent_ending import status_for_http
+from caliper.plugin.attempt import AgentStatus, AttemptResult, Turn, Usage
+from caliper.system.process import ProcessResult
 
 SKILL_TOOL = "skill"
 

@@ -22,7 +22,7 @@ prints one JSON event per line, like real agent CLIs' stream modes do:
 * ``usage IN OUT [CACHE_READ CACHE_WRITE]`` / ``model NAME`` – what to report at the end
 * ``only-model MODEL ACTION …`` – do ACTION only when the agent runs as MODEL (``--model``)
 
-Given a judge prompt (it carries ``caliper.judge.LLM_JUDGE_MARKER``) it answers with a JSON
+Given a judge prompt (it carries ``caliper.plugin.judge.LLM_JUDGE_MARKER``) it answers with a JSON
 verdict instead, as a ``fake-judge: pass|fail|garbage|sleep`` directive in the prompt says.
 """
 
@@ -36,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from caliper.judge import LLM_JUDGE_MARKER
+from caliper.plugin.judge import LLM_JUDGE_MARKER
 
 DEFAULT_MODEL = "fake-model-1"
 JUDGE_DIRECTIVE = re.compile(r"fake-judge:\s*(pass|fail|garbage|sleep)")

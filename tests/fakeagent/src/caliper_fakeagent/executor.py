@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import caliper
-from caliper.executor import (
+from caliper.plugin.executor import (
     AttemptJob,
     Executor,
     ExecutorOption,

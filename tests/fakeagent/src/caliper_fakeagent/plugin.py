@@ -1,7 +1,7 @@
 """The ``fake`` backend, skill installer and MCP translator (test-only).
 
 The backend runs the ``fake-agent`` console script (``FAKE_AGENT_CLI_PATH`` overrides where it
-is found) through ``caliper.process.run_process``, exactly like a real backend runs its CLI,
+is found) through ``caliper.system.process.run_process``, exactly like a real backend runs its CLI,
 and reads its JSON-lines output into an :class:`AttemptResult`.
 """
 
@@ -12,7 +12,7 @@ import os
 from collections.abc import Sequence
 
 import caliper
-from caliper.attempt import (
+from caliper.plugin.attempt import (
     AgentStatus,
     AttemptRequest,
     AttemptResult,
@@ -25,9 +25,9 @@ from caliper.attempt import (
     Turn,
     Usage,
 )
-from caliper.backend import Backend, McpTranslator, SkillInstaller, copy_skill_tree
-from caliper.process import ProcessResult, run_process
-from caliper.skills import ResolvedSkill
+from caliper.plugin.backend import Backend, McpTranslator, SkillInstaller, copy_skill_tree
+from caliper.system.process import ProcessResult, run_process
+from caliper.plugin.skills import ResolvedSkill
 
 SKILLS_DIR = (".fake-agent", "skills")
 MCP_FILE = "fake-mcp.json"
@@ -246,7 +246,7 @@ class FakeMcpTranslator(McpTranslator):
             }
             for server in servers
         }
-        from caliper.private_files import write_secret_file
+        from caliper.plugin.private_files import write_secret_file
 
         path = write_secret_file(sandbox, MCP_FILE, json.dumps(data, indent=2))
         return NativeMcpConfig(argv=("--mcp-config", str(path)), data=data)

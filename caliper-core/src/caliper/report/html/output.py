@@ -22,7 +22,7 @@ def run_html(results: RunResults, path: Path | None, confidence: float) -> str:
 def write_page(text: str, output: Path) -> None:
     """Write ``text`` to ``output`` through the one output writer (a file whole or not at
     all, a device or FIFO in place); an error becomes a usage error (74 for a full disk)."""
-    from caliper.output_file import OutputWriteError, write_output
+    from caliper.system.output_file import OutputWriteError, write_output
 
     if output.is_dir():
         raise UsageError(f"-o {output} is a folder.", hint="Name a file, e.g. -o report.html.")

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from caliper.backend import Backend, CliUpdate, McpTranslator, SkillInstaller
-    from caliper.executor import Executor
-    from caliper.judge import Judge
+    from caliper.plugin.backend import Backend, CliUpdate, McpTranslator, SkillInstaller
+    from caliper.plugin.executor import Executor
+    from caliper.plugin.judge import Judge
 
 hookspec = pluggy.HookspecMarker("caliper")
 
@@ -36,7 +36,7 @@ def register_backends(register: Callable[[Backend], None]) -> None:
 
     Called once when the core needs backends: to run attempts, to resolve ``--model`` and
     ``--judge-model``, and for ``caliper plugins``. Call ``register(backend)`` with an instance
-    of a :class:`caliper.backend.Backend` subclass for each backend the plugin provides. The
+    of a :class:`caliper.plugin.backend.Backend` subclass for each backend the plugin provides. The
     backend's ``id`` must equal the plugin's entry-point name in ``caliper.backends``.
 
     Since 0.1.
@@ -48,7 +48,7 @@ def register_skill_installers(register: Callable[[SkillInstaller], None]) -> Non
     """Register skill installers.
 
     Called before the first attempt of a run on a backend. Call ``register(installer)`` with a
-    :class:`caliper.backend.SkillInstaller` whose ``id`` is the backend id it serves; the
+    :class:`caliper.plugin.backend.SkillInstaller` whose ``id`` is the backend id it serves; the
     installer copies the neighbourhood to where that agent discovers skills inside the attempt's
     isolated home.
 
@@ -61,7 +61,7 @@ def register_mcp_translators(register: Callable[[McpTranslator], None]) -> None:
     """Register MCP translators.
 
     Called when a spec declares ``mcp:`` servers and the run's backend honours MCP. Call
-    ``register(translator)`` with a :class:`caliper.backend.McpTranslator` whose ``id`` is the
+    ``register(translator)`` with a :class:`caliper.plugin.backend.McpTranslator` whose ``id`` is the
     backend id it serves; it turns resolved servers into the agent's native config.
 
     Since 0.1.
@@ -73,7 +73,7 @@ def register_judges(register: Callable[[Judge], None]) -> None:
     """Register judges, each owning one task key.
 
     Called by ``caliper validate`` (to know which task keys exist) and by the runner. Call
-    ``register(judge)`` with a :class:`caliper.judge.Judge` whose ``key`` equals the plugin's
+    ``register(judge)`` with a :class:`caliper.plugin.judge.Judge` whose ``key`` equals the plugin's
     entry-point name in ``caliper.judges``. A task key with no installed judge is a spec error.
 
     Since 0.1.
@@ -85,7 +85,7 @@ def register_executors(register: Callable[[Executor], None]) -> None:
     """Register executors: where a run's attempts are carried out.
 
     Called when ``caliper run`` starts (and by ``caliper plugins``). Call
-    ``register(executor)`` with a :class:`caliper.executor.Executor` whose ``id`` equals the
+    ``register(executor)`` with a :class:`caliper.plugin.executor.Executor` whose ``id`` equals the
     plugin's entry-point name in ``caliper.executors``; ``caliper run --executor ID`` picks it
     (the built-in ``local`` executor is the default).
 
@@ -98,10 +98,10 @@ def cli_update_info(backend: Backend, check_latest: bool) -> CliUpdate | None:
     """Report a backend's installed CLI version, the newest one and how to update.
 
     Called by ``caliper update-cli`` once per installed backend. Return a
-    :class:`caliper.backend.CliUpdate` for a backend your plugin provides and ``None`` for any
+    :class:`caliper.plugin.backend.CliUpdate` for a backend your plugin provides and ``None`` for any
     other. When ``check_latest`` is false, do not touch the network (leave ``latest`` empty).
     The first non-``None`` answer wins. The core asks the backend's own
-    :meth:`caliper.backend.Backend.update_info` first and calls this hook only when that
+    :meth:`caliper.plugin.backend.Backend.update_info` first and calls this hook only when that
     returns ``None``: new plugins override the method; this hook keeps older plugins working.
 
     Since 0.1.

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 import attrs
 
 from caliper.errors import PluginNotFound
-from caliper.plugins import BACKENDS, KNOWN_DISTRIBUTIONS, PluginHost, install_command, installed
+from caliper.host.plugins import BACKENDS, KNOWN_DISTRIBUTIONS, PluginHost, install_command, installed
 
 if TYPE_CHECKING:
-    from caliper.backend import Backend
+    from caliper.plugin.backend import Backend
 
 DEFAULT_BACKEND = "claude-code"
 

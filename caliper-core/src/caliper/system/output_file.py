@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from caliper.errors import CaliperError
-from caliper.os_errors import describe_os_error, is_full
+from caliper.system.os_errors import describe_os_error, is_full
 
 EXIT_FULL = 74
 """Exit code of an output refused because the disk (or quota) is full (sysexits' EX_IOERR)."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 if TYPE_CHECKING:
-    from caliper.history import History
+    from caliper.plugin.conversation import History
 
 
 @attrs.frozen
@@ -133,7 +133,7 @@ class AttemptSandbox:
     real_home: Path
     base_env: Mapping[str, str]
     seeded: SeededHome | None = None
-    """What a backend's :meth:`~caliper.backend.Backend.prepare_home` gave when the runner
+    """What a backend's :meth:`~caliper.plugin.backend.Backend.prepare_home` gave when the runner
     seeded this HOME ahead of the run (``None``: not seeded yet; the backend seeds it itself)."""
 
     @property
@@ -231,7 +231,7 @@ class AttemptRequest:
     cli_path: Path | None = None
     """The agent CLI the run's pre-flight found (``Backend.find_cli``), so a backend does not
     look it up again for every attempt; ``None`` when the caller did not look (the backend's
-    :meth:`~caliper.backend.Backend.cli_for` then finds it)."""
+    :meth:`~caliper.plugin.backend.Backend.cli_for` then finds it)."""
 
 
 @attrs.frozen

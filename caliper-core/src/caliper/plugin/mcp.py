@@ -14,9 +14,9 @@ from typing import Any
 
 import attrs
 
-from caliper.attempt import AttemptResult, McpServerConfig, Turn
 from caliper.errors import SetupError
-from caliper.spec.model import McpServer
+from caliper.plugin.attempt import AttemptResult, McpServerConfig, Turn
+from caliper.plugin.mcp_server import McpServer
 
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 MIN_SECRET_LENGTH = 4

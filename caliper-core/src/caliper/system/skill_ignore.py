@@ -1,6 +1,6 @@
 """Which files of a skill folder are not part of the skill: ignore files and caliper's outputs.
 
-Three rules, applied by :func:`caliper.skill_tree.scan`:
+Three rules, applied by :func:`caliper.system.skill_tree.scan`:
 
 * ``.gitignore`` and ``.caliperignore`` files (gitignore syntax) in the skill folder, in its
   subfolders, and in every folder above it up to the source's root (the repository or the

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 if TYPE_CHECKING:
-    from caliper.skill_tree import SkillTree
+    from caliper.system.skill_tree import SkillTree
 
 
 @attrs.frozen
@@ -23,7 +23,7 @@ class ResolvedSkill:
     it): every attempt copies exactly those files without walking the folder again.
     ``source_root`` is the tree the skill came from (its git checkout, or the local work tree
     or spec folder holding it): links in the skill are followed only while they stay inside
-    it (:func:`caliper.skill_tree.scan`).
+    it (:func:`caliper.system.skill_tree.scan`).
     """
 
     name: str

@@ -1,7 +1,7 @@
 """What a judge's check works with: the :class:`JudgeContext` it is handed, the :class:`Verdict`
 it returns, and for a judge that asks a model, the :class:`Reply` and its :class:`JudgeUsage`.
 
-Plugins import these from :mod:`caliper.judge` (the whole contract); they live here so that
+Plugins import these from :mod:`caliper.plugin.judge` (the whole contract); they live here so that
 ``caliper validate``, which only checks task keys, does not create them (issue 20).
 """
 
@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 if TYPE_CHECKING:
-    from caliper.attempt import AttemptResult, Turn
+    from caliper.plugin.attempt import AttemptResult, Turn
 
 
 @attrs.frozen
 class JudgeUsage:
     """What one judge decision cost: tokens split four ways that never overlap, and money.
 
-    ``input_tokens`` excludes cached input (as :class:`caliper.attempt.Usage` does);
+    ``input_tokens`` excludes cached input (as :class:`caliper.plugin.attempt.Usage` does);
     ``cost_usd`` is filled only when the judge model's provider reported it.
     """
 

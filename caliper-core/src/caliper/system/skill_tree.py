@@ -181,11 +181,11 @@ def scan(
     ``source_root`` is the tree links may point into (a git checkout, or by default
     :func:`source_root_for`); a link that resolves outside it and outside the folder is a
     fatal ``outside`` issue naming the link. Ignore files and caliper's outputs are left out
-    (:mod:`caliper.skill_ignore`). A folder whose ``SKILL.md`` would not be copied is a fatal
+    (:mod:`caliper.system.skill_ignore`). A folder whose ``SKILL.md`` would not be copied is a fatal
     ``no_skill_file`` issue. Never raises for the folder's content; an unreadable folder is an
     issue. Scanning stops at the size cap or the first fatal issue.
     """
-    from caliper import skill_ignore
+    from caliper.system import skill_ignore
 
     limit = max_skill_bytes() if max_bytes is None else max_bytes
     root = Path(folder)

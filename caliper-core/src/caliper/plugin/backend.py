@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from caliper.skill_listing import LISTING_CHECK_FLOOR as LISTING_CHECK_FLOOR  # re-exported
-from caliper.skill_listing import listing_chars as listing_chars  # re-exported
+from caliper.plugin.skill_listing import LISTING_CHECK_FLOOR as LISTING_CHECK_FLOOR  # re-exported
+from caliper.plugin.skill_listing import listing_chars as listing_chars  # re-exported
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from caliper.attempt import (
+    from caliper.plugin.attempt import (
         AttemptRequest,
         AttemptResult,
         AttemptSandbox,
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
         PromptRequest,
         PromptResult,
     )
-    from caliper.process import ProcessResult
-    from caliper.skills import ResolvedSkill
+    from caliper.plugin.skills import ResolvedSkill
+    from caliper.system.process import ProcessResult
 
 
 @attrs.frozen
@@ -316,7 +316,7 @@ class Backend(abc.ABC):
         """
         cli = self.cli_for(request)
         if cli is None:
-            from caliper.attempt import AgentStatus, AttemptResult
+            from caliper.plugin.attempt import AgentStatus, AttemptResult
 
             return AttemptResult(status=AgentStatus.SETUP_ERROR, error=self.missing_cli_message())
         return self.attempt(cli, request)
@@ -325,9 +325,9 @@ class Backend(abc.ABC):
         """Run the agent CLI at ``cli`` once on ``request`` (what a backend implements).
 
         Must kill the CLI's whole process group at ``request.timeout`` (use
-        :func:`run_agent` or ``caliper.process.run_process``), must not read or write the
+        :func:`run_agent` or ``caliper.system.process.run_process``), must not read or write the
         user's real home except to copy authentication, and must classify errors from the
-        CLI's structured output (into a :class:`caliper.agent_ending.AgentEnding`). A
+        CLI's structured output (into a :class:`caliper.plugin.agent_ending.AgentEnding`). A
         :class:`caliper.errors.SetupError` raised here ends the run with its message (exit 3).
         """
         raise NotImplementedError(f"The {self.id} backend implements no attempt method.")
@@ -345,7 +345,7 @@ class Backend(abc.ABC):
             self.prompt(Path(), request)
         cli = self.cli_for(request)
         if cli is None:
-            from caliper.attempt import AgentStatus, PromptResult
+            from caliper.plugin.attempt import AgentStatus, PromptResult
 
             return PromptResult(status=AgentStatus.SETUP_ERROR, error=self.missing_cli_message())
         return self.prompt(cli, request)
@@ -363,7 +363,7 @@ def npm_update(
 
     npm is asked (``npm view``) only when ``check_latest``; a failure becomes the note.
     """
-    from caliper.cli_versions import npm_latest_version
+    from caliper.plugin.cli_versions import npm_latest_version
 
     latest, note = npm_latest_version(package) if check_latest else (None, None)
     if installed is None:
@@ -383,7 +383,7 @@ def run_agent(
 ) -> ProcessResult:
     """Run an agent CLI for ``request``: in its workdir, its prompt on stdin, killed (with
     its whole process group) at its timeout. Never pass a prompt on argv."""
-    from caliper.process import run_process
+    from caliper.system.process import run_process
 
     return run_process(
         list(argv),
@@ -425,7 +425,7 @@ class FolderSkillInstaller(SkillInstaller):
     def install(
         self, skills: Sequence[ResolvedSkill], sandbox: AttemptSandbox
     ) -> list[InstalledSkill]:
-        from caliper.attempt import InstalledSkill
+        from caliper.plugin.attempt import InstalledSkill
 
         root = self.skills_root(sandbox)
         root.mkdir(parents=True, exist_ok=True)
@@ -457,7 +457,7 @@ def copy_user_skills(
     cannot be copied (over the size cap, unreadable). The copy rules are
     :func:`copy_skill_tree`'s. The first source wins between two sources with one name.
     """
-    from caliper.skill_tree import SkillUnusable, copy_tree
+    from caliper.system.skill_tree import SkillUnusable, copy_tree
 
     if taken is None:
         taken = {p.name for p in root.iterdir()} if root.is_dir() else set()
@@ -503,9 +503,9 @@ class McpTranslator(abc.ABC):
 
     The secret rule: the servers arrive with their ``${VAR}`` references resolved, and those
     values may only be written under ``sandbox.private`` (with
-    :func:`caliper.private_files.write_secret_file`) or passed in the agent's environment
+    :func:`caliper.plugin.private_files.write_secret_file`) or passed in the agent's environment
     (``NativeMcpConfig.env``). A config the agent reads from the attempt home refers to them
-    in the agent's own reference syntax: :class:`caliper.mcp.EnvReferences` with the agent's
+    in the agent's own reference syntax: :class:`caliper.plugin.mcp.EnvReferences` with the agent's
     template (``${NAME}`` for pi and Hermes, a bare ``NAME`` for Codex's ``env_http_headers``
     and ``env_vars``, ``{env:NAME}`` for opencode).
     """
@@ -523,7 +523,7 @@ def copy_skill_tree(skill: ResolvedSkill, destination: Path) -> None:
     """Copy a resolved skill folder to ``destination`` (shared by every installer).
 
     Skills declared as a bare ``SKILL.md`` are copied with their sibling files, since a skill's
-    scripts and references live beside it. The rules are :mod:`caliper.skill_tree`'s: links
+    scripts and references live beside it. The rules are :mod:`caliper.system.skill_tree`'s: links
     followed only inside the folder, loops, dangling links and special files left out, the
     total size capped; version-control folders, caliper's results and eval specs left out.
     The folder is walked once per run (the scan the skill was resolved and hashed with), not
@@ -531,7 +531,7 @@ def copy_skill_tree(skill: ResolvedSkill, destination: Path) -> None:
     size cap.
     """
     from caliper.errors import CaliperError
-    from caliper.skill_tree import SkillUnusable, copy_tree
+    from caliper.system.skill_tree import SkillUnusable, copy_tree
 
     try:
         copy_tree(skill.source_dir, destination, tree=skill.tree, source_root=skill.source_root)

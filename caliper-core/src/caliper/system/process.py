@@ -676,7 +676,7 @@ def run_process(
         if stdin_text is not None:
             inp.write(stdin_text.encode("utf-8"))
             inp.seek(0)
-        from caliper import ledger
+        from caliper.system import ledger
 
         ledger.note_process_tag(tag)
         try:
@@ -762,7 +762,7 @@ def start_service(
             start_new_session=True,
         )
         _spawned.add(popen.pid)
-    from caliper import ledger
+    from caliper.system import ledger
 
     ledger.note_process(popen.pid, _start_time(popen.pid), None)
     return popen

@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import stat
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from caliper.attempt import AttemptSandbox
-from caliper.process import ProcessResult, run_process
+from caliper.plugin.attempt import AttemptSandbox
+from caliper.system.temp_root import TMPDIR_VARIABLE as TMPDIR_VARIABLE  # re-exported
+from caliper.system.temp_root import remove_tree
+from caliper.system.temp_root import sandbox_parent as sandbox_parent  # re-exported
 
-TMPDIR_VARIABLE = "CALIPER_TMPDIR"
-SPEC_DIR_VARIABLE = "CALIPER_SPEC_DIR"
-"""Set for a task's ``setup:`` and ``cleanup:`` commands to the spec's folder."""
 DEFAULT_LOCALE = "C.UTF-8"
 
 
@@ -32,36 +29,10 @@ def real_home() -> Path:
     return Path(home) if home else Path.home()
 
 
-def sandbox_parent() -> Path | None:
-    """Where attempt roots are created: ``$CALIPER_TMPDIR`` (created if needed) or the default.
-
-    Raises :class:`~caliper.errors.CaliperError` (exit 1) when that folder cannot be made:
-    a file is in the way, or the place cannot be written."""
-    configured = os.environ.get(TMPDIR_VARIABLE)
-    if not configured:
-        return None
-    parent = Path(configured).expanduser()
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        from caliper.errors import CaliperError
-        from caliper.os_errors import describe_os_error
-
-        why = (
-            "it is a file, not a folder"
-            if parent.exists() and not parent.is_dir()
-            else describe_os_error(exc)
-        )
-        raise CaliperError(
-            f"{TMPDIR_VARIABLE}={configured} cannot hold the attempt sandboxes: {why}.",
-            hint=f"Point {TMPDIR_VARIABLE} at a folder you can write to, or unset it.",
-        ) from None
-    return parent
-
-
 def resolve_extra_path(extra_path: Sequence[str], spec_dir: Path) -> list[str]:
     """The spec's ``sandbox.extra_path`` entries as absolute folders (relative to the spec)."""
     return [str((spec_dir / entry).resolve()) for entry in extra_path]
+
 
 
 def minimal_env(
@@ -100,7 +71,7 @@ def make_sandbox(
 
     ``parent`` overrides where the root is created (judges nest their sandbox in the attempt's).
     """
-    from caliper.ledger import new_sandbox_root
+    from caliper.system.ledger import new_sandbox_root
 
     root = new_sandbox_root(parent, prefix)
     home, work, private, tmp = (root / name for name in ("home", "work", "private", "tmp"))
@@ -118,20 +89,9 @@ def make_sandbox(
     )
 
 
-def _make_writable_and_retry(function, path, _exc_info) -> None:  # type: ignore[no-untyped-def]
-    with contextlib.suppress(OSError):
-        parent = os.path.dirname(path)
-        os.chmod(parent, os.stat(parent).st_mode | stat.S_IWUSR | stat.S_IXUSR)
-        os.chmod(path, os.stat(path, follow_symlinks=False).st_mode | stat.S_IWUSR)
-        function(path)
-
-
 def _remove_now(root: Path) -> None:
-    shutil.rmtree(root, onerror=_make_writable_and_retry)
-    if root.exists():
-        shutil.rmtree(root, ignore_errors=True)
-    if not os.path.lexists(root):
-        from caliper.ledger import sandbox_removed
+    if remove_tree(root):
+        from caliper.system.ledger import sandbox_removed
 
         sandbox_removed(root)
 
@@ -198,42 +158,3 @@ def finish_removals() -> None:
             _removals_done.wait()
         _finished = True
         _removal_queued.notify_all()
-
-
-def run_shell(
-    command: str,
-    sandbox: AttemptSandbox,
-    *,
-    timeout: float,
-    keep_on_stop: bool = False,
-    spec_dir: Path | None = None,
-) -> ProcessResult:
-    """Run a task's ``setup``/``cleanup`` command with ``/bin/sh -c`` inside the sandbox.
-
-    ``keep_on_stop`` (cleanups) lets it finish after a first Ctrl-C; a second one ends it.
-    ``spec_dir`` (the spec's folder) is given to the command as ``CALIPER_SPEC_DIR``, so a
-    spec can name its own files by a path relative to itself.
-    """
-    env = dict(sandbox.base_env)
-    if spec_dir is not None:
-        env[SPEC_DIR_VARIABLE] = str(spec_dir)
-    return run_process(
-        ["/bin/sh", "-c", command],
-        env=env,
-        cwd=sandbox.workdir,
-        timeout=timeout,
-        keep_on_stop=keep_on_stop,
-    )
-
-
-def describe_shell_failure(kind: str, result: ProcessResult, timeout: float) -> str | None:
-    """A one-line reason when a setup/cleanup command failed, ``None`` when it succeeded."""
-    if result.timed_out:
-        return f"{kind} timed out after {timeout:g}s"
-    if result.interrupted:
-        return f"{kind} was interrupted"
-    if result.returncode != 0:
-        tail = result.stderr_tail(5) or result.stdout.strip()[-500:]
-        detail = f": {tail}" if tail else ""
-        return f"{kind} exited with status {result.returncode}{detail}"
-    return None

@@ -3,8 +3,8 @@
 It marks a function exactly as ``pluggy.HookimplMarker("caliper")`` does (the options dict
 pluggy reads, in the ``caliper_impl`` attribute) without importing pluggy, so loading a plugin
 module costs nothing more than the module: ``caliper validate`` imports the judge plugins and
-calls their hook directly (:mod:`caliper.direct_judges`), and pluggy is imported only where
-plugins are registered with it (:func:`caliper.plugins.make_plugin_manager`).
+calls their hook directly (:mod:`caliper.host.direct_judges`), and pluggy is imported only where
+plugins are registered with it (:func:`caliper.host.plugins.make_plugin_manager`).
 ``tests/core/test_markers.py`` checks that the two markers mark alike.
 """
 

@@ -12,7 +12,7 @@ built-in judges of caliper-core (``assert``, ``activates``) always load.
 stevedore's on-disk entry-point cache (``~/.cache/python-entrypoints``) is never read: the
 entry points come from package metadata, which discovery scans anyway, so a corrupt or stale
 cache file cannot hide a plugin or break a command. The metadata is read by
-:mod:`caliper.entry_points` (the same answer as ``importlib.metadata``, without importing it).
+:mod:`caliper.host.entry_points` (the same answer as ``importlib.metadata``, without importing it).
 
 Test-only plugins (such as the ``fake`` backend of Caliper's own suite) declare their entry
 points in the ``caliper.testing.*`` groups instead (``caliper.testing.backends``, ...). Those are
@@ -37,10 +37,10 @@ if TYPE_CHECKING:
 
     import pluggy
 
-    from caliper.backend import Backend, McpTranslator, SkillInstaller
-    from caliper.entry_points import FoundEntryPoint
-    from caliper.executor import Executor
-    from caliper.judge import Judge
+    from caliper.plugin.backend import Backend, McpTranslator, SkillInstaller
+    from caliper.host.entry_points import FoundEntryPoint
+    from caliper.plugin.executor import Executor
+    from caliper.plugin.judge import Judge
 
 BACKENDS = "caliper.backends"
 SKILL_INSTALLERS = "caliper.skill_installers"
@@ -88,12 +88,12 @@ def install_command(plugin_id: str) -> str | None:
     """The command that installs a known first-party plugin, or ``None`` for unknown ones.
 
     Written for the way this install was made and pinned to the running version
-    (:mod:`caliper.install_hints`), so it can never fetch another project of the same name.
+    (:mod:`caliper.host.catalogue`), so it can never fetch another project of the same name.
     """
     known = KNOWN_DISTRIBUTIONS.get(plugin_id)
     if known is None:
         return None
-    from caliper.install_hints import add_distribution
+    from caliper.host.catalogue import add_distribution
 
     return add_distribution(known[0])
 
@@ -156,7 +156,7 @@ def _scan(path: tuple[str, ...]) -> dict[str, list[FoundEntryPoint]]:
     """Every ``caliper.*`` entry point of the installed packages, read once (a command asks
     for several groups). Keyed by ``sys.path``, so a folder added to it is scanned;
     :func:`rescan` forgets what was read."""
-    from caliper.entry_points import read_entry_points
+    from caliper.host.entry_points import read_entry_points
 
     return read_entry_points(path, "caliper.")
 
@@ -322,7 +322,9 @@ def make_plugin_manager() -> pluggy.PluginManager:
     """A fresh plugin manager with Caliper's hook specs (a factory, never a global)."""
     import pluggy
 
-    from caliper import PROJECT_NAME, hookspecs
+    from caliper import PROJECT_NAME
+
+    from caliper.plugin import hookspecs
 
     manager = pluggy.PluginManager(PROJECT_NAME)
     manager.add_hookspecs(hookspecs)
@@ -393,7 +395,7 @@ class PluginHost:
         return None
 
     def _hook_names(self) -> list[str]:
-        """The hooks caliper declares (the specs in :mod:`caliper.hookspecs`)."""
+        """The hooks caliper declares (the specs in :mod:`caliper.plugin.hookspecs`)."""
         return [
             n for n, c in vars(self.manager.hook).items() if not n.startswith("_") and c.has_spec()
         ]

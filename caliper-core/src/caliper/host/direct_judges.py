@@ -3,7 +3,7 @@
 Validate needs the judge objects (their task keys and ``validate`` methods) and nothing
 else of the plugin machinery, which costs more to import than the judges themselves. Where a
 judge plugin is of the ordinary kind, :func:`load_judges` imports its module and calls its
-``register_judges(register)`` hook itself, exactly as :class:`caliper.plugins.PluginHost`
+``register_judges(register)`` hook itself, exactly as :class:`caliper.host.plugins.PluginHost`
 would through stevedore and pluggy: the same entry points (``CALIPER_LOAD_PLUGINS`` and the
 test-only groups included), the same registration order and calling order, the same
 failures recorded for a module that does not import or a hook that raises, and the same
@@ -24,8 +24,8 @@ import re
 import types
 from typing import TYPE_CHECKING, Any
 
-from caliper.markers import IMPL_ATTRIBUTE
-from caliper.plugins import (
+from caliper.plugin.markers import IMPL_ATTRIBUTE
+from caliper.host.plugins import (
     JUDGES,
     LoadFailure,
     PluginEntry,
@@ -38,7 +38,7 @@ from caliper.plugins import (
 )
 
 if TYPE_CHECKING:
-    from caliper.judge import Judge
+    from caliper.plugin.judge import Judge
 
 HOOK = "register_judges"
 

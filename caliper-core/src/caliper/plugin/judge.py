@@ -3,11 +3,11 @@
 A judge is handed a :class:`JudgeContext` (what the attempt did, where, and one way to put a
 question to the judge model: :attr:`JudgeContext.ask`) and returns a :class:`Verdict`. This
 module is the whole contract and imports nothing of the engine, the backends or the plugin
-host, not even for type checking, so ``caliper.judge`` sits below all of them.
+host, not even for type checking, so ``caliper.plugin.judge`` sits below all of them.
 
 :class:`JudgeContext`, :class:`Verdict`, :class:`Reply`, :class:`JudgeUsage` and :class:`Ask`
-are defined in :mod:`caliper.verdict` and imported from here on first use (``from
-caliper.judge import Verdict`` works as always): ``caliper validate`` needs only
+are defined in :mod:`caliper.plugin.verdict` and imported from here on first use (``from
+caliper.plugin.judge import Verdict`` works as always): ``caliper validate`` needs only
 :class:`Judge` and :class:`ValueProblem`, and each attrs class costs about half a millisecond
 to create (issue 20).
 """
@@ -21,17 +21,17 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 if TYPE_CHECKING:
-    from caliper.verdict import Ask, JudgeContext, JudgeUsage, Reply, Verdict
+    from caliper.plugin.verdict import Ask, JudgeContext, JudgeUsage, Reply, Verdict
 
 _IN_VERDICT = frozenset({"Ask", "JudgeContext", "JudgeUsage", "Reply", "Verdict"})
 
 
 def __getattr__(name: str) -> Any:
-    """The check-time types, from :mod:`caliper.verdict` (imported on first use)."""
+    """The check-time types, from :mod:`caliper.plugin.verdict` (imported on first use)."""
     if name in _IN_VERDICT:
-        import caliper.verdict
+        import caliper.plugin.verdict
 
-        return getattr(caliper.verdict, name)
+        return getattr(caliper.plugin.verdict, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

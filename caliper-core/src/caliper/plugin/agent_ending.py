@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from caliper.attempt import AgentStatus, AttemptResult, PromptResult
+from caliper.plugin.attempt import AgentStatus, AttemptResult, PromptResult
 
 if TYPE_CHECKING:
-    from caliper.attempt import Usage
-    from caliper.process import ProcessResult
+    from caliper.plugin.attempt import Usage
+    from caliper.system.process import ProcessResult
 
 INTERRUPTED = "The run was interrupted."
 
@@ -41,7 +41,7 @@ class AgentEnding:
 
     def attempt_result(self, **observed: Any) -> AttemptResult:
         """The attempt's result with this status and error, plus what else was ``observed``
-        (any :class:`~caliper.attempt.AttemptResult` field: transcript, usage, timings…)."""
+        (any :class:`~caliper.plugin.attempt.AttemptResult` field: transcript, usage, timings…)."""
         return AttemptResult(status=self.status, error=self.error, **observed)
 
     def prompt_result(

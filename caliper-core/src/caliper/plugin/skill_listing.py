@@ -1,7 +1,7 @@
 """The backend-neutral size of a skill listing, and the size below which it is not checked.
 
 Its own module, free of imports, so ``caliper validate`` can tell whether a spec's listing is
-long enough to be worth asking the backends about without importing :mod:`caliper.backend`.
+long enough to be worth asking the backends about without importing :mod:`caliper.plugin.backend`.
 """
 
 from __future__ import annotations

@@ -37,6 +37,8 @@ from pathlib import Path
 
 import attrs
 
+from caliper.system.temp_root import TMPDIR_VARIABLE, remove_tree, sandbox_parent
+
 FOLDER_PREFIX = ".caliper-ledger-"
 SUFFIX = ".ledger"
 FORMAT_KEY = "caliper_ledger"
@@ -55,8 +57,6 @@ _locations: dict[str | None, Path] = {}
 def location() -> Path:
     """Where this process's sandboxes go: ``$CALIPER_TMPDIR`` (created) or the system temp
     folder, as an absolute path (found once per value of the variable)."""
-    from caliper.sandbox import TMPDIR_VARIABLE, sandbox_parent
-
     key = os.environ.get(TMPDIR_VARIABLE) or None
     found = _locations.get(key)
     if found is None:
@@ -88,7 +88,7 @@ def _private_folder(folder: Path, *, create: bool) -> bool:
 
 
 def _start_ticks(pid: int) -> int:
-    from caliper.process import _start_time
+    from caliper.system.process import _start_time
 
     return _start_time(pid)
 
@@ -392,7 +392,7 @@ def _end_processes(entries: _Entries) -> int:
     """SIGKILL the live processes that are provably the dead run's; how many were ended."""
     import signal
 
-    from caliper.process import _full_table, _with_descendants
+    from caliper.system.process import _full_table, _with_descendants
 
     ended: set[int] = set()
     mine = os.getpid()
@@ -436,8 +436,6 @@ def _inside(path: Path, roots: list[Path]) -> bool:
 
 
 def _clean_one(entries: _Entries, cleaned: Cleaned) -> None:
-    from caliper.sandbox import _remove_now
-
     cleaned.processes += _end_processes(entries)
     roots = [root for root in entries.sandboxes if _ours(root, entries.token)]
     for path in dict.fromkeys(entries.private):
@@ -448,7 +446,8 @@ def _clean_one(entries: _Entries, cleaned: Cleaned) -> None:
     tops = [root for root in dict.fromkeys(roots) if not _inside(root.parent, roots)]
     for root in tops:
         with contextlib.suppress(OSError):
-            _remove_now(root)
+            if remove_tree(root):
+                sandbox_removed(root)
         if os.path.lexists(root):
             cleaned.problems.append(f"Could not remove {root}: remove it by hand.")
         else:
