@@ -168,7 +168,7 @@ def test_judge_calls_pick_the_engines_model_then_the_variable_then_the_backends_
     monkeypatch,
 ) -> None:
     from caliper.plugin.backend import Backend
-    from caliper.runner.judge_calls import judge_model_for
+    from caliper.runner.attempt.judge_calls import judge_model_for
 
     class Pinned(Backend):
         id = "pinned"
@@ -199,7 +199,7 @@ def test_ask_runs_the_backends_prompt_in_a_fresh_sandbox_and_types_its_answer(
     from caliper.plugin.backend import Backend
     from caliper.host.engine import Engine
     from caliper.plugin.judge import JudgeUsage
-    from caliper.runner.judge_calls import judge_ask
+    from caliper.runner.attempt.judge_calls import judge_ask
 
     monkeypatch.delenv("CALIPER_JUDGE_MODEL", raising=False)
     seen = []

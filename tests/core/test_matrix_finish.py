@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from caliper.errors import CaliperError, SetupError
-from caliper.runner.ending import RunInterrupted
+from caliper.runner.run.ending import RunInterrupted
 from caliper_fakeagent.harness import Workspace
 
 ONE, TWO = "fake", "fake:fake-model-2"

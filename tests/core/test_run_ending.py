@@ -10,7 +10,7 @@ from caliper.errors import CaliperError, SetupError
 from caliper.results.models import AttemptRecord, Outcome, RunMeta, RunResults, TaskResult
 from caliper.results.store import ResultsWriteError
 from caliper.runner import RunEnding
-from caliper.runner.ending import AllUnusable, RunInterrupted
+from caliper.runner.run.ending import AllUnusable, RunInterrupted
 
 
 def _results(*outcomes: Outcome) -> RunResults:

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 from caliper.plugin.executor import AttemptJob, ExecutorSession, FinishedAttempt, RunWork
 from caliper.results.models import AttemptRecord, Outcome
-from caliper.runner.control import RunController
-from caliper.runner.schedule import schedule
+from caliper.runner.run.control import RunController
+from caliper.runner.run.schedule import schedule
 from caliper_fakeagent.harness import PLUGINS, Workspace
 
 # -- the scheduler against a scripted session (no agent) -----------------------------------------
@@ -236,7 +236,7 @@ SIGNAL_STORM = """
 import os, signal, threading, time
 from caliper.default_plugins.local_executor import LocalExecutor
 from caliper.plugin.executor import AttemptJob, FinishedAttempt, RunWork
-from caliper.runner.control import RunController
+from caliper.runner.run.control import RunController
 
 release = threading.Event()
 

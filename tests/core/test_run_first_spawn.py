@@ -27,7 +27,7 @@ SPAWN_PROBE = (
     "'journals': journals, 'collector': gc.isenabled()}, out)\n"
     "    return real_popen(*args, **kwargs)\n"
     "process._popen = popen\n"
-    "import caliper.runner.compose as compose\n"
+    "import caliper.runner.run.compose as compose\n"
     "compose._FirstStarts.LONGEST = 60.0  # a loaded machine must not make the wait give up\n"
     "atexit.register(lambda: print('AT EXIT', gc.isenabled(), gc.get_freeze_count() > 0))\n"
     "sys.argv = [sys.argv[1], *sys.argv[2:]]\n"
@@ -40,7 +40,7 @@ NOT_BEFORE_THE_FIRST_AGENT = (
     "cattrs",  # the journal's header is unstructured with it
     "caliper.results.codec",
     "caliper.results.journal",
-    "caliper.runner.journaling",
+    "caliper.runner.run.journaling",
     "caliper.runner.progress",  # the live display
     "rich.live",
     "caliper.report.run_view",  # the final report
@@ -69,7 +69,7 @@ def test_the_first_agent_starts_before_the_journal_and_display(tmp_path: Path) -
     seen = json.loads((tmp_path / "at-first-spawn.json").read_text())
     loaded = set(seen["modules"])
     # the probe saw a real start: the backend and the attempt pipeline were there
-    assert {"caliper.runner.attempt_pipeline", "caliper_fakeagent.plugin"} <= loaded
+    assert {"caliper.runner.attempt.pipeline", "caliper_fakeagent.plugin"} <= loaded
     early = sorted(
         m
         for m in loaded

@@ -15,7 +15,7 @@ import pytest
 
 from caliper.plugin.executor import AttemptJob, FinishedAttempt
 from caliper.results.models import AttemptRecord, Outcome
-from caliper.runner.retry import RetryPolicy, run_with_retries
+from caliper.runner.attempt.retry import RetryPolicy, run_with_retries
 from caliper_fakeagent.harness import CALIPER, Workspace
 
 

@@ -12,8 +12,8 @@ from caliper.errors import SetupError, SpecError
 from caliper.plugin.judge import Judge, JudgeContext, Verdict
 from caliper.plugin.mcp import SecretSet, resolve_servers
 from caliper.results.models import Outcome
-from caliper.runner.forbidden import find_forbidden_reads, forbidden_patterns
-from caliper.runner.judging import NOT_RUN_CHEAT, NOT_RUN_REASON, judge_attempt
+from caliper.runner.attempt.forbidden import find_forbidden_reads, forbidden_patterns
+from caliper.runner.attempt.judging import NOT_RUN_CHEAT, NOT_RUN_REASON, judge_attempt
 from caliper.spec.model import McpServer, Task
 
 # -- forbidden reads ------------------------------------------------------------------------------

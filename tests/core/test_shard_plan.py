@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from caliper.errors import UsageError
-from caliper.runner.plan import RunPlan, every_attempt, shard_plan
+from caliper.runner.run.plan import RunPlan, every_attempt, shard_plan
 from caliper.runner.shard import (
     Shard,
     owner,

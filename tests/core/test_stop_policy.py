@@ -72,7 +72,7 @@ def test_a_stop_signal_at_start_up_is_a_clean_exit(tmp_path, args, signum):
 
 SAVE_HOOK = """\
 import os, signal
-from caliper.runner import journaling
+from caliper.runner.run import journaling
 
 _finish = journaling.RunJournal.finish
 

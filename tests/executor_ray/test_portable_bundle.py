@@ -1,4 +1,4 @@
-"""caliper.runner.portable: a prepared run as a secret-free bundle, rebuilt "on a node".
+"""caliper.runner.run.portable: a prepared run as a secret-free bundle, rebuilt "on a node".
 
 The node here is this machine with another unpack folder and another environment, which is
 what a remote node sees: the bundle's bytes and its own environment, nothing else.
@@ -14,10 +14,10 @@ import pytest
 
 from caliper.errors import SetupError
 from caliper.host.plugins import PluginHost
-from caliper.runner.control import RunController
-from caliper.runner.options import RunOptions
-from caliper.runner.portable import PortableRun, pack, rebuild, run_job, unpack
-from caliper.runner.prepare import prepare_run
+from caliper.runner.run.control import RunController
+from caliper.runner.run.options import RunOptions
+from caliper.runner.run.portable import PortableRun, pack, rebuild, run_job, unpack
+from caliper.runner.run.prepare import prepare_run
 from caliper.system.skill_tree import content_hash
 from caliper_fakeagent.harness import FAKE_AGENT, Workspace
 

@@ -81,9 +81,9 @@ def test_attempts_run_on_both_nodes_and_match_a_local_runs_outcomes(lab: Lab, cl
 def test_the_bundle_in_the_object_store_holds_no_secret(lab: Lab, monkeypatch) -> None:
     """What the executor puts with ray.put is PortableRun.to_bytes() of the prepared run."""
     from caliper.host.plugins import PluginHost
-    from caliper.runner.options import RunOptions
-    from caliper.runner.portable import pack
-    from caliper.runner.prepare import prepare_run
+    from caliper.runner.run.options import RunOptions
+    from caliper.runner.run.portable import pack
+    from caliper.runner.run.prepare import prepare_run
 
     spec = lab.spec([{"name": "t", "prompt": "Write the answer file.", "assert": "assert True"}],
                     name="bundle", mcp=True)  # fmt: skip

@@ -13,9 +13,9 @@ import pytest
 from caliper.errors import SetupError, UsageError
 from caliper.plugin.executor import AttemptJob, FinishedAttempt, RunWork
 from caliper.host.plugins import PluginHost
-from caliper.runner.control import RunController
-from caliper.runner.options import RunOptions
-from caliper.runner.prepare import prepare_run
+from caliper.runner.run.control import RunController
+from caliper.runner.run.options import RunOptions
+from caliper.runner.run.prepare import prepare_run
 from caliper_executor_ray.executor import RayExecutor
 from caliper_fakeagent.harness import Workspace
 

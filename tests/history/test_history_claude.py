@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from history_support import PlantedHistoryCase
 
-from caliper.plugin.conversation import History, ShellTurn, UserTurn
+from caliper.plugin.conversation import PlantedConversation, ShellTurn, UserTurn
 from caliper.testing.conformance import BackendConformance, ToolCall
 from caliper_backend_claude import history as claude_history
 
@@ -48,7 +48,7 @@ class TestClaudePlantedHistory(PlantedHistoryCase):
 
 
 def test_slug_and_entries_follow_claude_codes_session_format(tmp_path):
-    history = History(
+    history = PlantedConversation(
         path=tmp_path / "h.yaml",
         declared_as="h.yaml",
         sha256="ab" * 32,

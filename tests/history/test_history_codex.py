@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from history_support import PlantedHistoryCase
 
-from caliper.plugin.conversation import AssistantTurn, History, ShellTurn, UserTurn
+from caliper.plugin.conversation import AssistantTurn, PlantedConversation, ShellTurn, UserTurn
 from caliper.testing.conformance import BackendConformance, ToolCall
 from caliper_backend_codex import history as codex_history
 
@@ -63,7 +63,7 @@ class TestCodexPlantedHistory(PlantedHistoryCase):
 
 
 def test_rollout_starts_with_session_meta_and_pairs_calls_with_outputs(tmp_path):
-    history = History(
+    history = PlantedConversation(
         path=tmp_path / "h.yaml",
         declared_as="h.yaml",
         sha256="cd" * 32,

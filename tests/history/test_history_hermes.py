@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from history_support import PlantedHistoryCase
 
-from caliper.plugin.conversation import AssistantTurn, History, ShellTurn, UserTurn
+from caliper.plugin.conversation import AssistantTurn, PlantedConversation, ShellTurn, UserTurn
 from caliper_backend_hermes import history as hermes_history
 from caliper_backend_hermes.testing import HermesScripted
 
@@ -32,7 +32,7 @@ class TestHermesPlantedHistory(PlantedHistoryCase):
 
 
 def test_messages_follow_hermes_tool_call_shape(tmp_path):
-    history = History(
+    history = PlantedConversation(
         path=tmp_path / "h.yaml",
         declared_as="h.yaml",
         sha256="12" * 32,

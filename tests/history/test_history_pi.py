@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from history_support import PlantedHistoryCase
 
-from caliper.plugin.conversation import AssistantTurn, History, ShellTurn, UserTurn
+from caliper.plugin.conversation import AssistantTurn, PlantedConversation, ShellTurn, UserTurn
 from caliper_backend_pi import history as pi_history
 from caliper_backend_pi.testing import PiScripted
 
@@ -40,7 +40,7 @@ class TestPiCurrentPlantedHistory(TestPiPlantedHistory):
 
 
 def test_session_file_is_a_v3_tree_with_text_and_call_in_one_message(tmp_path):
-    history = History(
+    history = PlantedConversation(
         path=tmp_path / "h.yaml",
         declared_as="h.yaml",
         sha256="ef" * 32,

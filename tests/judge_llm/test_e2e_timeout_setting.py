@@ -9,7 +9,7 @@ import time
 import pytest
 
 from caliper.errors import UsageError
-from caliper.runner.options import RunOptions, judge_timeout_from_env
+from caliper.runner.run.options import RunOptions, judge_timeout_from_env
 from caliper_fakeagent.harness import Workspace
 
 

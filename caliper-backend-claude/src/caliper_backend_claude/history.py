@@ -25,7 +25,7 @@ from typing import Any
 
 from caliper.plugin.attempt import AttemptSandbox
 from caliper.errors import SetupError
-from caliper.plugin.conversation import AssistantTurn, History, ShellTurn, UserTurn, call_id, shell_output_text
+from caliper.plugin.conversation import AssistantTurn, PlantedConversation, ShellTurn, UserTurn, call_id, shell_output_text
 
 MAX_SLUG = 200
 CLAUDE_VERSION = "2.1.332"
@@ -49,7 +49,7 @@ def _tool_result(turn: ShellTurn) -> str:
     return f"Exit code {turn.exit_code}\n{text}" if turn.failed else text
 
 
-def session_entries(history: History, session_id: str, cwd: Path) -> list[dict[str, Any]]:
+def session_entries(history: PlantedConversation, session_id: str, cwd: Path) -> list[dict[str, Any]]:
     """The JSONL entries of the planted session, oldest first."""
     stamp = datetime.datetime.now(datetime.timezone.utc)
     common = {
@@ -132,7 +132,7 @@ def session_entries(history: History, session_id: str, cwd: Path) -> list[dict[s
     return entries
 
 
-def plant_session(history: History, sandbox: AttemptSandbox) -> str:
+def plant_session(history: PlantedConversation, sandbox: AttemptSandbox) -> str:
     """Write the planted session into the sandbox's Claude config dir; its session id."""
     session_id = str(uuid.uuid4())
     cwd = sandbox.workdir.resolve()  # the CLI sees its cwd with symlinks resolved

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from caliper.plugin.attempt import AttemptSandbox
-from caliper.plugin.conversation import AssistantTurn, History, ShellTurn, UserTurn, call_id
+from caliper.plugin.conversation import AssistantTurn, PlantedConversation, ShellTurn, UserTurn, call_id
 
 CODEX_VERSION = "0.171.0"
 """The version written into the planted ``session_meta`` (the pin the format was checked on)."""
@@ -36,7 +36,7 @@ def shell_output(turn: ShellTurn) -> str:
     return f"Process exited with code {turn.exit_code}\nOutput:\n{turn.output}"
 
 
-def rollout_items(history: History) -> list[dict[str, Any]]:
+def rollout_items(history: PlantedConversation) -> list[dict[str, Any]]:
     """The ``response_item`` payloads of the planted conversation, oldest first."""
     items: list[dict[str, Any]] = []
     for index, turn in enumerate(history.turns):
@@ -67,7 +67,7 @@ def rollout_items(history: History) -> list[dict[str, Any]]:
     return items
 
 
-def rollout_lines(history: History, thread_id: str, cwd: Path, now: datetime.datetime) -> list[str]:
+def rollout_lines(history: PlantedConversation, thread_id: str, cwd: Path, now: datetime.datetime) -> list[str]:
     """Every line of the planted rollout file."""
     meta = {
         "id": thread_id,
@@ -84,7 +84,7 @@ def rollout_lines(history: History, thread_id: str, cwd: Path, now: datetime.dat
     return [json.dumps(entry, ensure_ascii=False) for entry in entries]
 
 
-def plant_rollout(history: History, sandbox: AttemptSandbox, codex_home: Path) -> str:
+def plant_rollout(history: PlantedConversation, sandbox: AttemptSandbox, codex_home: Path) -> str:
     """Write the planted session under ``codex_home/sessions``; its thread id."""
     thread_id = str(uuid.uuid4())
     now = datetime.datetime.now(datetime.timezone.utc)

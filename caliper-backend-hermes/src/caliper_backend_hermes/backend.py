@@ -21,7 +21,7 @@ from caliper.plugin.attempt import (
 )
 from caliper.plugin.backend import Backend, CliUpdate
 from caliper.errors import CaliperError
-from caliper.plugin.conversation import History
+from caliper.plugin.conversation import PlantedConversation
 from caliper.system.process import ProcessResult, run_process
 from caliper_backend_hermes import history
 from caliper_backend_hermes.failure import (
@@ -220,7 +220,7 @@ class HermesBackend(Backend):
         options: Sequence[str] = (),
         mcp_servers: Mapping[str, Any] | None = None,
         mcp_env: Mapping[str, str] | None = None,
-        planted: History | None = None,
+        planted: PlantedConversation | None = None,
     ) -> _Run:
         """Prepare the home, run Hermes once, export its session and judge how it ended."""
         if mcp_servers and not has_mcp_support(cli):

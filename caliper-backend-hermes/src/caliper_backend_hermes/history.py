@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from caliper.errors import SetupError
-from caliper.plugin.conversation import AssistantTurn, History, ShellTurn, UserTurn, call_id
+from caliper.plugin.conversation import AssistantTurn, PlantedConversation, ShellTurn, UserTurn, call_id
 from caliper.system.process import run_process
 from caliper_backend_hermes.launch import console_script_python
 
@@ -44,7 +44,7 @@ print(len(job["messages"]))
 """Runs inside Hermes' interpreter: writes the planted messages through Hermes' own API."""
 
 
-def session_messages(history: History) -> list[dict[str, Any]]:
+def session_messages(history: PlantedConversation) -> list[dict[str, Any]]:
     """The planted messages as ``SessionDB.append_message`` keyword arguments, in order."""
     messages: list[dict[str, Any]] = []
     turns = history.turns
@@ -98,7 +98,7 @@ def new_session_id() -> str:
 
 
 def plant_session(
-    cli: Path, history: History, hermes_home: Path, env: Mapping[str, str], cwd: Path
+    cli: Path, history: PlantedConversation, hermes_home: Path, env: Mapping[str, str], cwd: Path
 ) -> tuple[str, int]:
     """Write the planted session into ``hermes_home/state.db``; its id and message count."""
     python = console_script_python(cli)

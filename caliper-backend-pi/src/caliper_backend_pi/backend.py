@@ -17,7 +17,7 @@ from caliper.plugin.attempt import (
 )
 from caliper.plugin.backend import Backend, CliUpdate, run_agent
 from caliper.errors import SetupError
-from caliper.plugin.conversation import History
+from caliper.plugin.conversation import PlantedConversation
 from caliper.system.process import ProcessResult
 from caliper_backend_pi import history, mcp, mcp_check, version
 from caliper_backend_pi.activation import activated_skills, undeclared_skills
@@ -144,7 +144,7 @@ class PiBackend(Backend):
         request: AttemptRequest | PromptRequest,
         extra: tuple[str, ...] = (),
         native_mcp: NativeMcpConfig | None = None,
-        planted: History | None = None,
+        planted: PlantedConversation | None = None,
     ) -> tuple[ProcessResult, PiRun]:
         env = self._prepare(request.sandbox, request.model, native_mcp)
         argv = self._argv(cli, request.model, extra)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from caliper.plugin.attempt import AttemptSandbox
-from caliper.plugin.conversation import AssistantTurn, History, ShellTurn, UserTurn, call_id
+from caliper.plugin.conversation import AssistantTurn, PlantedConversation, ShellTurn, UserTurn, call_id
 from caliper_backend_pi.agentdir import agent_dir
 from caliper_backend_pi.mcp import version_tuple
 
@@ -60,7 +60,7 @@ def _tool_result(turn: ShellTurn) -> str:
     return f"{turn.output}\n\nCommand exited with code {turn.exit_code}"
 
 
-def session_messages(history: History, millis: int) -> list[dict[str, Any]]:
+def session_messages(history: PlantedConversation, millis: int) -> list[dict[str, Any]]:
     """The planted messages, as pi stores them (``millis``: their timestamp)."""
     assistant_meta = {
         "api": "openai-completions",
@@ -122,7 +122,7 @@ def session_messages(history: History, millis: int) -> list[dict[str, Any]]:
 
 
 def session_lines(
-    history: History, session_id: str, cwd: Path, now: datetime.datetime
+    history: PlantedConversation, session_id: str, cwd: Path, now: datetime.datetime
 ) -> list[str]:
     """Every line of the planted session file."""
     stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -150,7 +150,7 @@ def session_lines(
     return [json.dumps(entry, ensure_ascii=False) for entry in entries]
 
 
-def plant_session(history: History, sandbox: AttemptSandbox) -> Path:
+def plant_session(history: PlantedConversation, sandbox: AttemptSandbox) -> Path:
     """Write the planted session where pi keeps sessions for the workdir; its path."""
     session_id = str(uuid.uuid4())
     now = datetime.datetime.now(datetime.timezone.utc)

@@ -25,7 +25,7 @@ _LAZY: dict[str, tuple[str, str]] = {
 
 __all__ = ["PROJECT_NAME", "__version__", *_LAZY]
 
-_relocated.install()  # old module paths (``caliper.process``...) keep working until 2.0
+_relocated.install()  # old module paths (``caliper.system.process``...) keep working until 2.0
 
 
 def __getattr__(name: str) -> object:

@@ -1,7 +1,7 @@
 """The ``ray`` executor: ``caliper run SPEC --executor ray [--ray-address ADDRESS]``.
 
 :meth:`RayExecutor.start` connects to the cluster, packs each prepared run into a secret-free
-bundle (:mod:`caliper.runner.portable`) and puts it in Ray's object store once, then runs a
+bundle (:mod:`caliper.runner.run.portable`) and puts it in Ray's object store once, then runs a
 pre-flight task on every alive node that has CPUs: the spec must be valid there, the engine's
 CLI installed and ready, and every ``${VAR}`` the spec's ``mcp:`` servers use set in the
 node's environment. Any node that fails stops the run before the first attempt, with one
@@ -34,7 +34,7 @@ class RayExecutor(Executor):
 
     def start(self, work: RunWork, settings: Mapping[str, str]) -> ExecutorSession:
         """Connect, ship the bundles, check every node; the session that runs the jobs."""
-        from caliper.runner.portable import pack
+        from caliper.runner.run.portable import pack
 
         for prepared in work.runs.values():
             if prepared.options.keep_workdirs:

@@ -31,7 +31,7 @@ def node_label() -> str:
 
 
 def _portable(bundle: bytes) -> Any:
-    from caliper.runner.portable import PortableRun
+    from caliper.runner.run.portable import PortableRun
 
     return PortableRun.from_bytes(bundle)
 
@@ -39,8 +39,8 @@ def _portable(bundle: bytes) -> Any:
 @ray.remote(num_cpus=0, max_retries=0)
 def check_node(bundle: bytes) -> tuple[str, str | None, str | None]:
     """Pre-flight on one node: (node label, problem or ``None``, the CLI version found)."""
-    from caliper.runner.portable import check_node as check
-    from caliper.runner.portable import prepared_for
+    from caliper.runner.run.portable import check_node as check
+    from caliper.runner.run.portable import prepared_for
 
     portable = _portable(bundle)
     problem = check(portable)
@@ -62,8 +62,8 @@ def _say(text: str) -> None:
 def run_attempt(bundle: bytes, job: AttemptJob) -> FinishedAttempt:
     """Run ``job`` of the bundle on this node; its ``node`` names this node."""
     from caliper.system import process
-    from caliper.runner.control import RunController
-    from caliper.runner.portable import run_job
+    from caliper.runner.run.control import RunController
+    from caliper.runner.run.portable import run_job
 
     label = node_label()
     _say(f"attempt {job.task_name!r} #{job.number} starts on {label}")

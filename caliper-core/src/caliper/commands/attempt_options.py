@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from caliper.runner.options import DEFAULT_TIMEOUT, DEFAULT_WORKERS
+from caliper.runner.run.options import DEFAULT_TIMEOUT, DEFAULT_WORKERS
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 

@@ -78,9 +78,9 @@ def command(
         resolve_run_ref,
         save_assembled,
     )
-    from caliper.runner.judging import FatalJudgeError, LazyEngine
-    from caliper.runner.meta import now_iso
-    from caliper.runner.regrade import JUDGED, Regrader, environ, spec_file_hash
+    from caliper.runner.attempt.judging import FatalJudgeError, LazyEngine
+    from caliper.runner.run.meta import now_iso
+    from caliper.replay.regrade import JUDGED, Regrader, environ, spec_file_hash
     from caliper.spec.load import load_spec
 
     path = resolve_run_ref(ref, cwd=Path.cwd())

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from caliper.commands.confidence import confidence_option
-from caliper.runner.options import DEFAULT_RETRIES
+from caliper.runner.run.options import DEFAULT_RETRIES
 
 EPILOG = """\b
 Examples:
@@ -72,7 +72,7 @@ def missing_attempts(data: dict) -> int:
 def parse_only(value: str) -> tuple[str, ...]:
     """``--only`` as outcome names; anything but the unusable outcomes is a usage error."""
     from caliper.errors import UsageError
-    from caliper.runner.plan import RETRYABLE
+    from caliper.runner.run.plan import RETRYABLE
 
     names = tuple(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
     wrong = [name for name in names if name not in RETRYABLE]
@@ -140,8 +140,8 @@ def command(
     from caliper.errors import UsageError
     from caliper.results.store import load_run_data, resolve_run_ref
     from caliper.runner import run_spec
-    from caliper.runner.options import RunOptions
-    from caliper.runner.plan import Continuation
+    from caliper.runner.run.options import RunOptions
+    from caliper.runner.run.plan import Continuation
 
     outcomes = parse_only(only)
     path = resolve_run_ref(ref, cwd=Path.cwd())

@@ -14,7 +14,7 @@ from caliper.commands.confidence import confidence_option
 from caliper.commands.executor_options import ExecutorCommand, executor_options
 from caliper.commands.gate_options import BARS_HELP, bar_options, junit_option
 from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_CHARS
-from caliper.runner.options import (
+from caliper.runner.run.options import (
     DEFAULT_K,
     DEFAULT_RETRIES,
     DEFAULT_SETUP_TIMEOUT,
@@ -346,8 +346,8 @@ def command(
     from caliper.commands.executor_options import settings_from
     from caliper.commands.gate_options import check_bars_before_run, check_junit_target
     from caliper.runner import RunOptions, run_spec
-    from caliper.runner.executors import parse_max_concurrent
-    from caliper.runner.options import judge_timeout_from_env
+    from caliper.runner.run.executors import parse_max_concurrent
+    from caliper.runner.run.options import judge_timeout_from_env
 
     executor_settings = settings_from(executor_flags)
     limits = parse_max_concurrent(max_concurrent)
@@ -532,7 +532,7 @@ def resume_source(spec: Path, ref: str, force: bool, root: Path | None = None):
         load_run_data,
         resolve_run_ref,
     )
-    from caliper.runner.plan import Continuation
+    from caliper.runner.run.plan import Continuation
     from caliper.spec.model import spec_name_for
 
     cwd = Path.cwd()
@@ -710,7 +710,7 @@ def exit_for(problem: CaliperError | None) -> None:
     """Leave the command as ``problem`` (from :meth:`caliper.runner.RunEnding.problem`)
     says: return for none, raise it otherwise. A stop signal's message is printed here, so
     a closed terminal (SIGHUP) cannot turn the signal's exit code into another."""
-    from caliper.runner.ending import RunInterrupted
+    from caliper.runner.run.ending import RunInterrupted
 
     if isinstance(problem, RunInterrupted):
         with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) is not an error

@@ -20,9 +20,9 @@ from caliper.errors import CaliperError, UsageError
 
 if TYPE_CHECKING:
     from caliper.results.gate import Bar
-    from caliper.runner.ending import RunEnding
+    from caliper.runner.run.ending import RunEnding
     from caliper.runner.matrix import MatrixEnding
-    from caliper.runner.options import RunOptions
+    from caliper.runner.run.options import RunOptions
 
 
 def split_models(
@@ -106,7 +106,7 @@ def finish_matrix(
 def _engine_problem(engine: str, report: RunEnding, problem: CaliperError) -> CaliperError:
     """``problem`` as the matrix says it: what stopped the whole matrix (a fatal error, a
     signal) as it is; what is about one engine's run named by its ``--model``."""
-    from caliper.runner.ending import AllUnusable, RunInterrupted
+    from caliper.runner.run.ending import AllUnusable, RunInterrupted
 
     if problem is report.fatal or isinstance(problem, RunInterrupted):
         return problem
@@ -127,7 +127,7 @@ def worst(problems: list[CaliperError]) -> CaliperError | None:
     """One error for the matrix: each distinct problem once (the engines share a fatal error
     or a signal), with the highest exit code; a signal's kind is kept, so the exit goes on
     with its code even when the terminal is gone."""
-    from caliper.runner.ending import RunInterrupted
+    from caliper.runner.run.ending import RunInterrupted
 
     distinct = list({problem.message: problem for problem in problems}.values())
     if len(distinct) <= 1:

@@ -287,7 +287,7 @@ def _neighbourhood(skill_dir: Path, name: str, probe_set: ProbeSet) -> Neighbour
 def _spec_sections(spec: Spec) -> tuple[dict | None, dict | None]:
     """The spec's ``sandbox:`` (paths made absolute) and ``mcp:`` (``${VAR}`` kept as
     written, so no secret is copied) as plain data for the measurement specs."""
-    from caliper.runner.sandbox import resolve_extra_path
+    from caliper.runner.attempt.sandbox import resolve_extra_path
 
     sandbox: dict = {}
     if spec.sandbox.extra_path:

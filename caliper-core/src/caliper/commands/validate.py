@@ -5,7 +5,7 @@ path. Only judge plugins are loaded (to know the task keys); no backend is impor
 network is never used. Exit status: 0 when all specs are valid, 2 otherwise.
 
 With ``--probe`` each valid spec's tasks are also run with no agent at all (see
-:mod:`caliper.runner.probe`): a check that passes anyway measures nothing and exits 1.
+:mod:`caliper.replay.probe`): a check that passes anyway measures nothing and exits 1.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from caliper.runner.probe import ProbeCheck
+    from caliper.replay.probe import ProbeCheck
     from caliper.spec.load import SpecCheck
 
 INVALID_EXIT = 2
@@ -315,9 +315,9 @@ def _run_probes(
     results: list[tuple[Path, SpecCheck]],
     judge_model: str | None,
 ) -> dict[Path, list[ProbeCheck]]:
-    """Probe every valid spec with no agent (see :mod:`caliper.runner.probe`)."""
-    from caliper.runner.options import DEFAULT_SETUP_TIMEOUT, DEFAULT_TIMEOUT
-    from caliper.runner.probe import Prober
+    """Probe every valid spec with no agent (see :mod:`caliper.replay.probe`)."""
+    from caliper.runner.run.options import DEFAULT_SETUP_TIMEOUT, DEFAULT_TIMEOUT
+    from caliper.replay.probe import Prober
 
     engine = None
     if judge_model is not None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 if TYPE_CHECKING:
-    from caliper.plugin.conversation import History
+    from caliper.plugin.conversation import PlantedConversation
 
 
 @attrs.frozen
@@ -222,7 +222,7 @@ class AttemptRequest:
     timeout: float
     skills: Sequence[InstalledSkill] = ()
     mcp: NativeMcpConfig | None = None
-    history: History | None = None
+    history: PlantedConversation | None = None
     """The planted conversation to resume before ``prompt`` (only for backends whose
     ``supports_history`` is true; the runner refuses the spec on the others)."""
     user_customizations: bool = False

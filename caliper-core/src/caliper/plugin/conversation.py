@@ -1,6 +1,6 @@
-"""Planted history: the conversation a task starts in the middle of, in a backend-neutral form.
+"""A planted conversation: the conversation a task starts in the middle of, in a backend-neutral form.
 
-A task's ``history:`` file (see ``docs/spec.md``) is loaded into a :class:`History` by
+A task's ``history:`` file (see ``docs/spec.md``) is loaded into a :class:`PlantedConversation` by
 ``caliper.spec.history``. Each backend translates the turns into its own CLI's stored-session
 format inside the attempt's sandbox and resumes that session, so the model sees real earlier
 messages and tool results; the task's prompt is the next user turn. Nothing here is ever
@@ -42,11 +42,11 @@ class ShellTurn:
         return self.exit_code != 0
 
 
-HistoryTurn = UserTurn | AssistantTurn | ShellTurn
+ConversationTurn = UserTurn | AssistantTurn | ShellTurn
 
 
 @attrs.frozen
-class History:
+class PlantedConversation:
     """A validated history file: where it was (``path``, absolute), how the spec named it
     (``declared_as``), the SHA-256 of the bytes read, and its turns in order.
 
@@ -57,10 +57,10 @@ class History:
     path: Path
     declared_as: str
     sha256: str
-    turns: tuple[HistoryTurn, ...]
+    turns: tuple[ConversationTurn, ...]
 
 
-def call_id(history: History, index: int, prefix: str) -> str:
+def call_id(history: PlantedConversation, index: int, prefix: str) -> str:
     """A tool-call id for the shell turn at ``index``, stable for one history file."""
     return f"{prefix}hist{history.sha256[:12]}n{index}"
 
@@ -70,3 +70,9 @@ def shell_output_text(turn: ShellTurn) -> str:
     if turn.output:
         return turn.output
     return "(no output)" if not turn.failed else f"(no output; exit status {turn.exit_code})"
+
+
+History = PlantedConversation
+"""The former name of :class:`PlantedConversation` (kept until 2.0)."""
+HistoryTurn = ConversationTurn
+"""The former name of :data:`ConversationTurn` (kept until 2.0)."""

@@ -34,8 +34,8 @@ import attrs
 if TYPE_CHECKING:
     from caliper.errors import CaliperError
     from caliper.results.models import AttemptRecord
-    from caliper.runner.control import RunController
-    from caliper.runner.prepare import PreparedRun
+    from caliper.runner.run.control import RunController
+    from caliper.runner.run.prepare import PreparedRun
 
 
 @attrs.frozen

@@ -1,6 +1,6 @@
 """The runner: from a spec file to a saved run (``caliper run``).
 
-Every run goes through one orchestration, :func:`caliper.runner.compose.run_engines`, over a
+Every run goes through one orchestration, :func:`caliper.runner.run.compose.run_engines`, over a
 set of engine keys; :func:`run_spec` is its one-engine case (key ``""``) and
 :func:`caliper.runner.matrix.run_matrix` its many-engine case. The steps, each owned by one
 module (see ``docs/architecture.md``): pre-flight checks (:mod:`.prepare`) → plan
@@ -16,16 +16,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from caliper.runner.ending import EXIT_ALL_UNUSABLE, EXIT_INTERRUPTED, EXIT_OK, RunEnding
-from caliper.runner.options import RunOptions
+from caliper.runner.run.ending import EXIT_ALL_UNUSABLE, EXIT_INTERRUPTED, EXIT_OK, RunEnding
+from caliper.runner.run.options import RunOptions
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from caliper.host.engine import Engine
     from caliper.host.plugins import PluginHost
-    from caliper.runner.plan import Continuation
-    from caliper.runner.prepare import PreparedRun
+    from caliper.runner.run.plan import Continuation
+    from caliper.runner.run.prepare import PreparedRun
 
 __all__ = [
     "EXIT_ALL_UNUSABLE",
@@ -57,7 +57,7 @@ def run_spec(
     Raises :class:`~caliper.errors.CaliperError` subclasses for problems found before the
     first attempt.
     """
-    from caliper.runner.compose import run_engines
+    from caliper.runner.run.compose import run_engines
 
     endings = run_engines(
         {"": options},
@@ -81,7 +81,7 @@ def judge_engine_for(host: PluginHost, options: RunOptions, prepared: PreparedRu
     import os
 
     from caliper.host.engine import Engine, resolve_engine
-    from caliper.runner.judge_calls import JUDGE_MODEL_VARIABLE
+    from caliper.runner.attempt.judge_calls import JUDGE_MODEL_VARIABLE
 
     if options.judge_model is not None and options.judge_model.strip():
         return resolve_engine(host, options.judge_model, flag="--judge-model")

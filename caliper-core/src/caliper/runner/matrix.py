@@ -1,7 +1,7 @@
 """Many engines in one run: ``caliper run SPEC --model A --model B …`` (issue 18).
 
 :func:`run_matrix` runs the spec on every engine from one invocation: the many-engine case of
-the one orchestration, :func:`caliper.runner.compose.run_engines`. Each engine is prepared
+the one orchestration, :func:`caliper.runner.run.compose.run_engines`. Each engine is prepared
 (every pre-flight check) before any attempt starts, so a missing CLI for one engine stops the
 whole matrix with one message; then all engines' attempts go to **one** executor session (one
 pool of ``--workers``, per-backend ``--max-concurrent`` limits), interleaved so no engine waits
@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING
 import attrs
 
 from caliper.errors import UsageError
-from caliper.runner.plan import interleave
+from caliper.runner.run.plan import interleave
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from caliper.host.plugins import PluginHost
-    from caliper.runner.ending import RunEnding
-    from caliper.runner.options import RunOptions
+    from caliper.runner.run.ending import RunEnding
+    from caliper.runner.run.options import RunOptions
 
 __all__ = ["MatrixEnding", "engine_keys", "interleave", "new_matrix_id", "run_matrix"]
 
@@ -77,11 +77,11 @@ def run_matrix(
     """Run the spec once per ``options`` (one per engine, differing only in ``model``) in one
     pool, and save one run per engine; see :class:`MatrixEnding` for the exit code.
 
-    The many-engine case of :func:`caliper.runner.compose.run_engines`, keyed by each
+    The many-engine case of :func:`caliper.runner.run.compose.run_engines`, keyed by each
     ``--model`` as given. Raises :class:`CaliperError` subclasses for problems found before
     the first attempt.
     """
-    from caliper.runner.compose import run_engines
+    from caliper.runner.run.compose import run_engines
 
     keys = engine_keys([opts.model or "" for opts in options])
     matrix_id = new_matrix_id()

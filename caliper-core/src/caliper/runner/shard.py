@@ -1,6 +1,6 @@
 """Shards: one deterministic slice of a run's attempts, for CI matrices (``--shard I/N``).
 
-The whole plan is every task k times, task by task (:func:`caliper.runner.plan.every_attempt`).
+The whole plan is every task k times, task by task (:func:`caliper.runner.run.plan.every_attempt`).
 Shard ``I`` of ``N`` takes the attempts at positions ``I-1, I-1+N, I-1+2N, …`` of that list
 (round-robin), so every shard gets about the same number of attempts of every kind, the N
 shards never overlap and together they are exactly the whole plan (for any N, also more than

@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from caliper.plugin.conversation import AssistantTurn, History, HistoryTurn, ShellTurn, UserTurn
+from caliper.plugin.conversation import AssistantTurn, PlantedConversation, ConversationTurn, ShellTurn, UserTurn
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -31,7 +31,7 @@ TURN_KINDS = ("user", "assistant", "shell")
 SHELL_KEYS = ("command", "output", "exit_code")
 
 
-def load_history(declared: str, spec_dir: Path) -> tuple[History | None, str | None, list[Problem]]:
+def load_history(declared: str, spec_dir: Path) -> tuple[PlantedConversation | None, str | None, list[Problem]]:
     """Read ``declared`` (relative to ``spec_dir``) and check it.
 
     Returns ``(history, None, [])`` when it is fine; otherwise ``(None, reason, [])`` when the
@@ -56,7 +56,7 @@ def load_history(declared: str, spec_dir: Path) -> tuple[History | None, str | N
     if report.problems or turns is None:
         return None, None, report.problems
     sha256 = hashlib.sha256(raw).hexdigest()
-    return History(path=path, declared_as=declared, sha256=sha256, turns=turns), None, []
+    return PlantedConversation(path=path, declared_as=declared, sha256=sha256, turns=turns), None, []
 
 
 def _read_bytes(path: Path) -> tuple[bytes | None, str | None]:
@@ -86,7 +86,7 @@ def _read_bytes(path: Path) -> tuple[bytes | None, str | None]:
     return raw, None
 
 
-def check_document(report: Reporter, data: Any) -> tuple[HistoryTurn, ...] | None:
+def check_document(report: Reporter, data: Any) -> tuple[ConversationTurn, ...] | None:
     """The turns of a parsed history file, or ``None`` (problems are in ``report``)."""
     if data is None:
         report.problems.append(
@@ -122,7 +122,7 @@ def check_document(report: Reporter, data: Any) -> tuple[HistoryTurn, ...] | Non
     if len(value) > MAX_TURNS:
         report.error(("turns",), f"{len(value)} turns; a history may have at most {MAX_TURNS}")
         return None
-    turns: list[HistoryTurn | None] = [
+    turns: list[ConversationTurn | None] = [
         _turn(report, ("turns", index), item) for index, item in enumerate(value)
     ]
     if any(turn is None for turn in turns):
@@ -132,7 +132,7 @@ def check_document(report: Reporter, data: Any) -> tuple[HistoryTurn, ...] | Non
     return checked
 
 
-def _turn(report: Reporter, path: tuple[Any, ...], item: Any) -> HistoryTurn | None:
+def _turn(report: Reporter, path: tuple[Any, ...], item: Any) -> ConversationTurn | None:
     """One turn, or ``None`` with its problems reported."""
     kinds = "`user:`, `assistant:` or `shell:`"
     if not isinstance(item, dict) or len(item) != 1:
@@ -186,7 +186,7 @@ def _shell(report: Reporter, path: tuple[Any, ...], value: Any) -> ShellTurn | N
     return ShellTurn(command=command, output=output, exit_code=exit_code)
 
 
-def _check_order(report: Reporter, turns: tuple[HistoryTurn, ...]) -> None:
+def _check_order(report: Reporter, turns: tuple[ConversationTurn, ...]) -> None:
     """A conversation starts with the user, never has the user speak twice in a row, and
     ends with the assistant (the task's prompt is the next user turn)."""
     if not isinstance(turns[0], UserTurn):

@@ -16,7 +16,7 @@ import attrs
 from caliper.plugin.mcp_server import McpServer as McpServer  # re-exported
 
 if TYPE_CHECKING:
-    from caliper.plugin.conversation import History
+    from caliper.plugin.conversation import PlantedConversation
 
 CORE_TASK_KEYS = ("name", "prompt", "setup", "cleanup", "history")
 
@@ -64,7 +64,7 @@ class Task:
     cleanup: str | None = None
     checks: Mapping[str, Any] = attrs.field(factory=dict)
     line: int | None = None
-    history: History | None = None
+    history: PlantedConversation | None = None
     """The planted conversation the task starts in (``history:``), read once at load time."""
     activation_key: str | None = None
     """The key of the task's check whose judge declares ``scores_activation`` (``activates``

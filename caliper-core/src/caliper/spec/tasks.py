@@ -15,7 +15,7 @@ from caliper.spec.sections import TASK_HINTS
 from caliper.spec.yamldoc import format_path
 
 if TYPE_CHECKING:
-    from caliper.plugin.conversation import History  # read only for a task with `history:`
+    from caliper.plugin.conversation import PlantedConversation  # read only for a task with `history:`
 
 OPTIONAL_CORE = ("setup", "cleanup")
 # Keys of first-party judges that live in other distributions, for "did you mean".
@@ -198,7 +198,7 @@ class TaskChecker:
         }
         return name, prompt, hooks
 
-    def _history(self, path: tuple[Any, ...], value: Any) -> History | None:
+    def _history(self, path: tuple[Any, ...], value: Any) -> PlantedConversation | None:
         """Read and check the task's ``history:`` file; its problems go to the reporter."""
         declared = self.report.string(path, value, what="the path of a history file")
         if declared is None:

@@ -9,7 +9,7 @@ so it holds from the process's first instruction to its last:
   never a traceback;
 * while a command runs, a signal raises :class:`StopSignal` (a ``KeyboardInterrupt``) where
   the command is, so every ``finally`` and ``except KeyboardInterrupt`` that saves finished
-  work runs; a run swaps in its own handler (:class:`caliper.runner.control.RunController`),
+  work runs; a run swaps in its own handler (:class:`caliper.runner.run.control.RunController`),
   which stops the attempts and saves the partial run, and reports each stop here
   (:func:`note`), so the command can check between steps (:func:`check`) and never carries
   on after a stop;

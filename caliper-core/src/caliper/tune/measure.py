@@ -256,7 +256,7 @@ def measure(
     Ctrl-C: the finished attempts are still saved as a partial run).
     """
     from caliper.runner import RunOptions, run_spec
-    from caliper.runner.ending import AllUnusable
+    from caliper.runner.run.ending import AllUnusable
 
     candidate = write_candidate(neighbourhood, description, folder / "skill")
     spec_path = write_spec(neighbourhood, candidate, probes, folder / f"{spec_name}.eval.yaml")

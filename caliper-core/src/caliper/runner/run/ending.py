@@ -56,7 +56,7 @@ class RunEnding:
         if self.fatal is not None:
             return self.fatal
         if self.interrupted:
-            from caliper.runner.control import signal_label
+            from caliper.runner.run.control import signal_label
 
             label = signal_label(self.stop_signal) if self.stop_signal else "Ctrl-C"
             first = "Interrupted" if label == "Ctrl-C" else f"Stopped by {label}"

@@ -23,14 +23,14 @@ import attrs
 
 from caliper.errors import CaliperError, SetupError, UsageError
 from caliper.plugin.mcp import ResolvedMcp, SecretSet, resolve_servers
-from caliper.runner.forbidden import forbidden_patterns
+from caliper.runner.attempt.forbidden import forbidden_patterns
 
 if TYPE_CHECKING:
     from caliper.plugin.backend import McpTranslator, SkillInstaller
     from caliper.host.engine import Engine
     from caliper.plugin.judge import Judge
     from caliper.host.plugins import PluginHost
-    from caliper.runner.options import RunOptions
+    from caliper.runner.run.options import RunOptions
     from caliper.plugin.skills import ResolvedSkill
     from caliper.spec.model import Spec
 

@@ -35,7 +35,7 @@ from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 if TYPE_CHECKING:
     from caliper.plugin.attempt import AttemptSandbox, InstalledSkill, NativeMcpConfig
     from caliper.plugin.backend import Backend
-    from caliper.runner.prepare import PreparedRun
+    from caliper.runner.run.prepare import PreparedRun
     from caliper.spec.model import Task
 
 Fingerprint = tuple[tuple[str, int, int, int, int, int], ...]

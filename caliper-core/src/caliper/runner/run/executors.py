@@ -17,7 +17,7 @@ from caliper.errors import UsageError
 if TYPE_CHECKING:
     from caliper.plugin.executor import Executor
     from caliper.host.plugins import PluginHost
-    from caliper.runner.prepare import PreparedRun
+    from caliper.runner.run.prepare import PreparedRun
 
 LOCAL = "local"
 

@@ -11,8 +11,8 @@ from caliper import __version__
 from caliper.results.models import AttemptRecord, RunMeta, SkillSnapshot
 
 if TYPE_CHECKING:
-    from caliper.runner.judging import LazyEngine
-    from caliper.runner.prepare import PreparedRun
+    from caliper.runner.attempt.judging import LazyEngine
+    from caliper.runner.run.prepare import PreparedRun
 
 
 def now_iso() -> str:

@@ -4,7 +4,7 @@
 rewrites its own), appends each finished attempt the moment the scheduler reports it, in the
 stored form the final file keeps (secrets redacted, text capped), and at the end assembles
 the results file from the journal's attempts with the pure
-:func:`caliper.runner.assemble.assemble_results`, saves it atomically and removes the
+:func:`caliper.runner.run.assemble.assemble_results`, saves it atomically and removes the
 journal. See :mod:`caliper.results.journal` for the format.
 
 When the journal cannot be created (a store that is not writable is refused earlier, so this
@@ -24,9 +24,9 @@ from caliper.results.models import AttemptRecord, RunMeta, RunResults
 
 if TYPE_CHECKING:
     from caliper.results.journal import JournalWriter
-    from caliper.runner.judging import LazyEngine
-    from caliper.runner.plan import RunPlan
-    from caliper.runner.prepare import PreparedRun
+    from caliper.runner.attempt.judging import LazyEngine
+    from caliper.runner.run.plan import RunPlan
+    from caliper.runner.run.prepare import PreparedRun
 
 
 class RunJournal:
@@ -43,7 +43,7 @@ class RunJournal:
     ) -> None:
         from caliper.results import codec
         from caliper.results.store import RESULTS_DIR
-        from caliper.runner.meta import now_iso
+        from caliper.runner.run.meta import now_iso
 
         self.prepared = prepared
         self.plan = plan
@@ -73,7 +73,7 @@ class RunJournal:
         The CLI version is probed in the background: the final metadata waits for it, the
         journal's header (written before the first attempt) takes it only if it is known.
         """
-        from caliper.runner.meta import build_meta
+        from caliper.runner.run.meta import build_meta
 
         options = self.prepared.options
         meta = build_meta(
@@ -96,7 +96,7 @@ class RunJournal:
 
     def tasks_data(self) -> list[dict[str, Any]]:
         """Each task of the spec, without attempts, as the results file stores it."""
-        from caliper.runner.assemble import task_entries
+        from caliper.runner.run.assemble import task_entries
 
         return task_entries(self.prepared.spec, self.prepared.options.k)
 
@@ -246,7 +246,7 @@ class RunJournal:
             rescue,
             save_assembled,
         )
-        from caliper.runner.assemble import assemble_results
+        from caliper.runner.run.assemble import assemble_results
 
         assert self.run_id is not None
         attempts = self._attempts()

@@ -25,7 +25,7 @@ import attrs
 from caliper.plugin.attempt import AgentStatus, AttemptResult, AttemptSandbox
 from caliper.errors import CaliperError
 from caliper.plugin.sandbox import make_sandbox, remove_sandbox
-from caliper.runner.sandbox import describe_shell_failure, run_shell
+from caliper.runner.attempt.sandbox import describe_shell_failure, run_shell
 
 if TYPE_CHECKING:
     from caliper.host.engine import Engine
@@ -223,7 +223,7 @@ class Prober:
 
     def _context(self, task: Task, key: str, sandbox: AttemptSandbox) -> JudgeContext:
         from caliper.plugin.judge import JudgeContext
-        from caliper.runner.judge_calls import judge_ask
+        from caliper.runner.attempt.judge_calls import judge_ask
 
         @contextlib.contextmanager
         def judge_sandbox() -> Iterator[AttemptSandbox]:

@@ -1,7 +1,7 @@
 """A prepared run as plain, secret-free data, so its attempts can run on another machine.
 
 An executor that runs attempts elsewhere (``caliper-executor-ray``) cannot hand a
-:class:`~caliper.runner.prepare.PreparedRun` over as it is: it holds plugin objects, paths of
+:class:`~caliper.runner.run.prepare.PreparedRun` over as it is: it holds plugin objects, paths of
 this machine and the resolved ``${VAR}`` values of the spec's ``mcp:`` servers. :func:`pack`
 turns it into a :class:`PortableRun`:
 
@@ -42,9 +42,9 @@ from caliper.errors import CaliperError, SetupError
 if TYPE_CHECKING:
     from caliper.plugin.executor import AttemptJob, FinishedAttempt
     from caliper.host.plugins import PluginHost
-    from caliper.runner.control import RunController
-    from caliper.runner.options import RunOptions
-    from caliper.runner.prepare import Ablation, PreparedRun
+    from caliper.runner.run.control import RunController
+    from caliper.runner.run.options import RunOptions
+    from caliper.runner.run.prepare import Ablation, PreparedRun
     from caliper.plugin.skills import ResolvedSkill
 
 MAX_BYTES_VARIABLE = "CALIPER_BUNDLE_MAX_BYTES"
@@ -303,8 +303,8 @@ def rebuild(
 
     from caliper.host.engine import resolve_engine
     from caliper.plugin.mcp import resolve_servers
-    from caliper.runner.forbidden import forbidden_patterns
-    from caliper.runner.prepare import PreparedRun, check_cli
+    from caliper.runner.attempt.forbidden import forbidden_patterns
+    from caliper.runner.run.prepare import PreparedRun, check_cli
     from caliper.plugin.sandbox import sandbox_parent
     from caliper.plugin.skills import ResolvedSkill
     from caliper.spec.load import load_spec
@@ -429,7 +429,7 @@ def _judge_engine(key: str, prepared: PreparedRun, host: PluginHost | None) -> o
     """The run's judge engine on this node, resolved on first use (one per bundle)."""
     from caliper.host.plugins import PluginHost
     from caliper.runner import judge_engine_for
-    from caliper.runner.judging import LazyEngine
+    from caliper.runner.attempt.judging import LazyEngine
 
     with _cache_lock:
         found = _judges.get(key)
@@ -452,7 +452,7 @@ def run_job(
     A node that cannot run the bundle at all gives a ``fatal`` :class:`SetupError`.
     """
     from caliper.plugin.executor import FinishedAttempt
-    from caliper.runner.job_runner import JobRunner
+    from caliper.runner.run.job_runner import JobRunner
 
     try:
         prepared = prepared_for(portable, host)

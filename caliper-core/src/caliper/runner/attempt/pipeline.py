@@ -4,7 +4,7 @@ Order: sandbox → setup → install skills → MCP config → HOME seeding → 
 → delete the sandbox. Cleanup always runs (even after a failed setup, a crash or Ctrl-C) and
 the sandbox is always deleted.
 
-With a :class:`~caliper.runner.preparer.Preparer` (the ``local`` executor's runs) the first
+With a :class:`~caliper.runner.attempt.preparation.Preparer` (the ``local`` executor's runs) the first
 steps are made ahead, while the worker's previous agent runs: the sandbox, and for a task
 without ``setup:`` the install, the MCP config and the HOME seeding (and a judge call's
 sandbox); the attempt then starts at the steps that remain, in the same order.
@@ -23,10 +23,10 @@ from caliper.errors import CaliperError, SetupError
 from caliper.plugin.executor import AttemptJob, FinishedAttempt
 from caliper.system.process import after_start
 from caliper.results.models import AttemptRecord, Outcome
-from caliper.runner.control import RunController, Stopped
-from caliper.runner.forbidden import find_forbidden_reads
-from caliper.runner.judging import FatalJudgeError, LazyEngine, judge_attempt
-from caliper.runner.preparer import (
+from caliper.runner.run.control import RunController, Stopped
+from caliper.runner.attempt.forbidden import find_forbidden_reads
+from caliper.runner.attempt.judging import FatalJudgeError, LazyEngine, judge_attempt
+from caliper.runner.attempt.preparation import (
     Preparer,
     ReadyAttempt,
     ReadyJudge,
@@ -36,12 +36,12 @@ from caliper.runner.preparer import (
     new_sandbox,
 )
 from caliper.plugin.sandbox import remove_sandbox
-from caliper.runner.sandbox import describe_shell_failure, run_shell
+from caliper.runner.attempt.sandbox import describe_shell_failure, run_shell
 
 if TYPE_CHECKING:
     from caliper.plugin.judge import JudgeContext
-    from caliper.runner.prepare import PreparedRun
-    from caliper.runner.workdirs import WorkdirKeeper
+    from caliper.runner.run.prepare import PreparedRun
+    from caliper.runner.attempt.workdirs import WorkdirKeeper
     from caliper.spec.model import Task
 
 _STATUS_OUTCOME = {
@@ -70,7 +70,7 @@ def _judge_context_factory(
     ready_judges: list[ReadyJudge],
 ) -> Callable[[str], JudgeContext]:
     from caliper.plugin.judge import JudgeContext
-    from caliper.runner.judge_calls import judge_ask
+    from caliper.runner.attempt.judge_calls import judge_ask
 
     ask = judge_ask(
         judge_engine,

@@ -30,7 +30,7 @@ from caliper.results.models import AttemptRecord, Outcome
 if TYPE_CHECKING:
     from caliper.plugin.judge import Judge, JudgeContext
     from caliper.plugin.mcp import SecretSet
-    from caliper.runner.judging import LazyEngine
+    from caliper.runner.attempt.judging import LazyEngine
     from caliper.spec.model import Spec, Task
 
 JUDGED = (Outcome.PASS, Outcome.TASK_FAIL, Outcome.JUDGE_ERROR, Outcome.NOT_CHECKED)
@@ -70,7 +70,7 @@ class Regrader:
 
     def regrade(self, task: Task, record: AttemptRecord) -> AttemptRecord:
         """``record`` judged again (a copy; its tries and observations kept)."""
-        from caliper.runner.judging import judge_attempt
+        from caliper.runner.attempt.judging import judge_attempt
         from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 
         result = AttemptResult(
@@ -128,7 +128,7 @@ class Regrader:
 
     def _contexts(self, task: Task, result: AttemptResult, sandbox: AttemptSandbox):
         from caliper.plugin.judge import JudgeContext
-        from caliper.runner.judge_calls import judge_ask
+        from caliper.runner.attempt.judge_calls import judge_ask
         from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 
         @contextlib.contextmanager

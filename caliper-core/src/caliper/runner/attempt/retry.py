@@ -25,7 +25,7 @@ import attrs
 
 from caliper.plugin.executor import FinishedAttempt
 from caliper.results.models import AttemptRecord, Outcome, TryRecord
-from caliper.runner.options import DEFAULT_RETRIES
+from caliper.runner.run.options import DEFAULT_RETRIES
 
 BASE_SECONDS = 2.0
 MAX_BACKOFF_SECONDS = 60.0

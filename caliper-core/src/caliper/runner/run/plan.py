@@ -24,7 +24,7 @@ from caliper.results.models import Outcome, TryRecord
 
 if TYPE_CHECKING:
     from caliper.plugin.executor import AttemptJob
-    from caliper.runner.prepare import PreparedRun
+    from caliper.runner.run.prepare import PreparedRun
     from caliper.runner.shard import Shard
     from caliper.spec.model import Spec
 
@@ -80,7 +80,7 @@ def every_attempt(spec: Spec, k: int) -> list[tuple[str, int]]:
 
 def differences(prepared: PreparedRun, meta: dict[str, Any], *, check_k: bool) -> list[str]:
     """How the run about to start differs from the saved run ``meta`` describes."""
-    from caliper.runner.meta import spec_hash
+    from caliper.runner.run.meta import spec_hash
 
     found = []
     if meta.get("spec_hash") and meta["spec_hash"] != spec_hash(prepared):

@@ -26,17 +26,17 @@ if TYPE_CHECKING:
     from caliper.host.plugins import PluginHost
     from caliper.results.models import AttemptRecord
     from caliper.runner.adaptive import AdaptiveK
-    from caliper.runner.control import RunController
-    from caliper.runner.ending import RunEnding
-    from caliper.runner.journaling import RunJournal
-    from caliper.runner.judging import LazyEngine
+    from caliper.runner.run.control import RunController
+    from caliper.runner.run.ending import RunEnding
+    from caliper.runner.run.journaling import RunJournal
+    from caliper.runner.attempt.judging import LazyEngine
     from caliper.runner.matrix_progress import MatrixProgress
-    from caliper.runner.options import RunOptions
-    from caliper.runner.plan import Continuation, RunPlan
-    from caliper.runner.prepare import PreparedRun
+    from caliper.runner.run.options import RunOptions
+    from caliper.runner.run.plan import Continuation, RunPlan
+    from caliper.runner.run.prepare import PreparedRun
     from caliper.runner.progress import Progress
-    from caliper.runner.schedule import Events, Execution
-    from caliper.runner.workdirs import WorkdirKeeper
+    from caliper.runner.run.schedule import Events, Execution
+    from caliper.runner.attempt.workdirs import WorkdirKeeper
 
 
 def run_engines(
@@ -62,11 +62,11 @@ def run_engines(
     """
     from caliper.plugin.executor import RunWork
     from caliper.host.plugins import PluginHost
-    from caliper.runner.control import RunController
-    from caliper.runner.executors import concurrency_limits, executor_settings, resolve_executor
-    from caliper.runner.job_runner import JobRunner
-    from caliper.runner.meta import now_iso
-    from caliper.runner.plan import attempt_jobs, plan_run
+    from caliper.runner.run.control import RunController
+    from caliper.runner.run.executors import concurrency_limits, executor_settings, resolve_executor
+    from caliper.runner.run.job_runner import JobRunner
+    from caliper.runner.run.meta import now_iso
+    from caliper.runner.run.plan import attempt_jobs, plan_run
 
     if continuation is not None and len(options) != 1:
         raise ValueError("a resume or retry continues one engine's run")
@@ -167,11 +167,11 @@ def run_engines(
 
 
 def prepare_engines(options: Mapping[str, RunOptions], host: PluginHost) -> dict[str, PreparedRun]:
-    """Every engine's pre-flight checks (:func:`caliper.runner.prepare.prepare_run`), all
+    """Every engine's pre-flight checks (:func:`caliper.runner.run.prepare.prepare_run`), all
     before any attempt. With one engine its error is raised as it is; with several, what fails
     is ONE error naming each engine that cannot run (with the worst exit code among them,
     e.g. ``3`` for a missing CLI)."""
-    from caliper.runner.prepare import prepare_run
+    from caliper.runner.run.prepare import prepare_run
 
     if len(options) == 1:
         return {key: prepare_run(opts, host) for key, opts in options.items()}
@@ -299,7 +299,7 @@ def _display(
     return _Display(many, attempt_done=many.attempt_done, task_aborted=many.task_aborted)
 
 
-END_OF_RUN_MODULES = ("caliper.runner.judge_calls",)
+END_OF_RUN_MODULES = ("caliper.runner.attempt.judge_calls",)
 """Modules a run imports only when its first attempt ends (judging it), imported while the
 first agents run instead (the journal and the results store are imported by then)."""
 
@@ -332,7 +332,7 @@ def _notify(shown: list[_Display], text: str) -> None:
 def _judge_engine(host: PluginHost, prepared: PreparedRun) -> LazyEngine:
     """One engine's judge engine, made on first use."""
     from caliper.runner import judge_engine_for
-    from caliper.runner.judging import LazyEngine
+    from caliper.runner.attempt.judging import LazyEngine
 
     return LazyEngine(lambda: judge_engine_for(host, prepared.options, prepared))
 
@@ -343,7 +343,7 @@ def _open_journal(
     """One engine's journal (opened: the run id is claimed) and the ``--keep-workdirs``
     keeper (``None`` without the flag)."""
     from caliper.plugin.cli_versions import version_in_background
-    from caliper.runner.journaling import RunJournal
+    from caliper.runner.run.journaling import RunJournal
 
     journal = RunJournal(
         prepared,
@@ -356,7 +356,7 @@ def _open_journal(
     keeper = None
     options = prepared.options
     if options.keep_workdirs:
-        from caliper.runner.workdirs import WorkdirKeeper, archive_folder
+        from caliper.runner.attempt.workdirs import WorkdirKeeper, archive_folder
 
         assert journal.run_id is not None
         keeper = WorkdirKeeper(
@@ -398,7 +398,7 @@ def _execute(
     ahead and never used are removed), end orphaned processes and wait for the sandboxes'
     background deletion."""
     from caliper.system import process
-    from caliper.runner.schedule import schedule
+    from caliper.runner.run.schedule import schedule
     from caliper.plugin.sandbox import finish_removals
 
     try:
@@ -415,7 +415,7 @@ def _events(
 ) -> Events:
     """Each finished attempt to its engine's journal and to the progress display (both made
     by ``started``, which the scheduler calls before the first attempt is handed back)."""
-    from caliper.runner.schedule import Events
+    from caliper.runner.run.schedule import Events
 
     def attempt_done(finished: FinishedAttempt) -> None:
         assert finished.record is not None
@@ -440,7 +440,7 @@ def _finish(
 ) -> RunEnding:
     """Assemble and save engine ``key``'s run from its journal; how it ended."""
     from caliper.errors import SetupError
-    from caliper.runner.ending import RunEnding
+    from caliper.runner.run.ending import RunEnding
 
     stop_reason = None
     if execution.interrupted or execution.fatal is not None:

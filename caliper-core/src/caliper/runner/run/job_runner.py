@@ -1,7 +1,7 @@
 """Running one :class:`~caliper.plugin.executor.AttemptJob` in this process (``RunWork.run_here``).
 
 What the ``local`` executor's threads call: the job's prepared run and task are looked up by
-engine key and name, the attempt pipeline (:func:`caliper.runner.attempt_pipeline.run_one_attempt`)
+engine key and name, the attempt pipeline (:func:`caliper.runner.attempt.pipeline.run_one_attempt`)
 runs with automatic retries (:mod:`.retry`), and a fatal error asks the run to stop at once,
 in the worker, so no further job starts before the scheduler has even seen it.
 
@@ -19,11 +19,11 @@ from caliper.errors import CaliperError
 from caliper.plugin.executor import AttemptJob, FinishedAttempt
 
 if TYPE_CHECKING:
-    from caliper.runner.control import RunController
-    from caliper.runner.judging import LazyEngine
-    from caliper.runner.prepare import PreparedRun
-    from caliper.runner.preparer import Preparer
-    from caliper.runner.workdirs import WorkdirKeeper
+    from caliper.runner.run.control import RunController
+    from caliper.runner.attempt.judging import LazyEngine
+    from caliper.runner.run.prepare import PreparedRun
+    from caliper.runner.attempt.preparation import Preparer
+    from caliper.runner.attempt.workdirs import WorkdirKeeper
     from caliper.spec.model import Task
 
 
@@ -49,7 +49,7 @@ class JobRunner:
         }
         self._preparer: Preparer | None = None
         if prepare_ahead > 0:
-            from caliper.runner.preparer import Preparer
+            from caliper.runner.attempt.preparation import Preparer
 
             self._preparer = Preparer(prepare_ahead, controller.stop_requested)
 
@@ -61,8 +61,8 @@ class JobRunner:
 
     def __call__(self, job: AttemptJob) -> FinishedAttempt:
         """Run ``job`` with retries; never raises for agent, judge or sandbox trouble."""
-        from caliper.runner.attempt_pipeline import run_one_attempt
-        from caliper.runner.retry import RetryPolicy, run_with_retries
+        from caliper.runner.attempt.pipeline import run_one_attempt
+        from caliper.runner.attempt.retry import RetryPolicy, run_with_retries
 
         controller = self.controller
         if controller.stop_requested.is_set():
