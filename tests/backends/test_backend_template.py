@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from caliper.plugin.attempt import AgentStatus, AttemptRequest, PromptRequest
 from caliper.errors import CaliperError
+from caliper.plugin.attempt import AgentStatus, AttemptRequest, PromptRequest
 from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 from caliper.plugin.skills import ResolvedSkill
 

@@ -8,17 +8,17 @@ import attrs
 import pytest
 
 import caliper
+from caliper.commands.update_cli import gather_updates
+from caliper.errors import CaliperError
+from caliper.host.plugins import PluginHost
 from caliper.plugin.agent_ending import AgentEnding, status_for_http, stopped_early
 from caliper.plugin.attempt import AgentStatus, AttemptRequest, AttemptResult, PromptRequest
 from caliper.plugin.backend import Backend, CliUpdate, FolderSkillInstaller, copy_user_skills
-from caliper.commands.update_cli import gather_updates
-from caliper.errors import CaliperError
 from caliper.plugin.mcp_unusable import unusable_mcp_message
-from caliper.host.plugins import PluginHost
 from caliper.plugin.private_files import copy_private, write_private, write_secret_file
-from caliper.system.process import ProcessResult
 from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 from caliper.plugin.skills import ResolvedSkill
+from caliper.system.process import ProcessResult
 
 
 class _Installer(FolderSkillInstaller):

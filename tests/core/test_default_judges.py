@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 import caliper
-from caliper.plugin.attempt import AgentStatus, AttemptResult
 from caliper.default_plugins.activation_judge import ActivationJudge
 from caliper.default_plugins.assert_judge import AssertJudge
-from caliper.plugin.judge import Judge, JudgeContext, Verdict
 from caliper.host.plugins import PluginHost
+from caliper.plugin.attempt import AgentStatus, AttemptResult
+from caliper.plugin.judge import Judge, JudgeContext, Verdict
 
 
 def context(

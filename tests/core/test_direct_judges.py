@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from caliper.errors import CaliperError
 from caliper.host import plugins
 from caliper.host.direct_judges import load_judges
-from caliper.errors import CaliperError
 from caliper.host.plugins import JUDGES, PluginHost
 
 _counter = itertools.count()

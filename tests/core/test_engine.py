@@ -7,10 +7,10 @@ import types
 import pytest
 
 import caliper
-from caliper.plugin.backend import Backend
-from caliper.host.engine import resolve_engine
 from caliper.errors import PluginNotFound
+from caliper.host.engine import resolve_engine
 from caliper.host.plugins import PluginHost
+from caliper.plugin.backend import Backend
 
 
 class _Backend(Backend):

@@ -1,4 +1,5 @@
-"""The judge contract (``caliper.plugin.judge``) stands below the engine, the backends and plugins."""
+"""The judge contract (``caliper.plugin.judge``) stands below the engine, the backends and
+plugins."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ from pathlib import Path
 import caliper
 
 SOURCE_ROOT = Path(caliper.__file__).parent
-ABOVE_THE_CONTRACT = {"caliper.host.engine", "caliper.host.plugins", "caliper.plugin.hookspecs", "caliper.plugin.backend"}
+ABOVE_THE_CONTRACT = {
+    "caliper.host.engine",
+    "caliper.host.plugins",
+    "caliper.plugin.hookspecs",
+    "caliper.plugin.backend",
+}
 
 
 def _module_file(name: str) -> Path | None:
@@ -63,7 +69,9 @@ def test_importing_the_judge_contract_loads_no_engine_or_plugin_host() -> None:
     loaded = set(done.stdout.split())
     assert "caliper.plugin.judge" in loaded
     assert loaded & ABOVE_THE_CONTRACT == set(), sorted(loaded)
-    assert "caliper.plugin.verdict" not in loaded  # made on first use: `caliper validate` needs none
+    assert (
+        "caliper.plugin.verdict" not in loaded
+    )  # made on first use: `caliper validate` needs none
 
 
 def test_the_check_time_types_are_imported_from_the_contract_on_first_use() -> None:
@@ -195,9 +203,9 @@ def test_ask_runs_the_backends_prompt_in_a_fresh_sandbox_and_types_its_answer(
 ) -> None:
     import contextlib
 
+    from caliper.host.engine import Engine
     from caliper.plugin.attempt import AgentStatus, PromptResult, Usage
     from caliper.plugin.backend import Backend
-    from caliper.host.engine import Engine
     from caliper.plugin.judge import JudgeUsage
     from caliper.runner.attempt.judge_calls import judge_ask
 
@@ -263,8 +271,8 @@ def test_the_judge_model_variable_wins_over_the_model_that_model_names(monkeypat
     It was ignored whenever --model named a model (the judge followed --model's)."""
     from types import SimpleNamespace
 
-    from caliper.plugin.backend import Backend
     from caliper.host.engine import Engine
+    from caliper.plugin.backend import Backend
     from caliper.runner import judge_engine_for
 
     class Agent(Backend):

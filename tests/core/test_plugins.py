@@ -10,10 +10,10 @@ import types
 import pytest
 
 import caliper
-from caliper.plugin.backend import Backend
-from caliper.host.engine import resolve_engine
 from caliper.errors import CaliperError
+from caliper.host.engine import resolve_engine
 from caliper.host.plugins import BACKENDS, JUDGES, PluginHost, backend_names, installed
+from caliper.plugin.backend import Backend
 
 
 class _Backend(Backend):
@@ -137,8 +137,9 @@ def test_load_by_name_imports_only_that_plugin():
 def test_an_id_or_alias_imports_only_its_backend(text, backend, imported):
     """Regression: `--model claude` (an alias) imported every backend plugin."""
     code = (
-        "import sys; from caliper.host.engine import resolve_engine; from caliper.host.plugins import "
-        f"PluginHost\nprint(resolve_engine(PluginHost(), {text!r}).backend_id)\n"
+        "import sys; from caliper.host.engine import resolve_engine\n"
+        "from caliper.host.plugins import PluginHost\n"
+        f"print(resolve_engine(PluginHost(), {text!r}).backend_id)\n"
         "print(sorted(m for m in sys.modules if m.startswith('caliper_backend_') and '.' not in m))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

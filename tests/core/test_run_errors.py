@@ -6,12 +6,12 @@ import subprocess
 
 import pytest
 
+from caliper.errors import UsageError
+from caliper.host.engine import Engine
 from caliper.plugin.attempt import AttemptResult
 from caliper.plugin.backend import Backend
-from caliper.host.engine import Engine
-from caliper.errors import UsageError
-from caliper.runner.run.prepare import check_ablation, check_mcp_support
 from caliper.plugin.skills import ResolvedSkill
+from caliper.runner.run.prepare import check_ablation, check_mcp_support
 from caliper.spec.model import McpServer, Spec
 from caliper_fakeagent.harness import CALIPER, Workspace
 

@@ -151,8 +151,8 @@ def _judge_ready(tmp_path: Path):  # type: ignore[no-untyped-def]
     :func:`judge_sandbox` needs of a prepared run to make a fresh one."""
     from types import SimpleNamespace
 
-    from caliper.runner.attempt.preparation import ReadyJudge, fingerprint
     from caliper.plugin.sandbox import make_sandbox
+    from caliper.runner.attempt.preparation import ReadyJudge, fingerprint
 
     attempt = make_sandbox(spec_dir=tmp_path, parent=tmp_path)
     box = make_sandbox(spec_dir=tmp_path, parent=attempt.root, prefix="judge-")
@@ -166,8 +166,8 @@ def _judge_ready(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 def test_a_judge_sandbox_made_ahead_is_used_when_untouched(tmp_path):
-    from caliper.runner.attempt.preparation import judge_sandbox
     from caliper.plugin.sandbox import finish_removals
+    from caliper.runner.attempt.preparation import judge_sandbox
 
     run, attempt, ready = _judge_ready(tmp_path)
     with judge_sandbox(run, attempt, [ready]) as used:  # type: ignore[arg-type]
@@ -197,8 +197,8 @@ def _replace_home(ready) -> None:  # type: ignore[no-untyped-def]
 def test_a_judge_sandbox_the_agent_changed_is_replaced_by_a_fresh_one(tmp_path, tamper):
     """The agent runs while the judge call's sandbox waits: anything it changed there is
     never seen by the judge (a fresh sandbox is made, the changed one removed)."""
-    from caliper.runner.attempt.preparation import judge_sandbox
     from caliper.plugin.sandbox import finish_removals
+    from caliper.runner.attempt.preparation import judge_sandbox
 
     run, attempt, ready = _judge_ready(tmp_path)
     tamper(ready)

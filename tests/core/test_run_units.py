@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from caliper.plugin.attempt import AgentStatus, AttemptResult, Turn
 from caliper.errors import SetupError, SpecError
+from caliper.plugin.attempt import AgentStatus, AttemptResult, Turn
 from caliper.plugin.judge import Judge, JudgeContext, Verdict
 from caliper.plugin.mcp import SecretSet, resolve_servers
 from caliper.results.models import Outcome

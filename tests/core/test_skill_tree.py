@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from caliper.plugin.backend import FolderSkillInstaller
 from caliper.errors import CaliperError
+from caliper.plugin.backend import FolderSkillInstaller
+from caliper.plugin.skills import ResolvedSkill
 from caliper.system.skill_tree import (
     SkillTooLarge,
     SkillUnusable,
@@ -23,7 +24,6 @@ from caliper.system.skill_tree import (
     max_skill_bytes,
     scan,
 )
-from caliper.plugin.skills import ResolvedSkill
 
 CALIPER = Path(sys.executable).parent / "caliper"
 

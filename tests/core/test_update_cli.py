@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from caliper.plugin.backend import CliUpdate
 from caliper.commands.update_cli import _text_lines
+from caliper.plugin.backend import CliUpdate
 from caliper.testing import agent_clis
 from caliper.testing.offline import loopback_only
 

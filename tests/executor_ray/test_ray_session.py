@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from caliper.errors import SetupError, UsageError
-from caliper.plugin.executor import AttemptJob, FinishedAttempt, RunWork
 from caliper.host.plugins import PluginHost
+from caliper.plugin.executor import AttemptJob, FinishedAttempt, RunWork
 from caliper.runner.run.control import RunController
 from caliper.runner.run.options import RunOptions
 from caliper.runner.run.prepare import prepare_run

@@ -191,9 +191,9 @@ def test_the_prompt_names_the_failures_and_the_limits() -> None:
 
 
 def test_a_backend_that_cannot_answer_prompts_is_a_usage_error(tmp_path: Path) -> None:
-    from caliper.plugin.backend import Backend
-    from caliper.host.engine import Engine
     from caliper.errors import UsageError
+    from caliper.host.engine import Engine
+    from caliper.plugin.backend import Backend
     from caliper.tune.proposer import propose
 
     class NoPrompts(Backend):

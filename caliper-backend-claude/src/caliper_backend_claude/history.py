@@ -23,9 +23,16 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from caliper.plugin.attempt import AttemptSandbox
 from caliper.errors import SetupError
-from caliper.plugin.conversation import AssistantTurn, PlantedConversation, ShellTurn, UserTurn, call_id, shell_output_text
+from caliper.plugin.attempt import AttemptSandbox
+from caliper.plugin.conversation import (
+    AssistantTurn,
+    PlantedConversation,
+    ShellTurn,
+    UserTurn,
+    call_id,
+    shell_output_text,
+)
 
 MAX_SLUG = 200
 CLAUDE_VERSION = "2.1.332"
@@ -49,7 +56,9 @@ def _tool_result(turn: ShellTurn) -> str:
     return f"Exit code {turn.exit_code}\n{text}" if turn.failed else text
 
 
-def session_entries(history: PlantedConversation, session_id: str, cwd: Path) -> list[dict[str, Any]]:
+def session_entries(
+    history: PlantedConversation, session_id: str, cwd: Path
+) -> list[dict[str, Any]]:
     """The JSONL entries of the planted session, oldest first."""
     stamp = datetime.datetime.now(datetime.timezone.utc)
     common = {

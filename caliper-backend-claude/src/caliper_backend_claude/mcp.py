@@ -1,7 +1,8 @@
 """Turning a spec's MCP servers into a ``--mcp-config`` file for Claude Code.
 
 The file holds resolved secrets (Claude Code reads the values from it), so it is written 0600
-into the sandbox's private folder (the secret rule of :class:`caliper.plugin.backend.McpTranslator`).
+into the sandbox's private folder (the secret rule of
+:class:`caliper.plugin.backend.McpTranslator`).
 Tools then reach the model as ``mcp__<server>__<tool>``.
 
 Claude Code does not stop when a server cannot be reached or refuses its headers: it runs

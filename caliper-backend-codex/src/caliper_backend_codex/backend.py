@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from caliper.errors import SetupError
 from caliper.plugin.attempt import (
     AgentStatus,
     AttemptRequest,
@@ -16,7 +17,6 @@ from caliper.plugin.attempt import (
     PromptResult,
 )
 from caliper.plugin.backend import Backend, CliUpdate, run_agent
-from caliper.errors import SetupError
 from caliper.plugin.skill_reads import activated_by_reads, undeclared_reads
 from caliper_backend_codex import (
     activation,

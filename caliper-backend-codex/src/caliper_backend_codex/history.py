@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from caliper.plugin.attempt import AttemptSandbox
-from caliper.plugin.conversation import AssistantTurn, PlantedConversation, ShellTurn, UserTurn, call_id
+from caliper.plugin.conversation import (
+    AssistantTurn,
+    PlantedConversation,
+    ShellTurn,
+    UserTurn,
+    call_id,
+)
 
 CODEX_VERSION = "0.171.0"
 """The version written into the planted ``session_meta`` (the pin the format was checked on)."""
@@ -67,7 +73,9 @@ def rollout_items(history: PlantedConversation) -> list[dict[str, Any]]:
     return items
 
 
-def rollout_lines(history: PlantedConversation, thread_id: str, cwd: Path, now: datetime.datetime) -> list[str]:
+def rollout_lines(
+    history: PlantedConversation, thread_id: str, cwd: Path, now: datetime.datetime
+) -> list[str]:
     """Every line of the planted rollout file."""
     meta = {
         "id": thread_id,

@@ -10,6 +10,7 @@ from typing import Any
 
 import attrs
 
+from caliper.errors import CaliperError
 from caliper.plugin.agent_ending import AgentEnding, stopped_early
 from caliper.plugin.attempt import (
     AgentStatus,
@@ -20,7 +21,6 @@ from caliper.plugin.attempt import (
     PromptResult,
 )
 from caliper.plugin.backend import Backend, CliUpdate
-from caliper.errors import CaliperError
 from caliper.plugin.conversation import PlantedConversation
 from caliper.system.process import ProcessResult, run_process
 from caliper_backend_hermes import history

@@ -22,7 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from caliper.errors import SetupError
-from caliper.plugin.conversation import AssistantTurn, PlantedConversation, ShellTurn, UserTurn, call_id
+from caliper.plugin.conversation import (
+    AssistantTurn,
+    PlantedConversation,
+    ShellTurn,
+    UserTurn,
+    call_id,
+)
 from caliper.system.process import run_process
 from caliper_backend_hermes.launch import console_script_python
 

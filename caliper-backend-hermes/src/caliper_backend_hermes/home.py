@@ -19,9 +19,9 @@ from typing import Any
 
 import yaml
 
+from caliper.errors import SetupError
 from caliper.plugin.attempt import UserSetup
 from caliper.plugin.backend import copy_user_skills
-from caliper.errors import SetupError
 from caliper.plugin.private_files import copy_private, write_private
 from caliper_backend_hermes.skills import hidden_skill_names
 

@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from caliper.errors import SetupError
 from caliper.plugin.attempt import AttemptSandbox, UserSetup
 from caliper.plugin.backend import copy_user_skills
-from caliper.errors import SetupError
 from caliper.plugin.private_files import copy_private, write_private
 
 AGENT_DIR_VARIABLE = "PI_CODING_AGENT_DIR"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from caliper.errors import SetupError
 from caliper.plugin.agent_ending import AgentEnding
 from caliper.plugin.attempt import (
     AgentStatus,
@@ -16,7 +17,6 @@ from caliper.plugin.attempt import (
     PromptResult,
 )
 from caliper.plugin.backend import Backend, CliUpdate, run_agent
-from caliper.errors import SetupError
 from caliper.plugin.conversation import PlantedConversation
 from caliper.system.process import ProcessResult
 from caliper_backend_pi import history, mcp, mcp_check, version

@@ -23,7 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from caliper.plugin.attempt import AttemptSandbox
-from caliper.plugin.conversation import AssistantTurn, PlantedConversation, ShellTurn, UserTurn, call_id
+from caliper.plugin.conversation import (
+    AssistantTurn,
+    PlantedConversation,
+    ShellTurn,
+    UserTurn,
+    call_id,
+)
 from caliper_backend_pi.agentdir import agent_dir
 from caliper_backend_pi.mcp import version_tuple
 

@@ -11,7 +11,13 @@ from __future__ import annotations
 
 import re
 
-from caliper.plugin.agent_ending import COMPLETED, AgentEnding, shorten, status_for_http, stopped_early
+from caliper.plugin.agent_ending import (
+    COMPLETED,
+    AgentEnding,
+    shorten,
+    status_for_http,
+    stopped_early,
+)
 from caliper.plugin.attempt import AgentStatus
 from caliper.system.process import ProcessResult
 from caliper_backend_pi.events import PiRun, message_text

@@ -97,7 +97,7 @@ class _AliasLoader(importlib.abc.Loader):
 class RelocatedFinder(importlib.abc.MetaPathFinder):
     """Finds the old paths in :data:`RELOCATED` (and nothing else)."""
 
-    def find_spec(self, fullname: str, path: object = None, target: object = None):  # noqa: ANN201
+    def find_spec(self, fullname: str, path: object = None, target: object = None):
         """A spec for an old path whose loader hands back the moved module."""
         new_name = RELOCATED.get(fullname)
         if new_name is None:

@@ -61,9 +61,9 @@ def _say(text: str) -> None:
 
 def run_attempt(bundle: bytes, job: AttemptJob) -> FinishedAttempt:
     """Run ``job`` of the bundle on this node; its ``node`` names this node."""
-    from caliper.system import process
     from caliper.runner.run.control import RunController
     from caliper.runner.run.portable import run_job
+    from caliper.system import process
 
     label = node_label()
     _say(f"attempt {job.task_name!r} #{job.number} starts on {label}")

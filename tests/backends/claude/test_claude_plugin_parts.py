@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from claude_support import claude_cli, make_skill, needs_claude
 
+from caliper.errors import CaliperError
+from caliper.host.plugins import PluginHost
 from caliper.plugin.attempt import McpServerConfig
 from caliper.plugin.backend import npm_update
 from caliper.plugin.cli_versions import parse_version
-from caliper.errors import CaliperError
-from caliper.host.plugins import PluginHost
 from caliper.plugin.skills import ResolvedSkill
 from caliper_backend_claude import isolation, plugin, versions
 from caliper_backend_claude.backend import ClaudeCodeBackend

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from caliper.plugin.attempt import AgentStatus, AttemptSandbox, McpServerConfig
 from caliper.host.plugins import PluginHost
+from caliper.plugin.attempt import AgentStatus, AttemptSandbox, McpServerConfig
 from caliper.system.process import ProcessResult
 from caliper_backend_codex import errors, invocation, locate, plugin
 from caliper_backend_codex.backend import CodexBackend

@@ -11,6 +11,8 @@ import pytest
 import yaml
 from hermes_support import PINNED_HERMES, FakeUser, make_skill
 
+from caliper.errors import SetupError, UsageError
+from caliper.host.plugins import PluginHost
 from caliper.plugin.attempt import (
     AgentStatus,
     AttemptRequest,
@@ -19,8 +21,6 @@ from caliper.plugin.attempt import (
     McpServerConfig,
     Usage,
 )
-from caliper.errors import SetupError, UsageError
-from caliper.host.plugins import PluginHost
 from caliper_backend_hermes import plugin
 from caliper_backend_hermes.backend import HermesBackend, passed_variables
 from caliper_backend_hermes.failure import (

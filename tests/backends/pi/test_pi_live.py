@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from pi_support import MODEL, PI_UNDER_TEST, USER_MARKER, install, request
 
-from caliper.plugin.attempt import AgentStatus, PromptRequest, Usage
 from caliper.errors import SetupError
+from caliper.plugin.attempt import AgentStatus, PromptRequest, Usage
 from caliper.testing.model_server import ModelServer
 from caliper_backend_pi.agentdir import agent_dir
 

@@ -11,8 +11,8 @@ import attrs
 import pytest
 from pi_support import request
 
-from caliper.plugin.attempt import AgentStatus, McpServerConfig, NativeMcpConfig
 from caliper.errors import SetupError
+from caliper.plugin.attempt import AgentStatus, McpServerConfig, NativeMcpConfig
 from caliper.testing.model_server import ModelServer
 from caliper_backend_pi import mcp
 from caliper_backend_pi.agentdir import agent_dir

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from pi_support import write_json
 
-from caliper.plugin.attempt import AgentStatus, InstalledSkill
-from caliper.plugin.backend import CliUpdate
 from caliper.errors import SetupError
 from caliper.host.plugins import PluginHost
+from caliper.plugin.attempt import AgentStatus, InstalledSkill
+from caliper.plugin.backend import CliUpdate
 from caliper.system.process import ProcessResult
 from caliper_backend_pi import plugin
 from caliper_backend_pi.activation import activated_skills

@@ -327,8 +327,8 @@ def write_junit_report(path: Path | None, tree: Any) -> None:
     if path is None:
         return
     from caliper.errors import CaliperError
-    from caliper.system.output_file import OutputWriteError
     from caliper.report.junit import write_junit
+    from caliper.system.output_file import OutputWriteError
 
     try:
         write_junit(path, tree)

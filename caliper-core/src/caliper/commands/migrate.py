@@ -124,8 +124,8 @@ def _apply(changes: list) -> None:
     import os
 
     from caliper.errors import CaliperError
-    from caliper.system.os_errors import describe_os_error
     from caliper.results.store import ResultsWriteError, write_atomic
+    from caliper.system.os_errors import describe_os_error
 
     for change in changes:
         target = Path(os.path.realpath(change.path))  # a symlinked spec keeps its link

@@ -63,10 +63,11 @@ def command(
 ) -> None:
     """Re-run the judges of the saved run RUN on its saved attempts and save a new run."""
     from caliper.commands.run import check_save_targets
-    from caliper.host.engine import resolve_engine
     from caliper.errors import CaliperError, UsageError
-    from caliper.plugin.mcp import resolve_servers
+    from caliper.host.engine import resolve_engine
     from caliper.host.plugins import PluginHost
+    from caliper.plugin.mcp import resolve_servers
+    from caliper.replay.regrade import JUDGED, Regrader, environ, spec_file_hash
     from caliper.results import codec
     from caliper.results.compact import StorageLimits
     from caliper.results.journal import assemble
@@ -80,7 +81,6 @@ def command(
     )
     from caliper.runner.attempt.judging import FatalJudgeError, LazyEngine
     from caliper.runner.run.meta import now_iso
-    from caliper.replay.regrade import JUDGED, Regrader, environ, spec_file_hash
     from caliper.spec.load import load_spec
 
     path = resolve_run_ref(ref, cwd=Path.cwd())

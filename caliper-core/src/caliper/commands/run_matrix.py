@@ -20,8 +20,8 @@ from caliper.errors import CaliperError, UsageError
 
 if TYPE_CHECKING:
     from caliper.results.gate import Bar
-    from caliper.runner.run.ending import RunEnding
     from caliper.runner.matrix import MatrixEnding
+    from caliper.runner.run.ending import RunEnding
     from caliper.runner.run.options import RunOptions
 
 

@@ -141,10 +141,10 @@ def command(
     keeps a revision only when its gain is statistically supported, and finally reports
     recall, precision and accuracy on the held-out test probes, before → after.
     """
-    from caliper.system import stop_policy
-    from caliper.host.engine import resolve_engine
     from caliper.errors import SetupError
+    from caliper.host.engine import resolve_engine
     from caliper.host.plugins import PluginHost
+    from caliper.system import stop_policy
     from caliper.tune.loop import Tuner, TuneSettings, check_budget, check_reachable, write_json
     from caliper.tune.measure import RunSettings
     from caliper.tune.probes import load_probes

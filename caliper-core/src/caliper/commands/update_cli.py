@@ -9,9 +9,9 @@ import subprocess
 import attrs
 import click
 
-from caliper.plugin.backend import CliUpdate
 from caliper.errors import CaliperError
 from caliper.host.plugins import PluginHost
+from caliper.plugin.backend import CliUpdate
 
 
 def gather_updates(

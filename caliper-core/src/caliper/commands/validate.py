@@ -316,8 +316,8 @@ def _run_probes(
     judge_model: str | None,
 ) -> dict[Path, list[ProbeCheck]]:
     """Probe every valid spec with no agent (see :mod:`caliper.replay.probe`)."""
-    from caliper.runner.run.options import DEFAULT_SETUP_TIMEOUT, DEFAULT_TIMEOUT
     from caliper.replay.probe import Prober
+    from caliper.runner.run.options import DEFAULT_SETUP_TIMEOUT, DEFAULT_TIMEOUT
 
     engine = None
     if judge_model is not None:

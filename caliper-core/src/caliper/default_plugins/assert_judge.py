@@ -100,8 +100,8 @@ class AssertJudge(Judge):
         import tempfile  # here, not at import: `caliper validate` never runs a check
 
         from caliper.default_plugins import warm_assert
-        from caliper.system.process import run_process
         from caliper.plugin.verdict import Verdict
+        from caliper.system.process import run_process
 
         value = str(context.value)
         if is_file_reference(value):

@@ -1,6 +1,7 @@
 """The built-in ``local`` executor: attempts on a pool of ``--workers`` threads in this process.
 
-Each submitted job runs :attr:`caliper.plugin.executor.RunWork.run_here` on a worker thread (sandbox,
+Each submitted job runs :attr:`caliper.plugin.executor.RunWork.run_here` on a worker thread
+(sandbox,
 agent, checks, retries, redaction); the finished attempt puts itself on a queue the moment it
 is done, so :meth:`LocalSession.next_finished` costs O(1) per attempt however many are in
 flight (``concurrent.futures.wait`` over every pending future would make a run quadratic).

@@ -24,7 +24,6 @@ import re
 import types
 from typing import TYPE_CHECKING, Any
 
-from caliper.plugin.markers import IMPL_ATTRIBUTE
 from caliper.host.plugins import (
     JUDGES,
     LoadFailure,
@@ -36,6 +35,7 @@ from caliper.host.plugins import (
     listed,
     load_failure_text,
 )
+from caliper.plugin.markers import IMPL_ATTRIBUTE
 
 if TYPE_CHECKING:
     from caliper.plugin.judge import Judge

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING
 import attrs
 
 from caliper.errors import PluginNotFound
-from caliper.host.plugins import BACKENDS, KNOWN_DISTRIBUTIONS, PluginHost, install_command, installed
+from caliper.host.plugins import (
+    BACKENDS,
+    KNOWN_DISTRIBUTIONS,
+    PluginHost,
+    install_command,
+    installed,
+)
 
 if TYPE_CHECKING:
     from caliper.plugin.backend import Backend

@@ -37,8 +37,8 @@ if TYPE_CHECKING:
 
     import pluggy
 
-    from caliper.plugin.backend import Backend, McpTranslator, SkillInstaller
     from caliper.host.entry_points import FoundEntryPoint
+    from caliper.plugin.backend import Backend, McpTranslator, SkillInstaller
     from caliper.plugin.executor import Executor
     from caliper.plugin.judge import Judge
 
@@ -323,7 +323,6 @@ def make_plugin_manager() -> pluggy.PluginManager:
     import pluggy
 
     from caliper import PROJECT_NAME
-
     from caliper.plugin import hookspecs
 
     manager = pluggy.PluginManager(PROJECT_NAME)

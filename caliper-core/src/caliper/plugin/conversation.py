@@ -1,4 +1,5 @@
-"""A planted conversation: the conversation a task starts in the middle of, in a backend-neutral form.
+"""A planted conversation: the conversation a task starts in the middle of, in a backend-neutral
+form.
 
 A task's ``history:`` file (see ``docs/spec.md``) is loaded into a :class:`PlantedConversation` by
 ``caliper.spec.history``. Each backend translates the turns into its own CLI's stored-session

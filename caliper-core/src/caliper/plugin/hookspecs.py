@@ -61,8 +61,8 @@ def register_mcp_translators(register: Callable[[McpTranslator], None]) -> None:
     """Register MCP translators.
 
     Called when a spec declares ``mcp:`` servers and the run's backend honours MCP. Call
-    ``register(translator)`` with a :class:`caliper.plugin.backend.McpTranslator` whose ``id`` is the
-    backend id it serves; it turns resolved servers into the agent's native config.
+    ``register(translator)`` with a :class:`caliper.plugin.backend.McpTranslator` whose ``id`` is
+    the backend id it serves; it turns resolved servers into the agent's native config.
 
     Since 0.1.
     """
@@ -98,8 +98,8 @@ def cli_update_info(backend: Backend, check_latest: bool) -> CliUpdate | None:
     """Report a backend's installed CLI version, the newest one and how to update.
 
     Called by ``caliper update-cli`` once per installed backend. Return a
-    :class:`caliper.plugin.backend.CliUpdate` for a backend your plugin provides and ``None`` for any
-    other. When ``check_latest`` is false, do not touch the network (leave ``latest`` empty).
+    :class:`caliper.plugin.backend.CliUpdate` for a backend your plugin provides and ``None`` for
+    any other. When ``check_latest`` is false, do not touch the network (leave ``latest`` empty).
     The first non-``None`` answer wins. The core asks the backend's own
     :meth:`caliper.plugin.backend.Backend.update_info` first and calls this hook only when that
     returns ``None``: new plugins override the method; this hook keeps older plugins working.

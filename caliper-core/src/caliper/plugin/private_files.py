@@ -4,7 +4,8 @@ An attempt's generated configuration and copied logins are written with these: t
 created 0600 (never readable by others, not even for an instant) and its mode is reset when it
 already existed. Resolved ``${VAR}`` values may only go to a file under the attempt's
 ``sandbox.private`` folder (:func:`write_secret_file`); an agent's config in the attempt home
-refers to them with the agent's own reference syntax (see :class:`caliper.plugin.mcp.EnvReferences`).
+refers to them with the agent's own reference syntax (see
+:class:`caliper.plugin.mcp.EnvReferences`).
 Each file is noted in the process's ledger (:mod:`caliper.system.ledger`) before it is written, so a
 killed run's are removed by the next run or ``caliper clean``.
 """

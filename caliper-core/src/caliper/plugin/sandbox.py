@@ -34,7 +34,6 @@ def resolve_extra_path(extra_path: Sequence[str], spec_dir: Path) -> list[str]:
     return [str((spec_dir / entry).resolve()) for entry in extra_path]
 
 
-
 def minimal_env(
     *,
     home: Path,

@@ -2,8 +2,8 @@
 
 ``caliper validate --probe`` uses this. For every task with an outcome check (``assert:``,
 ``expect:``, or a third-party outcome judge), a fresh attempt sandbox is made (the same
-:mod:`caliper.plugin.sandbox` an attempt uses), the task's ``setup:`` runs in it, and then each check
-is asked to judge an attempt in which the agent did nothing: an empty transcript and no final
+:mod:`caliper.plugin.sandbox` an attempt uses), the task's ``setup:`` runs in it, and then each
+check is asked to judge an attempt in which the agent did nothing: an empty transcript and no final
 answer. A check that *passes* there measures nothing, because a real attempt could pass it
 without doing the task. ``activates:`` (and any other judge that does not score the outcome)
 is exempt: whether a skill loaded is not decided by the working folder.
@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from caliper.plugin.attempt import AgentStatus, AttemptResult, AttemptSandbox
 from caliper.errors import CaliperError
+from caliper.plugin.attempt import AgentStatus, AttemptResult, AttemptSandbox
 from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 from caliper.runner.attempt.sandbox import describe_shell_failure, run_shell
 

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from caliper.plugin.attempt import AgentStatus, AttemptResult, AttemptSandbox
 from caliper.errors import UsageError
+from caliper.plugin.attempt import AgentStatus, AttemptResult, AttemptSandbox
 from caliper.results.models import AttemptRecord, Outcome
 
 if TYPE_CHECKING:
@@ -70,8 +70,8 @@ class Regrader:
 
     def regrade(self, task: Task, record: AttemptRecord) -> AttemptRecord:
         """``record`` judged again (a copy; its tries and observations kept)."""
-        from caliper.runner.attempt.judging import judge_attempt
         from caliper.plugin.sandbox import make_sandbox, remove_sandbox
+        from caliper.runner.attempt.judging import judge_attempt
 
         result = AttemptResult(
             status=AgentStatus.COMPLETED,
@@ -128,8 +128,8 @@ class Regrader:
 
     def _contexts(self, task: Task, result: AttemptResult, sandbox: AttemptSandbox):
         from caliper.plugin.judge import JudgeContext
-        from caliper.runner.attempt.judge_calls import judge_ask
         from caliper.plugin.sandbox import make_sandbox, remove_sandbox
+        from caliper.runner.attempt.judge_calls import judge_ask
 
         @contextlib.contextmanager
         def judge_sandbox() -> Iterator[AttemptSandbox]:

@@ -114,8 +114,8 @@ class JournalWriter:
     def replace(cls, path: Path, lines: Iterable[dict[str, Any]]) -> JournalWriter:
         """Write a whole new journal (header and lines) over ``path`` atomically, then keep
         it open for appending (used by ``--resume``: a torn line is not carried over)."""
-        from caliper.system.output_file import OutputWriteError, replace_file
         from caliper.results import codec
+        from caliper.system.output_file import OutputWriteError, replace_file
 
         data = "".join(codec.line(item) + "\n" for item in lines).encode("utf-8")
         try:

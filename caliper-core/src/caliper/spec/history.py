@@ -14,7 +14,13 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from caliper.plugin.conversation import AssistantTurn, PlantedConversation, ConversationTurn, ShellTurn, UserTurn
+from caliper.plugin.conversation import (
+    AssistantTurn,
+    ConversationTurn,
+    PlantedConversation,
+    ShellTurn,
+    UserTurn,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -31,7 +37,9 @@ TURN_KINDS = ("user", "assistant", "shell")
 SHELL_KEYS = ("command", "output", "exit_code")
 
 
-def load_history(declared: str, spec_dir: Path) -> tuple[PlantedConversation | None, str | None, list[Problem]]:
+def load_history(
+    declared: str, spec_dir: Path
+) -> tuple[PlantedConversation | None, str | None, list[Problem]]:
     """Read ``declared`` (relative to ``spec_dir``) and check it.
 
     Returns ``(history, None, [])`` when it is fine; otherwise ``(None, reason, [])`` when the
@@ -56,7 +64,11 @@ def load_history(declared: str, spec_dir: Path) -> tuple[PlantedConversation | N
     if report.problems or turns is None:
         return None, None, report.problems
     sha256 = hashlib.sha256(raw).hexdigest()
-    return PlantedConversation(path=path, declared_as=declared, sha256=sha256, turns=turns), None, []
+    return (
+        PlantedConversation(path=path, declared_as=declared, sha256=sha256, turns=turns),
+        None,
+        [],
+    )
 
 
 def _read_bytes(path: Path) -> tuple[bytes | None, str | None]:

@@ -9,6 +9,10 @@ from typing import TYPE_CHECKING
 import attrs
 
 from caliper.errors import SpecError
+from caliper.plugin.skills import ResolvedSkill
+from caliper.spec.frontmatter import check_skill_file
+from caliper.spec.model import SkillSource, Spec
+from caliper.spec.problems import Problem, SpecInvalid
 from caliper.system.skill_tree import (
     SkillTree,
     content_hash,
@@ -18,10 +22,6 @@ from caliper.system.skill_tree import (
     source_root_for,
     tree_hash,
 )
-from caliper.plugin.skills import ResolvedSkill
-from caliper.spec.frontmatter import check_skill_file
-from caliper.spec.model import SkillSource, Spec
-from caliper.spec.problems import Problem, SpecInvalid
 
 if TYPE_CHECKING:
     from caliper.spec.gitcache import GitCache

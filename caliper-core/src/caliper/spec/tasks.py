@@ -15,7 +15,9 @@ from caliper.spec.sections import TASK_HINTS
 from caliper.spec.yamldoc import format_path
 
 if TYPE_CHECKING:
-    from caliper.plugin.conversation import PlantedConversation  # read only for a task with `history:`
+    from caliper.plugin.conversation import (
+        PlantedConversation,  # read only for a task with `history:`
+    )
 
 OPTIONAL_CORE = ("setup", "cleanup")
 # Keys of first-party judges that live in other distributions, for "did you mean".

@@ -21,8 +21,8 @@ import attrs
 from caliper.tune.description import description_problems
 
 if TYPE_CHECKING:
-    from caliper.plugin.attempt import Usage
     from caliper.host.engine import Engine
+    from caliper.plugin.attempt import Usage
 
 PROPOSER_MARKER = "[caliper-tune-proposal]"
 """Text every proposer prompt contains, so scripted model servers can recognise it."""

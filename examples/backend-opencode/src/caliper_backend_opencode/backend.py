@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from caliper.errors import SetupError, UsageError
 from caliper.plugin.agent_ending import AgentEnding, stopped_early
 from caliper.plugin.attempt import (
     AttemptRequest,
@@ -18,7 +19,6 @@ from caliper.plugin.attempt import (
     PromptResult,
 )
 from caliper.plugin.backend import Backend, FolderSkillInstaller, McpTranslator, run_agent
-from caliper.errors import SetupError, UsageError
 from caliper.plugin.mcp import EnvReferences, SecretSet
 from caliper.system.process import run_process
 from caliper_backend_opencode.config import (

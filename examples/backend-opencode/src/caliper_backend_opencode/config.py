@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from caliper.plugin.attempt import AttemptSandbox, McpServerConfig
 from caliper.errors import SetupError
+from caliper.plugin.attempt import AttemptSandbox, McpServerConfig
 from caliper.plugin.mcp import EnvReferences
 from caliper.plugin.private_files import copy_private, write_private
 

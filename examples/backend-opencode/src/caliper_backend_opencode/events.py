@@ -6,8 +6,8 @@
 * ``step_finish`` — ``part.tokens``: ``input`` (already without cache reads), ``output``,
   ``cache.read``, ``cache.write``;
 * ``error`` — ``error.data.statusCode`` (a ``ProviderAuthError`` or a status in the core's
-  table, :func:`caliper.plugin.agent_ending.status_for_http`: the login or model is wrong; anything else:
-  the provider failed).
+  table, :func:`caliper.plugin.agent_ending.status_for_http`: the login or model is wrong; anything
+  else: the provider failed).
 
 The status is decided from these structures and the exit code, never from the answer's words.
 """

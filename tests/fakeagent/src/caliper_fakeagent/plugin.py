@@ -26,8 +26,8 @@ from caliper.plugin.attempt import (
     Usage,
 )
 from caliper.plugin.backend import Backend, McpTranslator, SkillInstaller, copy_skill_tree
-from caliper.system.process import ProcessResult, run_process
 from caliper.plugin.skills import ResolvedSkill
+from caliper.system.process import ProcessResult, run_process
 
 SKILLS_DIR = (".fake-agent", "skills")
 MCP_FILE = "fake-mcp.json"

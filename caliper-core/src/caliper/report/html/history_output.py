@@ -29,10 +29,10 @@ def write_history(spec: str, rows: list[dict[str, Any]], target: Path, confidenc
     Links are relative, so the page and its folder can be moved or published together. A
     ``target`` written in place (a device, a FIFO, ``/dev/stdout``) gets the page alone.
     """
-    from caliper.system.output_file import writes_in_place
     from caliper.report.html.compare_data import matrix_view
     from caliper.report.html.pages import history_page, run_page
     from caliper.results.store import load_run
+    from caliper.system.output_file import writes_in_place
 
     folder = runs_dir(target)
     in_place = writes_in_place(target)  # a device or pipe has no folder beside it for pages

@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from caliper.plugin.attempt import Turn
 from caliper.errors import SpecError
+from caliper.plugin.attempt import Turn
 
 SNIPPET_LENGTH = 200
 _BOUNDARY = r"(?:^|(?<=[\s/\"'=:]))"

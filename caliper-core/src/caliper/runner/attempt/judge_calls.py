@@ -2,7 +2,8 @@
 
 The core owns the one path from a judge's question to a model: resolve the ``--judge-model``
 engine (lazily: only when a judge asks), pick the model (the one the engine names, else
-``CALIPER_JUDGE_MODEL``, else the backend's :attr:`~caliper.plugin.backend.Backend.default_judge_model`,
+``CALIPER_JUDGE_MODEL``, else the backend's
+:attr:`~caliper.plugin.backend.Backend.default_judge_model`,
 else the CLI's own default), run the backend's ``run_prompt`` in a fresh sandbox removed
 afterwards, and hand the judge a typed :class:`~caliper.plugin.judge.Reply`.
 """
@@ -16,9 +17,9 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from caliper.host.engine import Engine
     from caliper.plugin.attempt import AttemptSandbox, PromptResult, Usage
     from caliper.plugin.backend import Backend
-    from caliper.host.engine import Engine
     from caliper.plugin.judge import Ask, JudgeUsage, Reply
 
 JUDGE_MODEL_VARIABLE = "CALIPER_JUDGE_MODEL"

@@ -4,8 +4,8 @@ Order: sandbox → setup → install skills → MCP config → HOME seeding → 
 → delete the sandbox. Cleanup always runs (even after a failed setup, a crash or Ctrl-C) and
 the sandbox is always deleted.
 
-With a :class:`~caliper.runner.attempt.preparation.Preparer` (the ``local`` executor's runs) the first
-steps are made ahead, while the worker's previous agent runs: the sandbox, and for a task
+With a :class:`~caliper.runner.attempt.preparation.Preparer` (the ``local`` executor's runs) the
+first steps are made ahead, while the worker's previous agent runs: the sandbox, and for a task
 without ``setup:`` the install, the MCP config and the HOME seeding (and a judge call's
 sandbox); the attempt then starts at the steps that remain, in the same order.
 """
@@ -18,12 +18,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from caliper.plugin.attempt import AgentStatus, AttemptRequest, AttemptResult, AttemptSandbox
 from caliper.errors import CaliperError, SetupError
+from caliper.plugin.attempt import AgentStatus, AttemptRequest, AttemptResult, AttemptSandbox
 from caliper.plugin.executor import AttemptJob, FinishedAttempt
-from caliper.system.process import after_start
+from caliper.plugin.sandbox import remove_sandbox
 from caliper.results.models import AttemptRecord, Outcome
-from caliper.runner.run.control import RunController, Stopped
 from caliper.runner.attempt.forbidden import find_forbidden_reads
 from caliper.runner.attempt.judging import FatalJudgeError, LazyEngine, judge_attempt
 from caliper.runner.attempt.preparation import (
@@ -35,13 +34,14 @@ from caliper.runner.attempt.preparation import (
     make_ready,
     new_sandbox,
 )
-from caliper.plugin.sandbox import remove_sandbox
 from caliper.runner.attempt.sandbox import describe_shell_failure, run_shell
+from caliper.runner.run.control import RunController, Stopped
+from caliper.system.process import after_start
 
 if TYPE_CHECKING:
     from caliper.plugin.judge import JudgeContext
-    from caliper.runner.run.prepare import PreparedRun
     from caliper.runner.attempt.workdirs import WorkdirKeeper
+    from caliper.runner.run.prepare import PreparedRun
     from caliper.spec.model import Task
 
 _STATUS_OUTCOME = {

@@ -22,21 +22,21 @@ from caliper.errors import CaliperError, SetupError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from caliper.plugin.executor import AttemptJob, ExecutorSession, FinishedAttempt, RunWork
     from caliper.host.plugins import PluginHost
+    from caliper.plugin.executor import AttemptJob, ExecutorSession, FinishedAttempt, RunWork
     from caliper.results.models import AttemptRecord
     from caliper.runner.adaptive import AdaptiveK
+    from caliper.runner.attempt.judging import LazyEngine
+    from caliper.runner.attempt.workdirs import WorkdirKeeper
+    from caliper.runner.matrix_progress import MatrixProgress
+    from caliper.runner.progress import Progress
     from caliper.runner.run.control import RunController
     from caliper.runner.run.ending import RunEnding
     from caliper.runner.run.journaling import RunJournal
-    from caliper.runner.attempt.judging import LazyEngine
-    from caliper.runner.matrix_progress import MatrixProgress
     from caliper.runner.run.options import RunOptions
     from caliper.runner.run.plan import Continuation, RunPlan
     from caliper.runner.run.prepare import PreparedRun
-    from caliper.runner.progress import Progress
     from caliper.runner.run.schedule import Events, Execution
-    from caliper.runner.attempt.workdirs import WorkdirKeeper
 
 
 def run_engines(
@@ -60,8 +60,8 @@ def run_engines(
     Raises :class:`~caliper.errors.CaliperError` subclasses for problems found before the
     first attempt.
     """
-    from caliper.plugin.executor import RunWork
     from caliper.host.plugins import PluginHost
+    from caliper.plugin.executor import RunWork
     from caliper.runner.run.control import RunController
     from caliper.runner.run.executors import concurrency_limits, executor_settings, resolve_executor
     from caliper.runner.run.job_runner import JobRunner
@@ -397,9 +397,9 @@ def _execute(
     """Schedule ``jobs`` on the executor's ``session``; then ``drained`` (the sandboxes made
     ahead and never used are removed), end orphaned processes and wait for the sandboxes'
     background deletion."""
-    from caliper.system import process
-    from caliper.runner.run.schedule import schedule
     from caliper.plugin.sandbox import finish_removals
+    from caliper.runner.run.schedule import schedule
+    from caliper.system import process
 
     try:
         execution = schedule(work, session, jobs, events=events, adaptive=adaptive)

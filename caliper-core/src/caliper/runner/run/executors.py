@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from caliper.errors import UsageError
 
 if TYPE_CHECKING:
-    from caliper.plugin.executor import Executor
     from caliper.host.plugins import PluginHost
+    from caliper.plugin.executor import Executor
     from caliper.runner.run.prepare import PreparedRun
 
 LOCAL = "local"

@@ -19,11 +19,11 @@ from caliper.errors import CaliperError
 from caliper.plugin.executor import AttemptJob, FinishedAttempt
 
 if TYPE_CHECKING:
-    from caliper.runner.run.control import RunController
     from caliper.runner.attempt.judging import LazyEngine
-    from caliper.runner.run.prepare import PreparedRun
     from caliper.runner.attempt.preparation import Preparer
     from caliper.runner.attempt.workdirs import WorkdirKeeper
+    from caliper.runner.run.control import RunController
+    from caliper.runner.run.prepare import PreparedRun
     from caliper.spec.model import Task
 
 

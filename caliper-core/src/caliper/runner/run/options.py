@@ -63,7 +63,8 @@ class RunOptions:
     """The ``.caliper/`` folder to save in, when the caller already found it (``caliper run``
     does, once, before checking it is writable); ``None``: found once when the run starts."""
     executor: str = "local"
-    """``--executor``: the id of the executor the attempts run on (see ``caliper.plugin.executor``)."""
+    """``--executor``: the id of the executor the attempts run on (see
+    ``caliper.plugin.executor``)."""
     executor_settings: Mapping[str, str] = attrs.field(factory=dict)
     """The executor's ``--<id>-<name> VALUE`` settings, by name."""
     max_concurrent: Mapping[str, int] = attrs.field(factory=dict)

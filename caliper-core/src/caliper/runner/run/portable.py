@@ -40,12 +40,12 @@ import attrs
 from caliper.errors import CaliperError, SetupError
 
 if TYPE_CHECKING:
-    from caliper.plugin.executor import AttemptJob, FinishedAttempt
     from caliper.host.plugins import PluginHost
+    from caliper.plugin.executor import AttemptJob, FinishedAttempt
+    from caliper.plugin.skills import ResolvedSkill
     from caliper.runner.run.control import RunController
     from caliper.runner.run.options import RunOptions
     from caliper.runner.run.prepare import Ablation, PreparedRun
-    from caliper.plugin.skills import ResolvedSkill
 
 MAX_BYTES_VARIABLE = "CALIPER_BUNDLE_MAX_BYTES"
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
@@ -303,10 +303,10 @@ def rebuild(
 
     from caliper.host.engine import resolve_engine
     from caliper.plugin.mcp import resolve_servers
-    from caliper.runner.attempt.forbidden import forbidden_patterns
-    from caliper.runner.run.prepare import PreparedRun, check_cli
     from caliper.plugin.sandbox import sandbox_parent
     from caliper.plugin.skills import ResolvedSkill
+    from caliper.runner.attempt.forbidden import forbidden_patterns
+    from caliper.runner.run.prepare import PreparedRun, check_cli
     from caliper.spec.load import load_spec
 
     environ = os.environ if environ is None else environ
@@ -415,8 +415,8 @@ def leave_node_clean() -> None:
     """After work on a node whose worker process goes on (a check, a job): wait for its
     sandboxes' removal and close the process's idle ledgers, so the node's sandbox folder is
     left as it was found."""
-    from caliper.system.ledger import release_idle
     from caliper.plugin.sandbox import finish_removals
+    from caliper.system.ledger import release_idle
 
     finish_removals()
     release_idle()

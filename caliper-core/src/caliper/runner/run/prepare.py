@@ -26,12 +26,12 @@ from caliper.plugin.mcp import ResolvedMcp, SecretSet, resolve_servers
 from caliper.runner.attempt.forbidden import forbidden_patterns
 
 if TYPE_CHECKING:
-    from caliper.plugin.backend import McpTranslator, SkillInstaller
     from caliper.host.engine import Engine
-    from caliper.plugin.judge import Judge
     from caliper.host.plugins import PluginHost
-    from caliper.runner.run.options import RunOptions
+    from caliper.plugin.backend import McpTranslator, SkillInstaller
+    from caliper.plugin.judge import Judge
     from caliper.plugin.skills import ResolvedSkill
+    from caliper.runner.run.options import RunOptions
     from caliper.spec.model import Spec
 
 
@@ -223,8 +223,8 @@ def check_hidden_activation(spec: Spec, skills: Sequence[ResolvedSkill], engine:
 def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
     """Run the pre-flight checks in order and gather what the attempts need."""
     from caliper.host.engine import resolve_engine
-    from caliper.results.store import caliper_root
     from caliper.plugin.sandbox import sandbox_parent
+    from caliper.results.store import caliper_root
     from caliper.spec.load import load_spec_for_run
 
     judges = host.judges()
