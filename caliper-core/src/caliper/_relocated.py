@@ -10,7 +10,6 @@ The old paths go in 2.0.
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import sys
 import warnings
@@ -75,7 +74,7 @@ RELOCATED: dict[str, str] = {
 }
 
 
-class _AliasLoader(importlib.abc.Loader):
+class _AliasLoader:
     """Loads an old path as the module at its new path (the same object)."""
 
     def __init__(self, new_name: str) -> None:
@@ -94,7 +93,7 @@ class _AliasLoader(importlib.abc.Loader):
         """Nothing to run: the module ran at its new path."""
 
 
-class RelocatedFinder(importlib.abc.MetaPathFinder):
+class RelocatedFinder:
     """Finds the old paths in :data:`RELOCATED` (and nothing else)."""
 
     def find_spec(self, fullname: str, path: object = None, target: object = None):
