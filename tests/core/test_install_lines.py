@@ -17,8 +17,13 @@ import pytest
 
 import caliper
 from caliper.host import catalogue as install_hints
-from caliper.host.catalogue import OUR_DISTRIBUTIONS, InstallSource, add_distribution
-from caliper.host.plugins import KNOWN_DISTRIBUTIONS, install_command
+from caliper.host.catalogue import (
+    KNOWN_DISTRIBUTIONS,
+    OUR_DISTRIBUTIONS,
+    InstallSource,
+    add_distribution,
+    install_command,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = caliper.__version__

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from caliper.plugin import ProcessResult
 from caliper.plugin.agent_ending import COMPLETED, AgentEnding, status_for_http, stopped_early
 from caliper.plugin.attempt import AgentStatus
-from caliper.system.process import ProcessResult
 from caliper_backend_claude.stream import ClaudeStream
 
 LOGIN_HINT = (

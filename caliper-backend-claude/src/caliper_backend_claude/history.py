@@ -23,7 +23,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from caliper.errors import SetupError
+from caliper.plugin import SetupError
 from caliper.plugin.attempt import AttemptSandbox
 from caliper.plugin.conversation import (
     AssistantTurn,

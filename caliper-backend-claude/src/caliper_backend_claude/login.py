@@ -14,8 +14,7 @@ from pathlib import Path
 
 import attrs
 
-from caliper.errors import SetupError
-from caliper.system.process import run_process
+from caliper.plugin import SetupError, run_process
 from caliper_backend_claude import isolation
 
 STATUS_TIMEOUT = 30.0

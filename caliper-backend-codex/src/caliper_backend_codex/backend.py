@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from caliper.errors import SetupError
+from caliper.plugin import SetupError
 from caliper.plugin.attempt import (
     AgentStatus,
     AttemptRequest,

@@ -23,7 +23,7 @@ from typing import Any
 
 import tomli_w
 
-from caliper.errors import SetupError
+from caliper.plugin import SetupError
 from caliper.plugin.private_files import write_private
 
 if sys.version_info >= (3, 11):

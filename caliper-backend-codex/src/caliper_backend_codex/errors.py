@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 
+from caliper.plugin import ProcessResult
 from caliper.plugin.agent_ending import COMPLETED, AgentEnding, stopped_early
 from caliper.plugin.attempt import AgentStatus
-from caliper.system.process import ProcessResult
 from caliper_backend_codex.events import CodexRun
 
 LOGIN_HINT = (

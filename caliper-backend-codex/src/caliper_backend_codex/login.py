@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from caliper.errors import SetupError
+from caliper.plugin import SetupError
 from caliper_backend_codex import config as codex_config
 from caliper_backend_codex.home import AUTH_FILE
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from caliper.plugin import nested_skill_files
 from caliper.plugin.attempt import AttemptSandbox
 from caliper.plugin.backend import FolderSkillInstaller
-from caliper.system.skill_tree import nested_skill_files
 
 
 def codex_home(sandbox: AttemptSandbox) -> Path:

@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from caliper.errors import CaliperError
+from caliper.plugin import CaliperError, ProcessResult, run_process
 from caliper.plugin.agent_ending import AgentEnding, stopped_early
 from caliper.plugin.attempt import (
     AgentStatus,
@@ -22,7 +22,6 @@ from caliper.plugin.attempt import (
 )
 from caliper.plugin.backend import Backend, CliUpdate
 from caliper.plugin.conversation import PlantedConversation
-from caliper.system.process import ProcessResult, run_process
 from caliper_backend_hermes import history
 from caliper_backend_hermes.failure import (
     classify_api_failure,

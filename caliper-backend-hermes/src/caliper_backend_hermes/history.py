@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from caliper.errors import SetupError
+from caliper.plugin import SetupError, run_process
 from caliper.plugin.conversation import (
     AssistantTurn,
     PlantedConversation,
@@ -29,7 +29,6 @@ from caliper.plugin.conversation import (
     UserTurn,
     call_id,
 )
-from caliper.system.process import run_process
 from caliper_backend_hermes.launch import console_script_python
 
 PLANT_TIMEOUT = 60.0

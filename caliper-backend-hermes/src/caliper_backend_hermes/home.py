@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from caliper.errors import SetupError
+from caliper.plugin import SetupError
 from caliper.plugin.attempt import UserSetup
 from caliper.plugin.backend import copy_user_skills
 from caliper.plugin.private_files import copy_private, write_private

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import attrs
 
-from caliper.errors import UsageError
+from caliper.plugin import UsageError
 
 MAX_ARGUMENT_BYTES = 128 * 1024 - 1
 """Linux ``MAX_ARG_STRLEN``: the longest single argument ``execve`` accepts (minus the NUL)."""

@@ -10,7 +10,7 @@ import functools
 import os
 from pathlib import Path
 
-from caliper.system.process import run_process
+from caliper.plugin import run_process
 from caliper_backend_hermes.launch import console_script_python
 
 PROBE_TIMEOUT = 30.0

@@ -15,8 +15,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from caliper.errors import SetupError
-from caliper.system.process import run_process
+from caliper.plugin import SetupError, run_process
 from caliper_backend_hermes.home import prepare_home, user_hermes_home
 from caliper_backend_hermes.launch import console_script_python
 

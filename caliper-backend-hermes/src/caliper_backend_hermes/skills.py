@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from caliper.plugin import nested_skill_files, skill_file_name
 from caliper.plugin.attempt import AttemptSandbox
 from caliper.plugin.backend import FolderSkillInstaller
-from caliper.system.skill_tree import nested_skill_files, skill_file_name
 
 CATEGORY = "workspace"
 """The one category every installed skill sits in (Hermes shows it as a heading in its index)."""

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from caliper.errors import SetupError
+from caliper.plugin import SetupError
 from caliper.plugin.attempt import AttemptSandbox, UserSetup
 from caliper.plugin.backend import copy_user_skills
 from caliper.plugin.private_files import copy_private, write_private

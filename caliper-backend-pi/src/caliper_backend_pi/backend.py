@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from caliper.errors import SetupError
+from caliper.plugin import ProcessResult, SetupError
 from caliper.plugin.agent_ending import AgentEnding
 from caliper.plugin.attempt import (
     AgentStatus,
@@ -18,7 +18,6 @@ from caliper.plugin.attempt import (
 )
 from caliper.plugin.backend import Backend, CliUpdate, run_agent
 from caliper.plugin.conversation import PlantedConversation
-from caliper.system.process import ProcessResult
 from caliper_backend_pi import history, mcp, mcp_check, version
 from caliper_backend_pi.activation import activated_skills, undeclared_skills
 from caliper_backend_pi.agentdir import (

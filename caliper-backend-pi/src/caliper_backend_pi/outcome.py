@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from caliper.plugin import ProcessResult
 from caliper.plugin.agent_ending import (
     COMPLETED,
     AgentEnding,
@@ -19,7 +20,6 @@ from caliper.plugin.agent_ending import (
     stopped_early,
 )
 from caliper.plugin.attempt import AgentStatus
-from caliper.system.process import ProcessResult
 from caliper_backend_pi.events import PiRun, message_text
 
 _STATUS = re.compile(r"^\s*(?:error\s*)?(\d{3})\b")

@@ -15,9 +15,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from caliper.plugin import run_process
 from caliper.plugin.backend import CliUpdate
 from caliper.plugin.cli_versions import version_from_cli
-from caliper.system.process import run_process
 from caliper_backend_pi.agentdir import AGENT_DIR_VARIABLE, OFFLINE_ENV
 
 PACKAGE = "@earendil-works/pi-coding-agent"

@@ -1,4 +1,5 @@
-"""Commands that add a Caliper distribution to the install this ``caliper`` runs from.
+"""The product catalogue: Caliper's first-party distributions (:data:`KNOWN_DISTRIBUTIONS`,
+by plugin id) and the commands that add one to the install this ``caliper`` runs from.
 
 A hint that says ``pipx install caliper-eval`` installs whatever PyPI calls ``caliper-eval``,
 which need not be this project. So every command here pins the distribution to the running
@@ -160,3 +161,25 @@ def add_distribution(distribution: str, source: InstallSource | None = None) -> 
         "Caliper's wheels from, e.g. a checkout's dist/ made by scripts/build-dist; leave out "
         "--find-links once this version is on PyPI)"
     )
+
+
+# First-party plugins caliper knows how to install when they are missing.
+KNOWN_DISTRIBUTIONS = {
+    "claude-code": ("caliper-backend-claude", None),
+    "codex": ("caliper-backend-codex", "codex"),
+    "pi": ("caliper-backend-pi", "pi"),
+    "hermes": ("caliper-backend-hermes", "hermes"),
+    "expect": ("caliper-judge-llm", None),
+}
+
+
+def install_command(plugin_id: str) -> str | None:
+    """The command that installs a known first-party plugin, or ``None`` for unknown ones.
+
+    Written for the way this install was made and pinned to the running version
+    (:func:`add_distribution`), so it can never fetch another project of the same name.
+    """
+    known = KNOWN_DISTRIBUTIONS.get(plugin_id)
+    if known is None:
+        return None
+    return add_distribution(known[0])

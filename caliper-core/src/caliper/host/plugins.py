@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from caliper.errors import CaliperError, UsageError
+from caliper.host.catalogue import KNOWN_DISTRIBUTIONS as KNOWN_DISTRIBUTIONS  # re-exported
+from caliper.host.catalogue import install_command as install_command  # re-exported
 
 if TYPE_CHECKING:
     from importlib import metadata
@@ -73,29 +75,6 @@ _ID_ATTRIBUTE = {
 }
 
 _HOOKS_HINT = "The hooks a plugin can implement are listed in docs/plugins/hooks.md."
-
-# First-party plugins caliper knows how to install when they are missing.
-KNOWN_DISTRIBUTIONS = {
-    "claude-code": ("caliper-backend-claude", None),
-    "codex": ("caliper-backend-codex", "codex"),
-    "pi": ("caliper-backend-pi", "pi"),
-    "hermes": ("caliper-backend-hermes", "hermes"),
-    "expect": ("caliper-judge-llm", None),
-}
-
-
-def install_command(plugin_id: str) -> str | None:
-    """The command that installs a known first-party plugin, or ``None`` for unknown ones.
-
-    Written for the way this install was made and pinned to the running version
-    (:mod:`caliper.host.catalogue`), so it can never fetch another project of the same name.
-    """
-    known = KNOWN_DISTRIBUTIONS.get(plugin_id)
-    if known is None:
-        return None
-    from caliper.host.catalogue import add_distribution
-
-    return add_distribution(known[0])
 
 
 @attrs.frozen

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from caliper.errors import SetupError, UsageError
+from caliper.plugin import SetupError, UsageError, run_process
 from caliper.plugin.agent_ending import AgentEnding, stopped_early
 from caliper.plugin.attempt import (
     AttemptRequest,
@@ -20,7 +20,6 @@ from caliper.plugin.attempt import (
 )
 from caliper.plugin.backend import Backend, FolderSkillInstaller, McpTranslator, run_agent
 from caliper.plugin.mcp import EnvReferences, SecretSet
-from caliper.system.process import run_process
 from caliper_backend_opencode.config import (
     REFERENCE,
     attempt_env,

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from caliper.errors import SetupError
+from caliper.plugin import SetupError
 from caliper.plugin.attempt import AttemptSandbox, McpServerConfig
 from caliper.plugin.mcp import EnvReferences
 from caliper.plugin.private_files import copy_private, write_private

@@ -18,9 +18,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from caliper.plugin import ProcessResult
 from caliper.plugin.agent_ending import status_for_http
 from caliper.plugin.attempt import AgentStatus, AttemptResult, Turn, Usage
-from caliper.system.process import ProcessResult
 
 SKILL_TOOL = "skill"
 
