@@ -81,7 +81,7 @@ def test_unknown_backend_says_what_was_asked_did_you_mean_and_what_is_installed(
 
 
 def test_known_but_missing_backend_gives_install_command(monkeypatch):
-    from caliper.host import catalogue as install_hints
+    from caliper.host import install_hints
 
     source = install_hints.InstallSource(
         "pipx", "1.0.0", "/p/bin/python", "/srv/dist", pipx_venv="caliper-eval"

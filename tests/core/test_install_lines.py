@@ -16,14 +16,9 @@ from pathlib import Path
 import pytest
 
 import caliper
-from caliper.host import catalogue as install_hints
-from caliper.host.catalogue import (
-    KNOWN_DISTRIBUTIONS,
-    OUR_DISTRIBUTIONS,
-    InstallSource,
-    add_distribution,
-    install_command,
-)
+from caliper.host import install_hints
+from caliper.host.catalogue import KNOWN_DISTRIBUTIONS, install_command
+from caliper.host.install_hints import OUR_DISTRIBUTIONS, InstallSource, add_distribution
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = caliper.__version__

@@ -178,11 +178,11 @@ WRITE_CALLS |= {("tempfile", "NamedTemporaryFile"), ("os", "fdopen")}
 
 ALLOWED = {
     # the writer itself
-    "caliper-core/src/caliper/output_file.py": {"tempfile.mkstemp": 2, "os.replace": 1},
+    "caliper-core/src/caliper/system/output_file.py": {"tempfile.mkstemp": 2, "os.replace": 1},
     # attempt sandboxes, caches and child processes: files caliper makes for itself
-    "caliper-core/src/caliper/private_files.py": {"os.fdopen": 2},
-    "caliper-core/src/caliper/process.py": {"os.fdopen": 1},
-    "caliper-core/src/caliper/skill_tree.py": {"open-w": 1},
+    "caliper-core/src/caliper/plugin/private_files.py": {"os.fdopen": 2},
+    "caliper-core/src/caliper/system/process.py": {"os.fdopen": 1},
+    "caliper-core/src/caliper/system/skill_tree.py": {"open-w": 1},
     "caliper-core/src/caliper/spec/gitcache.py": {
         "open-w": 1,
         "os.rename": 2,
@@ -190,8 +190,8 @@ ALLOWED = {
         "write_text": 1,
     },
     "caliper-core/src/caliper/spec/yamldoc.py": {"os.fdopen": 1},
-    "caliper-core/src/caliper/runner/portable.py": {"os.rename": 1},
-    "caliper-core/src/caliper/ledger.py": {"os.rename": 1},  # the ledger's own record files
+    "caliper-core/src/caliper/runner/run/portable.py": {"os.rename": 1},
+    "caliper-core/src/caliper/system/ledger.py": {"os.rename": 1},  # the ledger's own record files
     "caliper-core/src/caliper/default_plugins/_assert_runner.py": {"open-w": 1},
     "caliper-core/src/caliper/default_plugins/_warm_server.py": {"os.rename": 1},
     "caliper-core/src/caliper/default_plugins/assert_judge.py": {"write_text": 1},

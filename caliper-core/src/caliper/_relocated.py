@@ -37,7 +37,7 @@ RELOCATED: dict[str, str] = {
     "caliper.direct_judges": "caliper.host.direct_judges",
     "caliper.engine": "caliper.host.engine",
     "caliper.entry_points": "caliper.host.entry_points",
-    "caliper.install_hints": "caliper.host.catalogue",
+    "caliper.install_hints": "caliper.host.install_hints",
     "caliper.plugins": "caliper.host.plugins",
     "caliper.help_order": "caliper.commands.help_order",
     "caliper.ledger": "caliper.system.ledger",

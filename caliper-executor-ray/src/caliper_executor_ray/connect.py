@@ -29,7 +29,7 @@ def import_ray() -> Any:
         with _quiet_stderr():
             import ray
     except ImportError as exc:  # pragma: no cover - the distribution depends on ray
-        from caliper.host.catalogue import add_distribution
+        from caliper.host.install_hints import add_distribution
 
         raise SetupError(
             f"--executor ray needs the ray package, which cannot be imported: {exc}",

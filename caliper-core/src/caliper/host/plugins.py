@@ -31,8 +31,6 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from caliper.errors import CaliperError, UsageError
-from caliper.host.catalogue import KNOWN_DISTRIBUTIONS as KNOWN_DISTRIBUTIONS  # re-exported
-from caliper.host.catalogue import install_command as install_command  # re-exported
 
 if TYPE_CHECKING:
     from importlib import metadata

@@ -91,7 +91,7 @@ class TaskChecker:
             return (
                 f"the judge for {key!r} is installed but failed to load: {self.judge_failures[key]}"
             )
-        from caliper.host.catalogue import add_distribution
+        from caliper.host.install_hints import add_distribution
 
         known = [*CORE_TASK_KEYS, *self.judges]
         if isinstance(key, str) and key in TASK_HINTS:

@@ -65,7 +65,7 @@ def unknown_executor(executor_id: str, known: Iterable[str]) -> UsageError:
     close = difflib.get_close_matches(executor_id, known, n=1, cutoff=0.6)
     ray = ""
     if executor_id == "ray" or (close and close[0] == "ray"):
-        from caliper.host.catalogue import add_distribution
+        from caliper.host.install_hints import add_distribution
 
         command = add_distribution("caliper-executor-ray")
         ray = f" --executor ray comes with caliper-executor-ray: {command}."
