@@ -16,13 +16,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from caliper.errors import PluginNotFound
-from caliper.host.plugins import (
-    BACKENDS,
-    KNOWN_DISTRIBUTIONS,
-    PluginHost,
-    install_command,
-    installed,
-)
+from caliper.host.catalogue import KNOWN_DISTRIBUTIONS, install_command
+from caliper.host.plugins import BACKENDS, PluginHost, installed
 
 if TYPE_CHECKING:
     from caliper.plugin.backend import Backend
