@@ -293,7 +293,7 @@ VALIDATE_ATTRS_CLASSES = {
     "caliper.spec.frontmatter.FrontmatterCheck",
     "caliper.spec.frontmatter.SkillFrontmatter",
     "caliper.spec.load.SpecCheck",
-    "caliper.spec.model.McpServer",
+    "caliper.plugin.mcp_server.McpServer",
     "caliper.spec.model.Sandbox",
     "caliper.spec.model.SkillSource",
     "caliper.spec.model.Spec",
