@@ -148,7 +148,7 @@ make no cyclic garbage to speak of (a run of many attempts does)."""
 
 COLLECTOR_AFTER_START_COMMANDS = frozenset({"run"})
 """Commands that start without the cycle collector (the imports and the pre-flight make
-many objects and no garbage: ~75 collections, ~16 ms of a one-attempt run) and turn it
+many objects and no garbage, and the collector would walk them again and again) and turn it
 back on, with everything made so far frozen out of its sight, through
 :func:`resume_collector` once the first agents are out."""
 
@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
 
     Called without ``argv`` (as the console script calls it), a command of
     :data:`QUICK_EXIT_COMMANDS` ends the process here with its exit status, skipping the
-    interpreter's teardown of every object (~15 ms after ``validate``, ~30 ms after a run);
+    interpreter's teardown of every object;
     one of :data:`NO_COLLECTOR_COMMANDS` runs with Python's cycle collector paused (it would
     walk every object the command made, again and again: half the CPU of validating a
     50,000-task spec, the same peak memory without it), one of

@@ -36,7 +36,7 @@ class NotComparable(CaliperError):
 @click.command(name="compare")
 @click.argument("before", required=False)
 @click.argument("after", required=False)
-@click.option(  # the matrix view (issue 18): see caliper.commands.matrix_report
+@click.option(  # the matrix view: see caliper.commands.matrix_report
     "--matrix",
     "matrix_id",
     metavar="ID",
@@ -130,7 +130,7 @@ def command(
     from caliper.results.compare import NEVER_STARTED, compare_runs, comparison_data, same_run
     from caliper.results.store import load_run, resolve_run_ref
 
-    if matrix_id is not None:  # engines side by side (issue 18)
+    if matrix_id is not None:  # engines side by side
         from caliper.commands.matrix_report import show_matrix
 
         if before is not None or junit is not None or output is not None:

@@ -37,7 +37,7 @@ def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> 
 
 @click.command(name="report")
 @click.argument("refs", nargs=-1, metavar="[REF]...")
-@click.option(  # the matrix view (issue 18): see caliper.commands.matrix_report
+@click.option(  # the matrix view: see caliper.commands.matrix_report
     "--matrix",
     "matrix_id",
     metavar="ID",
@@ -105,7 +105,7 @@ def command(
     """
     from caliper.results.store import ResultsError, caliper_root, latest_run, load_run
 
-    if matrix_id is not None or len(refs) > 1:  # engines side by side (issue 18)
+    if matrix_id is not None or len(refs) > 1:  # engines side by side
         from caliper.commands.matrix_report import show_matrix
 
         if min_score or min_activation or output is not None:

@@ -269,7 +269,7 @@ class AttemptCount(click.ParamType):
     help="With --resume: continue even though the spec, skills, engine or k changed "
     "(recorded in the run's metadata).",
 )
-@click.option(  # --shard (issue 18): see caliper.runner.shard
+@click.option(  # --shard: see caliper.runner.shard
     "--shard",
     "shard_text",
     metavar="I/N",
@@ -351,7 +351,7 @@ def command(
 
     executor_settings = settings_from(executor_flags)
     limits = parse_max_concurrent(max_concurrent)
-    from caliper.commands.run_matrix import split_models  # many engines (issue 18)
+    from caliper.commands.run_matrix import split_models  # many engines
 
     model, engines = split_models(model, resume=resume, output=output, junit=junit)
 
@@ -391,7 +391,7 @@ def command(
         raise UsageError("--force only applies with --resume.")
     shard = None
     if shard_text is not None or continuation is not None:
-        from caliper.runner.shard import shard_for_run  # --shard (issue 18)
+        from caliper.runner.shard import shard_for_run  # --shard
 
         shard = shard_for_run(
             shard_text,
@@ -430,7 +430,7 @@ def command(
     bars = (*min_score, *min_activation)
     check_bars_before_run(spec, bars)
     check_junit_target(junit)
-    if engines:  # many engines in one run (issue 18)
+    if engines:  # many engines in one run
         from caliper.cli import resume_collector
         from caliper.commands.run_matrix import run_and_finish_matrix
 

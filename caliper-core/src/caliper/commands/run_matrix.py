@@ -1,4 +1,4 @@
-"""``caliper run SPEC --model A --model B …``: the command side of a matrix run (issue 18).
+"""``caliper run SPEC --model A --model B …``: the command side of a matrix run.
 
 :func:`split_models` reads the repeatable ``--model`` (one engine: today's run; several: a
 matrix, refused with flags that name one run). :func:`run_and_finish_matrix` runs the

@@ -140,7 +140,7 @@ class AttemptSandbox:
     def private(self) -> Path:
         """The 0700 folder for generated config and resolved secrets, created when first asked
         for: most attempts write nothing there, and each folder created is an inode on the
-        temp folder's disk (issue 20)."""
+        temp folder's disk."""
         path = self._private
         try:
             path.mkdir(mode=0o700)

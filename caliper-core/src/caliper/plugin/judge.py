@@ -9,7 +9,7 @@ host, not even for type checking, so ``caliper.plugin.judge`` sits below all of 
 are defined in :mod:`caliper.plugin.verdict` and imported from here on first use (``from
 caliper.plugin.judge import Verdict`` works as always): ``caliper validate`` needs only
 :class:`Judge` and :class:`ValueProblem`, and each attrs class costs about half a millisecond
-to create (issue 20).
+to create.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 it returns, and for a judge that asks a model, the :class:`Reply` and its :class:`JudgeUsage`.
 
 Plugins import these from :mod:`caliper.plugin.judge` (the whole contract); they live here so that
-``caliper validate``, which only checks task keys, does not create them (issue 20).
+``caliper validate``, which only checks task keys, does not create them.
 """
 
 from __future__ import annotations

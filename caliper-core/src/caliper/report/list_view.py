@@ -73,7 +73,7 @@ def _state(row: dict) -> str:
     if row.get("incomplete"):
         count = row.get("attempts", 0)
         state = f"[red]incomplete[/red] ({count} attempt{'s' if count != 1 else ''})"
-    elif row.get("shard"):  # a shard run is partial by nature (issue 18)
+    elif row.get("shard"):  # a shard run is partial by nature
         state = f"[yellow]shard {row['shard']}[/yellow]"
     elif row.get("merged_shards") and not derived:
         state = f"merged ({row['merged_shards']} shards)"

@@ -1,7 +1,7 @@
 """Big tables without rich's layout engine, when the output has no colour.
 
 Rich lays a table out cell by cell through its whole renderable machinery: measuring, then
-rendering every cell through ``Padding`` → ``Text`` → segments, ~0.2 ms a cell. A report of a
+rendering every cell through ``Padding`` → ``Text`` → segments. A report of a
 50,000-attempt run has a 5,000-row task table, and that took most of ``caliper report``'s
 time. When the console writes no colour (a pipe, a file, ``TERM=dumb``) every style is
 dropped anyway, so the table is just text: this module lays it out directly, following

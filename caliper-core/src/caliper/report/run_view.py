@@ -106,7 +106,7 @@ def _header(meta: RunMeta, console: Console) -> None:
         details.append(f"without {', '.join(ablated)}")
     if meta.judge_backend or meta.judge_model:
         details.append(f"judge {engine_label(meta.judge_backend, meta.judge_model)}")
-    if meta.matrix:  # issue 18: one engine of a matrix, a shard, a merged run
+    if meta.matrix:  # one engine of a matrix, a shard, a merged run
         details.append(f"matrix {meta.matrix.get('id')}")
     if meta.merged_from:
         details.append(f"merged from {len(meta.merged_from)} shards")

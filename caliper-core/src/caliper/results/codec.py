@@ -110,7 +110,7 @@ def converter() -> cattrs.Converter:
 
 def prepare_structuring() -> None:
     """Have the converter make its functions for decoding a :class:`RunResults` now (cattrs
-    generates and compiles them on first use, ~15 ms), e.g. while a run's agents work, so
+    generates and compiles them on first use), e.g. while a run's agents work, so
     the run's end does not wait for it."""
     converter().get_structure_hook(RunResults)
 

@@ -1,4 +1,4 @@
-"""Many engines in one run: ``caliper run SPEC --model A --model B …`` (issue 18).
+"""Many engines in one run: ``caliper run SPEC --model A --model B …``.
 
 :func:`run_matrix` runs the spec on every engine from one invocation: the many-engine case of
 the one orchestration, :func:`caliper.runner.run.compose.run_engines`. Each engine is prepared

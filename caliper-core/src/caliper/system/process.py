@@ -567,7 +567,7 @@ def _capture_file(name: str) -> BinaryIO:
     On Linux a ``memfd`` (memory, like a temporary file on a tmpfs ``/tmp``): a temporary
     file on a disk file system costs an inode per stream, and on ext4 without a journal every
     inode allocation scans past the inodes freed in the last minutes, so a long run paid more
-    for each start the longer it went on (issue 20). Elsewhere, or when the kernel refuses,
+    for each start the longer it went on. Elsewhere, or when the kernel refuses,
     an unnamed temporary file. Memory is bounded by :func:`_trim` while the process runs.
     """
     if _MEMFD:

@@ -1,4 +1,4 @@
-"""Checks of a backend's ``skill_listing_budget`` against its real CLI (issue 11 item 4).
+"""Checks of a backend's ``skill_listing_budget`` against its real CLI.
 
 :func:`check_listing_budget` installs enough skills to stay just under, or go just over, the
 backend's figure, runs ``caliper run`` through the conformance kit and reads what the CLI sent

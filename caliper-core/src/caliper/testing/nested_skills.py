@@ -1,7 +1,7 @@
 """A declared skill whose folder holds further ``SKILL.md`` files, for backend tests.
 
-Issue 11 item 2: agents that scan recursively (Codex, Hermes) listed such nested files as
-skills of their own. :func:`write_nested_skill` writes the layout and
+Agents that scan recursively (Codex, Hermes) can list such nested files as skills of their
+own. :func:`write_nested_skill` writes the layout and
 :func:`assert_only_declared_listed` checks what the agent sent the model.
 """
 

@@ -1,4 +1,4 @@
-"""Making the next attempt's sandbox while the current attempt's agent runs (issue 20).
+"""Making the next attempt's sandbox while the current attempt's agent runs.
 
 Everything the harness does between two agent starts of one worker is on the critical path.
 What does not depend on the previous attempt (a fresh sandbox, the skill install, the MCP

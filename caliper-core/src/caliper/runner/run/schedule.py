@@ -166,7 +166,7 @@ def schedule(
         """Take ``finished`` into account, hand out the next jobs, then tell ``events``.
 
         The next jobs go out before the journal line and the display update, so a free
-        worker starts its next attempt without waiting for them (issue 20); what decides
+        worker starts its next attempt without waiting for them; what decides
         which jobs may go (``--fail-fast``, ``--k auto``, a fatal error) is seen first.
         """
         job = finished.job
