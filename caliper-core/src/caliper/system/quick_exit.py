@@ -2,7 +2,8 @@
 
 At a normal exit Python runs the ``atexit`` handlers, flushes ``sys.stdout``/``sys.stderr``,
 waits for non-daemon threads, and then frees every object and module one by one. That last
-part takes a noticeable share of a short command (benchmarks/RESULTS.md) and does nothing the operating system would not do at once when the process ends. The console
+part takes a noticeable share of a short command (benchmarks/RESULTS.md) and does nothing
+the operating system would not do at once when the process ends. The console
 script uses :func:`exit_now` only for commands that leave no file open for writing and start
 no thread or child (see ``caliper.cli.main``).
 """
