@@ -640,6 +640,23 @@ def _sensitivity(
     )
 
 
+def _task_rows(
+    a: RunResults,
+    b: RunResults,
+    a_tasks: dict[str, TaskScore],
+    b_tasks: dict[str, TaskScore],
+    confidence: float,
+) -> list[TaskComparison]:
+    """One row, not yet judged, per task both runs hold (in ``a``'s order)."""
+    a_outs = {t.name: [r.outcome.value for r in t.attempts] for t in a.tasks}
+    b_outs = {t.name: [r.outcome.value for r in t.attempts] for t in b.tasks}
+    return [
+        _compare_task(a_tasks[name], b_tasks[name], a_outs[name], b_outs[name], confidence)
+        for name in a_tasks
+        if name in b_tasks
+    ]
+
+
 def _score_pairs(rows: list[TaskComparison]) -> dict[str, tuple[int, int, int, int]]:
     """``(a successes, a usable, b successes, b usable)`` of each task measured on both sides."""
     return {
@@ -775,13 +792,7 @@ def compare_runs(
     a_score, b_score = score_run(a, confidence), score_run(b, confidence)
     a_tasks = {t.name: t for t in a_score.tasks}
     b_tasks = {t.name: t for t in b_score.tasks}
-    a_outs = {t.name: [r.outcome.value for r in t.attempts] for t in a.tasks}
-    b_outs = {t.name: [r.outcome.value for r in t.attempts] for t in b.tasks}
-    rows = [
-        _compare_task(a_tasks[name], b_tasks[name], a_outs[name], b_outs[name], confidence)
-        for name in a_tasks
-        if name in b_tasks
-    ]
+    rows = _task_rows(a, b, a_tasks, b_tasks, confidence)
     score_pairs = _score_pairs(rows)
     act_pairs = _activation_pairs(rows, a_tasks, b_tasks)
     score_family = _family(score_pairs, confidence)
