@@ -22,6 +22,8 @@ comparable at all.
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 from caliper.results import power as power_mod
@@ -638,6 +640,143 @@ def _sensitivity(
     )
 
 
+def _task_rows(
+    a: RunResults,
+    b: RunResults,
+    a_tasks: dict[str, TaskScore],
+    b_tasks: dict[str, TaskScore],
+    confidence: float,
+) -> list[TaskComparison]:
+    """One row, not yet judged, per task both runs hold (in ``a``'s order)."""
+    a_outs = {t.name: [r.outcome.value for r in t.attempts] for t in a.tasks}
+    b_outs = {t.name: [r.outcome.value for r in t.attempts] for t in b.tasks}
+    return [
+        _compare_task(a_tasks[name], b_tasks[name], a_outs[name], b_outs[name], confidence)
+        for name in a_tasks
+        if name in b_tasks
+    ]
+
+
+def _score_pairs(rows: list[TaskComparison]) -> dict[str, tuple[int, int, int, int]]:
+    """``(a successes, a usable, b successes, b usable)`` of each task measured on both sides."""
+    return {
+        r.name: (r.a_successes, r.a_usable, r.b_successes, r.b_usable)
+        for r in rows
+        if r.a_usable and r.b_usable
+    }
+
+
+def _activation_pairs(
+    rows: list[TaskComparison], a_tasks: dict[str, TaskScore], b_tasks: dict[str, TaskScore]
+) -> dict[str, tuple[int, int, int, int]]:
+    """The activation counts, as in :func:`_score_pairs`, of each task whose skill activation
+    was measured on both sides."""
+    act_pairs = {}
+    for r in rows:
+        ta, tb = a_tasks[r.name], b_tasks[r.name]
+        if ta.activation_usable and tb.activation_usable:
+            act_pairs[r.name] = (
+                ta.activation_successes,
+                ta.activation_usable,
+                tb.activation_successes,
+                tb.activation_usable,
+            )
+    return act_pairs
+
+
+def _judge_task(
+    r: TaskComparison, score_family: _Family, act_family: _Family, alpha: float
+) -> TaskComparison:
+    """The task row ``r`` with its p-values, verdicts and the intervals that agree with them."""
+    p_adj = score_family.task_adjusted.get(r.name)
+    act_adj = act_family.task_adjusted.get(r.name)
+    verdict = verdict_for(r.delta, p_adj, alpha)
+    act_verdict = verdict_for(r.activation_delta, act_adj, alpha)
+    return attrs.evolve(
+        r,
+        delta_interval=_agreeing(r.delta_interval, r.delta, verdict),
+        activation_delta_interval=_agreeing(
+            r.activation_delta_interval, r.activation_delta, act_verdict
+        ),
+        p_value=score_family.task_p.get(r.name),
+        p_adjusted=p_adj,
+        verdict=verdict,
+        regression=verdict == REGRESSED,
+        activation_p_value=act_family.task_p.get(r.name),
+        activation_p_adjusted=act_adj,
+        activation_verdict=act_verdict,
+        activation_regression=act_verdict == REGRESSED,
+    )
+
+
+def _overall_fields(
+    rows: list[TaskComparison],
+    score_pairs: dict[str, tuple[int, int, int, int]],
+    score_family: _Family,
+    alpha: float,
+    confidence: float,
+) -> dict[str, Any]:
+    """The whole-run success fields of :class:`RunComparison` (means, Δ, intervals, test and
+    verdict) over the tasks measured on both sides."""
+    measured = [r for r in rows if r.name in score_pairs]
+    a_overall = mean(r.a_score for r in measured)
+    b_overall = mean(r.b_score for r in measured)
+    delta = _delta(a_overall, b_overall)
+    overall_verdict = verdict_for(delta, score_family.overall_adjusted, alpha)
+    return {
+        "matched_measured": len(measured),
+        "a_overall": a_overall,
+        "b_overall": b_overall,
+        "delta": delta,
+        "a_overall_interval": mean_rate_interval(
+            [(r.a_successes, r.a_usable) for r in measured], confidence
+        ),
+        "b_overall_interval": mean_rate_interval(
+            [(r.b_successes, r.b_usable) for r in measured], confidence
+        ),
+        "delta_interval": _agreeing(score_family.overall_interval, delta, overall_verdict),
+        "p_value": score_family.overall_p,
+        "p_adjusted": score_family.overall_adjusted,
+        "overall_verdict": overall_verdict,
+        "overall_regression": overall_verdict == REGRESSED,
+    }
+
+
+def _activation_fields(
+    rows: list[TaskComparison],
+    act_pairs: dict[str, tuple[int, int, int, int]],
+    act_family: _Family,
+    alpha: float,
+) -> dict[str, Any]:
+    """The whole-run activation fields of :class:`RunComparison` over the tasks whose
+    activation was measured on both sides."""
+    act_rows = [r for r in rows if r.name in act_pairs]
+    a_act = mean(r.a_activation for r in act_rows)
+    b_act = mean(r.b_activation for r in act_rows)
+    act_delta = _delta(a_act, b_act)
+    act_verdict = verdict_for(act_delta, act_family.overall_adjusted, alpha)
+    return {
+        "activation_matched": len(act_rows),
+        "a_activation_overall": a_act,
+        "b_activation_overall": b_act,
+        "activation_delta": act_delta,
+        "activation_delta_interval": _agreeing(act_family.overall_interval, act_delta, act_verdict),
+        "activation_p_value": act_family.overall_p,
+        "activation_p_adjusted": act_family.overall_adjusted,
+        "activation_overall_verdict": act_verdict,
+        "activation_overall_regression": act_verdict == REGRESSED,
+    }
+
+
+def _comparison_warnings(a: RunResults, b: RunResults, alpha: float) -> list[str]:
+    """The warnings shown above a comparison: setups that differ, timeouts, unusable rates."""
+    return [
+        *meta_warnings(a.meta, b.meta),
+        *(w for w in (_timeout_warning(a.meta, b.meta),) if w),
+        *(w for w in (unusable_rate_warning(a, b, alpha),) if w),
+    ]
+
+
 def compare_runs(
     a: RunResults,
     b: RunResults,
@@ -653,64 +792,14 @@ def compare_runs(
     a_score, b_score = score_run(a, confidence), score_run(b, confidence)
     a_tasks = {t.name: t for t in a_score.tasks}
     b_tasks = {t.name: t for t in b_score.tasks}
-    a_outs = {t.name: [r.outcome.value for r in t.attempts] for t in a.tasks}
-    b_outs = {t.name: [r.outcome.value for r in t.attempts] for t in b.tasks}
-    rows = [
-        _compare_task(a_tasks[name], b_tasks[name], a_outs[name], b_outs[name], confidence)
-        for name in a_tasks
-        if name in b_tasks
-    ]
-    score_pairs = {
-        r.name: (r.a_successes, r.a_usable, r.b_successes, r.b_usable)
-        for r in rows
-        if r.a_usable and r.b_usable
-    }
-    act_pairs = {}
-    for r in rows:
-        ta, tb = a_tasks[r.name], b_tasks[r.name]
-        if ta.activation_usable and tb.activation_usable:
-            act_pairs[r.name] = (
-                ta.activation_successes,
-                ta.activation_usable,
-                tb.activation_successes,
-                tb.activation_usable,
-            )
+    rows = _task_rows(a, b, a_tasks, b_tasks, confidence)
+    score_pairs = _score_pairs(rows)
+    act_pairs = _activation_pairs(rows, a_tasks, b_tasks)
     score_family = _family(score_pairs, confidence)
     act_family = _family(act_pairs, confidence)
-    judged = []
-    for r in rows:
-        p_adj = score_family.task_adjusted.get(r.name)
-        act_adj = act_family.task_adjusted.get(r.name)
-        verdict = verdict_for(r.delta, p_adj, alpha)
-        act_verdict = verdict_for(r.activation_delta, act_adj, alpha)
-        judged.append(
-            attrs.evolve(
-                r,
-                delta_interval=_agreeing(r.delta_interval, r.delta, verdict),
-                activation_delta_interval=_agreeing(
-                    r.activation_delta_interval, r.activation_delta, act_verdict
-                ),
-                p_value=score_family.task_p.get(r.name),
-                p_adjusted=p_adj,
-                verdict=verdict,
-                regression=verdict == REGRESSED,
-                activation_p_value=act_family.task_p.get(r.name),
-                activation_p_adjusted=act_adj,
-                activation_verdict=act_verdict,
-                activation_regression=act_verdict == REGRESSED,
-            )
-        )
-    rows = judged
-    measured = [r for r in rows if r.name in score_pairs]
-    a_overall = mean(r.a_score for r in measured)
-    b_overall = mean(r.b_score for r in measured)
-    delta = _delta(a_overall, b_overall)
-    overall_verdict = verdict_for(delta, score_family.overall_adjusted, alpha)
-    act_rows = [r for r in rows if r.name in act_pairs]
-    a_act = mean(r.a_activation for r in act_rows)
-    b_act = mean(r.b_activation for r in act_rows)
-    act_delta = _delta(a_act, b_act)
-    act_verdict = verdict_for(act_delta, act_family.overall_adjusted, alpha)
+    rows = [_judge_task(r, score_family, act_family, alpha) for r in rows]
+    overall = _overall_fields(rows, score_pairs, score_family, alpha, confidence)
+    activation = _activation_fields(rows, act_pairs, act_family, alpha)
     a_side, b_side = side_state(a), side_state(b)
     return RunComparison(
         spec_name=b.meta.spec_name,
@@ -723,51 +812,26 @@ def compare_runs(
         tasks=rows,
         only_in_a=[n for n in a_tasks if n not in b_tasks],
         only_in_b=[n for n in b_tasks if n not in a_tasks],
-        matched_measured=len(measured),
-        a_overall=a_overall,
-        b_overall=b_overall,
-        delta=delta,
-        has_regression=overall_verdict == REGRESSED or any(r.regression for r in rows),
+        has_regression=overall["overall_regression"] or any(r.regression for r in rows),
         has_activation_regression=(
-            act_verdict == REGRESSED or any(r.activation_regression for r in rows)
+            activation["activation_overall_regression"]
+            or any(r.activation_regression for r in rows)
         ),
         usage=_usage_delta(a_score.usage, b_score.usage, a.meta, b.meta),
         a_usage=a_score.usage,
         b_usage=b_score.usage,
-        warnings=[
-            *meta_warnings(a.meta, b.meta),
-            *(w for w in (_timeout_warning(a.meta, b.meta),) if w),
-            *(w for w in (unusable_rate_warning(a, b, alpha),) if w),
-        ],
+        warnings=_comparison_warnings(a, b, alpha),
         skill_drift=skill_drift(a.meta, b.meta),
         confidence=confidence,
         alpha=alpha,
-        a_overall_interval=mean_rate_interval(
-            [(r.a_successes, r.a_usable) for r in measured], confidence
-        ),
-        b_overall_interval=mean_rate_interval(
-            [(r.b_successes, r.b_usable) for r in measured], confidence
-        ),
-        delta_interval=_agreeing(score_family.overall_interval, delta, overall_verdict),
-        p_value=score_family.overall_p,
-        p_adjusted=score_family.overall_adjusted,
-        overall_verdict=overall_verdict,
-        overall_regression=overall_verdict == REGRESSED,
-        activation_matched=len(act_rows),
-        a_activation_overall=a_act,
-        b_activation_overall=b_act,
-        activation_delta=act_delta,
-        activation_delta_interval=_agreeing(act_family.overall_interval, act_delta, act_verdict),
-        activation_p_value=act_family.overall_p,
-        activation_p_adjusted=act_family.overall_adjusted,
-        activation_overall_verdict=act_verdict,
-        activation_overall_regression=act_verdict == REGRESSED,
         a_side=a_side,
         b_side=b_side,
         comparable=a_side.complete and b_side.complete,
         ablation=_ablation_sentence(a.meta, b.meta),
         ablation_removed=_ablation_sentence(b.meta, a.meta),
         sensitivity=_sensitivity(rows, score_family.tests, alpha, confidence),
+        **overall,
+        **activation,
     )
 
 

@@ -10,7 +10,7 @@ import attrs
 
 from caliper.errors import SpecError
 from caliper.plugin.skills import ResolvedSkill
-from caliper.spec.frontmatter import check_skill_file
+from caliper.spec.frontmatter import FrontmatterCheck, check_skill_file
 from caliper.spec.model import SkillSource, Spec
 from caliper.spec.problems import Problem, SpecInvalid
 from caliper.system.skill_tree import (
@@ -100,115 +100,167 @@ def resolve_source(
     Without ``hash_content`` the skill's ``content_hash`` is ``None`` (its files are not read)
     and its scan is not kept on the skill; ``list_files`` keeps the installed paths in
     :attr:`SourceOutcome.installed`."""
-    spec_dir = spec_path.parent
-    git_sha = git_ref = git_repo = None
-    note = None
-    repo_root: Path | None = None
+    resolution = _Resolution(source, index, spec_path, column)
     if source.kind == "git":
+        found = resolution.locate_git(cache, offline)
+    else:
+        found = resolution.locate_local()
+    if isinstance(found, SourceOutcome):
+        return found
+    return resolution.from_skill_file(found, hash_content=hash_content, list_files=list_files)
+
+
+class _Resolution:
+    """Resolving one skill source for :func:`resolve_source`: where the spec declares it, and
+    what has been learned of it so far (the git checkout and its note, for a git source)."""
+
+    def __init__(
+        self, source: SkillSource, index: int, spec_path: Path, column: int | None
+    ) -> None:
+        """Start resolving ``source``, the ``index``-th entry of ``skills:`` in ``spec_path``."""
+        self.source = source
+        self.index = index
+        self.spec_path = spec_path
+        self.column = column
+        self.spec_dir = spec_path.parent
+        self.note: str | None = None
+        self.repo_root: Path | None = None
+        self.git_repo: str | None = None
+        self.git_ref: str | None = None
+        self.git_sha: str | None = None
+
+    def failed(self, message: str) -> SourceOutcome:
+        """The outcome of a source that cannot be used, with ``message`` as its problem."""
+        problem = _spec_problem(self.spec_path, self.source, self.index, message, self.column)
+        return SourceOutcome(self.source, self.index, problems=(problem,), note=self.note)
+
+    def locate_git(
+        self, cache: GitCache | Callable[[], GitCache], offline: bool
+    ) -> Path | SourceOutcome:
+        """Check out a git source and find the ``SKILL.md`` it names, or the outcome saying
+        why there is none (a note when offline and not cached)."""
         from caliper.spec.gitcache import GitCache, GitSourceError, NotCached, clone_url
 
+        source = self.source
         assert source.repo is not None
         if not isinstance(cache, GitCache):
             cache = cache()
-        url = clone_url(source.repo, spec_dir)
+        url = clone_url(source.repo, self.spec_dir)
         try:
             checkout = cache.resolve(url, source.ref, offline=offline, shown_as=source.repo)
         except NotCached as exc:
-            return SourceOutcome(source, index, note=str(exc))
+            return SourceOutcome(source, self.index, note=str(exc))
         except GitSourceError as exc:
-            return SourceOutcome(
-                source,
-                index,
-                problems=(_spec_problem(spec_path, source, index, exc.render(), column),),
-            )
-        note = checkout.note
-        repo_root = checkout.directory
-        git_repo, git_ref, git_sha = source.repo, source.ref, checkout.sha
+            return self.failed(exc.render())
+        self.note = checkout.note
+        self.repo_root = checkout.directory
+        self.git_repo, self.git_ref, self.git_sha = source.repo, source.ref, checkout.sha
         inside = source.path or SKILL_FILE
         target = checkout.directory / inside
         skill_file, why = _skill_file_for(target)
         if skill_file is None:
             where = f"{source.repo} at {checkout.sha[:12]}"
-            message = f"path {inside!r} in {where}: " + (
-                "does not exist" if not target.exists() else str(why).replace(str(target), inside)
+            return self.failed(
+                f"path {inside!r} in {where}: "
+                + (
+                    "does not exist"
+                    if not target.exists()
+                    else str(why).replace(str(target), inside)
+                )
             )
-            return SourceOutcome(
-                source,
-                index,
-                problems=(_spec_problem(spec_path, source, index, message, column),),
-                note=note,
-            )
-    else:
-        assert source.path is not None
-        target = spec_dir / Path(source.path).expanduser()
-        skill_file, why = _skill_file_for(target)
-        if skill_file is None:
-            message = str(why)
-            if not target.exists():
-                message = f"{source.path} does not exist (paths are relative to the spec's folder)"
-                if "/" in source.path and not source.path.startswith((".", "/", "~")):
-                    message += f"; for a git repository write `- repo: {source.path}`"
-            return SourceOutcome(
-                source, index, problems=(_spec_problem(spec_path, source, index, message, column),)
-            )
+        return skill_file
 
-    checked = check_skill_file(skill_file)
-    if checked.frontmatter is None:
-        return SourceOutcome(
-            source,
-            index,
-            problems=tuple(checked.problems),
-            warnings=tuple(checked.warnings),
-            note=note,
+    def locate_local(self) -> Path | SourceOutcome:
+        """Find the ``SKILL.md`` a local source names, or the outcome saying why there is
+        none."""
+        path = self.source.path
+        assert path is not None
+        target = self.spec_dir / Path(path).expanduser()
+        skill_file, why = _skill_file_for(target)
+        if skill_file is not None:
+            return skill_file
+        message = str(why)
+        if not target.exists():
+            message = f"{path} does not exist (paths are relative to the spec's folder)"
+            if "/" in path and not path.startswith((".", "/", "~")):
+                message += f"; for a git repository write `- repo: {path}`"
+        return self.failed(message)
+
+    def from_skill_file(
+        self, skill_file: Path, *, hash_content: bool, list_files: bool
+    ) -> SourceOutcome:
+        """Check ``skill_file`` and scan its folder; the outcome is the resolved skill, or
+        the problems that stop its use."""
+        checked = check_skill_file(skill_file)
+        if checked.frontmatter is None:
+            return SourceOutcome(
+                self.source,
+                self.index,
+                problems=tuple(checked.problems),
+                warnings=tuple(checked.warnings),
+                note=self.note,
+            )
+        folder = skill_file.parent
+        root = (
+            self.repo_root if self.repo_root is not None else source_root_for(folder, self.spec_dir)
         )
-    folder = skill_file.parent
-    root = repo_root if repo_root is not None else source_root_for(folder, spec_dir)
-    source_dir, source_root = folder.resolve(), Path(real_root(str(root)))
-    try:
-        tree = scan(source_dir, max_bytes=max_skill_bytes(), source_root=source_root)
-        digest = tree_hash(tree) if tree.fatal is None and hash_content else None
-    except ValueError as exc:  # an unreadable CALIPER_SKILL_MAX_BYTES
-        problem = _spec_problem(spec_path, source, index, str(exc), column)
-        return SourceOutcome(source, index, problems=(problem,), note=note)
-    except OSError as exc:
-        message = f"cannot read the skill folder {folder}: {exc}"
-        problem = _spec_problem(spec_path, source, index, message, column)
-        return SourceOutcome(source, index, problems=(problem,), note=note)
-    fatal = tree.fatal_text()
-    if fatal is not None:
-        problem = _spec_problem(spec_path, source, index, fatal, column)
-        return SourceOutcome(source, index, problems=(problem,), note=note)
-    skill = ResolvedSkill(
-        name=checked.frontmatter.name,
-        description=checked.frontmatter.description,
-        source_dir=source_dir,
-        source_kind=source.kind,
-        declared_as=source.declared_as,
-        git_repo=git_repo,
-        git_ref=git_ref,
-        git_sha=git_sha,
-        content_hash=digest,
-        model_invocable=checked.frontmatter.model_invocable,
-        tree=tree if hash_content else None,
-        source_root=source_root,
-    )
-    # At a repository's root the folder is named after the commit: no name to compare.
-    warnings = tuple(checked.warnings) if folder != repo_root else ()
-    left_out = tuple(
-        Problem(i.path, None, None, "", i.message) for i in tree.issues if i.kind != "output"
-    )
-    if repo_root is not None:
-        left_out += _left_out_warnings(spec_path, source, index, column, repo_root, folder)
-    paths = tuple(f.relative for f in tree.files) if list_files else ()
-    return SourceOutcome(
-        source,
-        index,
-        skill=skill,
-        warnings=warnings + left_out + nested_skill_warnings(tree),
-        note=note,
-        copy_notes=tuple(p.render() for p in left_out),
-        installed=InstallSummary(skill.name, len(tree.files), tree.total_bytes, paths),
-    )
+        source_dir, source_root = folder.resolve(), Path(real_root(str(root)))
+        try:
+            tree = scan(source_dir, max_bytes=max_skill_bytes(), source_root=source_root)
+            digest = tree_hash(tree) if tree.fatal is None and hash_content else None
+        except ValueError as exc:  # an unreadable CALIPER_SKILL_MAX_BYTES
+            return self.failed(str(exc))
+        except OSError as exc:
+            return self.failed(f"cannot read the skill folder {folder}: {exc}")
+        fatal = tree.fatal_text()
+        if fatal is not None:
+            return self.failed(fatal)
+        skill = ResolvedSkill(
+            name=checked.frontmatter.name,
+            description=checked.frontmatter.description,
+            source_dir=source_dir,
+            source_kind=self.source.kind,
+            declared_as=self.source.declared_as,
+            git_repo=self.git_repo,
+            git_ref=self.git_ref,
+            git_sha=self.git_sha,
+            content_hash=digest,
+            model_invocable=checked.frontmatter.model_invocable,
+            tree=tree if hash_content else None,
+            source_root=source_root,
+        )
+        return self.resolved(skill, checked, tree, folder, list_files=list_files)
+
+    def resolved(
+        self,
+        skill: ResolvedSkill,
+        checked: FrontmatterCheck,
+        tree: SkillTree,
+        folder: Path,
+        *,
+        list_files: bool,
+    ) -> SourceOutcome:
+        """The outcome of a usable ``skill``: its warnings, what installing it leaves out and
+        a summary of what it installs."""
+        # At a repository's root the folder is named after the commit: no name to compare.
+        warnings = tuple(checked.warnings) if folder != self.repo_root else ()
+        left_out = tuple(
+            Problem(i.path, None, None, "", i.message) for i in tree.issues if i.kind != "output"
+        )
+        if self.repo_root is not None:
+            left_out += _left_out_warnings(
+                self.spec_path, self.source, self.index, self.column, self.repo_root, folder
+            )
+        paths = tuple(f.relative for f in tree.files) if list_files else ()
+        return SourceOutcome(
+            self.source,
+            self.index,
+            skill=skill,
+            warnings=warnings + left_out + nested_skill_warnings(tree),
+            note=self.note,
+            copy_notes=tuple(p.render() for p in left_out),
+            installed=InstallSummary(skill.name, len(tree.files), tree.total_bytes, paths),
+        )
 
 
 def _left_out_warnings(

@@ -23,8 +23,12 @@ import os
 import re
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import attrs
+
+if TYPE_CHECKING:
+    from caliper.system.skill_ignore import Matcher
 
 SKILL_FILE = "SKILL.md"
 IGNORED_NAMES = (".git", ".caliper", "*.eval.yaml", "*.eval.yml", "__pycache__")
@@ -185,155 +189,225 @@ def scan(
     ``no_skill_file`` issue. Never raises for the folder's content; an unreadable folder is an
     issue. Scanning stops at the size cap or the first fatal issue.
     """
-    from caliper.system import skill_ignore
-
     limit = max_skill_bytes() if max_bytes is None else max_bytes
     root = Path(folder)
     if source_root is None:
         source_root = source_root_for(root, spec_dir)
-    root_real = os.path.realpath(root)
-    source_real = real_root(str(source_root))
-    dirs: list[str] = []
-    files: list[TreeFile] = []
-    issues: list[TreeIssue] = []
-    total = 0
+    return _Scanner(root, source_root, limit).run()
 
-    def done() -> SkillTree:
-        return SkillTree(root, tuple(dirs), tuple(files), tuple(issues), total)
 
-    top = skill_ignore.matcher_for(str(root), str(source_root))
-    # (folder as reached, its relative path, real paths of it and its ancestors, ignore rules)
-    stack: list[tuple[Path, str, frozenset[str], skill_ignore.Matcher]] = [
-        (root, "", frozenset({root_real}), top)
-    ]
-    while stack:
-        current, relative, ancestors, rules = stack.pop()
+class _Stop(Exception):
+    """A fatal issue was recorded: :class:`_Scanner` ends the walk with what it listed so far."""
+
+
+class _Scanner:
+    """One walk of a skill folder for :func:`scan`: the rules it applies and the folders, files,
+    issues and byte total it gathers on the way."""
+
+    def __init__(self, root: Path, source_root: Path, limit: int) -> None:
+        """Prepare to walk ``root``, whose links may reach into ``source_root``, with a size cap
+        of ``limit`` bytes."""
+        self.root = root
+        self.source_root = source_root
+        self.limit = limit
+        self.root_real = os.path.realpath(root)
+        self.source_real = real_root(str(source_root))
+        self.dirs: list[str] = []
+        self.files: list[TreeFile] = []
+        self.issues: list[TreeIssue] = []
+        self.total = 0
+
+    def run(self) -> SkillTree:
+        """Walk the folder depth first and return what it holds (the listing so far when a
+        fatal issue stops the walk)."""
+        from caliper.system import skill_ignore
+
+        top = skill_ignore.matcher_for(str(self.root), str(self.source_root))
+        # (folder as reached, its relative path, real paths of it and its ancestors, ignore rules)
+        stack: list[tuple[Path, str, frozenset[str], Matcher]] = [
+            (self.root, "", frozenset({self.root_real}), top)
+        ]
+        try:
+            while stack:
+                stack.extend(self._visit_folder(*stack.pop()))
+        except _Stop:
+            return SkillTree(
+                self.root, tuple(self.dirs), tuple(self.files), tuple(self.issues), self.total
+            )
+        return self._finish()
+
+    def _visit_folder(
+        self, current: Path, relative: str, ancestors: frozenset[str], rules: Matcher
+    ) -> list[tuple[Path, str, frozenset[str], Matcher]]:
+        """List the entries of one folder; return the sub-folders still to walk, in the order
+        they are pushed on the stack."""
+        from caliper.system import skill_ignore
+
         try:
             entries = sorted(os.scandir(current), key=lambda e: e.name, reverse=True)
         except OSError as exc:
-            issues.append(
+            self.issues.append(
                 TreeIssue(current, "unreadable", f"cannot be read ({exc.strerror}); left out")
             )
-            continue
+            return []
         if any(e.name in skill_ignore.IGNORE_FILES for e in entries):
             rules = rules.added(skill_ignore.read_rules(str(current)))
+        below: list[tuple[Path, str, frozenset[str], Matcher]] = []
         for entry in entries:
             name = entry.name
             if _ignored(name) or name in skill_ignore.NEVER_INSTALLED:
                 continue
             path = Path(entry.path)
             rel = f"{relative}/{name}" if relative else name
-            if entry.is_symlink():
-                real = os.path.realpath(path)
-                target = os.readlink(path)
-                if not os.path.exists(path):
-                    issues.append(
-                        TreeIssue(
-                            path,
-                            "dangling",
-                            f"is a link to {target}, which does not exist; it is left out "
-                            "(remove the link or restore its target)",
-                        )
-                    )
-                    continue
-                if not _inside(real, root_real) and not _inside(real, source_real):
-                    issues.append(
-                        TreeIssue(
-                            path,
-                            "outside",
-                            f"is a link to {target}, which leaves {source_root} (the tree the "
-                            "skill comes from); a skill with such a link is refused. Copy what "
-                            "it points to into the skill folder instead of linking it",
-                            fatal=True,
-                        )
-                    )
-                    return done()
+            if entry.is_symlink() and not self._link_usable(path):
+                continue
             try:
                 info = os.stat(path)
             except OSError as exc:
-                issues.append(
+                self.issues.append(
                     TreeIssue(path, "unreadable", f"cannot be read ({exc.strerror}); left out")
                 )
                 continue
             is_dir = stat.S_ISDIR(info.st_mode)
             if rules.layers and rules.ignored(name, is_dir):
                 continue
-            if len(dirs) + len(files) >= MAX_ENTRIES:
-                issues.append(
-                    TreeIssue(
-                        root,
-                        "too_large",
-                        f"holds more than {MAX_ENTRIES} files and folders (reached at {rel}); "
-                        "a skill this big is refused. Remove files, or links that repeat "
-                        "folders, from the skill folder",
-                        fatal=True,
-                    )
-                )
-                return done()
+            self._check_entry_count(rel)
             if is_dir:
                 real = os.path.realpath(path)
-                if real in ancestors:
-                    issues.append(
-                        TreeIssue(
-                            path,
-                            "loop",
-                            f"is a link back to {os.readlink(path)}, a folder it sits in (a "
-                            "loop); it is left out (remove the link)",
-                        )
-                    )
+                if self._is_loop(path, real, ancestors):
                     continue
-                dirs.append(rel)
-                stack.append((path, rel, ancestors | {real}, rules.enter(name)))
+                self.dirs.append(rel)
+                below.append((path, rel, ancestors | {real}, rules.enter(name)))
             elif stat.S_ISREG(info.st_mode):
-                output = skill_ignore.caliper_output(entry.path, name, top=not relative)
-                if output is not None:
-                    issues.append(
-                        TreeIssue(path, "output", f"is {output}; it is not part of the skill")
-                    )
-                    continue
-                total += info.st_size
-                if total > limit:
-                    issues.append(
-                        TreeIssue(
-                            root,
-                            "too_large",
-                            f"holds more than {_size_text(limit)} (reached at {rel}); a skill "
-                            f"this big is refused. Remove large files from the skill folder, "
-                            f"or raise the limit with {MAX_BYTES_VARIABLE} (e.g. 500M)",
-                            fatal=True,
-                        )
-                    )
-                    return done()
-                files.append(TreeFile(rel, path, info.st_size, stat.S_IMODE(info.st_mode)))
-                if skill_ignore.looks_like_output(name):
-                    issues.append(
-                        TreeIssue(
-                            path,
-                            "output_like",
-                            "looks like something a command wrote (a log or a report), not "
-                            "part of the skill; it is installed. List it in .caliperignore "
-                            "(or .gitignore) to leave it out",
-                        )
-                    )
+                self._add_file(entry.path, path, rel, info, top=not relative)
             else:
-                issues.append(
+                self.issues.append(
                     TreeIssue(
                         path,
                         "special",
                         "is not a regular file or folder (a FIFO, socket or device); left out",
                     )
                 )
-    files.sort(key=lambda f: f.relative)
-    if not any(f.relative == SKILL_FILE for f in files):
-        issues.append(
+        return below
+
+    def _link_usable(self, path: Path) -> bool:
+        """Whether the link ``path`` may be followed: a dangling link is reported and left out
+        (``False``); one that leaves the folder and the source tree stops the walk."""
+        real = os.path.realpath(path)
+        target = os.readlink(path)
+        if not os.path.exists(path):
+            self.issues.append(
+                TreeIssue(
+                    path,
+                    "dangling",
+                    f"is a link to {target}, which does not exist; it is left out "
+                    "(remove the link or restore its target)",
+                )
+            )
+            return False
+        if not _inside(real, self.root_real) and not _inside(real, self.source_real):
+            self._refuse(
+                TreeIssue(
+                    path,
+                    "outside",
+                    f"is a link to {target}, which leaves {self.source_root} (the tree the "
+                    "skill comes from); a skill with such a link is refused. Copy what "
+                    "it points to into the skill folder instead of linking it",
+                    fatal=True,
+                )
+            )
+        return True
+
+    def _check_entry_count(self, rel: str) -> None:
+        """Stop the walk when the folder already holds :data:`MAX_ENTRIES` entries (``rel`` is
+        the entry that would exceed it)."""
+        if len(self.dirs) + len(self.files) >= MAX_ENTRIES:
+            self._refuse(
+                TreeIssue(
+                    self.root,
+                    "too_large",
+                    f"holds more than {MAX_ENTRIES} files and folders (reached at {rel}); "
+                    "a skill this big is refused. Remove files, or links that repeat "
+                    "folders, from the skill folder",
+                    fatal=True,
+                )
+            )
+
+    def _is_loop(self, path: Path, real: str, ancestors: frozenset[str]) -> bool:
+        """Whether the folder ``path`` (really ``real``) is one it sits in; such a loop is
+        reported and left out."""
+        if real not in ancestors:
+            return False
+        self.issues.append(
             TreeIssue(
-                root / SKILL_FILE,
-                "no_skill_file",
-                f"would not be installed: {_why_left_out(issues, root / SKILL_FILE)}",
-                fatal=True,
+                path,
+                "loop",
+                f"is a link back to {os.readlink(path)}, a folder it sits in (a "
+                "loop); it is left out (remove the link)",
             )
         )
-    return SkillTree(root, tuple(sorted(dirs)), tuple(files), tuple(issues), total)
+        return True
+
+    def _add_file(
+        self, entry_path: str, path: Path, rel: str, info: os.stat_result, *, top: bool
+    ) -> None:
+        """List the regular file ``path`` (``top`` when it sits in the skill folder itself),
+        unless caliper wrote it; stop the walk when it takes the total over the size cap."""
+        from caliper.system import skill_ignore
+
+        name = path.name
+        output = skill_ignore.caliper_output(entry_path, name, top=top)
+        if output is not None:
+            self.issues.append(
+                TreeIssue(path, "output", f"is {output}; it is not part of the skill")
+            )
+            return
+        self.total += info.st_size
+        if self.total > self.limit:
+            self._refuse(
+                TreeIssue(
+                    self.root,
+                    "too_large",
+                    f"holds more than {_size_text(self.limit)} (reached at {rel}); a skill "
+                    f"this big is refused. Remove large files from the skill folder, "
+                    f"or raise the limit with {MAX_BYTES_VARIABLE} (e.g. 500M)",
+                    fatal=True,
+                )
+            )
+        self.files.append(TreeFile(rel, path, info.st_size, stat.S_IMODE(info.st_mode)))
+        if skill_ignore.looks_like_output(name):
+            self.issues.append(
+                TreeIssue(
+                    path,
+                    "output_like",
+                    "looks like something a command wrote (a log or a report), not "
+                    "part of the skill; it is installed. List it in .caliperignore "
+                    "(or .gitignore) to leave it out",
+                )
+            )
+
+    def _refuse(self, issue: TreeIssue) -> NoReturn:
+        """Record the fatal ``issue`` and stop the walk."""
+        self.issues.append(issue)
+        raise _Stop
+
+    def _finish(self) -> SkillTree:
+        """The completed listing, sorted, with a fatal ``no_skill_file`` issue when the top
+        ``SKILL.md`` is not among the files."""
+        files = sorted(self.files, key=lambda f: f.relative)
+        issues = self.issues
+        if not any(f.relative == SKILL_FILE for f in files):
+            issues.append(
+                TreeIssue(
+                    self.root / SKILL_FILE,
+                    "no_skill_file",
+                    f"would not be installed: {_why_left_out(issues, self.root / SKILL_FILE)}",
+                    fatal=True,
+                )
+            )
+        return SkillTree(
+            self.root, tuple(sorted(self.dirs)), tuple(files), tuple(issues), self.total
+        )
 
 
 def _why_left_out(issues: list[TreeIssue], skill_file: Path) -> str:
