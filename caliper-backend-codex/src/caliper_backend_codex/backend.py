@@ -11,6 +11,7 @@ from caliper.attempt import (
     AgentStatus,
     AttemptRequest,
     AttemptResult,
+    AttemptSandbox,
     InstalledSkill,
     PromptRequest,
     PromptResult,
@@ -119,6 +120,16 @@ class CodexBackend(Backend):
         """Installed vs newest, and how to update (the desktop app updates its own binary)."""
         return versions.update_info(self, check_latest)
 
+    def prepare_home(self, sandbox: AttemptSandbox) -> home.HomeSeed:
+        """CODEX_HOME with the user's login (when the provider uses it), and the environment
+        (attempts and judge calls alike); ``config.toml`` is written by the run itself."""
+        return home.seed(sandbox)
+
+    def _seeded(self, sandbox: AttemptSandbox) -> home.HomeSeed:
+        """:meth:`prepare_home`'s answer for ``sandbox`` (made ahead, else made now)."""
+        seeded = self.seeded_home(sandbox)
+        return seeded if isinstance(seeded, home.HomeSeed) else home.seed(sandbox)
+
     def attempt(self, cli: Path, request: AttemptRequest) -> AttemptResult:
         """One ``codex exec`` run on the task prompt, then its rollout read for activation."""
         try:
@@ -126,6 +137,7 @@ class CodexBackend(Backend):
                 request.sandbox,
                 mcp_servers=tables_of(request.mcp),
                 user_customizations=request.user_customizations,
+                seeded=self._seeded(request.sandbox),
             )
         except SetupError as exc:
             return AttemptResult(status=AgentStatus.SETUP_ERROR, error=exc.render())
@@ -160,7 +172,9 @@ class CodexBackend(Backend):
     def prompt(self, cli: Path, request: PromptRequest) -> PromptResult:
         """One read-only, ephemeral ``codex exec`` question for a judge."""
         try:
-            prepared = home.prepare(request.sandbox, skill_instructions=False)
+            prepared = home.prepare(
+                request.sandbox, skill_instructions=False, seeded=self._seeded(request.sandbox)
+            )
         except SetupError as exc:
             return PromptResult(status=AgentStatus.SETUP_ERROR, error=exc.render())
         process = run_agent(invocation.prompt_argv(cli, model=request.model), prepared.env, request)

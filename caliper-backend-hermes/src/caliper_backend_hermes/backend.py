@@ -29,7 +29,13 @@ from caliper_backend_hermes.failure import (
     classify_no_session,
     session_error_lines,
 )
-from caliper_backend_hermes.home import load_user_setup, prepare_home, user_hermes_home
+from caliper_backend_hermes.home import (
+    finish_home,
+    load_user_setup,
+    read_user_config,
+    seed_home,
+    user_hermes_home,
+)
 from caliper_backend_hermes.launch import (
     chat_command,
     console_script_python,
@@ -79,6 +85,16 @@ class _Run:
 _SESSION_LINE = re.compile(r"^session_id:\s*(\S+)\s*$", re.M)
 _PASSED_VARIABLES = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
 _CONFIG_REFERENCE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@attrs.frozen
+class SeededHermesHome:
+    """What :meth:`HermesBackend.prepare_home` left in a sandbox: the attempt's
+    ``HERMES_HOME`` and the user's ``config.yaml`` as read (made neutral when the run writes
+    its own)."""
+
+    home: Path
+    user_config: Mapping[str, Any]
 
 
 class HermesBackend(Backend):
@@ -257,13 +273,30 @@ class HermesBackend(Backend):
         outcome = _Run(process, session, failure or self._failure(process, session, home))
         return attrs.evolve(outcome, planted=planted_count)
 
+    def prepare_home(self, sandbox: AttemptSandbox) -> SeededHermesHome:
+        """The attempt's ``HERMES_HOME`` with the user's login files and Hermes' own marks
+        (attempts and judge calls alike), and the user's config read for the run to finish.
+
+        ``config.yaml`` depends on the run's MCP servers and skills, and the version stamp on
+        the CLI the run uses, so the run writes those (:func:`home.finish_home`).
+        """
+        home = hermes_home(sandbox)
+        source = user_hermes_home(sandbox.real_home)
+        seed_home(home, source)
+        return SeededHermesHome(home=home, user_config=read_user_config(source))
+
     def _prepare(
         self, cli: Path, sandbox: AttemptSandbox, mcp_servers: Mapping[str, Any] | None
     ) -> tuple[Path, dict[str, str]]:
-        """Seed the attempt's ``HERMES_HOME`` and build the environment Hermes runs with."""
-        home = hermes_home(sandbox)
-        source = user_hermes_home(sandbox.real_home)
-        prepare_home(home, source, version=installed_version(cli), mcp_servers=mcp_servers)
+        """Finish the attempt's ``HERMES_HOME`` (seeded by :meth:`prepare_home`, ahead or now)
+        and build the environment Hermes runs with."""
+        seeded = self.seeded_home(sandbox)
+        if not isinstance(seeded, SeededHermesHome):
+            seeded = self.prepare_home(sandbox)
+        home = seeded.home
+        finish_home(
+            home, seeded.user_config, version=installed_version(cli), mcp_servers=mcp_servers
+        )
         env = dict(sandbox.base_env)
         env.update(passed_variables(home / "config.yaml", os.environ))
         env.update(

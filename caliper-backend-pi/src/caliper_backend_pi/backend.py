@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+import attrs
 
 from caliper.agent_ending import AgentEnding
 from caliper.attempt import (
@@ -50,6 +54,15 @@ NO_DEFAULT_MODEL_HINT = (
     ", or choose a default in pi (`/model`), which saves defaultProvider and defaultModel in "
     "{settings}."
 )
+
+
+@attrs.frozen
+class SeededAgentDir:
+    """What :meth:`PiBackend.prepare_home` left in a sandbox: the settings it wrote to the
+    attempt's agent dir, and the environment pi runs with there."""
+
+    settings: Mapping[str, Any]
+    env: Mapping[str, str]
 
 
 class PiBackend(Backend):
@@ -108,16 +121,29 @@ class PiBackend(Backend):
         return version.update_info(self.id, self.find_cli(), check_latest)
 
     # -- shared ---------------------------------------------------------------------------
+    def prepare_home(self, sandbox: AttemptSandbox) -> SeededAgentDir:
+        """The attempt's agent dir seeded from the user's (login, models, cleaned settings) and
+        the environment pi runs with (attempts and judge calls alike).
+
+        Refuses (:class:`SetupError`) a sandbox where pi would also load skills from folders
+        above it.
+        """
+        check_no_foreign_skills(sandbox)
+        settings = prepare_agent_dir(sandbox)
+        return SeededAgentDir(settings=settings, env=attempt_env(sandbox))
+
     def _prepare(
         self, sandbox: AttemptSandbox, model: str | None, native_mcp: NativeMcpConfig | None = None
     ) -> dict[str, str]:
-        """Seed the agent dir (and its MCP servers), check a model will be chosen, return env."""
-        check_no_foreign_skills(sandbox)
-        settings = prepare_agent_dir(sandbox)
-        if not model and not has_default_model(settings):
+        """The seeded agent dir (:meth:`prepare_home`, made ahead or now) with the run's MCP
+        servers; check a model will be chosen; return the env."""
+        seeded = self.seeded_home(sandbox)
+        if not isinstance(seeded, SeededAgentDir):
+            seeded = self.prepare_home(sandbox)
+        if not model and not has_default_model(seeded.settings):
             where = user_agent_dir(sandbox.real_home, os.environ) / "settings.json"
             raise SetupError(NO_DEFAULT_MODEL, hint=NO_DEFAULT_MODEL_HINT.format(settings=where))
-        env = attempt_env(sandbox)
+        env = dict(seeded.env)
         if native_mcp is not None:
             sse = mcp.unsupported_servers(native_mcp)
             if sse:
