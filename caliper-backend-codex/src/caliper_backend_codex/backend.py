@@ -85,15 +85,24 @@ class CodexBackend(Backend):
     id = "codex"
     cli_name = "codex"
     install_hint = "npm install -g @openai/codex"
-    supports_mcp = True
-    supports_history = True
-    supports_user_customizations = True
     default_model = None
     skill_listing_budget = 21_700
     """Codex 0.171.0 with gpt-5.5 (measured with the scripted server): 70 skills of 250-
     character descriptions listed whole, 76 and more got every description shortened alike
     (to 242 characters at 76, 66 at 200)."""
     skill_listing_overflow = "every description is shortened to fit"
+
+    def supports_mcp(self) -> bool:
+        """Yes: the spec's ``mcp:`` servers reach the agent."""
+        return True
+
+    def supports_history(self) -> bool:
+        """Yes: a task's ``history:`` is planted as a stored session and resumed."""
+        return True
+
+    def supports_user_customizations(self) -> bool:
+        """Yes: ``--user-customizations`` loads the user's own setup."""
+        return True
 
     def skill_listing_chars(self, skills: Sequence[tuple[str, str]]) -> int:
         """One ``- name: description (file: r0/name/SKILL.md)`` line per skill."""

@@ -103,20 +103,24 @@ class HermesBackend(Backend):
     id = "hermes"
     cli_name = "hermes"
     install_hint = "pip install hermes-agent  (or Nous Research's install script)"
-    supports_mcp = True
-    supports_user_customizations = True
 
-    @property
-    def supports_history(self) -> bool:  # type: ignore[override]
+    def supports_mcp(self) -> bool:
+        """Yes: the spec's ``mcp:`` servers reach the agent."""
+        return True
+
+    def supports_user_customizations(self) -> bool:
+        """Yes: ``--user-customizations`` loads the user's own setup."""
+        return True
+
+    def supports_history(self) -> bool:
         """True when ``hermes`` is Hermes' Python console script, whose interpreter caliper
         uses to plant the history through Hermes' own session store."""
         cli = self.find_cli()
         return cli is not None and console_script_python(cli) is not None
 
-    @property
-    def history_refusal(self) -> str | None:  # type: ignore[override]
+    def history_refusal(self) -> str | None:
         """Why this Hermes cannot start from a planted conversation."""
-        if self.supports_history:
+        if self.supports_history():
             return None
         return (
             "Hermes keeps its sessions in a SQLite database; caliper plants a history through "

@@ -71,38 +71,40 @@ class PiBackend(Backend):
     id = "pi"
     cli_name = "pi"
     install_hint = f"npm install -g {version.PACKAGE}"
-    supports_user_customizations = True
-    hides_model_disabled_skills = True
-    """pi (0.74 and 1.6) leaves `disable-model-invocation` skills out of the prompt's list."""
+
+    def hides_model_disabled_skills(self) -> bool:
+        """Yes: pi (0.74 and 1.6) leaves `disable-model-invocation` skills out of the prompt's
+        list."""
+        return True
+
+    def supports_user_customizations(self) -> bool:
+        """Yes: ``--user-customizations`` loads the user's own setup."""
+        return True
 
     def cli_version(self, path: Path) -> str | None:
         return version.cached_version(path)
 
-    @property
-    def supports_mcp(self) -> bool:  # type: ignore[override]
+    def supports_mcp(self) -> bool:
         """True when the pi that would run (``PI_CLI_PATH`` or PATH) is 1.0 or newer."""
         cli = self.find_cli()
         return cli is not None and mcp.has_mcp(version.cached_version(cli))
 
-    @property
-    def mcp_refusal(self) -> str | None:  # type: ignore[override]
+    def mcp_refusal(self) -> str | None:
         """Why the pi found cannot honour ``mcp:``, naming its version and the way out."""
-        if self.supports_mcp:
+        if self.supports_mcp():
             return None
         cli = self.find_cli()
         found = version.cached_version(cli) if cli is not None else None
         return mcp.refusal(cli, found, version.UPDATE_COMMAND)
 
-    @property
-    def supports_history(self) -> bool:  # type: ignore[override]
+    def supports_history(self) -> bool:
         """True when the pi that would run reads the session format caliper plants (0.74+)."""
         cli = self.find_cli()
         return cli is not None and history.has_history(version.cached_version(cli))
 
-    @property
-    def history_refusal(self) -> str | None:  # type: ignore[override]
+    def history_refusal(self) -> str | None:
         """Why the pi found cannot start from a planted conversation."""
-        if self.supports_history:
+        if self.supports_history():
             return None
         cli = self.find_cli()
         return history.refusal(cli, version.cached_version(cli) if cli is not None else None)
