@@ -294,3 +294,77 @@ def test_the_judge_model_variable_wins_over_the_model_that_model_names(monkeypat
     assert (engine.backend, engine.model) == (agent, "judge-from-env")
     prepared = SimpleNamespace(engine=Engine(agent, None, "agent"))
     assert judge_engine_for(None, options, prepared).model == "judge-from-env"
+
+
+def test_one_rule_decides_the_judge_model_each_step_in_its_order(monkeypatch) -> None:
+    """--judge-model's model > CALIPER_JUDGE_MODEL > --model's model > the backend's pin > the
+    CLI's own default, all in decide_judge_engine/judge_model_for."""
+    from types import SimpleNamespace
+
+    from caliper.host.engine import Engine
+    from caliper.plugin.backend import Backend
+    from caliper.runner.attempt.judge_calls import decide_judge_engine, judge_model_for
+
+    class Agent(Backend):
+        id = "agent"
+        cli_name = "agent"
+        default_judge_model = "pin-4"
+
+        def run_attempt(self, request):  # pragma: no cover - never run here
+            raise NotImplementedError
+
+    class Unpinned(Agent):
+        id = "unpinned"
+        default_judge_model = None
+
+    agent = Agent()
+    host = SimpleNamespace()  # resolve_engine is replaced below: no plugin is looked up
+    flagged = {
+        "agent:flag-1": Engine(agent, "flag-1", "agent:flag-1"),
+        "agent": Engine(agent, None, "agent"),
+    }
+    monkeypatch.setattr(
+        "caliper.host.engine.resolve_engine", lambda _host, text, flag: flagged[text.strip()]
+    )
+    run = Engine(agent, "run-3", "agent:run-3")
+    bare_run = Engine(agent, None, "agent")
+    monkeypatch.setenv("CALIPER_JUDGE_MODEL", "env-2")
+    # 1. --judge-model's model beats everything
+    assert decide_judge_engine(host, "agent:flag-1", run).model == "flag-1"
+    assert judge_model_for(agent, "flag-1", follows="run-3") == "flag-1"
+    # 2. the variable beats --model's model, and applies to a --judge-model naming no model
+    assert decide_judge_engine(host, None, run).model == "env-2"
+    assert decide_judge_engine(host, "  ", run).model == "env-2"
+    assert decide_judge_engine(host, "agent", run).model == "env-2"
+    monkeypatch.setenv("CALIPER_JUDGE_MODEL", "  ")  # blank: unset
+    # 3. --model's model, when the judges follow the run (no --judge-model)
+    assert decide_judge_engine(host, None, run).model == "run-3"
+    assert decide_judge_engine(host, "agent", run).model == "pin-4"  # not followed
+    monkeypatch.delenv("CALIPER_JUDGE_MODEL")
+    # 4. the backend's pin
+    assert decide_judge_engine(host, None, bare_run).model == "pin-4"
+    assert judge_model_for(agent) == "pin-4"
+    # 5. the CLI's own default
+    engine = decide_judge_engine(host, None, Engine(Unpinned(), None, "unpinned"))
+    assert engine.model is None and engine.backend_id == "unpinned"
+    # the decided model passes through a judge call unchanged
+    monkeypatch.setenv("CALIPER_JUDGE_MODEL", "env-2")
+    assert judge_model_for(agent, decide_judge_engine(host, "agent:flag-1", run).model) == "flag-1"
+
+
+def test_judge_usage_is_the_attempts_usage_and_saves_the_same_shape() -> None:
+    from caliper.plugin.attempt import Usage
+    from caliper.plugin.judge import JudgeUsage
+    from caliper.results.codec import converter
+
+    assert JudgeUsage is Usage
+    assert converter().unstructure(Usage(1, 2, None, 4)) == {
+        "input_tokens": 1,
+        "output_tokens": 2,
+        "cache_read_tokens": None,
+        "cache_creation_tokens": 4,
+    }
+    assert converter().unstructure(Usage(1, cost_usd=0.5))["cost_usd"] == 0.5
+    assert converter().structure({"input_tokens": 3}, Usage) == Usage(3)
+    assert (Usage(1, cost_usd=0.5) + Usage(2)).cost_usd == 0.5
+    assert (Usage(1) + Usage(2)) == Usage(3)

@@ -174,8 +174,9 @@ def test_help_explains_options_and_exit_codes():
 class NoMcpBackend(Backend):
     id = "plain"
     cli_name = "plain-agent"
-    supports_mcp = False
-    mcp_refusal = "plain cannot load MCP servers; use --model fake."
+
+    def mcp_refusal(self) -> str | None:
+        return "plain cannot load MCP servers; use --model fake."
 
     def run_attempt(self, request):  # pragma: no cover - never run
         return AttemptResult(status="completed")

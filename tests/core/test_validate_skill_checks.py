@@ -152,10 +152,10 @@ def test_each_backend_declares_whether_it_hides_such_skills() -> None:
     from caliper_backend_hermes.backend import HermesBackend
     from caliper_backend_pi.backend import PiBackend
 
-    assert ClaudeCodeBackend.hides_model_disabled_skills is True
-    assert PiBackend.hides_model_disabled_skills is True
-    assert CodexBackend.hides_model_disabled_skills is False
-    assert HermesBackend.hides_model_disabled_skills is False
+    assert ClaudeCodeBackend().hides_model_disabled_skills() is True
+    assert PiBackend().hides_model_disabled_skills() is True
+    assert CodexBackend().hides_model_disabled_skills() is False
+    assert HermesBackend().hides_model_disabled_skills() is False
 
 
 def test_false_or_absent_disable_model_invocation_is_fine(tmp_path: Path) -> None:

@@ -76,8 +76,8 @@ def test_history_capable_backends_say_so(backend: str) -> None:
     from caliper.host.plugins import PluginHost
 
     found = PluginHost().backends([backend])[backend]
-    assert found.supports_history is True
-    assert found.history_refusal is None
+    assert found.supports_history() is True
+    assert found.history_refusal() is None
 
 
 @pytest.mark.e2e
@@ -85,8 +85,8 @@ def test_the_pinned_hermes_supports_history(agent_cli: Any, monkeypatch) -> None
     from caliper_backend_hermes.backend import HermesBackend
 
     monkeypatch.setenv("HERMES_CLI_PATH", str(agent_cli("hermes").path))
-    assert HermesBackend().supports_history is True
-    assert HermesBackend().history_refusal is None
+    assert HermesBackend().supports_history() is True
+    assert HermesBackend().history_refusal() is None
 
 
 def test_a_broken_history_stops_the_run_before_any_attempt(tmp_path: Path) -> None:

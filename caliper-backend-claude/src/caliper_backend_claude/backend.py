@@ -55,19 +55,31 @@ class ClaudeCodeBackend(Backend):
     aliases = ("claude",)
     cli_name = "claude"
     install_hint = "npm install -g @anthropic-ai/claude-code"
-    supports_mcp = True
-    supports_user_customizations = True
     skill_listing_budget = SMALL_LISTING_BUDGET
     """The smallest budget (200k-context models); :meth:`skill_listing_budget_for` gives
     each model's."""
     skill_listing_overflow = "the skills past it are listed by name only"
-    hides_model_disabled_skills = True
-    """Claude Code lists no `disable-model-invocation` skill and refuses its Skill call."""
-    supports_history = True
     default_judge_model = "claude-sonnet-5"
     """Pinned for judge calls, so a stale default in the user's Claude CLI does not decide how
     attempts are graded (``--judge-model claude-code:<model>`` or ``CALIPER_JUDGE_MODEL``
     choose another)."""
+
+    def hides_model_disabled_skills(self) -> bool:
+        """Yes: Claude Code lists no `disable-model-invocation` skill and refuses its Skill
+        call."""
+        return True
+
+    def supports_mcp(self) -> bool:
+        """Yes: the spec's ``mcp:`` servers reach the agent."""
+        return True
+
+    def supports_user_customizations(self) -> bool:
+        """Yes: ``--user-customizations`` loads the user's own setup."""
+        return True
+
+    def supports_history(self) -> bool:
+        """Yes: a task's ``history:`` is planted as a stored session and resumed."""
+        return True
 
     def skill_listing_budget_for(self, model: str | None) -> int | None:
         """Claude Code 2.1.332 lists skills within 1% of the model's context window, counted

@@ -12,6 +12,7 @@ from caliper.plugin.attempt import (
     AgentStatus,
     AttemptRequest,
     AttemptResult,
+    AttemptSandbox,
     InstalledSkill,
     PromptRequest,
     PromptResult,
@@ -84,15 +85,24 @@ class CodexBackend(Backend):
     id = "codex"
     cli_name = "codex"
     install_hint = "npm install -g @openai/codex"
-    supports_mcp = True
-    supports_history = True
-    supports_user_customizations = True
     default_model = None
     skill_listing_budget = 21_700
     """Codex 0.171.0 with gpt-5.5 (measured with the scripted server): 70 skills of 250-
     character descriptions listed whole, 76 and more got every description shortened alike
     (to 242 characters at 76, 66 at 200)."""
     skill_listing_overflow = "every description is shortened to fit"
+
+    def supports_mcp(self) -> bool:
+        """Yes: the spec's ``mcp:`` servers reach the agent."""
+        return True
+
+    def supports_history(self) -> bool:
+        """Yes: a task's ``history:`` is planted as a stored session and resumed."""
+        return True
+
+    def supports_user_customizations(self) -> bool:
+        """Yes: ``--user-customizations`` loads the user's own setup."""
+        return True
 
     def skill_listing_chars(self, skills: Sequence[tuple[str, str]]) -> int:
         """One ``- name: description (file: r0/name/SKILL.md)`` line per skill."""
@@ -119,6 +129,16 @@ class CodexBackend(Backend):
         """Installed vs newest, and how to update (the desktop app updates its own binary)."""
         return versions.update_info(self, check_latest)
 
+    def prepare_home(self, sandbox: AttemptSandbox) -> home.HomeSeed:
+        """CODEX_HOME with the user's login (when the provider uses it), and the environment
+        (attempts and judge calls alike); ``config.toml`` is written by the run itself."""
+        return home.seed(sandbox)
+
+    def _seeded(self, sandbox: AttemptSandbox) -> home.HomeSeed:
+        """:meth:`prepare_home`'s answer for ``sandbox`` (made ahead, else made now)."""
+        seeded = self.seeded_home(sandbox)
+        return seeded if isinstance(seeded, home.HomeSeed) else home.seed(sandbox)
+
     def attempt(self, cli: Path, request: AttemptRequest) -> AttemptResult:
         """One ``codex exec`` run on the task prompt, then its rollout read for activation."""
         try:
@@ -126,6 +146,7 @@ class CodexBackend(Backend):
                 request.sandbox,
                 mcp_servers=tables_of(request.mcp),
                 user_customizations=request.user_customizations,
+                seeded=self._seeded(request.sandbox),
             )
         except SetupError as exc:
             return AttemptResult(status=AgentStatus.SETUP_ERROR, error=exc.render())
@@ -160,7 +181,9 @@ class CodexBackend(Backend):
     def prompt(self, cli: Path, request: PromptRequest) -> PromptResult:
         """One read-only, ephemeral ``codex exec`` question for a judge."""
         try:
-            prepared = home.prepare(request.sandbox, skill_instructions=False)
+            prepared = home.prepare(
+                request.sandbox, skill_instructions=False, seeded=self._seeded(request.sandbox)
+            )
         except SetupError as exc:
             return PromptResult(status=AgentStatus.SETUP_ERROR, error=exc.render())
         process = run_agent(invocation.prompt_argv(cli, model=request.model), prepared.env, request)

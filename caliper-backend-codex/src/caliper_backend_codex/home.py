@@ -106,6 +106,41 @@ def forwarded_env(
     }
 
 
+@attrs.frozen
+class HomeSeed:
+    """What :func:`seed` wrote and found, for every run of one sandbox (attempt or judge call):
+    the attempt's CODEX_HOME, the user's codex home and cleaned-to-be config, and the run's
+    environment."""
+
+    codex_home: Path
+    user_home: Path
+    user_config: Mapping[str, Any]
+    env: Mapping[str, str]
+
+
+def seed(sandbox: AttemptSandbox, environ: Mapping[str, str] | None = None) -> HomeSeed:
+    """The part of :func:`prepare` that depends on the sandbox alone: create CODEX_HOME, copy
+    ``auth.json`` when the user's provider uses the OpenAI login, build the environment.
+
+    Reads the user's ``config.toml`` (a malformed one raises :class:`SetupError`); writes only
+    inside the sandbox and spawns nothing, so the runner may call it ahead of the attempt.
+    """
+    env_source = os.environ if environ is None else environ
+    user_home = codex_config.user_codex_home(sandbox.real_home, env_source)
+    user = codex_config.load_user_config(user_home)
+    home = codex_home(sandbox)
+    home.mkdir(parents=True, exist_ok=True)
+    # which provider a run uses is the user's choice alone: attempt_config keeps it whatever
+    # the attempt's MCP servers or options
+    if codex_config.needs_openai_login(codex_config.attempt_config(user)):
+        copy_auth(user_home, home)
+    env = dict(sandbox.base_env)
+    env.update(forwarded_env(user, env_source))
+    env["HOME"] = str(sandbox.home)
+    env["CODEX_HOME"] = str(home)
+    return HomeSeed(codex_home=home, user_home=user_home, user_config=user, env=env)
+
+
 def prepare(
     sandbox: AttemptSandbox,
     *,
@@ -113,17 +148,19 @@ def prepare(
     skill_instructions: bool = True,
     environ: Mapping[str, str] | None = None,
     user_customizations: bool = False,
+    seeded: HomeSeed | None = None,
 ) -> PreparedHome:
     """Write the attempt's CODEX_HOME (config, auth) and build the run's environment.
 
-    With ``user_customizations`` the user's skills, ``AGENTS.md``, personal settings and MCP
+    ``seeded`` is :func:`seed`'s answer for this sandbox when it was made already (ahead of
+    the attempt); otherwise it is made now. Then the ``config.toml`` the run needs is written
+    (it depends on the spec's MCP servers, judge or attempt, and the skills installed). With
+    ``user_customizations`` the user's skills, ``AGENTS.md``, personal settings and MCP
     servers come along too (see :func:`load_user_files` and ``attempt_config``).
     """
-    env_source = os.environ if environ is None else environ
-    user_home = codex_config.user_codex_home(sandbox.real_home, env_source)
-    user = codex_config.load_user_config(user_home)
-    home = codex_home(sandbox)
-    home.mkdir(parents=True, exist_ok=True)
+    if seeded is None:
+        seeded = seed(sandbox, environ)
+    user_home, user, home = seeded.user_home, seeded.user_config, seeded.codex_home
     setup = None
     if user_customizations:
         skills, rules, notes = load_user_files(sandbox, user_home, home)
@@ -150,10 +187,4 @@ def prepare(
         keep_personal=user_customizations,
     )
     codex_config.write_config(written, home)
-    if codex_config.needs_openai_login(written):
-        copy_auth(user_home, home)
-    env = dict(sandbox.base_env)
-    env.update(forwarded_env(user, env_source))
-    env["HOME"] = str(sandbox.home)
-    env["CODEX_HOME"] = str(home)
-    return PreparedHome(codex_home=home, config=written, env=env, user_setup=setup)
+    return PreparedHome(codex_home=home, config=written, env=dict(seeded.env), user_setup=setup)

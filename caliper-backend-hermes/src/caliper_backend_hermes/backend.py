@@ -28,7 +28,13 @@ from caliper_backend_hermes.failure import (
     classify_no_session,
     session_error_lines,
 )
-from caliper_backend_hermes.home import load_user_setup, prepare_home, user_hermes_home
+from caliper_backend_hermes.home import (
+    finish_home,
+    load_user_setup,
+    read_user_config,
+    seed_home,
+    user_hermes_home,
+)
 from caliper_backend_hermes.launch import (
     chat_command,
     console_script_python,
@@ -80,26 +86,40 @@ _PASSED_VARIABLES = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
 _CONFIG_REFERENCE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
+@attrs.frozen
+class SeededHermesHome:
+    """What :meth:`HermesBackend.prepare_home` left in a sandbox: the attempt's
+    ``HERMES_HOME`` and the user's ``config.yaml`` as read (made neutral when the run writes
+    its own)."""
+
+    home: Path
+    user_config: Mapping[str, Any]
+
+
 class HermesBackend(Backend):
     """Hermes Agent (``hermes``), isolated per attempt in its own ``HERMES_HOME``."""
 
     id = "hermes"
     cli_name = "hermes"
     install_hint = "pip install hermes-agent  (or Nous Research's install script)"
-    supports_mcp = True
-    supports_user_customizations = True
 
-    @property
-    def supports_history(self) -> bool:  # type: ignore[override]
+    def supports_mcp(self) -> bool:
+        """Yes: the spec's ``mcp:`` servers reach the agent."""
+        return True
+
+    def supports_user_customizations(self) -> bool:
+        """Yes: ``--user-customizations`` loads the user's own setup."""
+        return True
+
+    def supports_history(self) -> bool:
         """True when ``hermes`` is Hermes' Python console script, whose interpreter caliper
         uses to plant the history through Hermes' own session store."""
         cli = self.find_cli()
         return cli is not None and console_script_python(cli) is not None
 
-    @property
-    def history_refusal(self) -> str | None:  # type: ignore[override]
+    def history_refusal(self) -> str | None:
         """Why this Hermes cannot start from a planted conversation."""
-        if self.supports_history:
+        if self.supports_history():
             return None
         return (
             "Hermes keeps its sessions in a SQLite database; caliper plants a history through "
@@ -256,13 +276,30 @@ class HermesBackend(Backend):
         outcome = _Run(process, session, failure or self._failure(process, session, home))
         return attrs.evolve(outcome, planted=planted_count)
 
+    def prepare_home(self, sandbox: AttemptSandbox) -> SeededHermesHome:
+        """The attempt's ``HERMES_HOME`` with the user's login files and Hermes' own marks
+        (attempts and judge calls alike), and the user's config read for the run to finish.
+
+        ``config.yaml`` depends on the run's MCP servers and skills, and the version stamp on
+        the CLI the run uses, so the run writes those (:func:`home.finish_home`).
+        """
+        home = hermes_home(sandbox)
+        source = user_hermes_home(sandbox.real_home)
+        seed_home(home, source)
+        return SeededHermesHome(home=home, user_config=read_user_config(source))
+
     def _prepare(
         self, cli: Path, sandbox: AttemptSandbox, mcp_servers: Mapping[str, Any] | None
     ) -> tuple[Path, dict[str, str]]:
-        """Seed the attempt's ``HERMES_HOME`` and build the environment Hermes runs with."""
-        home = hermes_home(sandbox)
-        source = user_hermes_home(sandbox.real_home)
-        prepare_home(home, source, version=installed_version(cli), mcp_servers=mcp_servers)
+        """Finish the attempt's ``HERMES_HOME`` (seeded by :meth:`prepare_home`, ahead or now)
+        and build the environment Hermes runs with."""
+        seeded = self.seeded_home(sandbox)
+        if not isinstance(seeded, SeededHermesHome):
+            seeded = self.prepare_home(sandbox)
+        home = seeded.home
+        finish_home(
+            home, seeded.user_config, version=installed_version(cli), mcp_servers=mcp_servers
+        )
         env = dict(sandbox.base_env)
         env.update(passed_variables(home / "config.yaml", os.environ))
         env.update(

@@ -130,6 +130,38 @@ def neutral_config(
     return config
 
 
+def seed_home(hermes_home: Path, source: Path) -> None:
+    """The part of :func:`prepare_home` that depends on the sandbox alone: create
+    ``hermes_home`` with the user's login files (from ``source``), its ``skills`` folder, and
+    the mark that keeps Hermes from copying its bundled skills in.
+
+    Writes only inside ``hermes_home`` and spawns nothing, so it can run ahead of the attempt.
+    """
+    hermes_home.mkdir(parents=True, exist_ok=True)
+    for name in SEED_FILES:
+        copy_private(source / name, hermes_home / name)
+    (hermes_home / ".no-bundled-skills").write_text("", encoding="utf-8")
+    (hermes_home / "skills").mkdir(exist_ok=True)
+
+
+def finish_home(
+    hermes_home: Path,
+    user_config: Mapping[str, Any],
+    *,
+    version: str | None,
+    mcp_servers: Mapping[str, Any] | None = None,
+) -> None:
+    """The part of :func:`prepare_home` one run decides, in a home :func:`seed_home` made:
+    ``config.yaml`` (the user's ``user_config`` made neutral, with the run's MCP servers and
+    the skills installed by then hidden) and, with the installed ``version``, the mark that
+    keeps Hermes from checking PyPI at start-up."""
+    config = neutral_config(user_config, mcp_servers, hidden_skill_names(hermes_home))
+    write_private(hermes_home / CONFIG_FILE, yaml.safe_dump(config, sort_keys=False))
+    if version:
+        stamp = {"ts": time.time(), "behind": 0, "rev": None, "ver": version}
+        (hermes_home / ".update_check").write_text(json.dumps(stamp), encoding="utf-8")
+
+
 def prepare_home(
     hermes_home: Path,
     source: Path,
@@ -137,21 +169,15 @@ def prepare_home(
     version: str | None,
     mcp_servers: Mapping[str, Any] | None = None,
 ) -> None:
-    """Fill ``hermes_home`` for one attempt (skills may already be installed there).
+    """Fill ``hermes_home`` for one run (skills may already be installed there):
+    :func:`seed_home` then :func:`finish_home`.
 
     Also marks the home so Hermes neither copies its bundled skills in nor checks PyPI for a
     newer version at start-up.
     """
-    hermes_home.mkdir(parents=True, exist_ok=True)
-    for name in SEED_FILES:
-        copy_private(source / name, hermes_home / name)
-    config = neutral_config(read_user_config(source), mcp_servers, hidden_skill_names(hermes_home))
-    write_private(hermes_home / CONFIG_FILE, yaml.safe_dump(config, sort_keys=False))
-    (hermes_home / ".no-bundled-skills").write_text("", encoding="utf-8")
-    if version:
-        stamp = {"ts": time.time(), "behind": 0, "rev": None, "ver": version}
-        (hermes_home / ".update_check").write_text(json.dumps(stamp), encoding="utf-8")
-    (hermes_home / "skills").mkdir(exist_ok=True)
+    seed_home(hermes_home, source)
+    user_config = read_user_config(source)
+    finish_home(hermes_home, user_config, version=version, mcp_servers=mcp_servers)
 
 
 USER_SETUP_NOT_LOADED = (
@@ -167,7 +193,8 @@ def load_user_setup(hermes_home: Path, source: Path) -> UserSetup:
     """Copy the user's own skills (``<HERMES_HOME>/skills/<category>/<name>/``) into the
     attempt's home, for ``--user-customizations``; a declared skill of the same name wins.
 
-    Called before :func:`prepare_home`, which keeps installed skills in place.
+    Called before :func:`finish_home` (which writes the config naming the skills to hide)
+    and after or before :func:`seed_home`, which keeps installed skills in place.
     """
     target = hermes_home / "skills"
     taken = {p.parent.name for p in target.glob("*/*/SKILL.md")} if target.is_dir() else set()

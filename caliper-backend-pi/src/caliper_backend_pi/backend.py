@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+import attrs
 
 from caliper.plugin import ProcessResult, SetupError
 from caliper.plugin.agent_ending import AgentEnding
@@ -51,44 +55,55 @@ NO_DEFAULT_MODEL_HINT = (
 )
 
 
+@attrs.frozen
+class SeededAgentDir:
+    """What :meth:`PiBackend.prepare_home` left in a sandbox: the settings it wrote to the
+    attempt's agent dir, and the environment pi runs with there."""
+
+    settings: Mapping[str, Any]
+    env: Mapping[str, str]
+
+
 class PiBackend(Backend):
     """Runs attempts and judge prompts through the pi coding agent CLI."""
 
     id = "pi"
     cli_name = "pi"
     install_hint = f"npm install -g {version.PACKAGE}"
-    supports_user_customizations = True
-    hides_model_disabled_skills = True
-    """pi (0.74 and 1.6) leaves `disable-model-invocation` skills out of the prompt's list."""
+
+    def hides_model_disabled_skills(self) -> bool:
+        """Yes: pi (0.74 and 1.6) leaves `disable-model-invocation` skills out of the prompt's
+        list."""
+        return True
+
+    def supports_user_customizations(self) -> bool:
+        """Yes: ``--user-customizations`` loads the user's own setup."""
+        return True
 
     def cli_version(self, path: Path) -> str | None:
         return version.cached_version(path)
 
-    @property
-    def supports_mcp(self) -> bool:  # type: ignore[override]
+    def supports_mcp(self) -> bool:
         """True when the pi that would run (``PI_CLI_PATH`` or PATH) is 1.0 or newer."""
         cli = self.find_cli()
         return cli is not None and mcp.has_mcp(version.cached_version(cli))
 
-    @property
-    def mcp_refusal(self) -> str | None:  # type: ignore[override]
+    def mcp_refusal(self) -> str | None:
         """Why the pi found cannot honour ``mcp:``, naming its version and the way out."""
-        if self.supports_mcp:
+        if self.supports_mcp():
             return None
         cli = self.find_cli()
         found = version.cached_version(cli) if cli is not None else None
         return mcp.refusal(cli, found, version.UPDATE_COMMAND)
 
-    @property
-    def supports_history(self) -> bool:  # type: ignore[override]
+    def supports_history(self) -> bool:
         """True when the pi that would run reads the session format caliper plants (0.74+)."""
         cli = self.find_cli()
         return cli is not None and history.has_history(version.cached_version(cli))
 
-    @property
-    def history_refusal(self) -> str | None:  # type: ignore[override]
+    def history_refusal(self) -> str | None:
         """Why the pi found cannot start from a planted conversation."""
-        if self.supports_history:
+        if self.supports_history():
             return None
         cli = self.find_cli()
         return history.refusal(cli, version.cached_version(cli) if cli is not None else None)
@@ -107,16 +122,29 @@ class PiBackend(Backend):
         return version.update_info(self.id, self.find_cli(), check_latest)
 
     # -- shared ---------------------------------------------------------------------------
+    def prepare_home(self, sandbox: AttemptSandbox) -> SeededAgentDir:
+        """The attempt's agent dir seeded from the user's (login, models, cleaned settings) and
+        the environment pi runs with (attempts and judge calls alike).
+
+        Refuses (:class:`SetupError`) a sandbox where pi would also load skills from folders
+        above it.
+        """
+        check_no_foreign_skills(sandbox)
+        settings = prepare_agent_dir(sandbox)
+        return SeededAgentDir(settings=settings, env=attempt_env(sandbox))
+
     def _prepare(
         self, sandbox: AttemptSandbox, model: str | None, native_mcp: NativeMcpConfig | None = None
     ) -> dict[str, str]:
-        """Seed the agent dir (and its MCP servers), check a model will be chosen, return env."""
-        check_no_foreign_skills(sandbox)
-        settings = prepare_agent_dir(sandbox)
-        if not model and not has_default_model(settings):
+        """The seeded agent dir (:meth:`prepare_home`, made ahead or now) with the run's MCP
+        servers; check a model will be chosen; return the env."""
+        seeded = self.seeded_home(sandbox)
+        if not isinstance(seeded, SeededAgentDir):
+            seeded = self.prepare_home(sandbox)
+        if not model and not has_default_model(seeded.settings):
             where = user_agent_dir(sandbox.real_home, os.environ) / "settings.json"
             raise SetupError(NO_DEFAULT_MODEL, hint=NO_DEFAULT_MODEL_HINT.format(settings=where))
-        env = attempt_env(sandbox)
+        env = dict(seeded.env)
         if native_mcp is not None:
             sse = mcp.unsupported_servers(native_mcp)
             if sse:

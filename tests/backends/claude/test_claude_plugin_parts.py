@@ -28,7 +28,7 @@ def test_plugin_registers_backend_installer_and_translator():
     assert backend.aliases == ("claude",)
     assert backend.cli_name == "claude" and backend.cli_path_variable == "CLAUDE_CLI_PATH"
     assert backend.install_hint == "npm install -g @anthropic-ai/claude-code"
-    assert backend.supports_mcp is True
+    assert backend.supports_mcp() is True
     assert host.skill_installer("claude-code").id == "claude-code"
     assert host.mcp_translator("claude-code").id == "claude-code"
 

@@ -24,7 +24,7 @@ def test_registered_through_entry_points() -> None:
     assert backend.cli_name == "codex"
     assert backend.cli_path_variable == "CODEX_CLI_PATH"
     assert backend.install_hint == "npm install -g @openai/codex"
-    assert backend.supports_mcp is True
+    assert backend.supports_mcp() is True
     assert backend.default_model is None
     assert host.skill_installer("codex").id == "codex"
     assert host.mcp_translator("codex").id == "codex"

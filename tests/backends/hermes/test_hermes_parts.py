@@ -371,7 +371,7 @@ def test_mcp_translator_keeps_secrets_in_the_environment(tmp_path: Path) -> None
 def test_plugin_registers_backend_installer_and_translator() -> None:
     host = PluginHost()
     backend = host.backends(["hermes"])["hermes"]
-    assert backend.cli_name == "hermes" and backend.supports_mcp is True
+    assert backend.cli_name == "hermes" and backend.supports_mcp() is True
     assert backend.cli_path_variable == "HERMES_CLI_PATH"
     assert host.skill_installer("hermes").id == "hermes"
     assert host.mcp_translator("hermes").id == "hermes"

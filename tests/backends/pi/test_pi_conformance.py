@@ -55,7 +55,7 @@ class TestPiConformance(PiConformance):
 
     def test_mcp_refusal_names_the_version_and_the_way_out(self, kit) -> None:
         """The refusal says which pi was found and how to get one with MCP."""
-        assert not self.backend().supports_mcp
+        assert not self.backend().supports_mcp()
         server = kit.server(kit.script([{"text": "x"}]))
         mcp = {"echo": {"command": sys.executable, "args": ["-m", "caliper.testing.mcp_echo"]}}
         spec = kit.spec([{"name": "mcp", "prompt": "Echo it.", "assert": "assert True"}], mcp=mcp)

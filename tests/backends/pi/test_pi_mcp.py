@@ -37,11 +37,11 @@ def fake_pi(folder: Path, version_output: str) -> Path:
 def test_mcp_support_follows_the_version_of_the_pi_found(printed, supported, monkeypatch, tmp_path):
     monkeypatch.setenv("PI_CLI_PATH", str(fake_pi(tmp_path / printed, printed)))
     backend = PiBackend()
-    assert backend.supports_mcp is supported
+    assert backend.supports_mcp() is supported
     if supported:
-        assert backend.mcp_refusal is None
+        assert backend.mcp_refusal() is None
     else:
-        refusal = backend.mcp_refusal or ""
+        refusal = backend.mcp_refusal() or ""
         assert f"pi {printed} (at {tmp_path / printed / 'pi'}) has no MCP support" in refusal
         assert "npm install -g @earendil-works/pi-coding-agent@latest" in refusal
         assert "Node 22.19" in refusal and "claude-code" in refusal
@@ -50,8 +50,8 @@ def test_mcp_support_follows_the_version_of_the_pi_found(printed, supported, mon
 def test_unreadable_version_means_no_mcp_and_says_why(monkeypatch, tmp_path):
     monkeypatch.setenv("PI_CLI_PATH", str(fake_pi(tmp_path, "pi, some build")))
     backend = PiBackend()
-    assert backend.supports_mcp is False
-    assert "could not read the version of the pi at" in (backend.mcp_refusal or "")
+    assert backend.supports_mcp() is False
+    assert "could not read the version of the pi at" in (backend.mcp_refusal() or "")
 
 
 def _servers() -> list[McpServerConfig]:
@@ -121,10 +121,10 @@ def test_sse_server_is_a_setup_error_before_pi_runs(sandbox, fake_user, monkeypa
 def test_real_mcp_server_gets_its_secret_env(pi, backend, fake_user, sandbox, tmp_path):
     """pi 1.x calls the server's tool with the secret in the server's env only; 0.7x refuses."""
     if not pi.has_mcp:
-        assert backend.supports_mcp is False
-        assert f"pi {pi.version}" in (backend.mcp_refusal or "")
+        assert backend.supports_mcp() is False
+        assert f"pi {pi.version}" in (backend.mcp_refusal() or "")
         return
-    assert backend.supports_mcp is True
+    assert backend.supports_mcp() is True
     seen = tmp_path / "server-token.txt"
     log = tmp_path / "echo.log"
     launch = (

@@ -211,8 +211,8 @@ def test_plugin_registers_backend_installer_and_translator(monkeypatch, tmp_path
     host = PluginHost([plugin], use_entry_points=False)
     backend = host.backends()["pi"]
     assert backend.cli_name == "pi" and backend.cli_path_variable == "PI_CLI_PATH"
-    assert backend.supports_mcp is False  # no pi found: nothing to vouch for
-    assert "pi was not found" in backend.mcp_refusal
+    assert backend.supports_mcp() is False  # no pi found: nothing to vouch for
+    assert "pi was not found" in backend.mcp_refusal()
     assert host.skill_installer("pi") is not None
     assert host.mcp_translator("pi") is not None
     assert backend.install_hint == "npm install -g @earendil-works/pi-coding-agent"

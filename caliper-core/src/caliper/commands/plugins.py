@@ -29,7 +29,7 @@ def collect_plugins(host: PluginHost, *, check_clis: bool = True) -> dict:
             "id": ident,
             "aliases": list(backend.aliases),
             "default_model": backend.default_model,
-            "supports_mcp": backend.supports_mcp,
+            "supports_mcp": backend.supports_mcp(),
             "cli": backend.cli_name,
         }
         if check_clis:

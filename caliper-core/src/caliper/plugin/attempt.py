@@ -19,20 +19,25 @@ if TYPE_CHECKING:
 
 @attrs.frozen
 class Usage:
-    """Token volume of one attempt, split four ways that never overlap.
+    """Token volume of one agent run (an attempt or a judge call), split four ways that never
+    overlap, and its cost in money when the provider reported it.
 
     ``input_tokens`` excludes cached input, so ``total_tokens`` never double-counts. Backends
-    whose CLI reports cached tokens inside the input count must subtract them.
+    whose CLI reports cached tokens inside the input count must subtract them. ``cost_usd`` is
+    filled only when the model's provider reported it (judge calls through an API); saved, it
+    appears only when known, so an attempt's usage keeps its four token fields.
+    :class:`caliper.plugin.judge.JudgeUsage` is this same class.
     """
 
     input_tokens: int | None = None
     output_tokens: int | None = None
     cache_read_tokens: int | None = None
     cache_creation_tokens: int | None = None
+    cost_usd: float | None = None
 
     @property
     def total_tokens(self) -> int | None:
-        """The sum of the four parts (``None`` when none is known)."""
+        """The sum of the four token counts (``None`` when none is known)."""
         parts = [
             self.input_tokens,
             self.output_tokens,
@@ -43,15 +48,35 @@ class Usage:
             return None
         return sum(p or 0 for p in parts)
 
+    def data(self) -> dict[str, int | float | None]:
+        """The saved form: the four token counts, and ``cost_usd`` only when it is known."""
+        data: dict[str, int | float | None] = {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_creation_tokens": self.cache_creation_tokens,
+        }
+        if self.cost_usd is not None:
+            data["cost_usd"] = self.cost_usd
+        return data
+
     def __add__(self, other: Usage) -> Usage:
+        """Both runs' usage together (a part stays ``None`` only when both lack it)."""
+
         def add(a: int | None, b: int | None) -> int | None:
             return None if a is None and b is None else (a or 0) + (b or 0)
 
+        cost = (
+            None
+            if self.cost_usd is None and other.cost_usd is None
+            else (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
+        )
         return Usage(
             add(self.input_tokens, other.input_tokens),
             add(self.output_tokens, other.output_tokens),
             add(self.cache_read_tokens, other.cache_read_tokens),
             add(self.cache_creation_tokens, other.cache_creation_tokens),
+            cost,
         )
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import abc
 import os
 import shutil
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -79,9 +80,15 @@ class Backend(abc.ABC):
     may still override ``run_attempt``/``run_prompt`` whole. ``id`` is the public name (the
     entry-point name in ``caliper.backends``);
     ``aliases`` are extra names ``--model`` accepts; ``cli_name`` the executable looked up on
-    PATH; ``install_hint`` the command that installs the CLI; ``supports_mcp`` whether the agent
-    can honour a spec's ``mcp:`` block; ``supports_history`` whether it can start a task from a
-    planted conversation (``history:``).
+    PATH; ``install_hint`` the command that installs the CLI.
+
+    What the agent can do is asked of methods, so the answer may depend on the installed CLI:
+    :meth:`supports_mcp` (a spec's ``mcp:`` block), :meth:`supports_history` (a task started
+    from a planted conversation, ``history:``) and :meth:`supports_user_customizations`
+    (``--user-customizations``), each with a ``*_refusal`` method saying why not and what to do
+    instead, and :meth:`hides_model_disabled_skills`. A subclass written for the older class
+    attributes (``supports_mcp = True``) still works: its constants become these methods,
+    with a :class:`DeprecationWarning`.
     """
 
     id: str
@@ -89,20 +96,9 @@ class Backend(abc.ABC):
     default_model: str | None = None
     cli_name: str
     install_hint: str = ""
-    supports_mcp: bool = False
-    mcp_refusal: str | None = None
-    """Why this backend cannot honour ``mcp:`` and what to do instead (when unsupported).
-
-    ``supports_mcp`` and ``mcp_refusal`` may be properties when the answer depends on the
-    installed CLI's version (the pi backend does this).
-    """
     default_max_concurrent: int | None = None
     """How many attempts of this backend may run at once unless ``--max-concurrent`` says
     otherwise (e.g. a provider's rate limit); ``None``: only ``--workers`` limits it."""
-    supports_user_customizations: bool = False
-    """Whether ``--user-customizations`` can load the user's own CLI setup into attempts."""
-    user_customizations_refusal: str | None = None
-    """Why this backend cannot load the user's setup, and what to do instead (when unsupported)."""
     skill_listing_budget: int | None = None
     """How many characters of skill listing the agent shows the model in full, or ``None``.
 
@@ -114,18 +110,8 @@ class Backend(abc.ABC):
     ``caliper validate`` only consults backends for listings over
     :data:`LISTING_CHECK_FLOOR` characters, so a budget below that is checked at run time only.
     """
-    hides_model_disabled_skills: bool = False
-    """Whether the agent hides a skill whose ``SKILL.md`` says ``disable-model-invocation:
-    true`` from the model (so the model can never load it). ``caliper run`` then refuses an
-    ``activates:`` entry naming such a skill; ``caliper validate``, which knows no engine,
-    warns. Set from the pinned CLI's own skill loader (see the backend's docs page)."""
     skill_listing_overflow: str = "some skills are shown to the model without their description"
     """What the agent does past its budget, in a few words (for the warning)."""
-    supports_history: bool = False
-    """Whether the backend can plant a task's ``history:`` as a stored session and resume it
-    (``AttemptRequest.history``). May be a property, like ``supports_mcp``."""
-    history_refusal: str | None = None
-    """Why this backend cannot honour ``history:`` and what to do instead (when unsupported)."""
     default_judge_model: str | None = None
     """The model judge calls (``run_prompt``) pin when the judge engine names none.
 
@@ -133,6 +119,65 @@ class Backend(abc.ABC):
     installed CLI or the user's config, so it does not decide how attempts are graded; the
     ``CALIPER_JUDGE_MODEL`` variable and ``--judge-model <backend>:<model>`` override it.
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Turn capabilities a subclass still declares the older way (a class constant such as
+        ``supports_mcp = True``, or a property) into the methods the core calls."""
+        super().__init_subclass__(**kwargs)
+        for name in CAPABILITIES:
+            if name not in cls.__dict__:
+                continue
+            value = cls.__dict__[name]
+            if isinstance(value, property) and value.fget is not None:
+                getter = value.fget
+            elif callable(value):
+                continue
+            else:
+                getter = _constant(value)
+            warnings.warn(
+                f"{cls.__name__}.{name} is declared as an attribute; caliper now calls "
+                f"{name}() as a method: define `def {name}(self)` instead.",
+                DeprecationWarning,
+                stacklevel=3,  # the class statement (past ABCMeta.__new__)
+            )
+            setattr(cls, name, getter)
+
+    def supports_mcp(self) -> bool:
+        """Whether the agent can honour a spec's ``mcp:`` block. Default: no."""
+        return False
+
+    def mcp_refusal(self) -> str | None:
+        """Why this backend cannot honour ``mcp:`` and what to do instead (when unsupported);
+        ``None`` lets the core say it in general words."""
+        return None
+
+    def supports_history(self) -> bool:
+        """Whether the backend can plant a task's ``history:`` as a stored session and resume
+        it (``AttemptRequest.history``). Default: no."""
+        return False
+
+    def history_refusal(self) -> str | None:
+        """Why this backend cannot honour ``history:`` and what to do instead (when
+        unsupported)."""
+        return None
+
+    def supports_user_customizations(self) -> bool:
+        """Whether ``--user-customizations`` can load the user's own CLI setup into attempts.
+        Default: no."""
+        return False
+
+    def user_customizations_refusal(self) -> str | None:
+        """Why this backend cannot load the user's setup, and what to do instead (when
+        unsupported)."""
+        return None
+
+    def hides_model_disabled_skills(self) -> bool:
+        """Whether the agent hides a skill whose ``SKILL.md`` says ``disable-model-invocation:
+        true`` from the model (so the model can never load it). ``caliper run`` then refuses an
+        ``activates:`` entry naming such a skill; ``caliper validate``, which knows no engine,
+        warns. Set from the pinned CLI's own skill loader (see the backend's docs page).
+        Default: no."""
+        return False
 
     @property
     def cli_path_variable(self) -> str:
@@ -354,6 +399,27 @@ class Backend(abc.ABC):
         """Ask the CLI at ``cli`` one question (what a judge-capable backend implements).
         Not implemented: this backend cannot be a judge engine."""
         raise NotImplementedError(f"The {self.id} backend cannot be used as a judge engine.")
+
+
+CAPABILITIES = (
+    "supports_mcp",
+    "mcp_refusal",
+    "supports_history",
+    "history_refusal",
+    "supports_user_customizations",
+    "user_customizations_refusal",
+    "hides_model_disabled_skills",
+)
+"""The :class:`Backend` methods that say what the agent can do (and why not)."""
+
+
+def _constant(value: object) -> Callable[[Backend], Any]:
+    """A capability method answering ``value`` (for a subclass that set it as a constant)."""
+
+    def answer(self: Backend) -> Any:
+        return value
+
+    return answer
 
 
 def npm_update(

@@ -13,36 +13,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
+from caliper.plugin.attempt import Usage
+
 if TYPE_CHECKING:
     from caliper.plugin.attempt import AttemptResult, Turn
 
 
-@attrs.frozen
-class JudgeUsage:
-    """What one judge decision cost: tokens split four ways that never overlap, and money.
-
-    ``input_tokens`` excludes cached input (as :class:`caliper.plugin.attempt.Usage` does);
-    ``cost_usd`` is filled only when the judge model's provider reported it.
-    """
-
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cache_read_tokens: int | None = None
-    cache_creation_tokens: int | None = None
-    cost_usd: float | None = None
-
-    @property
-    def total_tokens(self) -> int | None:
-        """The sum of the four token counts (``None`` when none is known)."""
-        parts = [
-            self.input_tokens,
-            self.output_tokens,
-            self.cache_read_tokens,
-            self.cache_creation_tokens,
-        ]
-        if all(p is None for p in parts):
-            return None
-        return sum(p or 0 for p in parts)
+JudgeUsage = Usage
+"""What one judge decision cost: :class:`caliper.plugin.attempt.Usage` itself (tokens split four
+ways that never overlap, and ``cost_usd`` when the judge model's provider reported it)."""
 
 
 @attrs.frozen

@@ -20,7 +20,7 @@ import attrs
 import cattrs
 from cattrs.preconf.json import make_converter
 
-from caliper.plugin.judge import JudgeUsage
+from caliper.plugin.attempt import Usage
 from caliper.results import compact
 from caliper.results.compact import StorageLimits
 from caliper.results.models import (
@@ -68,18 +68,6 @@ def _unstructure_check(converter: cattrs.Converter, check: CheckRecord) -> dict[
     }
 
 
-def _unstructure_usage(usage: JudgeUsage) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "cache_read_tokens": usage.cache_read_tokens,
-        "cache_creation_tokens": usage.cache_creation_tokens,
-    }
-    if usage.cost_usd is not None:
-        data["cost_usd"] = usage.cost_usd
-    return data
-
-
 def _structure_check(converter: cattrs.Converter, data: Any, cls: type) -> CheckRecord:
     if isinstance(data, dict) and isinstance(data.get("details"), dict):
         data = dict(data)
@@ -102,7 +90,7 @@ def converter() -> cattrs.Converter:
     conv.register_structure_hook(
         SkillSnapshot, lambda data, cls: _structure_snapshot(conv, data, cls)
     )
-    conv.register_unstructure_hook(JudgeUsage, _unstructure_usage)
+    conv.register_unstructure_hook(Usage, Usage.data)
     conv.register_unstructure_hook(CheckRecord, lambda check: _unstructure_check(conv, check))
     conv.register_structure_hook(CheckRecord, lambda data, cls: _structure_check(conv, data, cls))
     return conv

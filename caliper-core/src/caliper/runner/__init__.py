@@ -72,18 +72,11 @@ def run_spec(
 def judge_engine_for(host: PluginHost, options: RunOptions, prepared: PreparedRun) -> Engine:
     """The engine LLM judges use: ``--judge-model`` when given, else the run's own engine.
 
-    Following ``--model`` means a user who only has one agent CLI can grade with it: the same
-    backend, and the model ``CALIPER_JUDGE_MODEL`` names when set, else the one ``--model``
-    named (none named: that backend's judge default, which the judge plugin pins, e.g.
-    ``claude-sonnet-5`` for claude-code). In a matrix each engine's judges follow that
-    engine; ``--judge-model`` applies to every engine.
+    :func:`caliper.runner.attempt.judge_calls.decide_judge_engine` decides it (``--judge-model``,
+    then ``CALIPER_JUDGE_MODEL``, then the model ``--model`` named, then the backend's judge
+    default). In a matrix each engine's judges follow that engine; ``--judge-model`` applies
+    to every engine.
     """
-    import os
+    from caliper.runner.attempt.judge_calls import decide_judge_engine
 
-    from caliper.host.engine import Engine, resolve_engine
-    from caliper.runner.attempt.judge_calls import JUDGE_MODEL_VARIABLE
-
-    if options.judge_model is not None and options.judge_model.strip():
-        return resolve_engine(host, options.judge_model, flag="--judge-model")
-    model = os.environ.get(JUDGE_MODEL_VARIABLE, "").strip() or prepared.engine.model
-    return Engine(prepared.engine.backend, model, None)
+    return decide_judge_engine(host, options.judge_model, prepared.engine)

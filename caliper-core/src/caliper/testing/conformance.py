@@ -479,7 +479,7 @@ class BackendConformance:
         """A stdio MCP server's tool is called and shows under the backend's
         ``mcp_tool_name(server, tool)`` (``mcp__<server>__<tool>`` unless it says otherwise).
 
-        Backends with ``supports_mcp = False`` must refuse the spec before any attempt.
+        Backends whose ``supports_mcp()`` is false must refuse the spec before any attempt.
         """
         log = kit.root / "mcp-echo.log"
         mcp = {
@@ -488,7 +488,7 @@ class BackendConformance:
                 "args": ["-m", "caliper.testing.mcp_echo", "--log", str(log)],
             }
         }
-        if not self.backend().supports_mcp:
+        if not self.backend().supports_mcp():
             self._assert_mcp_refused(kit, mcp)
             return
         call = self.mcp_call("echo", "echo", {"text": "MCP-PING-7"})
@@ -512,7 +512,7 @@ class BackendConformance:
         """
         from caliper.testing.remote_mcp import check_remote_mcp_tool_call
 
-        if not self.backend().supports_mcp:
+        if not self.backend().supports_mcp():
             self._assert_mcp_refused(kit, {"remote": {"type": "http", "url": _NOWHERE}})
             return
         check_remote_mcp_tool_call(kit, sse=answer == "sse")
@@ -526,7 +526,7 @@ class BackendConformance:
             check_unusable_server_stops_run,
         )
 
-        if not self.backend().supports_mcp:
+        if not self.backend().supports_mcp():
             self._assert_mcp_refused(kit, {"remote": {"type": "http", "url": _NOWHERE}})
             return
         if why == "stdio-exits":

@@ -40,7 +40,10 @@ class OpencodeBackend(Backend):
     id = "opencode"
     cli_name = "opencode"  # OPENCODE_CLI_PATH overrides where it is found
     install_hint = "npm install -g opencode-ai"
-    supports_mcp = True
+
+    def supports_mcp(self) -> bool:
+        """Yes: the spec's ``mcp:`` servers reach the agent."""
+        return True
 
     def cli_version(self, path: Path) -> str | None:
         """The version in the npm package beside the binary (the CLI is not started)."""

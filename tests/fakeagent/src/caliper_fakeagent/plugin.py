@@ -41,13 +41,15 @@ class FakeBackend(Backend):
     default_model = None
     cli_name = "fake-agent"
     install_hint = "uv sync (the fake agent ships with the caliper-fakeagent test package)"
-    supports_mcp = True
+
+    def supports_mcp(self) -> bool:
+        """Yes: the spec's ``mcp:`` servers reach the agent."""
+        return True
 
     def cli_version(self, path):  # type: ignore[no-untyped-def]
         return "0.1.0"
 
-    @property
-    def hides_model_disabled_skills(self) -> bool:  # type: ignore[override]
+    def hides_model_disabled_skills(self) -> bool:
         """Hides ``disable-model-invocation`` skills when ``FAKE_HIDES_DISABLED=1``."""
         return os.environ.get("FAKE_HIDES_DISABLED") == "1"
 

@@ -206,7 +206,7 @@ def attempt_details(
 ) -> dict[str, Any]:
     """Everything the transcript viewer shows for one attempt, as JSON-ready data
     (``declared``: the run's skill names, to read an early-ended attempt's loads)."""
-    usage = attrs.asdict(record.usage) if record.usage else None
+    usage: dict[str, Any] | None = record.usage.data() if record.usage else None
     if usage is not None:
         usage["total_tokens"] = record.usage.total_tokens
     seen = transcript_loads(record, declared)

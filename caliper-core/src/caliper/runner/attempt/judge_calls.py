@@ -1,11 +1,10 @@
 """How a judge's ``context.ask`` reaches the judge engine.
 
-The core owns the one path from a judge's question to a model: resolve the ``--judge-model``
-engine (lazily: only when a judge asks), pick the model (the one the engine names, else
-``CALIPER_JUDGE_MODEL``, else the backend's
-:attr:`~caliper.plugin.backend.Backend.default_judge_model`,
-else the CLI's own default), run the backend's ``run_prompt`` in a fresh sandbox removed
-afterwards, and hand the judge a typed :class:`~caliper.plugin.judge.Reply`.
+The core owns the one path from a judge's question to a model: decide the judge engine and its
+model (:func:`decide_judge_engine` and :func:`judge_model_for`, the only place the rule and
+``CALIPER_JUDGE_MODEL`` are read), resolve it lazily (only when a judge asks), run the
+backend's ``run_prompt`` in a fresh sandbox removed afterwards, and hand the judge a typed
+:class:`~caliper.plugin.judge.Reply`.
 """
 
 from __future__ import annotations
@@ -18,33 +17,53 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from caliper.host.engine import Engine
-    from caliper.plugin.attempt import AttemptSandbox, PromptResult, Usage
+    from caliper.host.plugins import PluginHost
+    from caliper.plugin.attempt import AttemptSandbox, PromptResult
     from caliper.plugin.backend import Backend
-    from caliper.plugin.judge import Ask, JudgeUsage, Reply
+    from caliper.plugin.judge import Ask, Reply
 
 JUDGE_MODEL_VARIABLE = "CALIPER_JUDGE_MODEL"
-"""The model judge calls use when the judge engine names none (before the backend's pin)."""
+"""The model judge calls use when ``--judge-model`` names none (before ``--model``'s model)."""
 
 
-def judge_model_for(backend: Backend, model: str | None) -> str | None:
-    """The model a judge call on ``backend`` asks for (``None``: the CLI's own default)."""
-    if model:
-        return model
-    return os.environ.get(JUDGE_MODEL_VARIABLE) or backend.default_judge_model
+def judge_model_for(
+    backend: Backend, named: str | None = None, *, follows: str | None = None
+) -> str | None:
+    """The model judge calls on ``backend`` ask for; ``None`` leaves it to the CLI's default.
+
+    The whole rule, the first one set wins:
+
+    1. ``named``: the model ``--judge-model <backend>:<model>`` names;
+    2. the ``CALIPER_JUDGE_MODEL`` environment variable;
+    3. ``follows``: the model ``--model`` names, when the judges follow the run's engine
+       (no ``--judge-model``);
+    4. the backend's :attr:`~caliper.plugin.backend.Backend.default_judge_model`;
+    5. ``None``: the CLI's own default model.
+
+    Blank values count as unset. Applying it again to its own answer (as ``named``) gives the
+    same answer, so an engine decided ahead passes through a judge call unchanged.
+    """
+    for model in (named, os.environ.get(JUDGE_MODEL_VARIABLE), follows):
+        if model and model.strip():
+            return model.strip()
+    return backend.default_judge_model
 
 
-def judge_usage(usage: Usage | None) -> JudgeUsage | None:
-    """A backend's :class:`~caliper.plugin.attempt.Usage` as the judge's typed usage."""
-    from caliper.plugin.judge import JudgeUsage
+def decide_judge_engine(host: PluginHost, judge_flag: str | None, run_engine: Engine) -> Engine:
+    """The engine LLM judges use, its model decided by :func:`judge_model_for`.
 
-    if usage is None:
-        return None
-    return JudgeUsage(
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        cache_read_tokens=usage.cache_read_tokens,
-        cache_creation_tokens=usage.cache_creation_tokens,
-    )
+    ``judge_flag`` is ``--judge-model`` (resolved against ``host``'s backends when given and
+    not blank); without it the judges follow ``run_engine`` (the run's ``--model``): the same
+    backend, so a user who only has one agent CLI can grade with it, and its model unless
+    ``CALIPER_JUDGE_MODEL`` names another.
+    """
+    from caliper.host.engine import Engine, resolve_engine
+
+    if judge_flag is not None and judge_flag.strip():
+        asked = resolve_engine(host, judge_flag, flag="--judge-model")
+        return Engine(asked.backend, judge_model_for(asked.backend, asked.model), asked.requested)
+    backend = run_engine.backend
+    return Engine(backend, judge_model_for(backend, follows=run_engine.model), None)
 
 
 def _reply(result: PromptResult, backend: str, model: str | None, seconds: float) -> Reply:
@@ -60,7 +79,7 @@ def _reply(result: PromptResult, backend: str, model: str | None, seconds: float
         text=result.text if answered else None,
         backend=backend,
         model=result.model or model,
-        usage=judge_usage(result.usage),
+        usage=result.usage,
         duration_seconds=seconds,
         error=error,
         timed_out=timed_out,

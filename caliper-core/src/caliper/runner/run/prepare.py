@@ -144,10 +144,10 @@ def wants_user_customizations(options: RunOptions, spec: Spec, engine: Engine) -
     wanted = options.user_customizations
     if wanted is None:
         wanted = bool(spec.user_customizations)
-    if wanted and not engine.backend.supports_user_customizations:
+    if wanted and not engine.backend.supports_user_customizations():
         raise UsageError(
             f"--model {engine.label} cannot load your own setup (user customizations): "
-            f"{engine.backend.user_customizations_refusal or 'the backend does not support it.'}",
+            f"{engine.backend.user_customizations_refusal() or 'the backend does not support it.'}",
             hint="Run without --user-customizations (or set `user_customizations: false`), "
             "or pick a backend that supports it (see docs/spec.md).",
         )
@@ -170,8 +170,8 @@ def check_cli(engine: Engine) -> Path:
 
 def check_mcp_support(spec: Spec, engine: Engine) -> None:
     """Refuse a spec with ``mcp:`` servers on a backend that cannot honour them."""
-    if spec.mcp and not engine.backend.supports_mcp:
-        message = engine.backend.mcp_refusal or (
+    if spec.mcp and not engine.backend.supports_mcp():
+        message = engine.backend.mcp_refusal() or (
             f"The {engine.backend.id} backend cannot give the agent the spec's MCP servers."
         )
         raise UsageError(
@@ -183,8 +183,8 @@ def check_mcp_support(spec: Spec, engine: Engine) -> None:
 def check_history_support(spec: Spec, engine: Engine) -> None:
     """Refuse a spec whose tasks plant a ``history:`` on a backend that cannot resume one."""
     planted = [task.name for task in spec.tasks if task.history is not None]
-    if planted and not engine.backend.supports_history:
-        message = engine.backend.history_refusal or (
+    if planted and not engine.backend.supports_history():
+        message = engine.backend.history_refusal() or (
             f"The {engine.backend.id} backend cannot start a task from a planted conversation."
         )
         names = ", ".join(repr(name) for name in planted)
@@ -210,7 +210,8 @@ def _warn(text: str) -> None:
 def check_hidden_activation(spec: Spec, skills: Sequence[ResolvedSkill], engine: Engine) -> None:
     """Refuse ``activates:`` entries naming a ``disable-model-invocation`` skill when the
     engine's backend hides such skills from the model (the check could never pass)."""
-    if not getattr(engine.backend, "hides_model_disabled_skills", False):
+    hides = getattr(engine.backend, "hides_model_disabled_skills", None)
+    if hides is None or not hides():
         return
     from caliper.spec.problems import SpecInvalid
     from caliper.spec.skills import hidden_activation_problems
