@@ -21,7 +21,7 @@ import attrs
 
 from caliper.errors import UsageError
 from caliper.results.journal import assemble, attempt_key
-from caliper.runner.shard import owner, plan_fingerprint
+from caliper.results.shard_plan import owner, plan_fingerprint
 
 HINT = (
     "Shards merge only when they were run with the same command apart from --shard: the same "
@@ -115,6 +115,27 @@ def check_shards(runs: Sequence[ShardRun]) -> None:
     """Raise :class:`MergeError` at the first reason ``runs`` are not one whole run's shards."""
     if not runs:
         raise MergeError("caliper merge needs the shard runs to merge.")
+    _check_finished_shards(runs)
+    first = runs[0]
+    _check_same_run(first, runs[1:])
+    by_index = _by_shard_index(runs)
+    count = int(first.shard.get("count") or 0)
+    _check_none_missing(by_index, count)
+    whole = _whole_plan(first)
+    if plan_fingerprint(whole) != first.shard.get("plan_fingerprint"):
+        raise MergeError(
+            f"{first.label}: its tasks and k do not give the plan its fingerprint records "
+            "(the file was changed by hand?).",
+            hint=HINT,
+        )
+    owners = owner(whole, count)
+    seen = _attempt_holders(runs)
+    _check_own_slices(seen, owners, count)
+    _check_complete(runs, owners, seen)
+
+
+def _check_finished_shards(runs: Sequence[ShardRun]) -> None:
+    """Refuse a run that is not a shard run, or one that did not finish."""
     for run in runs:
         if not isinstance(run.meta.get("shard"), dict):
             raise MergeError(
@@ -126,8 +147,11 @@ def check_shards(runs: Sequence[ShardRun]) -> None:
                 f"{run.label} is incomplete: its run was killed (or is still running).",
                 hint=_resume_hint(run),
             )
-    first = runs[0]
-    for run in runs[1:]:
+
+
+def _check_same_run(first: ShardRun, others: Sequence[ShardRun]) -> None:
+    """Refuse shards that differ from ``first`` in any of the :data:`IDENTITY` fields."""
+    for run in others:
         for field, read in IDENTITY:
             mine, theirs = read(first.meta), read(run.meta)
             if mine != theirs:
@@ -136,6 +160,10 @@ def check_shards(runs: Sequence[ShardRun]) -> None:
                     f"({_short(mine)} vs {_short(theirs)}).",
                     hint=HINT,
                 )
+
+
+def _by_shard_index(runs: Sequence[ShardRun]) -> dict[int, ShardRun]:
+    """The runs by their shard number; refuses a shard given twice."""
     by_index: dict[int, ShardRun] = {}
     for run in runs:
         index = int(run.shard.get("index") or 0)
@@ -146,7 +174,11 @@ def check_shards(runs: Sequence[ShardRun]) -> None:
                 hint="Give each shard once.",
             )
         by_index[index] = run
-    count = int(first.shard.get("count") or 0)
+    return by_index
+
+
+def _check_none_missing(by_index: dict[int, ShardRun], count: int) -> None:
+    """Refuse a set of shards that lacks any of the ``count`` shards."""
     missing = [i for i in range(1, count + 1) if i not in by_index]
     if missing:
         have = ", ".join(f"{i}/{count}" for i in sorted(by_index))
@@ -156,14 +188,10 @@ def check_shards(runs: Sequence[ShardRun]) -> None:
             f"{'are' if len(missing) > 1 else 'is'} missing (given: {have}).",
             hint=f"Pass all {count} shard runs, e.g. the results folders of every CI job.",
         )
-    whole = _whole_plan(first)
-    if plan_fingerprint(whole) != first.shard.get("plan_fingerprint"):
-        raise MergeError(
-            f"{first.label}: its tasks and k do not give the plan its fingerprint records "
-            "(the file was changed by hand?).",
-            hint=HINT,
-        )
-    owners = owner(whole, count)
+
+
+def _attempt_holders(runs: Sequence[ShardRun]) -> dict[tuple[str, int], ShardRun]:
+    """The run holding each ``(task, attempt)``; refuses an attempt two runs hold."""
     seen: dict[tuple[str, int], ShardRun] = {}
     for run in runs:
         for attempt in run.attempts():
@@ -175,6 +203,13 @@ def check_shards(runs: Sequence[ShardRun]) -> None:
                     hint=HINT,
                 )
             seen[key] = run
+    return seen
+
+
+def _check_own_slices(
+    seen: dict[tuple[str, int], ShardRun], owners: dict[tuple[str, int], int], count: int
+) -> None:
+    """Refuse a run holding an attempt that the whole plan gives to another shard."""
     for key, run in seen.items():
         index = int(run.shard["index"])
         if owners.get(key) != index:
@@ -183,6 +218,14 @@ def check_shards(runs: Sequence[ShardRun]) -> None:
                 f"which is not part of shard {index}/{count}'s slice.",
                 hint=HINT,
             )
+
+
+def _check_complete(
+    runs: Sequence[ShardRun],
+    owners: dict[tuple[str, int], int],
+    seen: dict[tuple[str, int], ShardRun],
+) -> None:
+    """Refuse a run that lacks attempts of its slice (other than of tasks it aborted)."""
     for run in runs:
         index = int(run.shard["index"])
         aborted = run.aborted()

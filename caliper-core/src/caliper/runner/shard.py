@@ -14,8 +14,6 @@ belong together and rebuild the whole run.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -23,6 +21,19 @@ from typing import Any
 import attrs
 
 from caliper.errors import UsageError
+from caliper.results.shard_plan import owner, plan_fingerprint
+
+__all__ = [
+    "SHARD_RE",
+    "Shard",
+    "owner",
+    "parse_shard",
+    "plan_fingerprint",
+    "shard_for_run",
+    "shard_jobs",
+    "shard_meta",
+    "shard_sentence",
+]
 
 SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
@@ -63,17 +74,6 @@ def parse_shard(text: str, flag: str = "--shard") -> Shard:
 def shard_jobs(plan: Sequence[tuple[str, int]], shard: Shard) -> list[tuple[str, int]]:
     """The attempts of the whole ``plan`` (in plan order) that belong to ``shard``."""
     return [job for position, job in enumerate(plan) if shard.owns(position)]
-
-
-def owner(plan: Sequence[tuple[str, int]], count: int) -> dict[tuple[str, int], int]:
-    """Which shard (1-based) of ``count`` each attempt of the whole ``plan`` belongs to."""
-    return {job: position % count + 1 for position, job in enumerate(plan)}
-
-
-def plan_fingerprint(plan: Sequence[tuple[str, int]]) -> str:
-    """SHA-256 of the whole plan: its ``(task, attempt)`` list in order."""
-    text = json.dumps([[task, number] for task, number in plan], ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def shard_meta(shard: Shard, plan: Sequence[tuple[str, int]]) -> dict[str, Any]:

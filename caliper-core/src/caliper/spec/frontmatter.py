@@ -17,7 +17,7 @@ from pathlib import Path
 import attrs
 
 from caliper.spec.problems import Problem
-from caliper.spec.yamldoc import parse_yaml, read_text
+from caliper.spec.yamldoc import Document, parse_yaml, read_text
 
 NAME_MAX = 64
 DESCRIPTION_MAX = 1024
@@ -84,25 +84,13 @@ def check_skill_file(path: Path) -> FrontmatterCheck:
     text, problems = read_text(path, what="SKILL.md")
     if text is None:
         return FrontmatterCheck(None, problems, [])
-
-    def problem(line: int | None, column: int | None, field: str, message: str) -> Problem:
-        return Problem(path, line, column, field, message)
-
     split = split_frontmatter(text)
     if split is None:
-        return FrontmatterCheck(
-            None,
-            [
-                problem(
-                    1,
-                    1,
-                    "",
-                    "a SKILL.md must open with YAML frontmatter between `---` lines "
-                    "holding `name:` and `description:`",
-                )
-            ],
-            [],
+        message = (
+            "a SKILL.md must open with YAML frontmatter between `---` lines "
+            "holding `name:` and `description:`"
         )
+        return FrontmatterCheck(None, [Problem(path, 1, 1, "", message)], [])
     body, first_line = split
     document, yaml_problems = parse_yaml(path, body)
     offset = first_line - 1
@@ -112,87 +100,113 @@ def check_skill_file(path: Path) -> FrontmatterCheck:
     if document is None or shifted:
         return FrontmatterCheck(None, shifted, [])
     data = document.data
-
-    def at(key: str, *, key_position: bool = False) -> tuple[int | None, int | None]:
-        pos = document.position((key,), key=key_position)
-        if pos is None:
-            return first_line, 1
-        return pos[0] + offset, pos[1]
-
     if not isinstance(data, dict):
-        return FrontmatterCheck(
-            None,
-            [
-                problem(
-                    first_line,
+        message = "the frontmatter must be a YAML mapping with `name:` and `description:`"
+        return FrontmatterCheck(None, [Problem(path, first_line, 1, "", message)], [])
+    return _FieldCheck(path, document, first_line).run(data)
+
+
+class _FieldCheck:
+    """Checking the fields of one ``SKILL.md``'s frontmatter mapping, with problems and
+    warnings placed at the lines they concern in the file."""
+
+    def __init__(self, path: Path, document: Document, first_line: int) -> None:
+        """Check the frontmatter ``document`` of ``path``, which starts on ``first_line``."""
+        self.path = path
+        self.document = document
+        self.first_line = first_line
+        self.offset = first_line - 1
+        self.found: list[Problem] = []
+        self.warnings: list[Problem] = []
+
+    def problem(self, line: int | None, column: int | None, field: str, message: str) -> Problem:
+        """A problem (or warning) at ``line``/``column`` of the file about ``field``."""
+        return Problem(self.path, line, column, field, message)
+
+    def at(self, key: str, *, key_position: bool = False) -> tuple[int | None, int | None]:
+        """The file line and column of ``key``'s value (or of the key itself), else the
+        frontmatter's first line."""
+        pos = self.document.position((key,), key=key_position)
+        if pos is None:
+            return self.first_line, 1
+        return pos[0] + self.offset, pos[1]
+
+    def run(self, data: dict) -> FrontmatterCheck:
+        """Check ``name``, ``description`` and the model-invocation switch of ``data``."""
+        name = data.get("name")
+        self.check_name(data, name)
+        description = data.get("description")
+        self.check_description(data, description)
+        hidden = data.get(NO_MODEL_INVOCATION) is True
+        if hidden and isinstance(name, str):
+            self.warnings.append(
+                self.problem(
+                    *self.at(NO_MODEL_INVOCATION, key_position=True),
+                    f"frontmatter.{NO_MODEL_INVOCATION}",
+                    f"{name!r} is hidden from the model (Claude Code and pi leave it out of the "
+                    "skill list and refuse to load it), so the agent can never choose it and an "
+                    "`activates:` naming it can never pass; remove the line to measure the skill",
+                )
+            )
+        if self.found:
+            return FrontmatterCheck(None, self.found, self.warnings)
+        assert isinstance(name, str) and isinstance(description, str)
+        frontmatter = SkillFrontmatter(
+            name, description.strip(), self.path, model_invocable=not hidden
+        )
+        return FrontmatterCheck(frontmatter, [], self.warnings)
+
+    def check_name(self, data: dict, name: object) -> None:
+        """Check ``name``: present, a string, valid, and (a warning) equal to the folder's."""
+        if "name" not in data:
+            self.found.append(
+                self.problem(
+                    self.first_line, 1, "frontmatter.name", "missing; the frontmatter needs `name:`"
+                )
+            )
+        elif not isinstance(name, str):
+            self.found.append(
+                self.problem(*self.at("name"), "frontmatter.name", "must be a string")
+            )
+        else:
+            for message in name_problems(name):
+                self.found.append(
+                    self.problem(*self.at("name"), "frontmatter.name", f"{name!r} {message}")
+                )
+            # The folder the entry sits in, as written (a linked SKILL.md counts where the link
+            # is, not where it points); made absolute first so ``./SKILL.md`` has a named parent.
+            folder = Path(os.path.abspath(self.path)).parent.name
+            if not self.found and folder != name:
+                self.warnings.append(
+                    self.problem(
+                        *self.at("name"),
+                        "frontmatter.name",
+                        f"{name!r} differs from the folder name {folder!r}; agents install and "
+                        "list the skill under its frontmatter name",
+                    )
+                )
+
+    def check_description(self, data: dict, description: object) -> None:
+        """Check ``description``: present, a string, not empty and not over the limit."""
+        field = "frontmatter.description"
+        if "description" not in data:
+            self.found.append(
+                self.problem(
+                    self.first_line,
                     1,
-                    "",
-                    "the frontmatter must be a YAML mapping with `name:` and `description:`",
-                )
-            ],
-            [],
-        )
-
-    found: list[Problem] = []
-    warnings: list[Problem] = []
-    name = data.get("name")
-    if "name" not in data:
-        found.append(
-            problem(first_line, 1, "frontmatter.name", "missing; the frontmatter needs `name:`")
-        )
-    elif not isinstance(name, str):
-        found.append(problem(*at("name"), "frontmatter.name", "must be a string"))
-    else:
-        for message in name_problems(name):
-            found.append(problem(*at("name"), "frontmatter.name", f"{name!r} {message}"))
-        # The folder the entry sits in, as written (a linked SKILL.md counts where the link
-        # is, not where it points); made absolute first so ``./SKILL.md`` has a named parent.
-        folder = Path(os.path.abspath(path)).parent.name
-        if not found and folder != name:
-            warnings.append(
-                problem(
-                    *at("name"),
-                    "frontmatter.name",
-                    f"{name!r} differs from the folder name {folder!r}; agents install and list "
-                    "the skill under its frontmatter name",
+                    field,
+                    "missing; the frontmatter needs `description:` (agents choose skills by it)",
                 )
             )
-
-    description = data.get("description")
-    if "description" not in data:
-        found.append(
-            problem(
-                first_line,
-                1,
-                "frontmatter.description",
-                "missing; the frontmatter needs `description:` (agents choose skills by it)",
+        elif not isinstance(description, str):
+            self.found.append(self.problem(*self.at("description"), field, "must be a string"))
+        elif not description.strip():
+            self.found.append(self.problem(*self.at("description"), field, "must not be empty"))
+        elif len(description) > DESCRIPTION_MAX:
+            self.found.append(
+                self.problem(
+                    *self.at("description"),
+                    field,
+                    f"is {len(description)} characters long; the limit is {DESCRIPTION_MAX}",
+                )
             )
-        )
-    elif not isinstance(description, str):
-        found.append(problem(*at("description"), "frontmatter.description", "must be a string"))
-    elif not description.strip():
-        found.append(problem(*at("description"), "frontmatter.description", "must not be empty"))
-    elif len(description) > DESCRIPTION_MAX:
-        found.append(
-            problem(
-                *at("description"),
-                "frontmatter.description",
-                f"is {len(description)} characters long; the limit is {DESCRIPTION_MAX}",
-            )
-        )
-    hidden = data.get(NO_MODEL_INVOCATION) is True
-    if hidden and isinstance(name, str):
-        warnings.append(
-            problem(
-                *at(NO_MODEL_INVOCATION, key_position=True),
-                f"frontmatter.{NO_MODEL_INVOCATION}",
-                f"{name!r} is hidden from the model (Claude Code and pi leave it out of the "
-                "skill list and refuse to load it), so the agent can never choose it and an "
-                "`activates:` naming it can never pass; remove the line to measure the skill",
-            )
-        )
-    if found:
-        return FrontmatterCheck(None, found, warnings)
-    assert isinstance(name, str) and isinstance(description, str)
-    frontmatter = SkillFrontmatter(name, description.strip(), path, model_invocable=not hidden)
-    return FrontmatterCheck(frontmatter, [], warnings)

@@ -68,6 +68,8 @@ def _string_map(
 
 
 def _check_server(report: Reporter, name: str, entry: Any) -> McpServer | None:
+    """Check the server ``name`` of the ``mcp:`` block; the server, or ``None`` when any of its
+    fields is wrong (each reported)."""
     path: tuple[Any, ...] = ("mcp", name)
     if not isinstance(entry, dict):
         report.error(
@@ -86,6 +88,17 @@ def _check_server(report: Reporter, name: str, entry: Any) -> McpServer | None:
             "http or sse.",
         )
         return None
+    _check_server_keys(report, path, name, entry, transport)
+    if transport == "stdio":
+        return _stdio_server(report, path, name, entry, before)
+    return _remote_server(report, path, name, entry, transport, before)
+
+
+def _check_server_keys(
+    report: Reporter, path: tuple[Any, ...], name: str, entry: dict, transport: str
+) -> None:
+    """Report each key of the server ``entry`` that its ``transport`` does not take (naming
+    the other transport's keys as such)."""
     own, other = (STDIO_KEYS, REMOTE_KEYS) if transport == "stdio" else (REMOTE_KEYS, STDIO_KEYS)
     for key in entry:
         if key in own:
@@ -110,32 +123,43 @@ def _check_server(report: Reporter, name: str, entry: Any) -> McpServer | None:
                 key=True,
             )
 
-    if transport == "stdio":
-        if "command" not in entry:
-            report.error(path, "a stdio server needs `command:` (the program to start)")
-            command = None
-        else:
-            command = report.string((*path, "command"), entry.get("command"), what="a command")
-        args = report.string_list((*path, "args"), entry.get("args"), what="arguments") or []
-        for index, arg in enumerate(args):
-            if "${" in arg:
-                report.warn(
-                    (*path, "args", index),
-                    "${VAR} is only resolved in env values, header values and url; "
-                    "this argument is passed as written",
-                )
-        env = _string_map(
-            report,
-            (*path, "env"),
-            entry.get("env"),
-            what="environment variables",
-            key_pattern=ENV_NAME,
-            key_what="environment variable name",
-        )
-        if len(report.problems) != before:
-            return None
-        return McpServer(name=name, transport="stdio", command=command, args=tuple(args), env=env)
 
+def _stdio_server(
+    report: Reporter, path: tuple[Any, ...], name: str, entry: dict, before: int
+) -> McpServer | None:
+    """Check a local server's ``command``, ``args`` and ``env``; the server, or ``None`` when
+    the report gained problems since it held ``before``."""
+    if "command" not in entry:
+        report.error(path, "a stdio server needs `command:` (the program to start)")
+        command = None
+    else:
+        command = report.string((*path, "command"), entry.get("command"), what="a command")
+    args = report.string_list((*path, "args"), entry.get("args"), what="arguments") or []
+    for index, arg in enumerate(args):
+        if "${" in arg:
+            report.warn(
+                (*path, "args", index),
+                "${VAR} is only resolved in env values, header values and url; "
+                "this argument is passed as written",
+            )
+    env = _string_map(
+        report,
+        (*path, "env"),
+        entry.get("env"),
+        what="environment variables",
+        key_pattern=ENV_NAME,
+        key_what="environment variable name",
+    )
+    if len(report.problems) != before:
+        return None
+    return McpServer(name=name, transport="stdio", command=command, args=tuple(args), env=env)
+
+
+def _remote_server(
+    report: Reporter, path: tuple[Any, ...], name: str, entry: dict, transport: str, before: int
+) -> McpServer | None:
+    """Check a remote (``http`` or ``sse``) server's ``url`` and ``headers``; the server, or
+    ``None`` when the report gained problems since it held ``before``."""
     if "url" not in entry:
         report.error(path, f"an {transport} server needs `url:`")
         url = None

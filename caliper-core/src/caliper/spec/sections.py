@@ -87,79 +87,88 @@ def check_skills(report: Reporter, value: Any) -> list[tuple[int, SkillSource]]:
         return []
     sources: list[tuple[int, SkillSource]] = []
     for index, entry in enumerate(value):
-        path: tuple[Any, ...] = ("skills", index)
-        position = report.document.position(path)
-        line = position[0] if position else None
-        if isinstance(entry, str):
-            if not entry.strip():
-                report.error(
-                    path, "expected a path to a SKILL.md or its folder, found an empty string"
-                )
-                continue
-            sources.append(
-                (index, SkillSource(kind="path", declared_as=entry, path=entry, line=line))
-            )
-            continue
-        if not isinstance(entry, dict):
+        source = _check_skill_entry(report, index, entry)
+        if source is not None:
+            sources.append((index, source))
+    return sources
+
+
+def _check_skill_entry(report: Reporter, index: int, entry: Any) -> SkillSource | None:
+    """Validate the ``index``-th ``skills:`` entry; its source, or ``None`` when it is wrong
+    (each problem reported)."""
+    path: tuple[Any, ...] = ("skills", index)
+    position = report.document.position(path)
+    line = position[0] if position else None
+    if isinstance(entry, str):
+        if not entry.strip():
+            report.error(path, "expected a path to a SKILL.md or its folder, found an empty string")
+            return None
+        return SkillSource(kind="path", declared_as=entry, path=entry, line=line)
+    if not isinstance(entry, dict):
+        report.error(
+            path,
+            f"expected a path (a string) or a git source (repo: …), found {type_name(entry)}",
+        )
+        return None
+    if "repo" not in entry:
+        if "path" in entry and isinstance(entry["path"], str):
             report.error(
                 path,
-                f"expected a path (a string) or a git source (repo: …), found {type_name(entry)}",
+                f"a git source needs `repo:`; a local skill is written as a "
+                f"plain string: `- {entry['path']}`",
             )
-            continue
-        if "repo" not in entry:
-            if "path" in entry and isinstance(entry["path"], str):
-                report.error(
-                    path,
-                    f"a git source needs `repo:`; a local skill is written as a "
-                    f"plain string: `- {entry['path']}`",
-                )
-            else:
-                report.error(
-                    path, "a git source needs `repo:` (owner/name, a URL or a path to a repository)"
-                )
-            report.unknown_keys(path, entry, GIT_KEYS, what="a git source")
-            continue
-        before = len(report.problems)
-        report.unknown_keys(path, entry, GIT_KEYS, what="a git source")
-        repo = report.string((*path, "repo"), entry.get("repo"), what="a repository")
-        ref = entry.get("ref")
-        if isinstance(ref, (int, float)) and not isinstance(ref, bool):
-            report.error(
-                (*path, "ref"),
-                f"the ref was read as the number {ref}; put it in "
-                f'quotes (ref: "{ref}") so YAML keeps it as written',
-            )
-            ref = None
         else:
-            ref = report.string((*path, "ref"), ref, what="a branch, tag or commit", required=False)
-            if ref is not None:
-                from caliper.spec.gitcache import ref_problem  # only for a git source's ref
-
-                if why := ref_problem(ref):
-                    report.error((*path, "ref"), f"{ref!r} {why}")
-        inner = report.string(
-            (*path, "path"), entry.get("path"), what="a path inside the repository", required=False
-        )
-        if inner is not None and (inner.startswith("/") or ".." in Path(inner).parts):
             report.error(
-                (*path, "path"), f"{inner!r} must be a relative path inside the repository"
+                path, "a git source needs `repo:` (owner/name, a URL or a path to a repository)"
             )
-        if len(report.problems) != before or repo is None:
-            continue
-        sources.append(
-            (
-                index,
-                SkillSource(
-                    kind="git",
-                    declared_as=_declared_as(repo, ref, inner),
-                    repo=repo,
-                    ref=ref,
-                    path=inner,
-                    line=line,
-                ),
-            )
+        report.unknown_keys(path, entry, GIT_KEYS, what="a git source")
+        return None
+    return _check_git_source(report, path, entry, line)
+
+
+def _check_git_source(
+    report: Reporter, path: tuple[Any, ...], entry: dict, line: int | None
+) -> SkillSource | None:
+    """Validate a ``{repo, ref, path}`` entry at ``path``; its source, or ``None`` when any
+    field is wrong."""
+    before = len(report.problems)
+    report.unknown_keys(path, entry, GIT_KEYS, what="a git source")
+    repo = report.string((*path, "repo"), entry.get("repo"), what="a repository")
+    ref = _check_ref(report, path, entry.get("ref"))
+    inner = report.string(
+        (*path, "path"), entry.get("path"), what="a path inside the repository", required=False
+    )
+    if inner is not None and (inner.startswith("/") or ".." in Path(inner).parts):
+        report.error((*path, "path"), f"{inner!r} must be a relative path inside the repository")
+    if len(report.problems) != before or repo is None:
+        return None
+    return SkillSource(
+        kind="git",
+        declared_as=_declared_as(repo, ref, inner),
+        repo=repo,
+        ref=ref,
+        path=inner,
+        line=line,
+    )
+
+
+def _check_ref(report: Reporter, path: tuple[Any, ...], ref: Any) -> str | None:
+    """The git source's ``ref`` (a branch, tag or commit) when it is a usable string, else
+    ``None`` (a number YAML read, or a malformed ref, is reported)."""
+    if isinstance(ref, (int, float)) and not isinstance(ref, bool):
+        report.error(
+            (*path, "ref"),
+            f"the ref was read as the number {ref}; put it in "
+            f'quotes (ref: "{ref}") so YAML keeps it as written',
         )
-    return sources
+        return None
+    ref = report.string((*path, "ref"), ref, what="a branch, tag or commit", required=False)
+    if ref is not None:
+        from caliper.spec.gitcache import ref_problem  # only for a git source's ref
+
+        if why := ref_problem(ref):
+            report.error((*path, "ref"), f"{ref!r} {why}")
+    return ref
 
 
 def check_sandbox(report: Reporter, value: Any, spec_dir: Path) -> Sandbox:

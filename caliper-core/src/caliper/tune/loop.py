@@ -7,7 +7,7 @@ incumbent and the winner once, at the end, and are never used to choose.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +17,7 @@ from caliper.errors import CaliperError, UsageError
 from caliper.results.significance import GREATER, holm_adjust, stratified_exact_test
 from caliper.tune.measure import Measurement, Neighbourhood, RunSettings, measure
 from caliper.tune.probes import Probe, ProbeSet
-from caliper.tune.proposer import Failures, propose
+from caliper.tune.proposer import Failures, Proposal, propose
 from caliper.tune.split import Split
 
 if TYPE_CHECKING:
@@ -297,7 +297,6 @@ class Tuner:
 
     def _search(self, outcome: TuneOutcome, incumbent: Candidate) -> None:
         """The proposal rounds, then the test measurements (fills ``outcome``)."""
-        name = self.neighbourhood.name
         train_cost = self._cost(self.split.train)
         number = 0
         stop = f"ran all {self.settings.iterations} iteration(s)"
@@ -309,80 +308,23 @@ class Tuner:
             if not self.budget.fits(train_cost, self.test_reserve):
                 stop = f"--max-attempts {self.budget.limit} reached (kept the best so far)"
                 break
-            proposal = propose(
-                self.proposer,
-                name,
-                incumbent.description,
-                _failures(incumbent.measurement, name),
-                self.settings.candidates,
-                tried=[c.description for c in outcome.candidates],
-                workspace=self.folder,
-            )
-            self.budget.proposer_calls += proposal.calls
-            self.budget.proposer_tokens += proposal.tokens
-            for text, why in proposal.dropped:
-                self.emit(f"  dropped a proposal: {why}: {json.dumps(text)[:120]}")
-            if proposal.error:
-                self.emit(f"  the proposer gave no answer: {proposal.error}")
+            proposal = self._propose(outcome, incumbent)
             if not proposal.candidates:
                 stop = f"iteration {iteration}: the proposer gave no usable description"
                 break
             count = len(proposal.candidates)
             self.emit(f"Iteration {iteration}: {count} candidate{'s' if count != 1 else ''}")
-            round_: list[Candidate] = []
-            budget_hit = False
-            for text in proposal.candidates:
-                number += 1
-                label = f"c{number}"
-                if not self.budget.fits(train_cost, self.test_reserve):
-                    budget_hit = True
-                    note = "not measured: --max-attempts would be exceeded"
-                    skipped = Candidate(label, iteration, text, note=note, against=incumbent.id)
-                    outcome.candidates.append(skipped)
-                    self.emit(f"  {label}: {note}\n      {json.dumps(text)}")
-                    continue
-                m = self._measure(text, label, "train")
-                self.emit(f"  {label}: {self._line(m)}\n      {json.dumps(text)}")
-                gain = (
-                    m.rates.accuracy - incumbent.measurement.rates.accuracy
-                    if m.rates.accuracy is not None
-                    else None
-                )
-                p = stratified_exact_test(pairs(incumbent.measurement, m), alternative=GREATER)
-                round_.append(Candidate(label, iteration, text, m, gain, p, against=incumbent.id))
-            adjusted = holm_adjust([c.p_value for c in round_]) if round_ else []
-            round_ = [attrs.evolve(c, adjusted_p=a) for c, a in zip(round_, adjusted, strict=False)]
-            supported = [
-                c
-                for c in round_
-                if c.gain is not None and c.gain > 0 and c.adjusted_p <= self.alpha
-            ]
-            best = max(supported, key=lambda c: (c.gain, -c.adjusted_p), default=None)
-            for c in round_:
-                accepted = best is not None and c.id == best.id
-                note = (
-                    "accepted"
-                    if accepted
-                    else (
-                        "no gain"
-                        if not c.gain or c.gain <= 0
-                        else "gain not statistically supported "
-                        f"(Holm p = {c.adjusted_p:.3f} > {self.alpha:.2f})"
-                    )
-                )
-                c = attrs.evolve(c, accepted=accepted, note=note)
-                outcome.candidates.append(c)
-                self.emit(
-                    f"  {c.id} vs {c.against}: Δ accuracy {_pts(c.gain)}, one-sided p = "
-                    f"{c.p_value:.3f} (Holm {c.adjusted_p:.3f}): {note}"
-                )
-                if accepted:
-                    incumbent = c
-                    outcome.winner = c
+            round_, budget_hit = self._measure_round(
+                outcome, incumbent, iteration, proposal.candidates, number
+            )
+            number += count
+            accepted = self._judge_round(outcome, round_)
+            if accepted is not None:
+                incumbent = accepted
             if budget_hit:
                 stop = f"--max-attempts {self.budget.limit} reached (kept the best so far)"
                 break
-            if best is None:
+            if accepted is None:
                 stop = (
                     f"iteration {iteration}: no candidate beat the incumbent with statistical "
                     "support"
@@ -391,6 +333,95 @@ class Tuner:
         outcome.stop_reason = stop
         self.emit(f"Stopped: {stop}.")
         self._test(outcome)
+
+    def _propose(self, outcome: TuneOutcome, incumbent: Candidate) -> Proposal:
+        """Ask the proposer for new descriptions improving on ``incumbent``; count its cost
+        and report the proposals it dropped and any error."""
+        name = self.neighbourhood.name
+        proposal = propose(
+            self.proposer,
+            name,
+            incumbent.description,
+            _failures(incumbent.measurement, name),
+            self.settings.candidates,
+            tried=[c.description for c in outcome.candidates],
+            workspace=self.folder,
+        )
+        self.budget.proposer_calls += proposal.calls
+        self.budget.proposer_tokens += proposal.tokens
+        for text, why in proposal.dropped:
+            self.emit(f"  dropped a proposal: {why}: {json.dumps(text)[:120]}")
+        if proposal.error:
+            self.emit(f"  the proposer gave no answer: {proposal.error}")
+        return proposal
+
+    def _measure_round(
+        self,
+        outcome: TuneOutcome,
+        incumbent: Candidate,
+        iteration: int,
+        texts: Sequence[str],
+        number: int,
+    ) -> tuple[list[Candidate], bool]:
+        """Measure each proposed description on train against ``incumbent`` (labels go on
+        from ``c{number}``); return the measured candidates and whether the budget left one
+        unmeasured (such candidates go straight into ``outcome``)."""
+        train_cost = self._cost(self.split.train)
+        round_: list[Candidate] = []
+        budget_hit = False
+        for text in texts:
+            number += 1
+            label = f"c{number}"
+            if not self.budget.fits(train_cost, self.test_reserve):
+                budget_hit = True
+                note = "not measured: --max-attempts would be exceeded"
+                skipped = Candidate(label, iteration, text, note=note, against=incumbent.id)
+                outcome.candidates.append(skipped)
+                self.emit(f"  {label}: {note}\n      {json.dumps(text)}")
+                continue
+            m = self._measure(text, label, "train")
+            self.emit(f"  {label}: {self._line(m)}\n      {json.dumps(text)}")
+            gain = (
+                m.rates.accuracy - incumbent.measurement.rates.accuracy
+                if m.rates.accuracy is not None
+                else None
+            )
+            p = stratified_exact_test(pairs(incumbent.measurement, m), alternative=GREATER)
+            round_.append(Candidate(label, iteration, text, m, gain, p, against=incumbent.id))
+        return round_, budget_hit
+
+    def _judge_round(self, outcome: TuneOutcome, round_: list[Candidate]) -> Candidate | None:
+        """Holm-adjust the round's p-values, note each candidate's fate in ``outcome`` and
+        return the accepted one (the largest supported gain, also made the winner), if any."""
+        adjusted = holm_adjust([c.p_value for c in round_]) if round_ else []
+        round_ = [attrs.evolve(c, adjusted_p=a) for c, a in zip(round_, adjusted, strict=False)]
+        supported = [
+            c for c in round_ if c.gain is not None and c.gain > 0 and c.adjusted_p <= self.alpha
+        ]
+        best = max(supported, key=lambda c: (c.gain, -c.adjusted_p), default=None)
+        winner = None
+        for c in round_:
+            accepted = best is not None and c.id == best.id
+            note = (
+                "accepted"
+                if accepted
+                else (
+                    "no gain"
+                    if not c.gain or c.gain <= 0
+                    else "gain not statistically supported "
+                    f"(Holm p = {c.adjusted_p:.3f} > {self.alpha:.2f})"
+                )
+            )
+            c = attrs.evolve(c, accepted=accepted, note=note)
+            outcome.candidates.append(c)
+            self.emit(
+                f"  {c.id} vs {c.against}: Δ accuracy {_pts(c.gain)}, one-sided p = "
+                f"{c.p_value:.3f} (Holm {c.adjusted_p:.3f}): {note}"
+            )
+            if accepted:
+                winner = c
+                outcome.winner = c
+        return winner
 
     def _test(self, outcome: TuneOutcome) -> None:
         if not self.split.test:
