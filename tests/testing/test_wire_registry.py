@@ -7,6 +7,10 @@ plugin would, then the real :class:`ModelServer` is driven over HTTP with urllib
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 import types
 import urllib.error
 import urllib.request
@@ -236,3 +240,39 @@ def test_the_kit_starts_the_server_the_suite_makes(tmp_path: Path) -> None:
         assert server.port
     finally:
         kit.close()
+
+
+def test_the_command_line_speaks_a_wire_module_named_with_wire(tmp_path: Path) -> None:
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": [{"text": "from the cli"}]}))
+    port_file = tmp_path / "port"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "caliper.testing.model_server", "--script", str(script),
+         "--port-file", str(port_file), "--wire", "gemini_style_wire"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 10
+        while not port_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        url = f"http://127.0.0.1:{int(port_file.read_text())}{GEMINI_PATH}"
+        status, _, text = post(url, gemini_body("Hello?"))
+        assert status == 200, text
+        assert json.loads(text)["candidates"][0]["content"]["parts"] == [{"text": "from the cli"}]
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+
+
+def test_the_command_line_refuses_an_unusable_wire_module(tmp_path: Path) -> None:
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": [{"text": "x"}]}))
+    proc = subprocess.run(
+        [sys.executable, "-m", "caliper.testing.model_server", "--script", str(script),
+         "--wire", "json"],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: --wire json:") and "lacks name" in proc.stderr
+    assert "Traceback" not in proc.stderr

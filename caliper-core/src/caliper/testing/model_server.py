@@ -11,7 +11,7 @@ Standard library HTTP only; binds 127.0.0.1 (port 0 by default). Every request i
         assert "my-skill" in server.requests[0].sent_text()
 
 Command line: ``python -m caliper.testing.model_server --script S.yaml [--port 0]
-[--port-file F] [--log requests.jsonl]``.
+[--port-file F] [--log requests.jsonl] [--wire my_plugin.wire_gemini ...]``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gzip
+import importlib
 import json
 import signal
 import socket
@@ -41,7 +42,7 @@ from caliper.testing.reply import Reply, ReplyCall
 from caliper.testing.script import Script, ScriptedError, ScriptedUsage, Turn, as_script
 from caliper.testing.selector import Choice, Selector
 from caliper.testing.wire_protocol import WireProtocol
-from caliper.testing.wire_registry import wire_for_path
+from caliper.testing.wire_registry import register_wire, wire_for_path
 
 SECRET_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie", "x-goog-api-key"}
@@ -375,13 +376,27 @@ def main(argv: list[str] | None = None) -> int:
     """Command line: serve a script until interrupted (SIGINT/SIGTERM)."""
     parser = argparse.ArgumentParser(
         prog="python -m caliper.testing.model_server",
-        description="Serve a scripted model on 127.0.0.1 (Anthropic, Responses, Chat APIs).",
+        description="Serve a scripted model on 127.0.0.1 (Anthropic, Responses, Chat APIs, "
+        "and those of --wire modules).",
     )
     parser.add_argument("--script", required=True, help="script file (YAML or JSON)")
     parser.add_argument("--port", type=int, default=0, help="port (default 0: pick a free one)")
     parser.add_argument("--port-file", help="write the bound port to this file")
     parser.add_argument("--log", help="append one JSON line per request to this file")
+    parser.add_argument(
+        "--wire",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="also speak the wire API of this importable module (repeatable)",
+    )
     args = parser.parse_args(argv)
+    for name in args.wire:
+        try:
+            register_wire(importlib.import_module(name))
+        except (ImportError, TypeError, ValueError) as exc:
+            print(f"error: --wire {name}: {exc}", file=sys.stderr)
+            return 2
     try:
         server = ModelServer(args.script, port=args.port, log_path=args.log).start()
     except CaliperError as exc:
