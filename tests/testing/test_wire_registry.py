@@ -233,11 +233,13 @@ def test_the_kit_starts_the_server_the_suite_makes(tmp_path: Path) -> None:
             return server
 
     cli = AgentCli(name="none", path=tmp_path / "none", bin_dir=tmp_path)
+    assert "gemini-style" not in wire_names()
     kit = ConformanceKit(OwnServer(), tmp_path, FakeRealHome(tmp_path / "home"), cli)
     try:
         server = kit.server(kit.script([{"text": "hi"}]))
         assert made == [server] and kit.servers == [server]
-        assert server.port
+        status, _, text = post(server.url + GEMINI_PATH, gemini_body("Hello?"))
+        assert status == 200, text  # the kit registered the suite's wire modules
     finally:
         kit.close()
 

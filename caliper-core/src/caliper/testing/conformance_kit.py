@@ -15,6 +15,7 @@ import yaml
 
 from caliper.testing.harness import AgentCli, CaliperRun, FakeRealHome, run_caliper_process
 from caliper.testing.model_server import ModelServer, RecordedRequest
+from caliper.testing.wire_protocol import WireProtocol
 
 SKILL_BODY_MARKER = "BODY-MARKER-{name}"
 
@@ -36,6 +37,10 @@ class KitSuite(Protocol):
         """A (not yet started) scripted model server for ``script``."""
         ...
 
+    def wire(self) -> WireProtocol:
+        """Register the suite's own wire modules; return the one its agent speaks."""
+        ...
+
     def engine(self) -> str:
         """The ``--model`` value."""
         ...
@@ -51,9 +56,14 @@ def skill_description(name: str) -> str:
 
 
 class ConformanceKit:
-    """What one conformance test works with: a project folder, a fake home, the CLI."""
+    """What one conformance test works with: a project folder, a fake home, the CLI.
+
+    Making one registers the suite's wire modules (``suite.wire()``), so its servers speak
+    the suite's wire API however the kit was built.
+    """
 
     def __init__(self, suite: KitSuite, root: Path, home: FakeRealHome, cli: AgentCli):
+        suite.wire()
         self.suite = suite
         self.root = root
         self.project = root / "project"
