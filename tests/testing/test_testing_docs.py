@@ -54,3 +54,14 @@ def test_the_script_examples_judge_answer_is_accepted_by_the_real_judge() -> Non
     verdict = parse_verdict(rule["text"])
     assert verdict is not None, rule["text"]
     assert verdict.passed is True and verdict.reasoning
+
+
+def test_the_wire_module_table_lists_exactly_the_wire_protocol() -> None:
+    from caliper.testing.wire_protocol import WireProtocol
+
+    section = DOC.read_text().split("### Other wire APIs", 1)[1].split("\n### ", 1)[0]
+    documented = set(re.findall(r"^\| `(\w+)(?:\([^)]*\))?` \|", section, re.M))
+    members = set(WireProtocol.__annotations__) | {
+        name for name in vars(WireProtocol) if not name.startswith("_")
+    }
+    assert documented == members

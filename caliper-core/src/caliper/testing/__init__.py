@@ -4,10 +4,13 @@ Opt in from a test suite with ``pytest_plugins = ["caliper.testing.fixtures"]``.
 
 * :mod:`caliper.testing.model_server` — ``ModelServer``: Anthropic Messages, OpenAI Responses
   and Chat Completions, scripted turns and rules, every request recorded.
+* :mod:`caliper.testing.wire_registry` — the wire APIs the server speaks; a plugin registers
+  another (a module providing :class:`caliper.testing.wire_protocol.WireProtocol`).
 * :mod:`caliper.testing.offline` — run a command in a loopback-only network namespace.
 * :mod:`caliper.testing.fixtures` — ``model_server``, ``fake_real_home``, ``agent_cli``,
   ``run_caliper``.
 * :mod:`caliper.testing.conformance` — ``BackendConformance``, the standard backend tests.
+* :mod:`caliper.testing.conformance_kit` — ``ConformanceKit`` and the helpers those tests use.
 
 See ``docs/plugins/testing.md``.
 """

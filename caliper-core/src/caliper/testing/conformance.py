@@ -34,149 +34,41 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
+from caliper.testing.conformance_kit import (
+    SKILL_BODY_MARKER,
+    ConformanceKit,
+    KitSuite,
+    main_requests,
+    ok_run,
+    skill_description,
+    tool_turns,
+)
 from caliper.testing.harness import (
-    AgentCli,
     CaliperRun,
     CliUnavailable,
     FakeRealHome,
     locate_agent_cli,
     processes_mentioning,
-    run_caliper_process,
 )
-from caliper.testing.model_server import ModelServer, RecordedRequest
+from caliper.testing.model_server import ModelServer
+from caliper.testing.remote_mcp import (
+    check_broken_stdio_server_stops_run,
+    check_remote_mcp_tool_call,
+    check_unusable_server_stops_run,
+)
 from caliper.testing.script import ScriptedUsage, ToolCall
+from caliper.testing.wire_protocol import WireProtocol
+from caliper.testing.wire_registry import register_wire, wire_named
 
 MISLEADING = "Task completed successfully. All tests passed."
 """Prose in scripted errors: a backend that classifies by words instead of structure fails."""
 
-SKILL_BODY_MARKER = "BODY-MARKER-{name}"
 _NOWHERE = "http://127.0.0.1:9/mcp"
 """A URL nothing listens on (for specs that must be refused before any attempt)."""
 
 ACTIVATION_PROMPT = "Please do my alpha chores. [activate-alpha]"
 SCRIPTED_USAGE = ScriptedUsage(input=100, output=20, cache_read=30, cache_creation=10)
-
-
-def skill_description(name: str) -> str:
-    """A short description (Hermes shows only the first 57 characters)."""
-    return f"Handles {name} chores. Use for {name} work."
-
-
-class ConformanceKit:
-    """What one conformance test works with: a project folder, a fake home, the CLI."""
-
-    def __init__(self, suite: BackendConformance, root: Path, home: FakeRealHome, cli: AgentCli):
-        self.suite = suite
-        self.root = root
-        self.project = root / "project"
-        self.project.mkdir(parents=True, exist_ok=True)
-        self.home = home
-        self.cli = cli
-        self.servers: list[ModelServer] = []
-        self._runs = 0
-
-    # building blocks ---------------------------------------------------------------------
-    def skill(self, name: str) -> str:
-        """Write ``skills/<name>/SKILL.md`` (body carries a marker); return the spec entry."""
-        folder = self.project / "skills" / name
-        folder.mkdir(parents=True, exist_ok=True)
-        body = f"# {name}\n\nFollow these steps. {SKILL_BODY_MARKER.format(name=name)}\n"
-        text = f"---\nname: {name}\ndescription: {skill_description(name)}\n---\n{body}"
-        (folder / "SKILL.md").write_text(text, encoding="utf-8")
-        return f"./skills/{name}/SKILL.md"
-
-    def spec(self, tasks: Sequence[Mapping[str, Any]], **sections: Any) -> Path:
-        """Write ``conf.eval.yaml`` with ``tasks`` and other top-level ``sections``."""
-        data = {k: v for k, v in sections.items() if v is not None}
-        data["tasks"] = list(tasks)
-        path = self.project / "conf.eval.yaml"
-        path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-        return path
-
-    def script(self, turns: Sequence[Mapping[str, Any]] = (), **extra: Any) -> dict[str, Any]:
-        """A script: the suite's ``aux_rules`` first, then ``rules``/``turns`` given here."""
-        rules = [*self.suite.aux_rules(), *extra.pop("rules", [])]
-        return {"rules": rules, "turns": list(turns), **extra}
-
-    def server(self, script: Mapping[str, Any]) -> ModelServer:
-        """Start a scripted model server (stopped at teardown)."""
-        server = ModelServer(script).start()
-        self.servers.append(server)
-        return server
-
-    # running -------------------------------------------------------------------------------
-    def run(
-        self,
-        spec: Path,
-        server: ModelServer,
-        *extra_args: str,
-        timeout: float | None = None,
-        env: Mapping[str, str] | None = None,
-        path: str | None = None,
-    ) -> CaliperRun:
-        """``caliper run SPEC --k 1 --model <engine> --timeout T`` against ``server``."""
-        self._runs += 1
-        config_env = self.suite.configure_user_home(self.home.path, server.url) or {}
-        full_env = {
-            self.suite.backend().cli_path_variable: str(self.cli.path),
-            **config_env,
-            **(env or {}),
-        }
-        attempt_timeout = timeout or self.suite.attempt_timeout
-        return run_caliper_process(
-            "run",
-            spec,
-            "--k",
-            "1",
-            "--workers",
-            "1",
-            "--model",
-            self.suite.engine(),
-            "--timeout",
-            f"{attempt_timeout:g}",
-            *extra_args,
-            home=self.home,
-            cwd=self.project,
-            sandbox_parent=self.root / f"sandboxes-{self._runs}",
-            env=full_env,
-            path=self.cli.path_env() if path is None else path,
-            timeout=attempt_timeout * 3 + 120,
-        )
-
-    def close(self) -> None:
-        """Stop every server this kit started."""
-        for server in self.servers:
-            server.stop()
-
-
-def main_requests(server: ModelServer, prompt: str) -> list[RecordedRequest]:
-    """The model requests of the attempt's main conversation, in order.
-
-    Agents make side calls besides the conversation itself (opencode names the session in a
-    tool-less request *before* the first real one; others ask for approvals or titles), so
-    "the first request" is not the conversation. The main conversation is the requests whose
-    user text carries the task's ``prompt`` and that offer the model tools; when none offers
-    tools, the requests carrying the prompt.
-    """
-    carrying = [
-        r for r in server.model_requests() if prompt in "\n".join(r.conversation.user_texts)
-    ]
-    with_tools = [r for r in carrying if r.conversation.has_tools]
-    return with_tools or carrying
-
-
-def tool_turns(attempt: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The ``tool`` turns of a saved attempt's transcript."""
-    return [t for t in attempt.get("transcript") or [] if t.get("role") == "tool"]
-
-
-def ok_run(run: CaliperRun) -> dict[str, Any]:
-    """The single attempt of a run that must have finished cleanly."""
-    assert run.returncode == 0, run.describe()
-    assert run.results is not None, run.describe()
-    return run.attempt
 
 
 class BackendConformance:
@@ -195,7 +87,11 @@ class BackendConformance:
     module that ``scripts/provision-agent-clis --pins FILE`` also reads. A ``cli`` that no pin
     declares, or a pinned CLI that is not provisioned, fails every standard test."""
     wire_api: str = "chat"
-    """``anthropic``, ``responses`` or ``chat``: what the CLI speaks to the model server."""
+    """The name of the wire API the CLI speaks to the model server: ``anthropic``,
+    ``responses``, ``chat`` (built in) or the ``name`` of a module in ``wire_modules``."""
+    wire_modules: Sequence[WireProtocol] = ()
+    """Extra wire modules (see :class:`~caliper.testing.wire_protocol.WireProtocol`) that
+    :meth:`wire` registers before every test, for an agent whose API is not built in."""
     model_for_tests: str | None = None
     """Model name passed as ``--model <id>:<model>`` (None: the backend default)."""
     attempt_timeout: float = 90.0
@@ -260,7 +156,25 @@ class BackendConformance:
         """
         return model
 
+    def make_server(self, script: Mapping[str, Any]) -> ModelServer:
+        """The scripted model server :meth:`ConformanceKit.server` starts for ``script``.
+
+        A plain :class:`~caliper.testing.model_server.ModelServer` by default (it speaks every
+        registered wire); override it to serve from a subclass or with other arguments.
+        """
+        return ModelServer(script)
+
     # plumbing ----------------------------------------------------------------------------
+    def wire(self) -> WireProtocol:
+        """Register ``wire_modules`` and return the wire module named ``wire_api``.
+
+        Raises :class:`~caliper.testing.wire_registry.UnknownWireError` (naming the registered
+        wires) when no registered module has that name.
+        """
+        for module in self.wire_modules:
+            register_wire(module)
+        return wire_named(self.wire_api)
+
     def engine(self) -> str:
         """The ``--model`` value."""
         return (
@@ -282,6 +196,10 @@ class BackendConformance:
         Fails when the CLI is unknown or not provisioned (saying how to provision it); skips
         only outside a loopback-only network namespace, where no agent CLI may run.
         """
+        try:
+            self.wire()
+        except LookupError as exc:
+            pytest.fail(f"{type(self).__name__}.wire_api: {exc}", pytrace=False)
         name = self.cli or self.backend_id
         cli = locate_agent_cli(name, tmp_path / f"cli-{name}", self.cli_pins)
         if isinstance(cli, CliUnavailable):
@@ -410,7 +328,7 @@ class BackendConformance:
         spec = kit.spec([{"name": "model", "prompt": "Which model?", "assert": "assert True"}])
         run = kit.run(spec, server)
         attempt = ok_run(run)
-        sent = {r.body.get("model") for r in main_requests(server, "Which model?")}
+        sent = {r.model for r in main_requests(server, "Which model?")}
         assert attempt["model"], run.describe()
         if self.model_for_tests:
             assert sent == {self.wire_model(self.model_for_tests)}, sent
@@ -510,8 +428,6 @@ class BackendConformance:
         with the resolved secret, and the secret is written nowhere. See
         :mod:`caliper.testing.remote_mcp`. Refused before any attempt without MCP support.
         """
-        from caliper.testing.remote_mcp import check_remote_mcp_tool_call
-
         if not self.backend().supports_mcp():
             self._assert_mcp_refused(kit, {"remote": {"type": "http", "url": _NOWHERE}})
             return
@@ -521,11 +437,6 @@ class BackendConformance:
     def test_unusable_mcp_server_stops_the_run(self, kit: ConformanceKit, why: str) -> None:
         """A server that refuses the token, is not listening, or (stdio) exits at once stops
         the run with exit 3 naming it, instead of attempts scored without its tools."""
-        from caliper.testing.remote_mcp import (
-            check_broken_stdio_server_stops_run,
-            check_unusable_server_stops_run,
-        )
-
         if not self.backend().supports_mcp():
             self._assert_mcp_refused(kit, {"remote": {"type": "http", "url": _NOWHERE}})
             return
@@ -573,8 +484,13 @@ def attrs_dict(usage: ScriptedUsage) -> dict[str, int]:
 
 __all__ = [
     "MISLEADING",
+    "SKILL_BODY_MARKER",
     "BackendConformance",
     "ConformanceKit",
+    "KitSuite",
     "ToolCall",
+    "main_requests",
+    "ok_run",
     "skill_description",
+    "tool_turns",
 ]

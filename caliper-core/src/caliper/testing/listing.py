@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from caliper.testing.conformance import ConformanceKit, ok_run
+from caliper.testing.conformance_kit import ConformanceKit, ok_run
 
 DESCRIPTION_LENGTH = 250
 

@@ -1,4 +1,7 @@
-"""A scripted model server for tests: Anthropic Messages, OpenAI Responses and Chat Completions.
+"""A scripted model server for tests: Anthropic Messages, OpenAI Responses, Chat Completions.
+
+It speaks every wire API in :mod:`caliper.testing.wire_registry` (those three built in, plus
+any a plugin registers, see :class:`~caliper.testing.wire_protocol.WireProtocol`).
 
 Standard library HTTP only; binds 127.0.0.1 (port 0 by default). Every request is recorded
 (secrets redacted) so tests can check what the agent sent the model.
@@ -8,7 +11,7 @@ Standard library HTTP only; binds 127.0.0.1 (port 0 by default). Every request i
         assert "my-skill" in server.requests[0].sent_text()
 
 Command line: ``python -m caliper.testing.model_server --script S.yaml [--port 0]
-[--port-file F] [--log requests.jsonl]``.
+[--port-file F] [--log requests.jsonl] [--wire my_plugin.wire_gemini ...]``.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gzip
+import importlib
 import json
 import signal
 import socket
@@ -26,28 +30,23 @@ import zlib
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import attrs
 
 from caliper.errors import CaliperError
-from caliper.testing import wire_anthropic, wire_chat, wire_responses
 from caliper.testing.background_http import BackgroundHttpServer, QuietServer
 from caliper.testing.conversation import Conversation, as_json_text, new_call_id
 from caliper.testing.placeholders import fill
 from caliper.testing.reply import Reply, ReplyCall
 from caliper.testing.script import Script, ScriptedError, ScriptedUsage, Turn, as_script
 from caliper.testing.selector import Choice, Selector
+from caliper.testing.wire_protocol import WireProtocol
+from caliper.testing.wire_registry import register_wire, wire_for_path
 
 SECRET_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie", "x-goog-api-key"}
 )
-_WIRES: dict[str, ModuleType] = {
-    "anthropic": wire_anthropic,
-    "responses": wire_responses,
-    "chat": wire_chat,
-}
 
 
 def redact(name: str, value: str) -> str:
@@ -60,15 +59,9 @@ def redact(name: str, value: str) -> str:
 
 
 def api_for(path: str) -> str | None:
-    """Which wire API a POST path belongs to (query string ignored), or None."""
-    bare = path.split("?", 1)[0].rstrip("/")
-    if bare.endswith("/chat/completions"):
-        return "chat"
-    if bare.endswith("/responses"):
-        return "responses"
-    if bare.endswith("/messages"):
-        return "anthropic"
-    return None
+    """The name of the registered wire API a POST path belongs to, or None."""
+    wire = wire_for_path(path)
+    return wire.name if wire is not None else None
 
 
 @attrs.frozen
@@ -97,6 +90,11 @@ class RecordedRequest:
     def sent_text(self, *, include_tools: bool = True) -> str:
         """All text the model was sent in this request (system, messages, tool results, tools)."""
         return self.conversation.sent_text(include_tools=include_tools) if self.conversation else ""
+
+    @property
+    def model(self) -> str | None:
+        """The model a model request asked for (as its wire reads it: body or URL), or None."""
+        return self.conversation.model if self.conversation else None
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (the ``--log`` line format)."""
@@ -186,23 +184,28 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(404, {"error": {"message": f"no route for GET {bare}", "type": "not_found"}})
 
     def do_POST(self) -> None:
-        """Model requests on the three wire APIs."""
+        """Model requests on every registered wire API (the wire is chosen by the path)."""
         owner = self.server.owner
         raw = self._read_body()
-        api = api_for(self.path)
+        wire = wire_for_path(self.path)
+        api = wire.name if wire is not None else None
         try:
             body = json.loads(raw) if raw else None
         except (json.JSONDecodeError, UnicodeDecodeError):
             body = None
-        if api is None or not isinstance(body, dict):
+        if wire is None or not isinstance(body, dict):
             owner._record(self, raw.decode("utf-8", "replace"), api=api)
             what = "unknown path" if api is None else "body is not a JSON object"
             if api is not None and self.headers.get("Content-Encoding"):
                 what += f" (Content-Encoding {self.headers['Content-Encoding']!r})"
             self._json(404 if api is None else 400, {"error": {"message": what}})
             return
-        wire = _WIRES[api]
-        conv = wire.parse(body)
+        conv = attrs.evolve(
+            wire.parse(body),
+            api=wire.name,
+            model=wire.model_from(self.path, body),
+            stream=wire.stream_from(self.path, body),
+        )
         choice = owner.selector.choose(conv)
         turn = choice.turn
         if turn is not None and turn.delay:
@@ -234,7 +237,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._json(200, wire.reply_json(reply))
 
-    def _error(self, wire: ModuleType, error: ScriptedError) -> None:
+    def _error(self, wire: WireProtocol, error: ScriptedError) -> None:
         extra = {}
         if error.retry_after is not None:
             extra["Retry-After"] = f"{error.retry_after:g}"
@@ -313,7 +316,7 @@ class ModelServer(BackgroundHttpServer):
 
     # internals -----------------------------------------------------------------------------
     def _reply(
-        self, turn: Turn | None, choice: Choice, conv: Conversation, wire: ModuleType
+        self, turn: Turn | None, choice: Choice, conv: Conversation, wire: WireProtocol
     ) -> tuple[Reply, tuple[str, ...]]:
         unresolved: list[str] = []
         text_seen = conv.sent_text()
@@ -373,13 +376,27 @@ def main(argv: list[str] | None = None) -> int:
     """Command line: serve a script until interrupted (SIGINT/SIGTERM)."""
     parser = argparse.ArgumentParser(
         prog="python -m caliper.testing.model_server",
-        description="Serve a scripted model on 127.0.0.1 (Anthropic, Responses, Chat APIs).",
+        description="Serve a scripted model on 127.0.0.1 (Anthropic, Responses, Chat APIs, "
+        "and those of --wire modules).",
     )
     parser.add_argument("--script", required=True, help="script file (YAML or JSON)")
     parser.add_argument("--port", type=int, default=0, help="port (default 0: pick a free one)")
     parser.add_argument("--port-file", help="write the bound port to this file")
     parser.add_argument("--log", help="append one JSON line per request to this file")
+    parser.add_argument(
+        "--wire",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="also speak the wire API of this importable module (repeatable)",
+    )
     args = parser.parse_args(argv)
+    for name in args.wire:
+        try:
+            register_wire(importlib.import_module(name))
+        except (ImportError, TypeError, ValueError) as exc:
+            print(f"error: --wire {name}: {exc}", file=sys.stderr)
+            return 2
     try:
         server = ModelServer(args.script, port=args.port, log_path=args.log).start()
     except CaliperError as exc:

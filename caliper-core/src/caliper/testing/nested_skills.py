@@ -7,7 +7,7 @@ own. :func:`write_nested_skill` writes the layout and
 
 from __future__ import annotations
 
-from caliper.testing.conformance import ConformanceKit, skill_description
+from caliper.testing.conformance_kit import ConformanceKit, skill_description
 
 PARENT = "parent-skill"
 NESTED = ("nested-one", "nested-two")

@@ -1,6 +1,6 @@
 """End-to-end check of a remote (Streamable HTTP) MCP server whose header holds a secret.
 
-A backend's test builds a :class:`~caliper.testing.conformance.ConformanceKit` and calls
+A backend's test builds a :class:`~caliper.testing.conformance_kit.ConformanceKit` and calls
 :func:`check_remote_mcp_tool_call`. It starts :class:`~caliper.testing.mcp_echo.HttpEchoServer`,
 writes a spec whose ``mcp:`` server is ``type: http`` with
 ``Authorization: Bearer ${CALIPER_E2E_MCP_TOKEN}``, runs the real ``caliper run`` with that
@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from caliper.testing.conformance import ConformanceKit, ok_run, tool_turns
+from caliper.testing.conformance_kit import ConformanceKit, ok_run, tool_turns
 from caliper.testing.harness import CaliperRun
 from caliper.testing.mcp_echo import HttpEchoServer
 from caliper.testing.model_server import ModelServer

@@ -8,8 +8,10 @@ from caliper.testing.conversation import Conversation, ConversationParts, as_jso
 from caliper.testing.reply import Reply
 from caliper.testing.script import ScriptedError
 from caliper.testing.sse import event
+from caliper.testing.wire_protocol import bare_path, body_model, body_stream
 
-API = "anthropic"
+name = "anthropic"
+API = name
 CALL_ID_PREFIX = "toolu_"
 
 _ERROR_TYPES = {
@@ -23,6 +25,21 @@ _ERROR_TYPES = {
     503: "api_error",
     529: "overloaded_error",
 }
+
+
+def matches(path: str) -> bool:
+    """Whether a POST to ``path`` is a Messages request (``…/messages``, any query string)."""
+    return bare_path(path).endswith("/messages")
+
+
+def model_from(path: str, body: dict[str, Any]) -> str | None:
+    """The model a request asks for: the body's ``model``."""
+    return body_model(body)
+
+
+def stream_from(path: str, body: dict[str, Any]) -> bool:
+    """Whether a request asks for SSE: the body's ``stream`` flag."""
+    return body_stream(body)
 
 
 def parse(body: dict[str, Any]) -> Conversation:

@@ -8,12 +8,40 @@ from typing import Any
 from caliper.testing.conversation import Conversation, ConversationParts, text_of
 from caliper.testing.reply import Reply
 from caliper.testing.sse import event
+from caliper.testing.wire_protocol import bare_path, body_model, body_stream
 from caliper.testing.wire_responses import error_body
 
-API = "chat"
+name = "chat"
+API = name
 CALL_ID_PREFIX = "call_"
 
-__all__ = ["API", "CALL_ID_PREFIX", "error_body", "parse", "reply_json", "reply_sse"]
+__all__ = [
+    "API",
+    "CALL_ID_PREFIX",
+    "error_body",
+    "matches",
+    "model_from",
+    "name",
+    "parse",
+    "reply_json",
+    "reply_sse",
+    "stream_from",
+]
+
+
+def matches(path: str) -> bool:
+    """Whether a POST to ``path`` is a Chat Completions request (``…/chat/completions``)."""
+    return bare_path(path).endswith("/chat/completions")
+
+
+def model_from(path: str, body: dict[str, Any]) -> str | None:
+    """The model a request asks for: the body's ``model``."""
+    return body_model(body)
+
+
+def stream_from(path: str, body: dict[str, Any]) -> bool:
+    """Whether a request asks for SSE: the body's ``stream`` flag."""
+    return body_stream(body)
 
 
 def parse(body: dict[str, Any]) -> Conversation:

@@ -9,8 +9,10 @@ from caliper.testing.conversation import Conversation, ConversationParts, as_jso
 from caliper.testing.reply import Reply
 from caliper.testing.script import ScriptedError
 from caliper.testing.sse import event
+from caliper.testing.wire_protocol import bare_path, body_model, body_stream
 
-API = "responses"
+name = "responses"
+API = name
 CALL_ID_PREFIX = "call_"
 
 _ERROR_CODES = {
@@ -20,6 +22,21 @@ _ERROR_CODES = {
     404: ("invalid_request_error", "not_found"),
     429: ("rate_limit_error", "rate_limit_exceeded"),
 }
+
+
+def matches(path: str) -> bool:
+    """Whether a POST to ``path`` is a Responses request (``…/responses``)."""
+    return bare_path(path).endswith("/responses")
+
+
+def model_from(path: str, body: dict[str, Any]) -> str | None:
+    """The model a request asks for: the body's ``model``."""
+    return body_model(body)
+
+
+def stream_from(path: str, body: dict[str, Any]) -> bool:
+    """Whether a request asks for SSE: the body's ``stream`` flag."""
+    return body_stream(body)
 
 
 def parse(body: dict[str, Any]) -> Conversation:
