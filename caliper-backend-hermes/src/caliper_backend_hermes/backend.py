@@ -31,6 +31,7 @@ from caliper_backend_hermes.failure import (
 from caliper_backend_hermes.home import (
     finish_home,
     load_user_setup,
+    passed_variables,
     read_user_config,
     seed_home,
     user_hermes_home,
@@ -82,8 +83,6 @@ class _Run:
 
 
 _SESSION_LINE = re.compile(r"^session_id:\s*(\S+)\s*$", re.M)
-_PASSED_VARIABLES = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
-_CONFIG_REFERENCE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 @attrs.frozen
@@ -370,21 +369,3 @@ def mcp_failure(
     for secret in sorted((s for s in secrets if s), key=len, reverse=True):
         message = message.replace(secret, "***")
     return AgentEnding(AgentStatus.SETUP_ERROR, message)
-
-
-def passed_variables(config_path: Path, environ: Mapping[str, str]) -> dict[str, str]:
-    """Provider keys Hermes may need from the user's environment.
-
-    Hermes reads ``*_API_KEY`` variables as well as its own ``.env``, and its config may refer
-    to variables as ``${NAME}``; those (and nothing else) are passed on.
-    """
-    try:
-        wanted = set(_CONFIG_REFERENCE.findall(config_path.read_text(encoding="utf-8")))
-    except OSError:
-        wanted = set()
-    return {
-        key: value
-        for key, value in environ.items()
-        if (key in wanted or _PASSED_VARIABLES.match(key))
-        and not key.startswith("CALIPER_MCP_SECRET_")
-    }

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -24,6 +25,9 @@ from caliper.plugin.attempt import UserSetup
 from caliper.plugin.backend import copy_user_skills
 from caliper.plugin.private_files import copy_private, write_private
 from caliper_backend_hermes.skills import hidden_skill_names
+
+_PASSED_VARIABLES = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
+_CONFIG_REFERENCE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
 
 SEED_FILES = (".env", "auth.json")
 CONFIG_FILE = "config.yaml"
@@ -209,3 +213,21 @@ def load_user_setup(hermes_home: Path, source: Path) -> UserSetup:
         names += copied.names
         notes += copied.notes
     return UserSetup(skills=tuple(names), not_loaded=(*notes, *USER_SETUP_NOT_LOADED))
+
+
+def passed_variables(config_path: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """Provider keys Hermes may need from the user's environment.
+
+    Hermes reads ``*_API_KEY`` variables as well as its own ``.env``, and its config may refer
+    to variables as ``${NAME}``; those (and nothing else) are passed on.
+    """
+    try:
+        wanted = set(_CONFIG_REFERENCE.findall(config_path.read_text(encoding="utf-8")))
+    except OSError:
+        wanted = set()
+    return {
+        key: value
+        for key, value in environ.items()
+        if (key in wanted or _PASSED_VARIABLES.match(key))
+        and not key.startswith("CALIPER_MCP_SECRET_")
+    }

@@ -45,7 +45,7 @@ def provider_configured(cli: Path, real_home: Path) -> bool | None:
     python = console_script_python(cli)
     if python is None:
         return None
-    from caliper_backend_hermes.backend import passed_variables
+    from caliper_backend_hermes.home import passed_variables
 
     scratch = Path(tempfile.mkdtemp(prefix="caliper-hermes-check-"))
     try:

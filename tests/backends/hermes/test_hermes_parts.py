@@ -22,7 +22,7 @@ from caliper.plugin.attempt import (
     Usage,
 )
 from caliper_backend_hermes import plugin
-from caliper_backend_hermes.backend import HermesBackend, passed_variables
+from caliper_backend_hermes.backend import HermesBackend
 from caliper_backend_hermes.failure import (
     classify_api_failure,
     classify_no_session,
@@ -31,6 +31,7 @@ from caliper_backend_hermes.failure import (
 from caliper_backend_hermes.home import (
     MCP_DISCOVERY_WAIT,
     neutral_config,
+    passed_variables,
     prepare_home,
     read_user_config,
     user_hermes_home,
