@@ -88,7 +88,7 @@ def _private_folder(folder: Path, *, create: bool) -> bool:
 
 
 def _start_ticks(pid: int) -> int:
-    from caliper.system.process import _start_time
+    from caliper.system.process._table import _start_time
 
     return _start_time(pid)
 
@@ -392,7 +392,7 @@ def _end_processes(entries: _Entries) -> int:
     """SIGKILL the live processes that are provably the dead run's; how many were ended."""
     import signal
 
-    from caliper.system.process import _full_table, _with_descendants
+    from caliper.system.process._table import _full_table, _with_descendants
 
     ended: set[int] = set()
     mine = os.getpid()
