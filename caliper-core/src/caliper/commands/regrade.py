@@ -62,7 +62,7 @@ def command(
     confidence: float,
 ) -> None:
     """Re-run the judges of the saved run RUN on its saved attempts and save a new run."""
-    from caliper.commands.run import check_save_targets
+    from caliper.commands.finishing import check_save_targets
     from caliper.errors import CaliperError, UsageError
     from caliper.host.engine import resolve_engine
     from caliper.host.plugins import PluginHost
