@@ -56,30 +56,45 @@ def _tool_result(turn: ShellTurn) -> str:
     return f"Exit code {turn.exit_code}\n{text}" if turn.failed else text
 
 
-def session_entries(
-    history: PlantedConversation, session_id: str, cwd: Path
-) -> list[dict[str, Any]]:
-    """The JSONL entries of the planted session, oldest first."""
-    stamp = datetime.datetime.now(datetime.timezone.utc)
-    common = {
-        "isSidechain": False,
-        "userType": "external",
-        "entrypoint": "sdk-cli",
-        "cwd": str(cwd),
-        "sessionId": session_id,
-        "version": CLAUDE_VERSION,
+def _assistant_message(message_id: str, block: dict[str, Any], stop: str) -> dict[str, Any]:
+    """An assistant ``message`` holding one content ``block``, ending with ``stop``."""
+    return {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "content": [block],
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 0, "output_tokens": 0},
     }
-    entries: list[dict[str, Any]] = []
-    parent: str | None = None
 
-    def add(kind: str, message: dict[str, Any], **extra: Any) -> None:
-        nonlocal parent
+
+class _Session:
+    """The entries of one planted session as they are written: each linked to the one before
+    it by ``parentUuid`` and stamped a moment after it."""
+
+    def __init__(self, session_id: str, cwd: Path) -> None:
+        """Start an empty session ``session_id`` run in ``cwd``, stamped from now."""
+        self.stamp = datetime.datetime.now(datetime.timezone.utc)
+        self.common = {
+            "isSidechain": False,
+            "userType": "external",
+            "entrypoint": "sdk-cli",
+            "cwd": str(cwd),
+            "sessionId": session_id,
+            "version": CLAUDE_VERSION,
+        }
+        self.entries: list[dict[str, Any]] = []
+        self.parent: str | None = None
+
+    def add(self, kind: str, message: dict[str, Any], **extra: Any) -> None:
+        """Append a ``kind`` (``user`` or ``assistant``) entry carrying ``message``."""
         entry_id = str(uuid.uuid4())
-        when = stamp + datetime.timedelta(milliseconds=len(entries))
-        entries.append(
+        when = self.stamp + datetime.timedelta(milliseconds=len(self.entries))
+        self.entries.append(
             {
-                "parentUuid": parent,
-                **common,
+                "parentUuid": self.parent,
+                **self.common,
                 "type": kind,
                 "message": message,
                 "uuid": entry_id,
@@ -87,58 +102,61 @@ def session_entries(
                 **extra,
             }
         )
-        parent = entry_id
+        self.parent = entry_id
 
-    def assistant(message_id: str, block: dict[str, Any], stop: str) -> dict[str, Any]:
-        return {
-            "id": message_id,
-            "type": "message",
-            "role": "assistant",
-            "content": [block],
-            "stop_reason": stop,
-            "stop_sequence": None,
-            "usage": {"input_tokens": 0, "output_tokens": 0},
+    def add_shell(
+        self, history: PlantedConversation, index: int, turn: ShellTurn, message_id: str
+    ) -> None:
+        """Append a shell turn: a ``Bash`` ``tool_use`` in the assistant message
+        ``message_id``, then the user entry holding its ``tool_result``."""
+        tool_id = call_id(history, index, "toolu_")
+        block = {
+            "type": "tool_use",
+            "id": tool_id,
+            "name": "Bash",
+            "input": {"command": turn.command},
         }
+        self.add("assistant", _assistant_message(message_id, block, "tool_use"))
+        result = {
+            "tool_use_id": tool_id,
+            "type": "tool_result",
+            "content": _tool_result(turn),
+            "is_error": turn.failed,
+        }
+        self.add(
+            "user",
+            {"role": "user", "content": [result]},
+            toolUseResult={
+                "stdout": turn.output,
+                "stderr": "",
+                "interrupted": False,
+                "isImage": False,
+            },
+        )
 
+
+def session_entries(
+    history: PlantedConversation, session_id: str, cwd: Path
+) -> list[dict[str, Any]]:
+    """The JSONL entries of the planted session, oldest first."""
+    session = _Session(session_id, cwd)
     turns = history.turns
     message_id = ""
     for index, turn in enumerate(turns):
         if isinstance(turn, UserTurn):
-            add("user", {"role": "user", "content": turn.text})
+            session.add("user", {"role": "user", "content": turn.text})
         elif isinstance(turn, AssistantTurn):
             message_id = f"msg_hist{history.sha256[:12]}n{index}"
             calls_next = index + 1 < len(turns) and isinstance(turns[index + 1], ShellTurn)
             stop = "tool_use" if calls_next else "end_turn"
-            add("assistant", assistant(message_id, {"type": "text", "text": turn.text}, stop))
+            block = {"type": "text", "text": turn.text}
+            session.add("assistant", _assistant_message(message_id, block, stop))
         else:
             after_text = index > 0 and isinstance(turns[index - 1], AssistantTurn)
             if not after_text:
                 message_id = f"msg_hist{history.sha256[:12]}n{index}"
-            tool_id = call_id(history, index, "toolu_")
-            block = {
-                "type": "tool_use",
-                "id": tool_id,
-                "name": "Bash",
-                "input": {"command": turn.command},
-            }
-            add("assistant", assistant(message_id, block, "tool_use"))
-            result = {
-                "tool_use_id": tool_id,
-                "type": "tool_result",
-                "content": _tool_result(turn),
-                "is_error": turn.failed,
-            }
-            add(
-                "user",
-                {"role": "user", "content": [result]},
-                toolUseResult={
-                    "stdout": turn.output,
-                    "stderr": "",
-                    "interrupted": False,
-                    "isImage": False,
-                },
-            )
-    return entries
+            session.add_shell(history, index, turn, message_id)
+    return session.entries
 
 
 def plant_session(history: PlantedConversation, sandbox: AttemptSandbox) -> str:
