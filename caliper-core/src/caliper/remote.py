@@ -77,6 +77,7 @@ def run_job(
     stop_requested: Callable[[], bool] | None = None,
     *,
     node: str | None = None,
+    on_stop: Callable[[], None] | None = None,
 ) -> FinishedAttempt:
     """Run ``job`` of ``bundle`` on this node and return its finished attempt (``node`` set).
 
@@ -85,8 +86,9 @@ def run_job(
     ``KeyboardInterrupt`` (what a cancelled Ray task gets), the attempt stops the way Ctrl-C
     stops a local run: its agent's processes end, its ``cleanup:`` runs, its sandbox is
     removed, and the finished attempt has no record; a second ``KeyboardInterrupt`` cuts the
-    cleanup short too. A node that cannot run the bundle at all gives a ``fatal`` setup
-    error.
+    cleanup short too. ``on_stop`` (when given) is called once, in the calling thread, as
+    the stop begins (e.g. to log it). A node that cannot run the bundle at all gives a
+    ``fatal`` setup error.
     """
     from caliper.plugin.executor import FinishedAttempt
     from caliper.runner.run.control import RunController
@@ -109,6 +111,8 @@ def run_job(
             if thread.is_alive() and stop_requested is not None and stop_requested():
                 raise _StopRequested()
     except (KeyboardInterrupt, _StopRequested):
+        if on_stop is not None:
+            on_stop()
         _stop(controller, thread)
         process.sweep_orphans()
         return FinishedAttempt(job=job, record=None, node=node)

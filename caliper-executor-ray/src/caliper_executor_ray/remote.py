@@ -45,9 +45,14 @@ def run_attempt(bundle: RunBundle, job: AttemptJob) -> FinishedAttempt:
     """Run ``job`` of the bundle on this node; its ``node`` names this node."""
     label = node_label()
     _say(f"attempt {job.task_name!r} #{job.number} starts on {label}")
-    finished = remote.run_job(bundle, job, node=label)
-    ended = "finished" if finished.record is not None or finished.fatal else "stopped"
-    _say(f"attempt {job.task_name!r} #{job.number} {ended} on {label}")
+    attempt = f"attempt {job.task_name!r} #{job.number}"
+
+    def cancelled() -> None:  # ray.cancel: the attempt stops like Ctrl-C stops a local run
+        _say(f"{attempt} cancelled; stopping it")
+
+    finished = remote.run_job(bundle, job, node=label, on_stop=cancelled)
+    if finished.record is not None or finished.fatal is not None:
+        _say(f"{attempt} finished on {label}")
     return finished
 
 
