@@ -141,17 +141,20 @@ class RunBundle:
         return self._id
 
     def __reduce__(self) -> tuple[object, ...]:
-        """Pickled as its payload (packed first), so it can be shipped to a node."""
-        return (_restored, (self.engine, self.payload(), self.keep_workdirs))
+        """Pickled as its payload (packed first) and id, so it can be shipped to a node (which
+        then does not hash the payload again for every job)."""
+        return (_restored, (self.engine, self.payload(), self.keep_workdirs, self.id))
 
     def __repr__(self) -> str:
         """The engine only (the payload is large and opaque)."""
         return f"RunBundle(engine={self.engine!r})"
 
 
-def _restored(engine: str, payload: bytes, keep_workdirs: bool) -> RunBundle:
+def _restored(engine: str, payload: bytes, keep_workdirs: bool, bundle_id: str) -> RunBundle:
     """A pickled :class:`RunBundle` again."""
-    return RunBundle.of_payload(engine, payload, keep_workdirs=keep_workdirs)
+    bundle = RunBundle.of_payload(engine, payload, keep_workdirs=keep_workdirs)
+    bundle._id = bundle_id
+    return bundle
 
 
 @attrs.frozen
