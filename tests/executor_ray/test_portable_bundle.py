@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -182,12 +183,21 @@ def test_remote_checks_the_node_and_runs_a_job_from_the_bundle(space: Workspace)
     assert SECRET.encode() not in shipped.payload()
     assert remote.check_node(shipped) is None
     outcomes = {}
+    started_between: list[subprocess.Popen[bytes]] = []
     for task in ("writes", "fails"):
         finished = remote.run_job(shipped, AttemptJob(task, 1, backend_id="fake"), node="n1")
         assert finished.fatal is None and finished.node == "n1"
         assert finished.record is not None
         outcomes[task] = finished.record.outcome.value
+        if not started_between:  # a child of the caller's own, started between two jobs
+            started_between.append(subprocess.Popen(["sleep", "60"]))
     assert outcomes == {"writes": "pass", "fails": "task_fail"}
+    sleeper = started_between[0]
+    try:
+        assert sleeper.poll() is None, "a job ended a process its caller started"
+    finally:
+        sleeper.kill()
+        sleeper.wait()
 
 
 def test_remote_stops_a_job_when_asked_and_hands_it_back_without_a_record(

@@ -90,13 +90,32 @@ def run_job(
     the stop begins (e.g. to log it). A node that cannot run the bundle at all gives a
     ``fatal`` setup error.
     """
-    from caliper.plugin.executor import FinishedAttempt
-    from caliper.runner.run.control import RunController
-    from caliper.runner.run.portable import run_job as run_portable
     from caliper.system import process
 
     process.reset_stop()
     process.adopt_orphans()
+    try:
+        return _run_and_wait(bundle, job, stop_requested, node, on_stop)
+    finally:
+        # the job's orphaned descendants are ended, then this process's own process handling
+        # is as it was (the caller's other children are never touched)
+        process.sweep_orphans()
+        process.release_orphans()
+
+
+def _run_and_wait(
+    bundle: RunBundle,
+    job: AttemptJob,
+    stop_requested: Callable[[], bool] | None,
+    node: str | None,
+    on_stop: Callable[[], None] | None,
+) -> FinishedAttempt:
+    """:func:`run_job` once this process adopts orphans: the attempt on a thread, waited for
+    here and stopped on a request or ``KeyboardInterrupt``."""
+    from caliper.plugin.executor import FinishedAttempt
+    from caliper.runner.run.control import RunController
+    from caliper.runner.run.portable import run_job as run_portable
+
     controller = RunController()
     outcome: dict[str, FinishedAttempt] = {}
 
@@ -114,9 +133,7 @@ def run_job(
         if on_stop is not None:
             on_stop()
         _stop(controller, thread)
-        process.sweep_orphans()
         return FinishedAttempt(job=job, record=None, node=node)
-    process.sweep_orphans()
     finished = outcome.get("finished") or FinishedAttempt(job=job, record=None)
     finished.node = node
     return finished
