@@ -8,7 +8,7 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
-from caliper.plugin.executor import AttemptJob, ExecutorSession, FinishedAttempt, RunWork
+from caliper.plugin.executor import AttemptJob, ExecutorSession, FinishedAttempt
 from caliper.results.models import AttemptRecord, Outcome
 from caliper.runner.run.control import RunController
 from caliper.runner.run.schedule import schedule
@@ -65,14 +65,8 @@ def _run(tasks, backend, *, k=3, fail_fast=0):
     )
 
 
-def _work(runs, workers, limits=None):
-    return RunWork(
-        runs=runs,
-        run_here=lambda job: FinishedAttempt(job=job, record=None),
-        controller=RunController(),
-        workers=workers,
-        max_concurrent=limits or {},
-    )
+def _schedule(runs, workers, session, jobs):
+    return schedule(runs, session, jobs, controller=RunController(), workers=workers)
 
 
 def test_the_cost_per_finished_attempt_does_not_grow_with_the_jobs_waiting():
@@ -80,7 +74,7 @@ def test_the_cost_per_finished_attempt_does_not_grow_with_the_jobs_waiting():
     runs = {"": _run(["t"], "a", k=n)}
     session = ScriptedSession(workers=2)
     jobs = [AttemptJob("t", i, "", "a") for i in range(1, n + 1)]
-    execution = schedule(_work(runs, 2), session, jobs)
+    execution = _schedule(runs, 2, session, jobs)
     assert len(execution.records[""]["t"]) == n
     # a walk over the waiting jobs per finished attempt would be ~n²/2 = 4.5 million checks
     assert session.room_checks <= 3 * n
@@ -91,7 +85,7 @@ def test_a_backend_at_its_limit_does_not_hold_back_another_backends_jobs():
     jobs = [AttemptJob("t", i, "x", "a") for i in range(1, 5)]
     jobs += [AttemptJob("t", i, "y", "b") for i in range(1, 5)]
     session = ScriptedSession(workers=3, limits={"a": 1})
-    execution = schedule(_work(runs, 3, {"a": 1}), session, jobs)
+    execution = _schedule(runs, 3, session, jobs)
     first = [(j.engine_key, j.number) for j in session.submitted[:3]]
     assert first == [("x", 1), ("y", 1), ("y", 2)]
     assert [r.attempt for r in execution.records["x"]["t"]] == [1, 2, 3, 4]
@@ -106,7 +100,7 @@ def test_fail_fast_counts_each_engine_on_its_own():
         return Outcome.INFRA_ERROR if job.engine_key == "x" else Outcome.PASS
 
     session = ScriptedSession(workers=1, outcome_of=outcome_of)
-    execution = schedule(_work(runs, 1), session, jobs)
+    execution = _schedule(runs, 1, session, jobs)
     assert [r.attempt for r in execution.records["x"]["t"]] == [1, 2]
     assert [r.attempt for r in execution.records["y"]["t"]] == [1, 2, 3, 4, 5]
     assert execution.aborted == {"x": {"t"}, "y": set()}
@@ -236,7 +230,6 @@ SIGNAL_STORM = """
 import os, signal, threading, time
 from caliper.default_plugins.local_executor import LocalExecutor
 from caliper.plugin.executor import AttemptJob, FinishedAttempt, RunWork
-from caliper.runner.run.control import RunController
 
 release = threading.Event()
 
@@ -244,7 +237,9 @@ def run_here(job):
     release.wait(60)
     return FinishedAttempt(job=job, record=None)
 
-work = RunWork(runs={}, run_here=run_here, controller=RunController(), workers=1)
+work = RunWork(
+    bundles={}, backend_of={}, run_here=run_here, stop_requested=lambda: False, workers=1
+)
 session = LocalExecutor().start(work, {})
 session.submit(AttemptJob("t", 1))
 signal.signal(signal.SIGUSR1, lambda *_: None)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,9 @@ tasks:
   - name: fails
     prompt: "fake: say nothing"
     assert: "assert False, 'nothing was written'"
+  - name: sleeps
+    prompt: "fake: sleep 600"
+    assert: "assert True"
 """
 
 
@@ -156,3 +160,83 @@ def test_a_cli_missing_on_the_node_is_the_backends_setup_error(
     with pytest.raises(SetupError):
         rebuild(portable, PluginHost(), root=tmp_path / "node")
     assert FAKE_AGENT.exists()  # the driver's CLI was there all along
+
+
+# -- caliper.remote: what an executor plugin calls on a node, with the run's RunBundle ----------
+
+
+def _bundle(space: Workspace):
+    import pickle
+
+    from caliper.runner.run.compose import bundle
+
+    # shipped as a pickle (what ray.put does), so the node sees only the payload
+    return pickle.loads(pickle.dumps(bundle(_prepared(space))))
+
+
+def test_remote_checks_the_node_and_runs_a_job_from_the_bundle(space: Workspace) -> None:
+    from caliper import remote
+    from caliper.plugin.executor import AttemptJob
+
+    shipped = _bundle(space)
+    assert shipped.engine == "fake"
+    assert SECRET.encode() not in shipped.payload()
+    assert remote.check_node(shipped) is None
+    outcomes = {}
+    started_between: list[subprocess.Popen[bytes]] = []
+    for task in ("writes", "fails"):
+        finished = remote.run_job(shipped, AttemptJob(task, 1, backend_id="fake"), node="n1")
+        assert finished.fatal is None and finished.node == "n1"
+        assert finished.record is not None
+        outcomes[task] = finished.record.outcome.value
+        if not started_between:  # a child of the caller's own, started between two jobs
+            started_between.append(subprocess.Popen(["sleep", "60"]))
+    assert outcomes == {"writes": "pass", "fails": "task_fail"}
+    sleeper = started_between[0]
+    try:
+        assert sleeper.poll() is None, "a job ended a process its caller started"
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_remote_stops_a_job_when_asked_and_hands_it_back_without_a_record(
+    space: Workspace,
+) -> None:
+    from caliper import remote
+    from caliper.plugin.executor import AttemptJob
+
+    shipped = _bundle(space)
+    asked: list[bool] = []
+
+    def stop_requested() -> bool:
+        asked.append(True)
+        return True
+
+    import time
+
+    job = AttemptJob("sleeps", 1, backend_id="fake")
+    started = time.monotonic()
+    finished = remote.run_job(shipped, job, stop_requested, node="n1")
+    assert time.monotonic() - started < 60
+    assert finished.job == job
+    assert finished.node == "n1"
+    assert asked, "the attempt ended before the first poll"
+    assert finished.record is None
+
+
+def test_remote_says_what_a_node_lacks(
+    space: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from caliper import remote
+
+    shipped = _bundle(space)
+    monkeypatch.delenv("BUNDLE_TOKEN")
+    monkeypatch.setenv("CALIPER_BUNDLE_DIR", str(tmp_path / "other-node"))
+    monkeypatch.setattr(remote, "_portables", {})
+    from caliper.runner.run import portable
+
+    monkeypatch.setattr(portable, "_cache", {})
+    problem = remote.check_node(shipped)
+    assert problem is not None and "${BUNDLE_TOKEN}" in problem
+    assert remote.cli_version(shipped) is None

@@ -9,6 +9,7 @@ server needs. The driver (the ``caliper`` process) has its own environment.
 
 from __future__ import annotations
 
+import pickle
 import signal
 import subprocess
 import time
@@ -79,10 +80,10 @@ def test_attempts_run_on_both_nodes_and_match_a_local_runs_outcomes(lab: Lab, cl
 
 
 def test_the_bundle_in_the_object_store_holds_no_secret(lab: Lab, monkeypatch) -> None:
-    """What the executor puts with ray.put is PortableRun.to_bytes() of the prepared run."""
+    """What the executor puts with ray.put is the run's RunBundle, pickled as its payload."""
     from caliper.host.plugins import PluginHost
+    from caliper.runner.run.compose import bundle
     from caliper.runner.run.options import RunOptions
-    from caliper.runner.run.portable import pack
     from caliper.runner.run.prepare import prepare_run
 
     spec = lab.spec([{"name": "t", "prompt": "Write the answer file.", "assert": "assert True"}],
@@ -92,7 +93,7 @@ def test_the_bundle_in_the_object_store_holds_no_secret(lab: Lab, monkeypatch) -
     monkeypatch.chdir(lab.project)
     prepared = prepare_run(RunOptions(spec_path=spec, model=f"claude-code:{MODEL}"), PluginHost())
     assert f"Bearer {SECRET}" in prepared.secrets.values
-    data = pack(prepared).to_bytes()
+    data = pickle.dumps(bundle(prepared))
     assert SECRET.encode() not in data
     assert b"RAY_E2E_SECRET" in data  # the name travels, so the node can resolve it
 

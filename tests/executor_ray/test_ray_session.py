@@ -13,7 +13,7 @@ import pytest
 from caliper.errors import SetupError, UsageError
 from caliper.host.plugins import PluginHost
 from caliper.plugin.executor import AttemptJob, FinishedAttempt, RunWork
-from caliper.runner.run.control import RunController
+from caliper.runner.run.compose import run_work
 from caliper.runner.run.options import RunOptions
 from caliper.runner.run.prepare import prepare_run
 from caliper_executor_ray.executor import RayExecutor
@@ -43,7 +43,7 @@ tasks:
 pytestmark = pytest.mark.e2e
 
 
-def _work(tmp_path: Path, monkeypatch, **options) -> RunWork:
+def _work(tmp_path: Path, monkeypatch, workers=2, limits=None, **options) -> RunWork:
     space = Workspace.create(tmp_path / "project")
     spec = space.spec(SPEC)
     for name, value in space.env().items():
@@ -56,7 +56,7 @@ def _work(tmp_path: Path, monkeypatch, **options) -> RunWork:
     def not_here(job: AttemptJob) -> FinishedAttempt:
         raise AssertionError("the ray executor must not run jobs in the driver")
 
-    return RunWork(runs={"": prepared}, run_here=not_here, controller=RunController(), workers=2)
+    return run_work({"": prepared}, not_here, workers, limits or {}, lambda: False)
 
 
 def _drain(session, jobs, limit=120.0) -> list[FinishedAttempt]:
@@ -95,11 +95,7 @@ def test_attempts_run_on_both_nodes_with_the_local_outcomes(cluster, lab, tmp_pa
 def test_capacity_is_workers_across_the_cluster_and_per_backend(
     cluster, lab, tmp_path, monkeypatch
 ):
-    work = _work(tmp_path, monkeypatch)
-    work = RunWork(
-        runs=work.runs, run_here=work.run_here, controller=work.controller, workers=3,
-        max_concurrent={"fake": 1},
-    )  # fmt: skip
+    work = _work(tmp_path, monkeypatch, workers=3, limits={"fake": 1})
     session = RayExecutor().start(work, {"address": cluster.address})
     try:
         first = AttemptJob("writes", 1, backend_id="fake")
@@ -113,18 +109,7 @@ def test_capacity_is_workers_across_the_cluster_and_per_backend(
 
 def test_a_backend_limit_holds_across_two_runs_on_the_cluster(cluster, lab, tmp_path, monkeypatch):
     """Two runs (say two CI shards) on one cluster share --max-concurrent fake=1."""
-    first = _work(tmp_path / "one", monkeypatch)
-    second = _work(tmp_path / "two", monkeypatch)
-    limited = [
-        RunWork(
-            runs=w.runs,
-            run_here=w.run_here,
-            controller=w.controller,
-            workers=2,
-            max_concurrent={"fake": 1},
-        )
-        for w in (first, second)
-    ]
+    limited = [_work(tmp_path / name, monkeypatch, limits={"fake": 1}) for name in ("one", "two")]
     one = RayExecutor().start(limited[0], {"address": cluster.address})
     two = RayExecutor().start(limited[1], {"address": cluster.address})
     try:

@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from caliper.errors import SetupError
+from caliper.plugin import SetupError
 
 QUIET_ENVIRONMENT = {
     "RAY_USAGE_STATS_ENABLED": "0",
@@ -29,11 +29,11 @@ def import_ray() -> Any:
         with _quiet_stderr():
             import ray
     except ImportError as exc:  # pragma: no cover - the distribution depends on ray
-        from caliper.host.install_hints import add_distribution
+        from caliper.remote import install_command
 
         raise SetupError(
             f"--executor ray needs the ray package, which cannot be imported: {exc}",
-            hint=f"Reinstall its plugin: {add_distribution('caliper-executor-ray')}.",
+            hint=f"Reinstall its plugin: {install_command('caliper-executor-ray')}.",
         ) from None
     # Ray reads this once, when it is first imported; ray may have been imported before us
     # (by the caller), and a working directory shipped from here is never wanted.

@@ -1,10 +1,11 @@
 """The ``ray`` executor: ``caliper run SPEC --executor ray [--ray-address ADDRESS]``.
 
-:meth:`RayExecutor.start` connects to the cluster, packs each prepared run into a secret-free
-bundle (:mod:`caliper.runner.run.portable`) and puts it in Ray's object store once, then runs a
-pre-flight task on every alive node that has CPUs: the spec must be valid there, the engine's
-CLI installed and ready, and every ``${VAR}`` the spec's ``mcp:`` servers use set in the
-node's environment. Any node that fails stops the run before the first attempt, with one
+:meth:`RayExecutor.start` packs each engine's secret-free bundle
+(:class:`caliper.plugin.executor.RunBundle`), connects to the cluster and puts each bundle in
+Ray's object store once, then runs a pre-flight task (:func:`caliper.remote.check_node`) on
+every alive node that has CPUs: the spec must be valid there, the engine's CLI installed and
+ready, and every ``${VAR}`` the spec's ``mcp:`` servers use set in the node's environment.
+Any node that fails stops the run before the first attempt, with one
 :class:`~caliper.errors.SetupError` (exit 3) naming each such node and what to install or set
 (a node is not silently left out: attempts would then depend on which nodes happen to be up).
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from caliper.errors import SetupError, UsageError
+from caliper.plugin import SetupError, UsageError
 from caliper.plugin.executor import Executor, ExecutorOption, ExecutorSession, RunWork
 
 ADDRESS_OPTION = ExecutorOption(
@@ -34,23 +35,22 @@ class RayExecutor(Executor):
 
     def start(self, work: RunWork, settings: Mapping[str, str]) -> ExecutorSession:
         """Connect, ship the bundles, check every node; the session that runs the jobs."""
-        from caliper.runner.run.portable import pack
-
-        for prepared in work.runs.values():
-            if prepared.options.keep_workdirs:
+        for bundle in work.bundles.values():
+            if bundle.keep_workdirs:
                 raise UsageError(
                     "--keep-workdirs cannot be used with --executor ray: the working "
                     "directories are on the cluster's nodes.",
                     hint="Run without --keep-workdirs, or with --executor local.",
                 )
-        packed = {key: pack(prepared) for key, prepared in work.runs.items()}
+        for bundle in work.bundles.values():
+            bundle.payload()  # packed before connecting: a spec folder too large is exit 2
         from caliper_executor_ray.connect import connect
 
         ray, connected = connect(settings.get("address") or ADDRESS_OPTION.default or "auto")
         try:
-            bundles = {key: ray.put(portable.to_bytes()) for key, portable in packed.items()}
+            bundles = {key: ray.put(bundle) for key, bundle in work.bundles.items()}
             for key, ref in bundles.items():
-                warn_on_mixed_versions(preflight(ray, ref, work.runs[key].engine.label))
+                warn_on_mixed_versions(preflight(ray, ref, work.bundles[key].engine))
             from caliper_executor_ray.session import RaySession
 
             return RaySession(ray, work, bundles, connected)

@@ -14,7 +14,6 @@ import contextlib
 from typing import Any
 
 from caliper.plugin.executor import AttemptJob, ExecutorSession, FinishedAttempt, RunWork
-from caliper.results.models import AttemptRecord, Outcome
 
 
 class RaySession(ExecutorSession):
@@ -82,7 +81,7 @@ class RaySession(ExecutorSession):
         except Exception as exc:  # the worker or its node died, or the task failed
             if self._cancelled:
                 return FinishedAttempt(job=job, record=None)
-            return FinishedAttempt(job=job, record=lost_attempt(job, exc))
+            return lost_attempt(job, exc)
 
     def in_flight(self) -> int:
         """Tasks submitted and not yet handed back."""
@@ -113,15 +112,9 @@ def _key(job: AttemptJob) -> str:
     return f"{job.engine_key}/{job.task_name}/{job.number}"
 
 
-def lost_attempt(job: AttemptJob, error: BaseException) -> AttemptRecord:
-    """The record of an attempt whose task died on its node (an infra error, retryable with
-    ``caliper retry``)."""
-    detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    reason = f"the Ray task running this attempt failed: {type(error).__name__}: {detail}"
-    return AttemptRecord(
-        task_name=job.task_name,
-        attempt=job.number,
-        outcome=Outcome.INFRA_ERROR,
-        reason=reason,
-        error=reason,
-    )
+def lost_attempt(job: AttemptJob, error: BaseException) -> FinishedAttempt:
+    """The finished attempt of a job whose task died on its node: an infra error, retryable
+    with ``caliper retry`` (:func:`caliper.remote.lost_job`)."""
+    from caliper.remote import lost_job
+
+    return lost_job(job, error, what="the Ray task")

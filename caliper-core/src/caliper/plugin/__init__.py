@@ -76,7 +76,7 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         "Executors",
         "caliper.plugin.executor",
         (
-            "Executor", "ExecutorSession", "ExecutorOption", "RunWork", "AttemptJob",
+            "Executor", "ExecutorSession", "ExecutorOption", "RunWork", "RunBundle", "AttemptJob",
             "FinishedAttempt",
         ),
     ),
@@ -156,6 +156,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
         ExecutorOption,
         ExecutorSession,
         FinishedAttempt,
+        RunBundle,
         RunWork,
     )
     from caliper.plugin.judge import LLM_JUDGE_MARKER, Judge, ValueProblem

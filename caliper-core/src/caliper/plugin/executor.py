@@ -19,23 +19,41 @@ The contract, as the scheduler uses it::
 
 Jobs and finished attempts are plain data (:class:`AttemptJob`, :class:`FinishedAttempt`), so an
 executor may ship them to another machine. What a remote machine needs to run a job is in
-:class:`RunWork` (the prepared runs, by engine key); secrets (resolved ``${VAR}`` values) are
-never part of a job or a finished attempt.
+:class:`RunWork`: one opaque :class:`RunBundle` per engine key, which a node hands to
+:mod:`caliper.remote` (``check_node``, ``run_job``). Secrets (resolved ``${VAR}`` values) are
+never part of a bundle, a job or a finished attempt.
+
+This module is the whole contract: it imports nothing of the runner, so an executor plugin
+needs only :mod:`caliper.plugin` on the driver and :mod:`caliper.remote` on its nodes.
 """
 
 from __future__ import annotations
 
 import abc
+import hashlib
+import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
 if TYPE_CHECKING:
     from caliper.errors import CaliperError
-    from caliper.results.models import AttemptRecord
-    from caliper.runner.run.control import RunController
-    from caliper.runner.run.prepare import PreparedRun
+
+
+class AttemptRecordLike(Protocol):
+    """What the contract needs of an attempt's record (the runner's
+    ``caliper.results.models.AttemptRecord``, which an executor passes on untouched)."""
+
+    @property
+    def task_name(self) -> str:
+        """The task the attempt ran."""
+        ...
+
+    @property
+    def attempt(self) -> int:
+        """The attempt's number (1-based)."""
+        ...
 
 
 @attrs.frozen
@@ -45,7 +63,8 @@ class AttemptJob:
     task_name: str
     number: int
     engine_key: str = ""
-    """Which prepared run of :attr:`RunWork.runs` the job belongs to (``""``: the only one)."""
+    """Which engine's bundle of :attr:`RunWork.bundles` the job belongs to (``""``: the only
+    one)."""
     backend_id: str = ""
     """The backend the attempt runs on, for per-backend concurrency limits."""
 
@@ -54,33 +73,107 @@ class AttemptJob:
 class FinishedAttempt:
     """What running one :class:`AttemptJob` produced.
 
-    ``record`` is ``None`` when the attempt was stopped before it finished (a stop signal, or
-    ``--fail-fast`` skipped it); ``fatal`` is an error that stops the whole run (the CLI cannot
-    work at all, the judge engine is unusable). ``node`` names where it ran (a host name or a
-    cluster node id), ``None`` for this process.
+    ``record`` is the attempt's record (a ``caliper.results.models.AttemptRecord``, made by
+    the runner here or by :mod:`caliper.remote` on a node; :func:`caliper.remote.lost_job`
+    makes the one of a job whose node failed), ``None`` when the attempt was stopped before
+    it finished (a stop signal, or ``--fail-fast`` skipped it); ``fatal`` is an error that
+    stops the whole run (the CLI cannot work at all, the judge engine is unusable). ``node``
+    names where it ran (a host name or a cluster node id), ``None`` for this process.
     """
 
     job: AttemptJob
-    record: AttemptRecord | None
+    record: AttemptRecordLike | None
     fatal: CaliperError | None = None
     node: str | None = None
     tripped_fail_fast: bool = False
     """Set by the scheduler: this record made its task stop under ``--fail-fast``."""
 
 
+class RunBundle:
+    """One engine's prepared run as an opaque, secret-free, picklable bundle: what a node needs
+    to run that engine's jobs (the spec's folder, its resolved skills, the run's options, the
+    engine label and the NAMES of the ``${VAR}`` variables the spec uses, never their values).
+
+    The bundle is packed on first use of :meth:`payload` (or when it is pickled), so an
+    executor that runs every job in this process never pays for packing. Packing may raise
+    a :class:`~caliper.errors.CaliperError` (exit 2) when the spec's folder is too large to
+    ship. On a node, hand the bundle to :func:`caliper.remote.check_node` and
+    :func:`caliper.remote.run_job`; its contents are not part of the contract.
+    """
+
+    __slots__ = ("_id", "_lock", "_pack", "_payload", "engine", "keep_workdirs")
+
+    def __init__(
+        self, engine: str, pack: Callable[[], bytes], *, keep_workdirs: bool = False
+    ) -> None:
+        """``pack`` makes the payload (called at most once); ``engine`` is the engine's label
+        (``backend[:model]``); ``keep_workdirs`` says the run archives each attempt's working
+        directory on the machine that runs it (``--keep-workdirs``)."""
+        self.engine = engine
+        self.keep_workdirs = keep_workdirs
+        self._pack: Callable[[], bytes] | None = pack
+        self._payload: bytes | None = None
+        self._id: str | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def of_payload(cls, engine: str, payload: bytes, *, keep_workdirs: bool = False) -> RunBundle:
+        """A bundle around an already packed ``payload`` (what unpickling makes)."""
+        bundle = cls(engine, lambda: payload, keep_workdirs=keep_workdirs)
+        bundle._payload = payload
+        bundle._pack = None
+        return bundle
+
+    def payload(self) -> bytes:
+        """The packed bundle (packed now on the first call, thread-safe)."""
+        with self._lock:
+            if self._payload is None:
+                assert self._pack is not None
+                self._payload = self._pack()
+                self._pack = None
+            return self._payload
+
+    @property
+    def id(self) -> str:
+        """A stable id of the bundle's contents (a node's cache key); packs it if needed."""
+        if self._id is None:
+            self._id = hashlib.sha256(self.payload()).hexdigest()[:24]
+        return self._id
+
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled as its payload (packed first) and id, so it can be shipped to a node (which
+        then does not hash the payload again for every job)."""
+        return (_restored, (self.engine, self.payload(), self.keep_workdirs, self.id))
+
+    def __repr__(self) -> str:
+        """The engine only (the payload is large and opaque)."""
+        return f"RunBundle(engine={self.engine!r})"
+
+
+def _restored(engine: str, payload: bytes, keep_workdirs: bool, bundle_id: str) -> RunBundle:
+    """A pickled :class:`RunBundle` again."""
+    bundle = RunBundle.of_payload(engine, payload, keep_workdirs=keep_workdirs)
+    bundle._id = bundle_id
+    return bundle
+
+
 @attrs.frozen
 class RunWork:
-    """Everything an executor needs to run a run's jobs.
+    """Everything an executor needs to run a run's jobs, as data.
 
     ``run_here`` runs one job in the calling thread of this process (what the ``local``
     executor's threads call: sandbox, agent, checks, retries, redaction). A remote executor
-    instead rebuilds the attempt on its node from ``runs`` (the spec folder, options and engine
-    each prepared run was made from) and must give the same record ``run_here`` would.
+    instead ships ``bundles[job.engine_key]`` to its node and runs the job there with
+    :func:`caliper.remote.run_job`, which gives the same record ``run_here`` would.
     """
 
-    runs: Mapping[str, PreparedRun]
+    bundles: Mapping[str, RunBundle]
+    """Engine key → that engine's bundle (packed only when an executor asks for it)."""
+    backend_of: Mapping[str, str]
+    """Engine key → the id of the backend its attempts run on (for per-backend limits)."""
     run_here: Callable[[AttemptJob], FinishedAttempt]
-    controller: RunController
+    stop_requested: Callable[[], bool]
+    """Whether the run was asked to stop (a signal, a fatal error): start nothing more."""
     workers: int
     """``--workers``: how many attempts may run at once in total."""
     max_concurrent: Mapping[str, int] = attrs.field(factory=dict)

@@ -61,6 +61,7 @@ def run_spec(
 
     endings = run_engines(
         {"": options},
+        options.run_level(),
         host=host,
         progress_console=progress_console,
         continuation=continuation,

@@ -87,6 +87,7 @@ def run_matrix(
     matrix_id = new_matrix_id()
     endings = run_engines(
         dict(zip(keys, options, strict=True)),
+        options[0].run_level(),  # the options differ only in model
         host=host,
         progress_console=progress_console,
         matrix_id=matrix_id,

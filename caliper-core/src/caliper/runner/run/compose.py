@@ -23,7 +23,13 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from caliper.host.plugins import PluginHost
-    from caliper.plugin.executor import AttemptJob, ExecutorSession, FinishedAttempt, RunWork
+    from caliper.plugin.executor import (
+        AttemptJob,
+        ExecutorSession,
+        FinishedAttempt,
+        RunBundle,
+        RunWork,
+    )
     from caliper.results.models import AttemptRecord
     from caliper.runner.adaptive import AdaptiveK
     from caliper.runner.attempt.judging import LazyEngine
@@ -33,7 +39,7 @@ if TYPE_CHECKING:
     from caliper.runner.run.control import RunController
     from caliper.runner.run.ending import RunEnding
     from caliper.runner.run.journaling import RunJournal
-    from caliper.runner.run.options import RunOptions
+    from caliper.runner.run.options import RunOptions, RunSettings
     from caliper.runner.run.plan import Continuation, RunPlan
     from caliper.runner.run.prepare import PreparedRun
     from caliper.runner.run.schedule import Events, Execution
@@ -41,6 +47,7 @@ if TYPE_CHECKING:
 
 def run_engines(
     options: Mapping[str, RunOptions],
+    settings: RunSettings,
     *,
     host: PluginHost | None = None,
     progress_console: Console | None = None,
@@ -51,7 +58,8 @@ def run_engines(
     """Run the spec once per engine key of ``options`` in one pool and save one run each;
     return each key's :class:`~caliper.runner.RunEnding`, in the order of ``options``.
 
-    The options differ only in ``model``; executor, workers and limits are the first's.
+    ``options`` are the per-engine settings (they differ only in ``model``); ``settings``
+    the run-level ones (executor, workers, limits: one session for every engine).
     ``continuation`` resumes or retries a saved run (one engine only). ``matrix_id`` ties the
     engines' runs together (``meta.matrix``) and shows the engines side by side while they run.
     ``warm_up`` is called once the first attempts are out (what the caller needs at the end,
@@ -61,109 +69,177 @@ def run_engines(
     first attempt.
     """
     from caliper.host.plugins import PluginHost
-    from caliper.plugin.executor import RunWork
-    from caliper.runner.run.control import RunController
     from caliper.runner.run.executors import concurrency_limits, executor_settings, resolve_executor
     from caliper.runner.run.job_runner import JobRunner
-    from caliper.runner.run.meta import now_iso
-    from caliper.runner.run.plan import attempt_jobs, plan_run
+    from caliper.runner.run.plan import attempt_jobs
+    from caliper.runner.run.startup import FirstStarts, import_end_of_run
+    from caliper.system.ledger import clean_dead_and_say, release_idle
 
     if continuation is not None and len(options) != 1:
         raise ValueError("a resume or retry continues one engine's run")
     host = host or PluginHost()
-    first = next(iter(options.values()))
-    executor = resolve_executor(host, first.executor)
-    settings = executor_settings(executor, first.executor_settings)
+    executor = resolve_executor(host, settings.executor)
+    executor_config = executor_settings(executor, settings.executor_settings)
     runs = prepare_engines(options, host)
-    from caliper.system.ledger import clean_dead_and_say
-
     clean_dead_and_say(lambda text: _notify([], text))  # what a killed run left behind
-    limits = concurrency_limits(first.max_concurrent, runs)
-    now = now_iso()
-    plans = {key: plan_run(run, continuation, now) for key, run in runs.items()}
-    if matrix_id is not None:
-        for key, plan in plans.items():
-            plan.notes["matrix"] = {"id": matrix_id, "engine": key, "engines": list(runs)}
+    limits = concurrency_limits(settings.max_concurrent, runs)
+    run = _Run(runs, _plans(runs, continuation, matrix_id), host)
     adaptive = _adaptive_k(runs)
-    shown: list[_Display] = []  # the live display, made once the first attempts are out
-
-    def say(text: str) -> None:
-        _notify(shown, text)
-
-    controller = RunController(notify=say)
-    journals: dict[str, RunJournal] = {}
-    judges = {key: _judge_engine(host, run) for key, run in runs.items()}
-    keepers: dict[str, WorkdirKeeper | None] = {}
-    starting = _FirstStarts()
-    runner = JobRunner(runs, controller, judges, keepers, prepare_ahead=first.workers)
-    work = RunWork(
-        runs=runs,
-        run_here=starting.counting(runner),
-        controller=controller,
-        workers=first.workers,
-        max_concurrent=limits,
+    starting = FirstStarts()
+    runner = JobRunner(
+        runs, run.controller, run.judges, run.keepers, prepare_ahead=settings.workers
     )
+    here = starting.counting(runner)
+    work = run_work(runs, here, settings.workers, limits, run.controller.stop_requested.is_set)
     # the executor starts (connects, checks its nodes) before any run id is claimed, so an
     # executor that cannot run the work leaves no empty journal behind
-    session = executor.start(work, settings)
+    session = executor.start(work, executor_config)
     try:
         # a resume checks and rewrites its journal, and --keep-workdirs files the work
         # folders under the run id, before the first attempt; any other run claims its id
         # once the first attempts are out (the journal is first written to when one ends)
-        for key, run in runs.items():
-            if plans[key].run_id is not None or run.options.keep_workdirs:
-                journals[key], keepers[key] = _open_journal(run, plans[key], judges[key], say)
-        with _stop_handling(controller), contextlib.ExitStack() as live:
+        run.open_journals(early=True)
+        with _stop_handling(run.controller), contextlib.ExitStack() as live:
 
             def start_the_rest() -> None:
                 # the first agents' sandboxes are being made in the workers' threads: let
                 # them start before taking the interpreter for what can wait
                 starting.wait(session.in_flight())
-                for key, run in runs.items():
-                    if key not in journals:
-                        journals[key], keepers[key] = _open_journal(
-                            run, plans[key], judges[key], say
-                        )
-                progress = _display(runs, progress_console, matrix_id)
-                shown.append(progress)
-                for key, journal in journals.items():
-                    for record in journal.carried_records:
-                        progress.attempt_done(key, record)
-                live.enter_context(progress.live)
-                _import_end_of_run()
+                run.open_journals()
+                live.enter_context(run.show(progress_console, matrix_id))
+                import_end_of_run()
                 if warm_up is not None:
                     warm_up()
 
+            jobs = attempt_jobs(run.plans, runs)
+            events = _events(run.journals, run.shown, start_the_rest)
             execution = _execute(
-                work,
-                session,
-                attempt_jobs(plans, runs),
-                _events(journals, shown, start_the_rest),
-                adaptive,
-                runner.close,
+                run, settings.workers, session, jobs, events, adaptive, runner.close
             )
             live.close()
-            endings = {
-                key: _finish(key, journals[key], runs[key], execution, adaptive.get(key))
-                for key in runs
-            }
-            if controller.killed and not execution.interrupted:
-                # the stop came after the last attempt, while the results were being saved:
-                # they are whole, and the run still ends as the signal asks
-                import attrs
-
-                endings = {
-                    key: attrs.evolve(e, interrupted=True, stop_signal=controller.stop_signal)
-                    for key, e in endings.items()
-                }
-            return endings
+            return run.endings(execution, adaptive)
     finally:
         session.close()
-        for journal in journals.values():
-            journal.close()
-        from caliper.system.ledger import release_idle
-
+        run.close()
         release_idle()  # the run's sandboxes are gone: so is its ledger
+
+
+def _plans(
+    runs: Mapping[str, PreparedRun], continuation: Continuation | None, matrix_id: str | None
+) -> dict[str, RunPlan]:
+    """Each engine's plan (a matrix's plans tied by ``matrix_id`` in their notes)."""
+    from caliper.runner.run.meta import now_iso
+    from caliper.runner.run.plan import plan_run
+
+    now = now_iso()
+    plans = {key: plan_run(run, continuation, now) for key, run in runs.items()}
+    if matrix_id is not None:
+        for key, plan in plans.items():
+            plan.notes["matrix"] = {"id": matrix_id, "engine": key, "engines": list(runs)}
+    return plans
+
+
+def bundle(prepared: PreparedRun) -> RunBundle:
+    """``prepared`` as the executor contract's opaque bundle: packed
+    (:func:`caliper.runner.run.portable.pack`) only when an executor asks for its payload,
+    which the ``local`` executor never does."""
+    from caliper.plugin.executor import RunBundle
+
+    def packed() -> bytes:
+        from caliper.runner.run.portable import pack
+
+        return pack(prepared).to_bytes()
+
+    return RunBundle(prepared.engine.label, packed, keep_workdirs=prepared.options.keep_workdirs)
+
+
+def run_work(
+    runs: Mapping[str, PreparedRun],
+    run_here: Callable[[AttemptJob], FinishedAttempt],
+    workers: int,
+    limits: Mapping[str, int],
+    stop_requested: Callable[[], bool],
+) -> RunWork:
+    """What the executor gets for the prepared ``runs``: a bundle (:func:`bundle`) and a
+    backend per engine key, how to run a job here, the run's limits and its stop state."""
+    from caliper.plugin.executor import RunWork
+
+    return RunWork(
+        bundles={key: bundle(run) for key, run in runs.items()},
+        backend_of={key: run.engine.backend_id for key, run in runs.items()},
+        run_here=run_here,
+        workers=workers,
+        max_concurrent=limits,
+        stop_requested=stop_requested,
+    )
+
+
+class _Run:
+    """The state of one run while it goes: its engines' prepared runs and plans, the stop
+    controller, and (made as the run goes) the journals, work-folder keepers and display."""
+
+    def __init__(
+        self, runs: Mapping[str, PreparedRun], plans: Mapping[str, RunPlan], host: PluginHost
+    ) -> None:
+        """Judge engines are made on first use; no journal is opened yet."""
+        from caliper.runner.run.control import RunController
+
+        self.runs = runs
+        self.plans = plans
+        self.shown: list[_Display] = []  # the live display, made once the first attempts are out
+        self.controller = RunController(notify=self.say)
+        self.journals: dict[str, RunJournal] = {}
+        self.judges = {key: _judge_engine(host, run) for key, run in runs.items()}
+        self.keepers: dict[str, WorkdirKeeper | None] = {}
+
+    def say(self, text: str) -> None:
+        """One line for the user (above the live display once it is shown)."""
+        _notify(self.shown, text)
+
+    def open_journals(self, *, early: bool = False) -> None:
+        """Open the journals not opened yet; ``early``: only those that must be open before
+        the first attempt (a resume's, and those of runs with ``--keep-workdirs``)."""
+        for key, run in self.runs.items():
+            if key in self.journals:
+                continue
+            if early and self.plans[key].run_id is None and not run.options.keep_workdirs:
+                continue
+            self.journals[key], self.keepers[key] = _open_journal(
+                run, self.plans[key], self.judges[key], self.say
+            )
+
+    def show(self, console: Console | None, matrix_id: str | None) -> Progress | MatrixProgress:
+        """Make the live display, with the attempts carried over from a saved run counted;
+        return it to be entered."""
+        progress = _display(self.runs, console, matrix_id)
+        self.shown.append(progress)
+        for key, journal in self.journals.items():
+            for record in journal.carried_records:
+                progress.attempt_done(key, record)
+        return progress.live
+
+    def endings(
+        self, execution: Execution, adaptive: Mapping[str, AdaptiveK]
+    ) -> dict[str, RunEnding]:
+        """Each engine's run assembled and saved; how each ended."""
+        endings = {
+            key: _finish(key, self.journals[key], run, execution, adaptive.get(key))
+            for key, run in self.runs.items()
+        }
+        if self.controller.killed and not execution.interrupted:
+            # the stop came after the last attempt, while the results were being saved:
+            # they are whole, and the run still ends as the signal asks
+            signal = self.controller.stop_signal
+            endings = {
+                key: attrs.evolve(e, interrupted=True, stop_signal=signal)
+                for key, e in endings.items()
+            }
+        return endings
+
+    def close(self) -> None:
+        """Close every journal opened."""
+        for journal in self.journals.values():
+            journal.close()
 
 
 def prepare_engines(options: Mapping[str, RunOptions], host: PluginHost) -> dict[str, PreparedRun]:
@@ -212,50 +288,6 @@ def _adaptive_k(runs: Mapping[str, PreparedRun]) -> dict[str, AdaptiveK]:
     return found
 
 
-class _FirstStarts:
-    """Waiting, once, for the first jobs handed out to start a process (their agent, or a
-    setup command) or to end without one, as this process sees them (``run_process``'s
-    count of starts; the jobs' ends through :meth:`counting`). Jobs another executor runs
-    elsewhere do neither here: the wait then ends after :attr:`LONGEST` seconds."""
-
-    LONGEST = 0.25
-    """Seconds waited at most (making an attempt's sandbox takes ~0.05 s of CPU)."""
-    POLL = 0.002
-
-    def __init__(self) -> None:
-        from caliper.system import process
-
-        self._starts_before = process.starts_so_far()
-        self._ended: list[AttemptJob] = []
-
-    def counting(
-        self, run_here: Callable[[AttemptJob], FinishedAttempt]
-    ) -> Callable[[AttemptJob], FinishedAttempt]:
-        """``run_here``, counting the jobs it has run."""
-
-        def run_and_count(job: AttemptJob) -> FinishedAttempt:
-            try:
-                return run_here(job)
-            finally:
-                self._ended.append(job)  # list.append is atomic: no lock needed
-
-        return run_and_count
-
-    def wait(self, jobs: int) -> None:
-        """Return once ``jobs`` jobs have started a process or ended (or after
-        :attr:`LONGEST` seconds), sleeping meanwhile so the workers have the interpreter."""
-        import time
-
-        from caliper.system import process
-
-        deadline = time.monotonic() + self.LONGEST
-        while (
-            process.starts_so_far() - self._starts_before + len(self._ended) < jobs
-            and time.monotonic() < deadline
-        ):
-            time.sleep(self.POLL)
-
-
 @attrs.frozen
 class _Display:
     """The live progress of a run, told which engine each attempt belongs to: one engine's
@@ -297,23 +329,6 @@ def _display(
     )
     many = MatrixProgress(list(runs), spec.tasks, k, console=console, title=title)
     return _Display(many, attempt_done=many.attempt_done, task_aborted=many.task_aborted)
-
-
-END_OF_RUN_MODULES = ("caliper.runner.attempt.judge_calls",)
-"""Modules a run imports only when its first attempt ends (judging it), imported while the
-first agents run instead (the journal and the results store are imported by then)."""
-
-
-def _import_end_of_run() -> None:
-    """Import :data:`END_OF_RUN_MODULES` and have the results codec ready to decode the run
-    (what the results file is assembled with at the end)."""
-    import importlib
-
-    from caliper.results import codec
-
-    for name in END_OF_RUN_MODULES:
-        importlib.import_module(name)
-    codec.prepare_structuring()
 
 
 def _notify(shown: list[_Display], text: str) -> None:
@@ -387,7 +402,8 @@ def _stop_handling(controller: RunController) -> Iterator[None]:
 
 
 def _execute(
-    work: RunWork,
+    run: _Run,
+    workers: int,
     session: ExecutorSession,
     jobs: list[AttemptJob],
     events: Events,
@@ -402,7 +418,15 @@ def _execute(
     from caliper.system import process
 
     try:
-        execution = schedule(work, session, jobs, events=events, adaptive=adaptive)
+        execution = schedule(
+            run.runs,
+            session,
+            jobs,
+            controller=run.controller,
+            workers=workers,
+            events=events,
+            adaptive=adaptive,
+        )
     finally:
         drained()
     process.sweep_orphans()

@@ -1,4 +1,12 @@
-"""What ``caliper run`` was asked to do, as one immutable value."""
+"""What ``caliper run`` was asked to do, as immutable values.
+
+:class:`RunOptions` holds every flag, as the command line (and :func:`caliper.run`) gives
+them. The orchestration reads two kinds of setting out of it: per engine (``k``, timeouts,
+``--fail-fast``, retries, ... what each engine's plan, attempts and saved run use, read from
+that engine's own ``RunOptions``), and run-level (:class:`RunSettings`: where the attempts run
+and how many at once, the same for every engine of a matrix, since all engines share one
+executor session), taken once with :meth:`RunOptions.run_level`.
+"""
 
 from __future__ import annotations
 
@@ -76,6 +84,31 @@ class RunOptions:
     def judge_seconds(self) -> float:
         """Seconds one judge call (``assert:``, ``expect:``, …) may take."""
         return self.judge_timeout if self.judge_timeout is not None else self.timeout
+
+    def run_level(self) -> RunSettings:
+        """The run-level settings among these options (see :class:`RunSettings`)."""
+        return RunSettings(
+            executor=self.executor,
+            executor_settings=self.executor_settings,
+            workers=self.workers,
+            max_concurrent=self.max_concurrent,
+        )
+
+
+@attrs.frozen
+class RunSettings:
+    """The settings of a whole run, the same for every engine of it: the one executor session
+    all engines' attempts go to, and its limits (per-engine settings stay in each engine's
+    :class:`RunOptions`)."""
+
+    executor: str = "local"
+    """``--executor``: the id of the executor the attempts run on."""
+    executor_settings: Mapping[str, str] = attrs.field(factory=dict)
+    """The executor's ``--<id>-<name> VALUE`` settings, by name."""
+    workers: int = DEFAULT_WORKERS
+    """``--workers``: how many attempts run at once, over all engines."""
+    max_concurrent: Mapping[str, int] = attrs.field(factory=dict)
+    """``--max-concurrent BACKEND=N``: at most N attempts of that backend at once."""
 
 
 JUDGE_TIMEOUT_VARIABLE = "CALIPER_JUDGE_TIMEOUT"

@@ -19,6 +19,10 @@ spec again against the node's judges, resolves the engine against the node's bac
 the CLI there and resolves the ``${VAR}`` values from the node's own environment (the
 environment its worker processes were started with). :func:`check_node` is the same, as a
 pre-flight that returns a problem per node instead of raising.
+
+Executor plugins never use this module directly: the run hands them each engine's bundle as
+an opaque :class:`~caliper.plugin.executor.RunBundle` (its payload is :meth:`PortableRun.to_bytes`,
+packed only when an executor asks), and on a node they call :mod:`caliper.remote`.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import hashlib
 import io
 import os
 import pickle
+import re
 import stat
 import tarfile
 import tempfile
@@ -46,6 +51,7 @@ if TYPE_CHECKING:
     from caliper.runner.run.control import RunController
     from caliper.runner.run.options import RunOptions
     from caliper.runner.run.prepare import Ablation, PreparedRun
+    from caliper.spec.model import Spec
 
 MAX_BYTES_VARIABLE = "CALIPER_BUNDLE_MAX_BYTES"
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
@@ -287,6 +293,40 @@ def missing_variables(portable: PortableRun, environ: Mapping[str, str]) -> list
     return [name for name in portable.secret_names if name not in environ]
 
 
+def _skills(portable: PortableRun, folder: Path) -> tuple[ResolvedSkill, ...]:
+    """The bundle's skills as resolved skills whose files are in the unpacked ``folder``."""
+    from caliper.plugin.skills import ResolvedSkill
+
+    return tuple(
+        ResolvedSkill(
+            name=skill.name,
+            description=skill.description,
+            source_dir=folder / "skills" / str(index),
+            source_kind=skill.source_kind,
+            declared_as=skill.declared_as,
+            git_repo=skill.git_repo,
+            git_ref=skill.git_ref,
+            git_sha=skill.git_sha,
+            content_hash=skill.content_hash,
+            model_invocable=skill.model_invocable,
+        )
+        for index, skill in enumerate(portable.skills)
+    )
+
+
+def _forbidden(portable: PortableRun, spec: Spec, spec_path: Path) -> tuple[re.Pattern[str], ...]:
+    """The node's forbidden-read patterns (its own spec path) plus the driver's."""
+    from caliper.runner.attempt.forbidden import forbidden_patterns
+
+    here = forbidden_patterns(
+        spec.sandbox.forbidden_files, spec_file_name=spec_path.name, spec_path=str(spec_path)
+    )
+    patterns = {p.pattern: p for p in here}
+    for source in portable.forbidden:
+        patterns.setdefault(source, re.compile(source))
+    return tuple(patterns.values())
+
+
 def rebuild(
     portable: PortableRun,
     host: PluginHost,
@@ -299,13 +339,9 @@ def rebuild(
     Raises :class:`SetupError` (exit 3) when this node cannot run it: the CLI is missing, a
     ``${VAR}`` is unset here, the spec is invalid against this node's plugins.
     """
-    import re
-
     from caliper.host.engine import resolve_engine
     from caliper.plugin.mcp import resolve_servers
     from caliper.plugin.sandbox import sandbox_parent
-    from caliper.plugin.skills import ResolvedSkill
-    from caliper.runner.attempt.forbidden import forbidden_patterns
     from caliper.runner.run.prepare import PreparedRun, check_cli
     from caliper.spec.load import load_spec
 
@@ -331,21 +367,7 @@ def rebuild(
             "secrets never travel with the attempts.",
         )
     mcp = resolve_servers([m for m in spec.mcp if m.name not in portable.ablation.mcp], environ)
-    skills = tuple(
-        ResolvedSkill(
-            name=skill.name,
-            description=skill.description,
-            source_dir=folder / "skills" / str(index),
-            source_kind=skill.source_kind,
-            declared_as=skill.declared_as,
-            git_repo=skill.git_repo,
-            git_ref=skill.git_ref,
-            git_sha=skill.git_sha,
-            content_hash=skill.content_hash,
-            model_invocable=skill.model_invocable,
-        )
-        for index, skill in enumerate(portable.skills)
-    )
+    skills = _skills(portable, folder)
     installed = tuple(skill for skill in skills if skill.name in set(portable.installed))
     installer = host.skill_installer(engine.backend_id) if installed else None
     translator = host.mcp_translator(engine.backend_id) if mcp.servers else None
@@ -355,12 +377,6 @@ def rebuild(
             "or mcp: servers.",
             hint="Install the same caliper-eval version on every node.",
         )
-    here = forbidden_patterns(
-        spec.sandbox.forbidden_files, spec_file_name=spec_path.name, spec_path=str(spec_path)
-    )
-    patterns = {p.pattern: p for p in here}
-    for source in portable.forbidden:
-        patterns.setdefault(source, re.compile(source))
     parent = sandbox_parent()
     return PreparedRun(
         options=attrs.evolve(portable.options, spec_path=spec_path),
@@ -373,7 +389,7 @@ def rebuild(
         mcp=mcp,
         installer=installer,
         translator=translator,
-        forbidden=tuple(patterns.values()),
+        forbidden=_forbidden(portable, spec, spec_path),
         spec_sha256=portable.spec_sha256,
         sandbox_parent=parent.absolute() if parent is not None else None,
         results_root=None,

@@ -31,8 +31,10 @@ from caliper.results.models import AttemptRecord, Outcome
 
 if TYPE_CHECKING:
     from caliper.errors import CaliperError
-    from caliper.plugin.executor import ExecutorSession, RunWork
+    from caliper.plugin.executor import ExecutorSession
     from caliper.runner.adaptive import AdaptiveK
+    from caliper.runner.run.control import RunController
+    from caliper.runner.run.prepare import PreparedRun
 
 FAIL_FAST_OUTCOMES = (Outcome.INFRA_ERROR, Outcome.TIMEOUT)
 POLL_SECONDS = 0.1
@@ -109,85 +111,105 @@ class _Waiting:
 
 
 def schedule(
-    work: RunWork,
+    runs: Mapping[str, PreparedRun],
     session: ExecutorSession,
     jobs: Sequence[AttemptJob],
     *,
+    controller: RunController,
+    workers: int,
     events: Events | None = None,
     adaptive: Mapping[str, AdaptiveK] | None = None,
 ) -> Execution:
-    """Run ``jobs`` (and, for an engine key in ``adaptive``, what its ``--k auto`` hands out)
-    through ``session``; ``events`` hears of each finished attempt. The caller starts and
-    closes the session."""
-    controller = work.controller
-    events = events or Events()
-    adaptive = adaptive or {}
-    fail_fast = FailFast({key: run.options.fail_fast for key, run in work.runs.items()})
-    k_of = {key: run.options.k for key, run in work.runs.items()}
-    backend_of = {key: run.engine.backend_id for key, run in work.runs.items()}
-    execution = Execution(
-        records={key: {task.name: [] for task in run.spec.tasks} for key, run in work.runs.items()},
-        aborted={key: set() for key in work.runs},
-    )
-    waiting = _Waiting([job for job in jobs if job.task_name in execution.records[job.engine_key]])
-    workers = max(1, work.workers)
+    """Run ``jobs`` of the prepared ``runs`` (by engine key; and, for an engine key in
+    ``adaptive``, what its ``--k auto`` hands out) through ``session``, at most ``workers``
+    at once; ``events`` hears of each finished attempt, ``controller`` says when to stop. The
+    caller starts and closes the session."""
+    scheduler = _Scheduler(runs, session, jobs, controller, workers, adaptive or {})
+    return scheduler.run(events or Events())
 
-    def hand_out() -> None:
+
+class _Scheduler:
+    """One run's scheduling state (see :func:`schedule`); used from one thread."""
+
+    def __init__(
+        self,
+        runs: Mapping[str, PreparedRun],
+        session: ExecutorSession,
+        jobs: Sequence[AttemptJob],
+        controller: RunController,
+        workers: int,
+        adaptive: Mapping[str, AdaptiveK],
+    ) -> None:
+        """Queue the ``jobs`` that name a task of their engine's spec."""
+        self.session = session
+        self.controller = controller
+        self.adaptive = adaptive
+        self.workers = max(1, workers)
+        self.fail_fast = FailFast({key: run.options.fail_fast for key, run in runs.items()})
+        self.k_of = {key: run.options.k for key, run in runs.items()}
+        self.backend_of = {key: run.engine.backend_id for key, run in runs.items()}
+        self.execution = Execution(
+            records={key: {task.name: [] for task in run.spec.tasks} for key, run in runs.items()},
+            aborted={key: set() for key in runs},
+        )
+        records = self.execution.records
+        self.waiting = _Waiting([job for job in jobs if job.task_name in records[job.engine_key]])
+
+    def hand_out(self) -> None:
         """Submit waiting jobs while the session has room (heads of queues only)."""
-        if controller.stop_requested.is_set():
+        if self.controller.stop_requested.is_set():
             return
-        for queue in waiting.queues.values():
+        for queue in self.waiting.queues.values():
             while queue:
                 job = queue[0]
-                if fail_fast.stopped(job.engine_key, job.task_name):
+                if self.fail_fast.stopped(job.engine_key, job.task_name):
                     queue.popleft()
-                    execution.aborted[job.engine_key].add(job.task_name)
+                    self.execution.aborted[job.engine_key].add(job.task_name)
                     continue
-                if not session.has_room(job):
+                if not self.session.has_room(job):
                     break
                 queue.popleft()
-                session.submit(job)
+                self.session.submit(job)
 
-    def refill() -> None:
+    def refill(self) -> None:
         """``--k auto``: ask each adaptive engine for work for the free workers."""
-        if not adaptive or controller.stop_requested.is_set():
+        if not self.adaptive or self.controller.stop_requested.is_set():
             return
-        for key, state in adaptive.items():
-            free = workers - session.in_flight()
+        for key, state in self.adaptive.items():
+            free = self.workers - self.session.in_flight()
             if free <= 0:
                 break
             for name, number in state.next_jobs(
-                free, lambda name, key=key: fail_fast.stopped(key, name)
+                free, lambda name, key=key: self.fail_fast.stopped(key, name)
             ):
-                waiting.add(AttemptJob(name, number, key, backend_of[key]))
-            hand_out()
+                self.waiting.add(AttemptJob(name, number, key, self.backend_of[key]))
+            self.hand_out()
 
-    def handle(finished: FinishedAttempt) -> None:
+    def handle(self, finished: FinishedAttempt, events: Events) -> None:
         """Take ``finished`` into account, hand out the next jobs, then tell ``events``.
 
         The next jobs go out before the journal line and the display update, so a free
-        worker starts its next attempt without waiting for them; what decides
-        which jobs may go (``--fail-fast``, ``--k auto``, a fatal error) is seen first.
+        worker starts its next attempt without waiting for them; what decides which jobs may
+        go (``--fail-fast``, ``--k auto``, a fatal error) is seen first.
         """
-        job = finished.job
-        record = finished.record
-        state = adaptive.get(job.engine_key)
+        job, record, execution = finished.job, finished.record, self.execution
+        state = self.adaptive.get(job.engine_key)
         if state is not None:
             if record is not None:
                 state.observe(record)
             else:
                 state.lost(job.task_name)
         if finished.fatal is not None:
-            controller.request_stop(f"stopped: {finished.fatal.message}", kill=False)
+            self.controller.request_stop(f"stopped: {finished.fatal.message}", kill=False)
             if execution.fatal is None:
                 execution.fatal = finished.fatal
         if record is not None:
             execution.records[job.engine_key][job.task_name].append(record)
-            if fail_fast.observe(job.engine_key, record):
-                finished.tripped_fail_fast = job.number < k_of[job.engine_key]
-        if not controller.killed:
-            hand_out()
-            refill()
+            if self.fail_fast.observe(job.engine_key, record):
+                finished.tripped_fail_fast = job.number < self.k_of[job.engine_key]
+        if not self.controller.killed:
+            self.hand_out()
+            self.refill()
         if record is None:
             return
         events.attempt_done(finished)
@@ -195,23 +217,28 @@ def schedule(
             execution.aborted[job.engine_key].add(job.task_name)
             events.task_aborted(finished)
 
-    cancelled = False
-    hand_out()
-    refill()
-    events.started()
-    while session.in_flight():
-        finished = session.next_finished(POLL_SECONDS)
-        if finished is not None:
-            handle(finished)
-        if controller.killed:
-            if not cancelled:
-                session.cancel()
-                cancelled = True
-            controller.drain()
-    for by_task in execution.records.values():
-        for records in by_task.values():
-            records.sort(key=lambda r: r.attempt)
-    execution.interrupted = controller.killed
-    execution.stop_reason = controller.stop_reason
-    execution.stop_signal = controller.stop_signal
-    return execution
+    def run(self, events: Events) -> Execution:
+        """Hand out, then take finished attempts back until none is in flight; on a kill
+        cancel the session (once) and let the cleanups run."""
+        controller, session = self.controller, self.session
+        cancelled = False
+        self.hand_out()
+        self.refill()
+        events.started()
+        while session.in_flight():
+            finished = session.next_finished(POLL_SECONDS)
+            if finished is not None:
+                self.handle(finished, events)
+            if controller.killed:
+                if not cancelled:
+                    session.cancel()
+                    cancelled = True
+                controller.drain()
+        execution = self.execution
+        for by_task in execution.records.values():
+            for records in by_task.values():
+                records.sort(key=lambda r: r.attempt)
+        execution.interrupted = controller.killed
+        execution.stop_reason = controller.stop_reason
+        execution.stop_signal = controller.stop_signal
+        return execution
