@@ -16,16 +16,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from caliper.runner.attempt.judge_calls import judge_engine_for as judge_engine_for  # re-exported
 from caliper.runner.run.ending import EXIT_ALL_UNUSABLE, EXIT_INTERRUPTED, EXIT_OK, RunEnding
 from caliper.runner.run.options import RunOptions
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from caliper.host.engine import Engine
     from caliper.host.plugins import PluginHost
     from caliper.runner.run.plan import Continuation
-    from caliper.runner.run.prepare import PreparedRun
 
 __all__ = [
     "EXIT_ALL_UNUSABLE",
@@ -68,16 +67,3 @@ def run_spec(
         warm_up=warm_up,
     )
     return endings[""]
-
-
-def judge_engine_for(host: PluginHost, options: RunOptions, prepared: PreparedRun) -> Engine:
-    """The engine LLM judges use: ``--judge-model`` when given, else the run's own engine.
-
-    :func:`caliper.runner.attempt.judge_calls.decide_judge_engine` decides it (``--judge-model``,
-    then ``CALIPER_JUDGE_MODEL``, then the model ``--model`` named, then the backend's judge
-    default). In a matrix each engine's judges follow that engine; ``--judge-model`` applies
-    to every engine.
-    """
-    from caliper.runner.attempt.judge_calls import decide_judge_engine
-
-    return decide_judge_engine(host, options.judge_model, prepared.engine)

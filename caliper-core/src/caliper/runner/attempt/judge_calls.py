@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from caliper.plugin.attempt import AttemptSandbox, PromptResult
     from caliper.plugin.backend import Backend
     from caliper.plugin.judge import Ask, Reply
+    from caliper.runner.run.options import RunOptions
+    from caliper.runner.run.prepare import PreparedRun
 
 JUDGE_MODEL_VARIABLE = "CALIPER_JUDGE_MODEL"
 """The model judge calls use when ``--judge-model`` names none (before ``--model``'s model)."""
@@ -122,3 +124,14 @@ def judge_ask(
         return _reply(result, backend.id, model, time.monotonic() - started)
 
     return ask
+
+
+def judge_engine_for(host: PluginHost, options: RunOptions, prepared: PreparedRun) -> Engine:
+    """The engine LLM judges use: ``--judge-model`` when given, else the run's own engine.
+
+    :func:`caliper.runner.attempt.judge_calls.decide_judge_engine` decides it (``--judge-model``,
+    then ``CALIPER_JUDGE_MODEL``, then the model ``--model`` named, then the backend's judge
+    default). In a matrix each engine's judges follow that engine; ``--judge-model`` applies
+    to every engine.
+    """
+    return decide_judge_engine(host, options.judge_model, prepared.engine)

@@ -346,7 +346,7 @@ def _notify(shown: list[_Display], text: str) -> None:
 
 def _judge_engine(host: PluginHost, prepared: PreparedRun) -> LazyEngine:
     """One engine's judge engine, made on first use."""
-    from caliper.runner import judge_engine_for
+    from caliper.runner.attempt.judge_calls import judge_engine_for
     from caliper.runner.attempt.judging import LazyEngine
 
     return LazyEngine(lambda: judge_engine_for(host, prepared.options, prepared))

@@ -444,7 +444,7 @@ _judges: dict[str, object] = {}
 def _judge_engine(key: str, prepared: PreparedRun, host: PluginHost | None) -> object:
     """The run's judge engine on this node, resolved on first use (one per bundle)."""
     from caliper.host.plugins import PluginHost
-    from caliper.runner import judge_engine_for
+    from caliper.runner.attempt.judge_calls import judge_engine_for
     from caliper.runner.attempt.judging import LazyEngine
 
     with _cache_lock:
