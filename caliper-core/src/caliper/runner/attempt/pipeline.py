@@ -4,11 +4,12 @@ Order: sandbox → setup → install skills → MCP config → HOME seeding → 
 → delete the sandbox. Cleanup always runs (even after a failed setup, a crash or Ctrl-C) and
 the sandbox is always deleted.
 
-The steps before the agent are an :class:`~caliper.runner.attempt.environment.AttemptEnvironment`'s,
-each run once. With a :class:`~caliper.runner.attempt.preparation.Preparer` (the ``local``
-executor's runs) the attempt takes one made ahead, while the worker's previous agent ran: the
-sandbox, and for a task without ``setup:`` the install, the MCP config and the HOME seeding
-(and a judge call's sandbox); the same calls then return what was done, in the same order.
+The steps before the agent are methods of one
+:class:`~caliper.runner.attempt.environment.AttemptEnvironment`, each run once. With a
+:class:`~caliper.runner.attempt.preparation.Preparer` (the ``local`` executor's runs) the
+attempt takes one made ahead, while the worker's previous agent ran: the sandbox, and for a
+task without ``setup:`` the install, the MCP config and the HOME seeding (and a judge call's
+sandbox); the same calls then return what was done, in the same order.
 """
 
 from __future__ import annotations
