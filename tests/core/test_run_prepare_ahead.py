@@ -152,7 +152,7 @@ def _judge_ready(tmp_path: Path):  # type: ignore[no-untyped-def]
     from types import SimpleNamespace
 
     from caliper.plugin.sandbox import make_sandbox
-    from caliper.runner.attempt.preparation import ReadyJudge, fingerprint
+    from caliper.runner.attempt.environment import ReadyJudge, fingerprint
 
     attempt = make_sandbox(spec_dir=tmp_path, parent=tmp_path)
     box = make_sandbox(spec_dir=tmp_path, parent=attempt.root, prefix="judge-")
@@ -167,7 +167,7 @@ def _judge_ready(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 def test_a_judge_sandbox_made_ahead_is_used_when_untouched(tmp_path):
     from caliper.plugin.sandbox import finish_removals
-    from caliper.runner.attempt.preparation import judge_sandbox
+    from caliper.runner.attempt.environment import judge_sandbox
 
     run, attempt, ready = _judge_ready(tmp_path)
     with judge_sandbox(run, attempt, [ready]) as used:  # type: ignore[arg-type]
@@ -198,7 +198,7 @@ def test_a_judge_sandbox_the_agent_changed_is_replaced_by_a_fresh_one(tmp_path, 
     """The agent runs while the judge call's sandbox waits: anything it changed there is
     never seen by the judge (a fresh sandbox is made, the changed one removed)."""
     from caliper.plugin.sandbox import finish_removals
-    from caliper.runner.attempt.preparation import judge_sandbox
+    from caliper.runner.attempt.environment import judge_sandbox
 
     run, attempt, ready = _judge_ready(tmp_path)
     tamper(ready)

@@ -4,10 +4,12 @@ Order: sandbox → setup → install skills → MCP config → HOME seeding → 
 → delete the sandbox. Cleanup always runs (even after a failed setup, a crash or Ctrl-C) and
 the sandbox is always deleted.
 
-With a :class:`~caliper.runner.attempt.preparation.Preparer` (the ``local`` executor's runs) the
-first steps are made ahead, while the worker's previous agent runs: the sandbox, and for a task
-without ``setup:`` the install, the MCP config and the HOME seeding (and a judge call's
-sandbox); the attempt then starts at the steps that remain, in the same order.
+The steps before the agent are methods of one
+:class:`~caliper.runner.attempt.environment.AttemptEnvironment`, each run once. With a
+:class:`~caliper.runner.attempt.preparation.Preparer` (the ``local`` executor's runs) the
+attempt takes one made ahead, while the worker's previous agent ran: the sandbox, and for a
+task without ``setup:`` the install, the MCP config and the HOME seeding (and a judge call's
+sandbox); the same calls then return what was done, in the same order.
 """
 
 from __future__ import annotations
@@ -21,25 +23,17 @@ from typing import TYPE_CHECKING
 from caliper.errors import CaliperError, SetupError
 from caliper.plugin.attempt import AgentStatus, AttemptRequest, AttemptResult, AttemptSandbox
 from caliper.plugin.executor import AttemptJob, FinishedAttempt
-from caliper.plugin.sandbox import remove_sandbox
 from caliper.results.models import AttemptRecord, Outcome
+from caliper.runner.attempt.environment import AttemptEnvironment, Installed
 from caliper.runner.attempt.forbidden import find_forbidden_reads
-from caliper.runner.attempt.judging import FatalJudgeError, LazyEngine, judge_attempt
-from caliper.runner.attempt.preparation import (
-    Preparer,
-    ReadyAttempt,
-    ReadyJudge,
-    install_into,
-    judge_sandbox,
-    make_ready,
-    new_sandbox,
-)
+from caliper.runner.attempt.judging import FatalJudgeError, Judgement, LazyEngine, judge_attempt
 from caliper.runner.attempt.sandbox import describe_shell_failure, run_shell
 from caliper.runner.run.control import RunController, Stopped
 from caliper.system.process import after_start
 
 if TYPE_CHECKING:
     from caliper.plugin.judge import JudgeContext
+    from caliper.runner.attempt.preparation import Preparer
     from caliper.runner.attempt.workdirs import WorkdirKeeper
     from caliper.runner.run.prepare import PreparedRun
     from caliper.spec.model import Task
@@ -64,19 +58,15 @@ def _judge_context_factory(
     prepared: PreparedRun,
     task: Task,
     result: AttemptResult,
-    sandbox: AttemptSandbox,
+    env: AttemptEnvironment,
     installed_names: tuple[str, ...],
     judge_engine: LazyEngine,
-    ready_judges: list[ReadyJudge],
 ) -> Callable[[str], JudgeContext]:
     from caliper.plugin.judge import JudgeContext
     from caliper.runner.attempt.judge_calls import judge_ask
 
-    ask = judge_ask(
-        judge_engine,
-        lambda: judge_sandbox(prepared, sandbox, ready_judges),
-        prepared.options.judge_seconds,
-    )
+    sandbox = env.sandbox()
+    ask = judge_ask(judge_engine, env.judge_sandbox, prepared.options.judge_seconds)
 
     def make(key: str) -> JudgeContext:
         return JudgeContext(
@@ -209,9 +199,7 @@ def _prepare_next(
     preparer.ahead(
         engine_key,
         install,
-        lambda: make_ready(
-            prepared,
-            engine_key,
+        lambda: AttemptEnvironment(prepared).prepare_ahead(
             install=install,
             judge_backend=judge.backend if judge is not None else None,
             with_judge=install and uses_judge_calls(prepared, task),
@@ -219,54 +207,65 @@ def _prepare_next(
     )
 
 
-def _agent_steps(
-    prepared: PreparedRun,
-    task: Task,
-    job: AttemptJob,
-    sandbox: AttemptSandbox,
-    controller: RunController,
-    judge_engine: LazyEngine,
-    patterns: Sequence[re.Pattern[str]],
-    keeper: WorkdirKeeper | None = None,
-    ready: ReadyAttempt | None = None,
-    preparer: Preparer | None = None,
-) -> tuple[AttemptRecord, CaliperError | None]:
-    """Setup, install, run the agent and judge it (everything but cleanup)."""
-    options = prepared.options
-    number = job.number
-    if task.setup:
-        shell = run_shell(
-            task.setup, sandbox, timeout=options.setup_timeout, spec_dir=prepared.spec.directory
-        )
-        controller.check()
-        failure = describe_shell_failure("setup", shell, options.setup_timeout)
-        if failure:
-            return _failed_record(task, number, failure, setup=True), None
-    done = ready.installed if ready is not None and ready.installed is not None else None
-    if done is None:
-        done = install_into(prepared, sandbox)
-    if done.failure is not None:
-        return _failed_record(task, number, done.failure), None
-    installed, native_mcp = done.skills, done.native_mcp
+def _setup_failure(
+    prepared: PreparedRun, task: Task, sandbox: AttemptSandbox, controller: RunController
+) -> str | None:
+    """Run the task's ``setup:`` (when it has one); why it failed, or ``None``."""
+    if not task.setup:
+        return None
+    budget = prepared.options.setup_timeout
+    shell = run_shell(task.setup, sandbox, timeout=budget, spec_dir=prepared.spec.directory)
     controller.check()
-    request = AttemptRequest(
+    return describe_shell_failure("setup", shell, budget)
+
+
+def _request(
+    prepared: PreparedRun, task: Task, sandbox: AttemptSandbox, installed: Installed
+) -> AttemptRequest:
+    """What the backend is asked to run: ``task`` in ``sandbox`` with what was installed."""
+    native_mcp = installed.native_mcp
+    return AttemptRequest(
         prompt=task.prompt,
         model=prepared.engine.model,
         sandbox=sandbox,
-        timeout=options.timeout,
-        skills=tuple(installed),
+        timeout=prepared.options.timeout,
+        skills=tuple(installed.skills),
         mcp=native_mcp,
         history=task.history,
         user_customizations=prepared.user_customizations,
         mcp_names=tuple(server.name for server in prepared.mcp.servers) if native_mcp else (),
         cli_path=prepared.cli_path,
     )
+
+
+def _agent_steps(
+    prepared: PreparedRun,
+    task: Task,
+    job: AttemptJob,
+    env: AttemptEnvironment,
+    controller: RunController,
+    judge_engine: LazyEngine,
+    patterns: Sequence[re.Pattern[str]],
+    keeper: WorkdirKeeper | None = None,
+    preparer: Preparer | None = None,
+) -> tuple[AttemptRecord, CaliperError | None]:
+    """Setup, install, run the agent and judge it (everything but cleanup)."""
+    number = job.number
+    failure = _setup_failure(prepared, task, env.sandbox(), controller)
+    if failure:
+        return _failed_record(task, number, failure, setup=True), None
+    installed = env.installed_skills()
+    if installed.failure is not None:
+        return _failed_record(task, number, installed.failure), None
+    controller.check()
+    sandbox = env.sandbox()  # seeded when that step was done ahead, else the backend seeds it
+    request = _request(prepared, task, sandbox, installed)
     # the next attempt is made once the agent is running (its start is not slowed by it)
     with after_start(lambda: _prepare_next(preparer, prepared, job.engine_key, task, judge_engine)):
         result, elapsed = _call_backend(prepared, request)
     controller.check()
 
-    installed_names = tuple(skill.name for skill in installed)
+    installed_names = tuple(skill.name for skill in installed.skills)
     record = _observed(task, number, result, elapsed, installed_names)
     if result.status is AgentStatus.SETUP_ERROR:
         reason = result.error or f"The {prepared.engine.backend_id} CLI cannot run."
@@ -283,17 +282,21 @@ def _agent_steps(
             task.name, number, sandbox.workdir
         )
     judged = prepared.secrets.redact_result(result)  # judges (and judge models) never see secrets
-    ready_judges = [ready.judge] if ready is not None and ready.judge is not None else []
     judgement = judge_attempt(
         task,
         prepared.judges,
-        _judge_context_factory(
-            prepared, task, judged, sandbox, installed_names, judge_engine, ready_judges
-        ),
+        _judge_context_factory(prepared, task, judged, env, installed_names, judge_engine),
         llm_allowed=not forbidden,
         workdir_removed=workdir_removed and not forbidden,
     )
     controller.check()  # a judge cut short by Ctrl-C decided nothing
+    _decide(record, judgement, forbidden)
+    return record, None
+
+
+def _decide(record: AttemptRecord, judgement: Judgement, forbidden: list[str]) -> None:
+    """Put the judges' verdict on ``record``; a forbidden read makes it a cheat whatever
+    the checks said."""
     record.checks = judgement.checks
     record.activation_passed = judgement.activation_passed
     if forbidden:
@@ -303,7 +306,6 @@ def _agent_steps(
     else:
         record.outcome = judgement.outcome
         record.reason = judgement.reason
-    return record, None
 
 
 def _redact(record: AttemptRecord, prepared: PreparedRun) -> None:
@@ -344,7 +346,8 @@ def run_one_attempt(
     except Stopped:
         return report
     ready = preparer.take(job.engine_key, task) if preparer is not None else None
-    sandbox = ready.sandbox if ready is not None else new_sandbox(prepared)
+    env = ready if ready is not None else AttemptEnvironment(prepared)
+    sandbox = env.sandbox()
     try:
         try:
             with controller.busy():
@@ -352,12 +355,11 @@ def run_one_attempt(
                     prepared,
                     task,
                     job,
-                    sandbox,
+                    env,
                     controller,
                     judge_engine,
                     patterns,
                     keeper,
-                    ready,
                     preparer,
                 )
         except Stopped:
@@ -382,7 +384,7 @@ def run_one_attempt(
                 if failure and report.record is not None:
                     report.record.error = "; ".join(filter(None, [report.record.error, failure]))
     finally:
-        remove_sandbox(sandbox, later=True)
+        env.cleanup()
     if report.record is not None:
         _redact(report.record, prepared)
     return report

@@ -3,8 +3,10 @@
 Everything the harness does between two agent starts of one worker is on the critical path.
 What does not depend on the previous attempt (a fresh sandbox, the skill install, the MCP
 translation, the backend's HOME seeding, the judge call's own sandbox) is made *ahead*: when
-an attempt's agent is about to start, a :class:`Preparer` thread makes a :class:`ReadyAttempt`
-for the worker's next attempt, and that attempt takes it instead of making one.
+an attempt's agent is about to start, a :class:`Preparer` thread makes a fresh
+:class:`~caliper.runner.attempt.environment.AttemptEnvironment` for the worker's next attempt
+and runs its first steps; that attempt takes it instead of making one, and its steps already
+done return what they gave then.
 
 The rules it keeps:
 
@@ -21,155 +23,15 @@ The rules it keeps:
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
-import os
 import threading
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import attrs
 
-from caliper.plugin.sandbox import make_sandbox, remove_sandbox
-
 if TYPE_CHECKING:
-    from caliper.plugin.attempt import AttemptSandbox, InstalledSkill, NativeMcpConfig
-    from caliper.plugin.backend import Backend
-    from caliper.runner.run.prepare import PreparedRun
+    from caliper.runner.attempt.environment import AttemptEnvironment
     from caliper.spec.model import Task
-
-Fingerprint = tuple[tuple[str, int, int, int, int, int], ...]
-
-
-def new_sandbox(prepared: PreparedRun, parent: AttemptSandbox | None = None) -> AttemptSandbox:
-    """A fresh attempt sandbox of ``prepared``'s run, or a judge call's nested in ``parent``."""
-    return make_sandbox(
-        spec_dir=prepared.spec.directory,
-        extra_path=prepared.spec.sandbox.extra_path,
-        parent=parent.root if parent else prepared.sandbox_parent,
-        prefix="judge-" if parent else "caliper-attempt-",
-    )
-
-
-def seed_ahead(backend: Backend, sandbox: AttemptSandbox) -> AttemptSandbox:
-    """``sandbox`` with ``backend``'s HOME seeding done (:meth:`Backend.prepare_home`)."""
-    from caliper.plugin.attempt import SeededHome
-
-    state = backend.prepare_home(sandbox)
-    return attrs.evolve(sandbox, seeded=SeededHome(backend.id, state))
-
-
-def fingerprint(root: Path) -> Fingerprint:
-    """Every entry under ``root`` (and ``root`` itself) with its inode, mode, size and change
-    time: any file written, added, removed or replaced below changes it."""
-    entries: list[tuple[str, int, int, int, int, int]] = []
-
-    def note(path: str, st: os.stat_result) -> None:
-        entries.append((path, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
-
-    note(str(root), os.lstat(root))
-    pending = [str(root)]
-    while pending:
-        folder = pending.pop()
-        with os.scandir(folder) as listing:
-            for entry in listing:
-                note(entry.path, entry.stat(follow_symlinks=False))
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append(entry.path)
-    return tuple(sorted(entries))
-
-
-@attrs.define
-class ReadyJudge:
-    """A judge call's sandbox made ahead, and what it looked like once made."""
-
-    sandbox: AttemptSandbox
-    made: Fingerprint
-
-    def untouched(self) -> bool:
-        """Whether nothing in it changed since it was made (the agent ran beside it)."""
-        try:
-            return fingerprint(self.sandbox.root) == self.made
-        except OSError:
-            return False
-
-
-@attrs.define
-class Installed:
-    """What the skill install and the MCP translation gave one sandbox (``failure``: why
-    preparing it failed, recorded as the attempt's infra error)."""
-
-    skills: list[InstalledSkill] = attrs.field(factory=list)
-    native_mcp: NativeMcpConfig | None = None
-    failure: str | None = None
-
-
-def install_into(prepared: PreparedRun, sandbox: AttemptSandbox) -> Installed:
-    """Install the run's skills and translate its MCP servers into ``sandbox``; a plugin
-    that raises is a failure reason, not an exception."""
-    try:
-        skills = (
-            prepared.installer.install(prepared.installed_skills, sandbox)
-            if prepared.installer is not None and prepared.installed_skills
-            else []
-        )
-        native_mcp = (
-            prepared.translator.translate(prepared.mcp.servers, sandbox)
-            if prepared.translator is not None and prepared.mcp.servers
-            else None
-        )
-    except Exception as exc:  # a plugin failing to prepare the sandbox is a harness error
-        return Installed(failure=f"preparing the sandbox failed: {type(exc).__name__}: {exc}")
-    return Installed(skills=list(skills), native_mcp=native_mcp)
-
-
-@attrs.define
-class ReadyAttempt:
-    """An attempt sandbox made ahead for one engine's run.
-
-    ``installed`` is ``None`` for a bare sandbox (made for a task with ``setup:``, which runs
-    before the install); otherwise the install is done and, when it succeeded, the backend's
-    HOME seeding too. ``judge`` is a judge call's sandbox made ahead, nested in this one.
-    """
-
-    engine_key: str
-    sandbox: AttemptSandbox
-    installed: Installed | None = None
-    judge: ReadyJudge | None = None
-
-    def discard(self) -> None:
-        """Remove it (in the background, like every attempt sandbox)."""
-        remove_sandbox(self.sandbox, later=True)
-
-
-def make_ready(
-    prepared: PreparedRun,
-    engine_key: str,
-    *,
-    install: bool,
-    judge_backend: Backend | None,
-    with_judge: bool,
-) -> ReadyAttempt:
-    """Make an attempt sandbox ahead: bare, or (``install``) with the skills, the MCP config
-    and the backend's HOME seeding; with ``with_judge`` also a judge call's sandbox inside it
-    (seeded by ``judge_backend`` when the judge engine is known already)."""
-    sandbox = new_sandbox(prepared)
-    try:
-        installed = None
-        if install:
-            installed = install_into(prepared, sandbox)
-            if installed.failure is None:
-                sandbox = seed_ahead(prepared.engine.backend, sandbox)
-        judge = None
-        if with_judge:
-            box = new_sandbox(prepared, parent=sandbox)
-            if judge_backend is not None:
-                box = seed_ahead(judge_backend, box)
-            judge = ReadyJudge(box, fingerprint(box.root))
-    except BaseException:
-        remove_sandbox(sandbox, later=True)
-        raise
-    return ReadyAttempt(engine_key, sandbox, installed, judge)
 
 
 class Preparer:
@@ -189,7 +51,7 @@ class Preparer:
         self._slots: dict[int, _Slot] = {}
         self._closed = False
 
-    def ahead(self, engine_key: str, install: bool, make: Callable[[], ReadyAttempt]) -> None:
+    def ahead(self, engine_key: str, install: bool, make: Callable[[], AttemptEnvironment]) -> None:
         """Start making the calling worker's next attempt with ``make`` (on the preparer's
         thread) for ``engine_key`` (``install``: with the install done), unless one is made
         already or the run is stopping or over."""
@@ -199,7 +61,7 @@ class Preparer:
                 return
             self._slots[ident] = _Slot(engine_key, install, self._pool.submit(_made_or_none, make))
 
-    def take(self, engine_key: str, task: Task) -> ReadyAttempt | None:
+    def take(self, engine_key: str, task: Task) -> AttemptEnvironment | None:
         """The calling worker's attempt made ahead, when it fits ``task`` on ``engine_key``:
         the same engine, and never one with the install done for a task whose ``setup:``
         must run first. One that does not fit is removed (without waiting for it)."""
@@ -212,7 +74,7 @@ class Preparer:
             return None
         ready = slot.future.result()
         if ready is not None and self._stop.is_set():
-            ready.discard()
+            ready.cleanup()
             return None
         return ready
 
@@ -233,41 +95,20 @@ class _Slot:
 
     engine_key: str
     install: bool
-    future: concurrent.futures.Future[ReadyAttempt | None]
+    future: concurrent.futures.Future[AttemptEnvironment | None]
 
 
-def _discard(future: concurrent.futures.Future[ReadyAttempt | None]) -> None:
+def _discard(future: concurrent.futures.Future[AttemptEnvironment | None]) -> None:
     """Remove the attempt ``future`` made (waiting until it is made)."""
     ready = future.result()
     if ready is not None:
-        ready.discard()
+        ready.cleanup()
 
 
-def _made_or_none(make: Callable[[], ReadyAttempt]) -> ReadyAttempt | None:
+def _made_or_none(make: Callable[[], AttemptEnvironment]) -> AttemptEnvironment | None:
     """``make()``, or ``None`` when it failed (the attempt then makes its own sandbox and
     meets the same error where it is reported today)."""
     try:
         return make()
     except Exception:
         return None
-
-
-@contextlib.contextmanager
-def judge_sandbox(
-    prepared: PreparedRun, attempt: AttemptSandbox, ready: list[ReadyJudge]
-) -> Iterator[AttemptSandbox]:
-    """A sandbox for one judge call, removed after: the one made ahead (``ready``, taken
-    once) when nothing in it changed, else a fresh one nested in the attempt's root."""
-    sandbox = None
-    if ready:
-        made = ready.pop()
-        if made.untouched():
-            sandbox = made.sandbox
-        else:
-            remove_sandbox(made.sandbox, later=True)
-    if sandbox is None:
-        sandbox = new_sandbox(prepared, parent=attempt)
-    try:
-        yield sandbox
-    finally:
-        remove_sandbox(sandbox, later=True)
