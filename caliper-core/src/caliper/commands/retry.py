@@ -136,7 +136,8 @@ def command(
     RUN is a run id, SPEC/RUN-ID, a results file, a spec file or a spec name (its latest
     run), as for `caliper report`.
     """
-    from caliper.commands.run import check_save_targets, finish_report, results_root
+    from caliper.commands.finishing import finish_report
+    from caliper.commands.run import check_save_targets, results_root
     from caliper.errors import UsageError
     from caliper.results.store import load_run_data, resolve_run_ref
     from caliper.runner import run_spec

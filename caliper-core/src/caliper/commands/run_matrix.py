@@ -4,7 +4,7 @@
 matrix, refused with flags that name one run). :func:`run_and_finish_matrix` runs the
 matrix (:func:`caliper.runner.matrix.run_matrix`); :func:`finish_matrix` prints the engines
 side by side (:mod:`caliper.report.matrix_view`) and goes the same way as one run's
-:func:`caliper.commands.run.finish_report` for each engine (report shown safely, bars judged,
+:func:`caliper.commands.finishing.finish_report` for each engine (report shown safely, bars judged,
 exit decided by :meth:`caliper.runner.RunEnding.problem`), leaving with the worst code over
 the engines.
 """
@@ -80,11 +80,16 @@ def finish_matrix(
     inconclusive: str = "fail",
 ) -> None:
     """Print a finished matrix and raise the exit its engines' endings call for: the path of
-    one run (:func:`caliper.commands.run.finish_report`) for each engine, each engine's exit
+    one run (:func:`caliper.commands.finishing.finish_report`) for each engine, each engine's exit
     decided by :meth:`caliper.runner.RunEnding.problem`, the matrix leaving with every
     engine's problem named once and the worst (highest) exit code."""
+    from caliper.commands.finishing import (
+        exit_for,
+        judge_bars,
+        never_started_error,
+        show_safely,
+    )
     from caliper.commands.gate_options import gate_error
-    from caliper.commands.run import exit_for, judge_bars, never_started_error, show_safely
 
     show_safely(
         lambda: _show(ending, verbose, confidence),
