@@ -10,6 +10,7 @@ import click
 
 from caliper.commands.confidence import confidence_option
 from caliper.commands.gate_options import junit_option
+from caliper.commands.output_options import format_option, matrix_option, page_output_option
 from caliper.errors import CaliperError
 
 if TYPE_CHECKING:
@@ -36,29 +37,16 @@ class NotComparable(CaliperError):
 @click.command(name="compare")
 @click.argument("before", required=False)
 @click.argument("after", required=False)
-@click.option(  # the matrix view (issue 18): see caliper.commands.matrix_report
-    "--matrix",
-    "matrix_id",
-    metavar="ID",
-    help="Instead of BEFORE and AFTER: the runs of a matrix (`caliper run SPEC --model A "
-    "--model B`), engines side by side per task, every pair tested (Holm-corrected).",
+@matrix_option(
+    "Instead of BEFORE and AFTER: the runs of a matrix (`caliper run SPEC --model A "
+    "--model B`), engines side by side per task, every pair tested (Holm-corrected)."
 )
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json", "markdown", "html"]),
-    default="text",
-    show_default=True,
-    help="text: a before → after table; json: the full comparison for scripts; markdown: "
+@format_option(
+    "text: a before → after table; json: the full comparison for scripts; markdown: "
     "a summary table for $GITHUB_STEP_SUMMARY; html: a self-contained page (to stdout, or "
-    "to -o FILE).",
+    "to -o FILE)."
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="With --format html: write the page to FILE instead of stdout.",
-)
+@page_output_option
 @confidence_option
 @click.option(
     "--fail-on",

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import click
 
+from caliper.commands.attempt_options import judge_model_option, judge_timeout_option
 from caliper.commands.confidence import confidence_option
+from caliper.commands.output_options import results_output_option, verbose_option
 
 EPILOG = """\b
 Examples:
@@ -33,25 +35,10 @@ Exit codes:
 
 @click.command(name="regrade", epilog=EPILOG)
 @click.argument("ref", metavar="RUN")
-@click.option(
-    "--judge-model",
-    metavar="TARGET",
-    help="Engine for LLM judges (expect:); default: the one the parent run asked for.",
-)
-@click.option(
-    "--judge-timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    metavar="SECONDS",
-    help="Time budget of one judge call (default: the parent run's --timeout).",
-)
-@click.option(
-    "--output",
-    type=click.Path(path_type=Path, dir_okay=False),
-    metavar="PATH",
-    help="Also save the new run's results JSON to PATH.",
-)
-@click.option("--verbose", "-v", is_flag=True, help="Show every attempt's outcome and reason.")
+@judge_model_option("Engine for LLM judges (expect:); default: the one the parent run asked for.")
+@judge_timeout_option("Time budget of one judge call (default: the parent run's --timeout).")
+@results_output_option()
+@verbose_option()
 @confidence_option
 def command(
     ref: str,

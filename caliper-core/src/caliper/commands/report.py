@@ -10,6 +10,12 @@ import click
 
 from caliper.commands.confidence import DEFAULT_CONFIDENCE, confidence_option
 from caliper.commands.gate_options import bar_options
+from caliper.commands.output_options import (
+    format_option,
+    matrix_option,
+    page_output_option,
+    verbose_option,
+)
 
 SAVED_GATE_TITLE = "Bars this run was held to (as judged when it ran)"
 
@@ -37,32 +43,19 @@ def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> 
 
 @click.command(name="report")
 @click.argument("refs", nargs=-1, metavar="[REF]...")
-@click.option(  # the matrix view (issue 18): see caliper.commands.matrix_report
-    "--matrix",
-    "matrix_id",
-    metavar="ID",
-    help="Show the runs of a matrix (`caliper run SPEC --model A --model B`) side by side: "
+@matrix_option(
+    "Show the runs of a matrix (`caliper run SPEC --model A --model B`) side by side: "
     "each engine's rate per task with its interval, and which differences are significant. "
-    "Several REFs show those runs side by side the same way.",
+    "Several REFs show those runs side by side the same way."
 )
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json", "markdown", "html"]),
-    default="text",
-    show_default=True,
-    help="text: the same report `caliper run` prints; json: the saved run plus derived "
+@format_option(
+    "text: the same report `caliper run` prints; json: the saved run plus derived "
     "`scores` and `usage_totals` blocks (and `gate` with bars); markdown: a summary table "
     "for $GITHUB_STEP_SUMMARY; html: one self-contained page with a transcript viewer (to "
-    "stdout, or to -o FILE).",
+    "stdout, or to -o FILE)."
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="With --format html: write the page to FILE instead of stdout.",
-)
-@click.option("-v", "--verbose", is_flag=True, help="Add pass@k / pass^k and a panel per task.")
+@page_output_option
+@verbose_option("Add pass@k / pass^k and a panel per task.")
 @confidence_option
 @bar_options
 def command(

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
+from caliper.commands.attempt_options import force_option, retries_option, workers_option
 from caliper.commands.confidence import confidence_option
-from caliper.runner.options import DEFAULT_RETRIES
+from caliper.commands.output_options import results_output_option, verbose_option
 
 EPILOG = """\b
 Examples:
@@ -94,32 +95,11 @@ def parse_only(value: str) -> tuple[str, ...]:
     metavar="OUTCOMES",
     help="Retry only attempts with these outcomes (comma-separated).",
 )
-@click.option(
-    "--retries",
-    type=click.IntRange(min=0, max=10),
-    default=DEFAULT_RETRIES,
-    show_default=True,
-    metavar="N",
-    help="As `caliper run --retries`: more tries after a transient failure.",
-)
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Attempts at the same time (default: the parent run's).",
-)
-@click.option(
-    "--force",
-    is_flag=True,
-    help="Retry even though the spec, its skills or the engine changed since the parent run.",
-)
-@click.option(
-    "--output",
-    type=click.Path(path_type=Path, dir_okay=False),
-    metavar="PATH",
-    help="Also save the new run's results JSON to PATH.",
-)
-@click.option("--verbose", "-v", is_flag=True, help="Show every attempt's outcome and reason.")
+@retries_option("As `caliper run --retries`: more tries after a transient failure.")
+@workers_option("Attempts at the same time (default: the parent run's).", default=None)
+@force_option("Retry even though the spec, its skills or the engine changed since the parent run.")
+@results_output_option()
+@verbose_option()
 @confidence_option
 def command(
     ref: str,

@@ -8,16 +8,22 @@ from typing import TYPE_CHECKING
 
 import click
 
-from caliper.commands.attempt_options import Seconds, model_option, timeout_option, workers_option
+from caliper.commands.attempt_options import (
+    Seconds,
+    force_option,
+    judge_model_option,
+    judge_timeout_option,
+    model_option,
+    retries_option,
+    timeout_option,
+    workers_option,
+)
 from caliper.commands.confidence import confidence_option
 from caliper.commands.executor_options import ExecutorCommand, executor_options
 from caliper.commands.gate_options import BARS_HELP, bar_options, junit_option
+from caliper.commands.output_options import results_output_option, verbose_option
 from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_CHARS
-from caliper.runner.options import (
-    DEFAULT_K,
-    DEFAULT_RETRIES,
-    DEFAULT_SETUP_TIMEOUT,
-)
+from caliper.runner.options import DEFAULT_K, DEFAULT_SETUP_TIMEOUT
 
 if TYPE_CHECKING:
     from caliper.results.gate import Bar
@@ -144,14 +150,10 @@ class AttemptCount(click.ParamType):
     metavar="SECONDS",
     help="Time budget of a task's setup and of its cleanup command.",
 )
-@click.option(
-    "--judge-timeout",
-    type=Seconds(),
-    default=None,
-    metavar="SECONDS",
-    help="Time budget of one judge call (an assert: script, an expect: LLM judge); a judge "
+@judge_timeout_option(
+    "Time budget of one judge call (an assert: script, an expect: LLM judge); a judge "
     "that runs out is a judge_error. Default: CALIPER_JUDGE_TIMEOUT when set, else the "
-    "--timeout value.",
+    "--timeout value."
 )
 @click.option(
     "--ablate",
@@ -176,12 +178,10 @@ class AttemptCount(click.ParamType):
     "engines in one pool, one saved run per engine tied by a matrix id.",
     multiple=True,
 )
-@click.option(
-    "--judge-model",
-    metavar="TARGET",
-    help="Engine for LLM judges (expect:), same grammar as --model. Resolved only "
+@judge_model_option(
+    "Engine for LLM judges (expect:), same grammar as --model. Resolved only "
     "when an LLM judge actually runs (default: the --model engine, so one agent CLI "
-    "is enough).",
+    "is enough)."
 )
 @click.option(
     "--user-customizations/--no-user-customizations",
@@ -191,27 +191,12 @@ class AttemptCount(click.ParamType):
     "settings, MCP servers; never session history or memory). Default: the spec's "
     "user_customizations:, else off, so scores stay portable.",
 )
-@click.option(
-    "--output",
-    type=click.Path(path_type=Path, dir_okay=False),
-    metavar="PATH",
-    help="Also save the results JSON to PATH.",
-)
-@click.option(
-    "--verbose",
-    "-v",
-    is_flag=True,
-    help="Show every attempt's outcome and reason, and pass@k / pass^k.",
-)
-@click.option(
-    "--retries",
-    type=click.IntRange(min=0, max=10),
-    default=DEFAULT_RETRIES,
-    show_default=True,
-    metavar="N",
-    help="Try an attempt up to N more times after a transient failure (infra_error: a rate "
+@results_output_option("Also save the results JSON to PATH.")
+@verbose_option("Show every attempt's outcome and reason, and pass@k / pass^k.")
+@retries_option(
+    "Try an attempt up to N more times after a transient failure (infra_error: a rate "
     "limit, an overloaded or unreachable provider), with exponential backoff and jitter or "
-    "the CLI's Retry-After. Every try is kept in the results. 0: never.",
+    "the CLI's Retry-After. Every try is kept in the results. 0: never."
 )
 @click.option(
     "--timeouts",
@@ -258,11 +243,9 @@ class AttemptCount(click.ParamType):
     "skills, the engine or k changed since, or when another caliper process runs or resumes "
     "it (exit 2).",
 )
-@click.option(
-    "--force",
-    is_flag=True,
-    help="With --resume: continue even though the spec, skills, engine or k changed "
-    "(recorded in the run's metadata).",
+@force_option(
+    "With --resume: continue even though the spec, skills, engine or k changed "
+    "(recorded in the run's metadata)."
 )
 @click.option(  # --shard (issue 18): see caliper.runner.shard
     "--shard",
