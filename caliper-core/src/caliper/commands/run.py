@@ -350,33 +350,17 @@ def command(
     )
     if adaptive is not None:
         k = adaptive.max_k
-    continuation = None
-    if resume is not None and adaptive is not None:
-        from caliper.errors import UsageError
-
-        raise UsageError("--resume cannot be combined with --k auto yet.")
     root = results_root(spec)  # the one place the results folder is found
+    continuation = None
     if resume is not None:
-        continuation = resume_source(spec, resume, force, root)
-        meta = continuation.meta
-        k = k if k is not None else int(meta.get("k") or DEFAULT_K)
-        model = model if model is not None else meta.get("requested_model", meta.get("backend"))
-        judge_model = judge_model if judge_model is not None else meta.get("judge_requested")
-        ablate = ablate or tuple(meta.get("ablated") or ())
-        timeouts = timeouts if timeouts is not None else meta.get("timeouts")
+        continuation, (k, model, judge_model, ablate, timeouts) = _resumed(
+            spec, resume, force, root, adaptive, (k, model, judge_model, ablate, timeouts)
+        )
     elif force:
         from caliper.errors import UsageError
 
         raise UsageError("--force only applies with --resume.")
-    shard = None
-    if shard_text is not None or continuation is not None:
-        from caliper.runner.shard import shard_for_run  # --shard (issue 18)
-
-        shard = shard_for_run(
-            shard_text,
-            adaptive=adaptive is not None,
-            resumed=continuation.meta if continuation is not None else None,
-        )
+    shard = _shard(shard_text, adaptive is not None, continuation)
     options = RunOptions(
         shard=shard,
         spec_path=spec,
@@ -418,6 +402,38 @@ def command(
         return
     report = run_spec(options, continuation=continuation, warm_up=_import_the_report)
     finish_report(report, verbose, output, confidence, bars, inconclusive, junit)
+
+
+def _resumed(spec: Path, resume: str, force: bool, root: Path, adaptive, given: tuple):
+    """``--resume``: the continuation of the saved run it names, and the settings
+    ``given`` on the command line as ``(k, model, judge_model, ablate, timeouts)``, each one
+    not given taken from that run."""
+    if adaptive is not None:
+        from caliper.errors import UsageError
+
+        raise UsageError("--resume cannot be combined with --k auto yet.")
+    k, model, judge_model, ablate, timeouts = given
+    continuation = resume_source(spec, resume, force, root)
+    meta = continuation.meta
+    k = k if k is not None else int(meta.get("k") or DEFAULT_K)
+    model = model if model is not None else meta.get("requested_model", meta.get("backend"))
+    judge_model = judge_model if judge_model is not None else meta.get("judge_requested")
+    ablate = ablate or tuple(meta.get("ablated") or ())
+    timeouts = timeouts if timeouts is not None else meta.get("timeouts")
+    return continuation, (k, model, judge_model, ablate, timeouts)
+
+
+def _shard(shard_text: str | None, adaptive: bool, continuation):
+    """The shard of ``--shard I/N`` (or of the resumed run), ``None`` for a whole run."""
+    if shard_text is None and continuation is None:
+        return None
+    from caliper.runner.shard import shard_for_run
+
+    return shard_for_run(
+        shard_text,
+        adaptive=adaptive,
+        resumed=continuation.meta if continuation is not None else None,
+    )
 
 
 def adaptive_settings(
