@@ -135,10 +135,46 @@ def command(
         for a in task.get("attempts") or []
         if a.get("outcome") in outcomes
     ]
-    name = f"{meta.get('spec_name')}/{meta.get('run_id')}"
-    missing = missing_attempts(data)
+    if not _has_work(data, todo, outcomes):
+        return
+    spec = Path(meta.get("spec_path") or "")
+    if not spec.is_file():
+        raise UsageError(
+            f"Cannot retry run {meta.get('spec_name')}/{meta.get('run_id')}: its spec {spec} is "
+            "not there any more.",
+            hint="Put the spec back where the run read it, then retry.",
+        )
+    root = results_root(spec)  # found once: checked below, saved in by the run
+    options = RunOptions(
+        spec_path=spec,
+        k=int(meta.get("k") or 1),
+        workers=workers or int(meta.get("workers") or 1),
+        timeout=float(meta.get("timeout") or 120.0),
+        ablate=tuple(meta.get("ablated") or ()),
+        model=meta.get("requested_model", meta.get("backend")),
+        judge_model=meta.get("judge_requested"),
+        output=output,
+        verbose=verbose,
+        retries=retries,
+        results_root=root,
+    )
+    check_save_targets(spec, output, root)
+    continuation = Continuation(kind="retry", path=path, data=data, only=outcomes, force=force)
+    report = run_spec(options, continuation=continuation)
+    finish_report(report, verbose, output, confidence)
+
+
+def _has_work(data: dict, todo: list, outcomes: tuple[str, ...]) -> bool:
+    """Whether the run has attempts to retry (``todo``); says what it leaves out. A usage
+    error for a killed run with attempts missing (they are resumed, not retried), or a
+    stopped one with nothing else to retry."""
     import shlex
 
+    from caliper.errors import UsageError
+
+    meta = data["meta"]
+    name = f"{meta.get('spec_name')}/{meta.get('run_id')}"
+    missing = missing_attempts(data)
     spec_shown = shlex.quote(str(meta.get("spec_path"))) if meta.get("spec_path") else "SPEC"
     resume = f"caliper run {spec_shown} --resume {meta.get('run_id')}"
     if missing and (meta.get("incomplete") or not todo):
@@ -160,28 +196,5 @@ def command(
             "nothing to retry.",
             err=True,
         )
-        return
-    spec = Path(meta.get("spec_path") or "")
-    if not spec.is_file():
-        raise UsageError(
-            f"Cannot retry run {name}: its spec {spec} is not there any more.",
-            hint="Put the spec back where the run read it, then retry.",
-        )
-    root = results_root(spec)  # found once: checked below, saved in by the run
-    options = RunOptions(
-        spec_path=spec,
-        k=int(meta.get("k") or 1),
-        workers=workers or int(meta.get("workers") or 1),
-        timeout=float(meta.get("timeout") or 120.0),
-        ablate=tuple(meta.get("ablated") or ()),
-        model=meta.get("requested_model", meta.get("backend")),
-        judge_model=meta.get("judge_requested"),
-        output=output,
-        verbose=verbose,
-        retries=retries,
-        results_root=root,
-    )
-    check_save_targets(spec, output, root)
-    continuation = Continuation(kind="retry", path=path, data=data, only=outcomes, force=force)
-    report = run_spec(options, continuation=continuation)
-    finish_report(report, verbose, output, confidence)
+        return False
+    return True
