@@ -1,5 +1,7 @@
-"""The options of commands that run attempts (``run``, ``tune``): ``--model``, ``--workers``,
-``--timeout``, and the ``Seconds`` type they use. Each command keeps its own help text."""
+"""The options of commands that run or judge attempts (``run``, ``tune``, ``retry``,
+``regrade``): ``--model``, ``--workers``, ``--timeout``, ``--judge-model``, ``--judge-timeout``,
+``--retries``, ``--force``, and the ``Seconds`` type they use. Each command keeps its own help
+text."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Any
 
 import click
 
-from caliper.runner.run.options import DEFAULT_TIMEOUT, DEFAULT_WORKERS
+from caliper.runner.run.options import DEFAULT_RETRIES, DEFAULT_TIMEOUT, DEFAULT_WORKERS
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -37,13 +39,14 @@ def model_option(help: str, *, multiple: bool = False) -> Decorator:
     return click.option("--model", metavar="TARGET", multiple=multiple, help=help)
 
 
-def workers_option(help: str) -> Decorator:
-    """``--workers N``: attempts running at the same time (at least 1)."""
+def workers_option(help: str, *, default: int | None = DEFAULT_WORKERS) -> Decorator:
+    """``--workers N``: attempts running at the same time (at least 1); ``default=None``
+    leaves the choice to the command (``retry``: the parent run's), shown by no default."""
     return click.option(
         "--workers",
         type=click.IntRange(min=1),
-        default=DEFAULT_WORKERS,
-        show_default=True,
+        default=default,
+        show_default=default is not None,
         help=help,
     )
 
@@ -58,3 +61,37 @@ def timeout_option(help: str) -> Decorator:
         metavar="SECONDS",
         help=help,
     )
+
+
+def judge_model_option(help: str) -> Decorator:
+    """``--judge-model TARGET``: the engine of LLM judges (``expect:``)."""
+    return click.option("--judge-model", metavar="TARGET", help=help)
+
+
+def judge_timeout_option(help: str) -> Decorator:
+    """``--judge-timeout SECONDS``: the time budget of one judge call (default ``None``: the
+    command decides)."""
+    return click.option(
+        "--judge-timeout",
+        type=Seconds(),
+        default=None,
+        metavar="SECONDS",
+        help=help,
+    )
+
+
+def retries_option(help: str) -> Decorator:
+    """``--retries N``: more tries (0 to 10) of an attempt after a transient failure."""
+    return click.option(
+        "--retries",
+        type=click.IntRange(min=0, max=10),
+        default=DEFAULT_RETRIES,
+        show_default=True,
+        metavar="N",
+        help=help,
+    )
+
+
+def force_option(help: str) -> Decorator:
+    """``--force``: continue a saved run even though what it was made from changed."""
+    return click.option("--force", is_flag=True, help=help)

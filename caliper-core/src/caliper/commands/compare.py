@@ -10,6 +10,7 @@ import click
 
 from caliper.commands.confidence import confidence_option
 from caliper.commands.gate_options import junit_option
+from caliper.commands.output_options import format_option, matrix_option, page_output_option
 from caliper.errors import CaliperError
 
 if TYPE_CHECKING:
@@ -36,29 +37,16 @@ class NotComparable(CaliperError):
 @click.command(name="compare")
 @click.argument("before", required=False)
 @click.argument("after", required=False)
-@click.option(  # the matrix view: see caliper.commands.matrix_report
-    "--matrix",
-    "matrix_id",
-    metavar="ID",
-    help="Instead of BEFORE and AFTER: the runs of a matrix (`caliper run SPEC --model A "
-    "--model B`), engines side by side per task, every pair tested (Holm-corrected).",
+@matrix_option(
+    "Instead of BEFORE and AFTER: the runs of a matrix (`caliper run SPEC --model A "
+    "--model B`), engines side by side per task, every pair tested (Holm-corrected)."
 )
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json", "markdown", "html"]),
-    default="text",
-    show_default=True,
-    help="text: a before → after table; json: the full comparison for scripts; markdown: "
+@format_option(
+    "text: a before → after table; json: the full comparison for scripts; markdown: "
     "a summary table for $GITHUB_STEP_SUMMARY; html: a self-contained page (to stdout, or "
-    "to -o FILE).",
+    "to -o FILE)."
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="With --format html: write the page to FILE instead of stdout.",
-)
+@page_output_option
 @confidence_option
 @click.option(
     "--fail-on",
@@ -127,8 +115,7 @@ def command(
       1  also: the --junit report could not be written
     """
     from caliper.errors import UsageError
-    from caliper.results.compare import NEVER_STARTED, compare_runs, comparison_data, same_run
-    from caliper.results.store import load_run, resolve_run_ref
+    from caliper.results.compare import compare_runs
 
     if matrix_id is not None:  # engines side by side
         from caliper.commands.matrix_report import show_matrix
@@ -147,6 +134,24 @@ def command(
         )
     if output is not None and output_format != "html":
         raise UsageError("-o/--output is for --format html.", hint="Add --format html.")
+    a, b, a_path, b_path = _load_pair(before, after)
+    comparison = compare_runs(a, b, a_path=str(a_path), b_path=str(b_path), confidence=confidence)
+    _print(comparison, a, b, output_format, output, confidence, explain, allow_partial)
+    _write_junit(junit, comparison, fail_on)
+    _check_never_started(comparison)
+    if not comparison.comparable and not allow_partial:
+        raise NotComparable(_not_comparable_message(comparison), hint=_hint(comparison))
+    _check_regressions(comparison, fail_on)
+
+
+def _load_pair(before: str, after: str):
+    """The two runs BEFORE and AFTER name and their files; a usage error when they are the
+    same run."""
+    from caliper.errors import UsageError
+    from caliper.results.codec import kept_until_exit
+    from caliper.results.compare import same_run
+    from caliper.results.store import load_run, resolve_run_ref
+
     cwd = Path.cwd()
     a_path = resolve_run_ref(before, cwd=cwd)
     b_path = resolve_run_ref(after, cwd=cwd)
@@ -155,8 +160,6 @@ def command(
             f"Both sides are the same run ({a_path}).",
             hint="Name two different runs: `caliper list SPEC` shows their results files.",
         )
-    from caliper.results.codec import kept_until_exit
-
     with kept_until_exit():
         a, b = load_run(a_path, transcripts=False), load_run(b_path, transcripts=False)
     if same_run(a, b):
@@ -164,7 +167,22 @@ def command(
             f"{a_path} and {b_path} hold the same run ({a.meta.spec_name} {a.meta.run_id}).",
             hint="Name two different runs: `caliper list SPEC` shows their results files.",
         )
-    comparison = compare_runs(a, b, a_path=str(a_path), b_path=str(b_path), confidence=confidence)
+    return a, b, a_path, b_path
+
+
+def _print(
+    comparison: RunComparison,
+    a,
+    b,
+    output_format: str,
+    output: Path | None,
+    confidence: float,
+    explain: bool,
+    allow_partial: bool,
+) -> None:
+    """Show the comparison in ``output_format`` (html to ``output`` or stdout)."""
+    from caliper.results.compare import comparison_data
+
     if output_format == "html":
         from caliper.report.html import compare_page
         from caliper.report.html.output import emit_page
@@ -181,7 +199,13 @@ def command(
         from caliper.report.compare_view import render_compare
 
         render_compare(comparison, make_console(), explain=explain, allow_partial=allow_partial)
-    _write_junit(junit, comparison, fail_on)
+
+
+def _check_never_started(comparison: RunComparison) -> None:
+    """Not comparable (exit 2) when a side never started, whatever ``--allow-partial`` says:
+    there is nothing on that side."""
+    from caliper.results.compare import NEVER_STARTED
+
     never = [
         f"the {label} run {run_id}"
         for label, run_id, side in (
@@ -190,7 +214,7 @@ def command(
         )
         if side.state == NEVER_STARTED
     ]
-    if never:  # --allow-partial cannot help: there is nothing on that side
+    if never:
         raise NotComparable(
             f"Nothing to compare: {' and '.join(never)} never started, so "
             f"{'it has' if len(never) == 1 else 'they have'} no attempt to compare"
@@ -198,9 +222,6 @@ def command(
             hint="Fix what stopped it (the reason above), run the spec again, and compare "
             "that run (`caliper list SPEC` shows the runs).",
         )
-    if not comparison.comparable and not allow_partial:
-        raise NotComparable(_not_comparable_message(comparison), hint=_hint(comparison))
-    _check_regressions(comparison, fail_on)
 
 
 def _write_junit(junit: Path | None, comparison: RunComparison, fail_on: str) -> None:

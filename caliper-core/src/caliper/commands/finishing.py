@@ -1,15 +1,11 @@
-"""The end of a command that ran or changed runs: the report, the bars, the save targets, the exit.
-
-Shared by ``caliper run`` (one engine or a matrix), ``retry``, ``regrade`` and ``merge``: check
-before any attempt that the results can be saved, print the finished run's report without a
-rendering bug or a closed terminal hiding where the results are, judge the bars, and leave with
-the exit code the run's ending calls for.
-"""
+"""How a finished run leaves the command line, shared by ``caliper run``, ``caliper retry``
+and a matrix run (:mod:`caliper.commands.run_matrix`): the report shown safely
+(:func:`show_safely`), the bars judged and saved (:func:`judge_bars`), and the exit its
+:class:`~caliper.runner.RunEnding` calls for (:func:`exit_for`)."""
 
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -141,46 +137,6 @@ def exit_for(problem: CaliperError | None) -> None:
         raise click.exceptions.Exit(problem.exit_code)
     if problem is not None:
         raise problem
-
-
-def _existing_ancestor(path: Path) -> Path:
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    return path
-
-
-def check_save_targets(spec: Path, output: Path | None, root: Path | None = None) -> None:
-    """Fail before any attempt runs when the results obviously cannot be saved: ``--output``
-    is a folder or under a file or read-only folder, or the results store (``root``, default:
-    found from the current folder) is read-only."""
-    from caliper.errors import UsageError
-    from caliper.results.store import caliper_root, export_problem, writes_directly
-
-    if output is not None:
-        if output.is_dir():
-            raise UsageError(f"--output {output}: is a directory; name a file such as run.json.")
-        problem = export_problem(output)
-        if problem:
-            raise UsageError(f"--output {output}: {problem}; name a file such as run.json.")
-        folder = _existing_ancestor(output.parent)
-        if not folder.is_dir():
-            raise UsageError(
-                f"--output {output}: {folder} is a file, so the results cannot be saved under it."
-            )
-        if not writes_directly(output) and not os.access(folder, os.W_OK):
-            raise UsageError(
-                f"--output {output}: the folder {folder} is not writable.",
-                hint="Pick a folder you can write to, or fix its permissions.",
-            )
-    if not spec.is_file():
-        return  # the spec loader reports a missing spec better
-    store = _existing_ancestor(root or caliper_root(Path.cwd(), spec))
-    if store.is_dir() and not os.access(store, os.W_OK):
-        raise UsageError(
-            f"Results cannot be saved: the folder {store} is not writable.",
-            hint="Run from a folder you can write to (results go to the nearest .caliper/ "
-            "folder, else one beside the spec), or fix its permissions.",
-        )
 
 
 def _show(report: RunEnding, verbose: bool, output: Path | None, confidence: float) -> None:

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import click
 
+from caliper.commands.attempt_options import judge_model_option, judge_timeout_option
 from caliper.commands.confidence import confidence_option
+from caliper.commands.output_options import results_output_option, verbose_option
 
 EPILOG = """\b
 Examples:
@@ -33,25 +35,10 @@ Exit codes:
 
 @click.command(name="regrade", epilog=EPILOG)
 @click.argument("ref", metavar="RUN")
-@click.option(
-    "--judge-model",
-    metavar="TARGET",
-    help="Engine for LLM judges (expect:); default: the one the parent run asked for.",
-)
-@click.option(
-    "--judge-timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    metavar="SECONDS",
-    help="Time budget of one judge call (default: the parent run's --timeout).",
-)
-@click.option(
-    "--output",
-    type=click.Path(path_type=Path, dir_okay=False),
-    metavar="PATH",
-    help="Also save the new run's results JSON to PATH.",
-)
-@click.option("--verbose", "-v", is_flag=True, help="Show every attempt's outcome and reason.")
+@judge_model_option("Engine for LLM judges (expect:); default: the one the parent run asked for.")
+@judge_timeout_option("Time budget of one judge call (default: the parent run's --timeout).")
+@results_output_option()
+@verbose_option()
 @confidence_option
 def command(
     ref: str,
@@ -62,24 +49,13 @@ def command(
     confidence: float,
 ) -> None:
     """Re-run the judges of the saved run RUN on its saved attempts and save a new run."""
-    from caliper.commands.finishing import check_save_targets
-    from caliper.errors import CaliperError, UsageError
+    from caliper.commands.run import check_save_targets
     from caliper.host.engine import resolve_engine
     from caliper.host.plugins import PluginHost
     from caliper.plugin.mcp import resolve_servers
-    from caliper.replay.regrade import JUDGED, Regrader, environ, spec_file_hash
-    from caliper.results import codec
-    from caliper.results.compact import StorageLimits
-    from caliper.results.journal import assemble
-    from caliper.results.store import (
-        ResultsWriteError,
-        claim_results,
-        load_run_data,
-        new_run_id,
-        resolve_run_ref,
-        save_assembled,
-    )
-    from caliper.runner.attempt.judging import FatalJudgeError, LazyEngine
+    from caliper.replay.regrade import Regrader, environ
+    from caliper.results.store import load_run_data, resolve_run_ref
+    from caliper.runner.attempt.judging import LazyEngine
     from caliper.runner.run.meta import now_iso
     from caliper.spec.load import load_spec
 
@@ -89,6 +65,8 @@ def command(
     name = f"{meta.get('spec_name')}/{meta.get('run_id')}"
     spec_path = Path(meta.get("spec_path") or "")
     if not spec_path.is_file():
+        from caliper.errors import UsageError
+
         raise UsageError(
             f"Cannot regrade run {name}: its spec {spec_path} is not there any more.",
             hint="Put the spec back where the run read it, then regrade.",
@@ -97,37 +75,64 @@ def command(
     host = PluginHost()
     judges = host.judges()
     spec = load_spec(spec_path, judges)
-    secrets = resolve_servers(spec.mcp, environ()).secrets
-    asked = judge_model if judge_model is not None else meta.get("judge_requested")
-    if not asked:
-        # the run's judge followed its --model: grade again with the engine that graded it
-        asked = (
-            ":".join(part for part in (meta.get("judge_backend"), meta.get("judge_model")) if part)
-            or meta.get("requested_model")
-            or meta.get("backend")
-        )
+    asked = _judge_asked(meta, judge_model)
     judge_engine = LazyEngine(lambda: resolve_engine(host, asked, flag="--judge-model"))
     snapshots = meta.get("skill_snapshots") or []
     regrader = Regrader(
         spec=spec,
         judges=dict(judges),
         judge_engine=judge_engine,
-        secrets=secrets,
+        secrets=resolve_servers(spec.mcp, environ()).secrets,
         results_folder=path.parent,
         timeout=judge_timeout or float(meta.get("timeout") or 120.0),
         declared=tuple(s.get("name") for s in snapshots),
         installed=tuple(s.get("name") for s in snapshots if not s.get("ablated")),
     )
+    todo, kept = _split_attempts(data, spec)
+    _check_workdirs(regrader, todo, name)
+    started = now_iso()
+    regraded = _regrade_all(regrader, todo)
+    new_meta = _new_meta(meta, name, len(todo), spec_path, judge_engine.engine, asked, started)
+    results, saved = _save(path, data, new_meta, [*kept, *regraded], output)
+    _show(results, saved, verbose, confidence)
+
+
+def _judge_asked(meta: dict, judge_model: str | None) -> str | None:
+    """The judge engine to regrade with: ``--judge-model``, else the one the parent run
+    asked for, else (its judge followed its ``--model``) the engine that graded it."""
+    asked = judge_model if judge_model is not None else meta.get("judge_requested")
+    if asked:
+        return asked
+    return (
+        ":".join(part for part in (meta.get("judge_backend"), meta.get("judge_model")) if part)
+        or meta.get("requested_model")
+        or meta.get("backend")
+    )
+
+
+def _split_attempts(data: dict, spec) -> tuple[list, list]:
+    """The saved attempts as ``(todo, kept)``: ``todo`` the judged ones of a task the spec
+    still has, with that task; ``kept`` the rest, copied over unchanged."""
+    from caliper.replay.regrade import JUDGED
+
     tasks = {task.name: task for task in spec.tasks}
+    judged_outcomes = {o.value for o in JUDGED}
     todo, kept = [], []
     for task_data in data.get("tasks") or []:
         for attempt in task_data.get("attempts") or []:
             task = tasks.get(task_data.get("name"))
-            judged = attempt.get("outcome") in {o.value for o in JUDGED}
+            judged = attempt.get("outcome") in judged_outcomes
             if task is not None and judged and not attempt.get("setup_failed"):
                 todo.append((task, attempt))
             else:
                 kept.append(attempt)
+    return todo, kept
+
+
+def _check_workdirs(regrader, todo: list, name: str) -> None:
+    """A usage error when a local check needs a working directory that was not kept."""
+    from caliper.errors import UsageError
+
     missing = regrader.missing_workdirs(todo)
     if missing:
         raise UsageError(
@@ -137,24 +142,41 @@ def command(
             + ".",
             hint="Run the spec with `caliper run --keep-workdirs` to regrade such checks later.",
         )
+
+
+def _regrade_all(regrader, todo: list) -> list[dict]:
+    """Each attempt of ``todo`` judged again, as saved data; a fatal judge error ends it."""
+    from caliper.results import codec
+    from caliper.results.compact import StorageLimits
+    from caliper.runner.attempt.judging import FatalJudgeError
+
     limits = StorageLimits()
     regraded = []
-    started = now_iso()
     try:
         for task, attempt in todo:
             record = regrader.regrade(task, codec.attempt_from_data(attempt))
             regraded.append(codec.attempt_data(record, limits))
     except FatalJudgeError as exc:
         raise exc.error from None
+    return regraded
+
+
+def _new_meta(
+    meta: dict, name: str, count: int, spec_path: Path, engine, asked: str | None, started: str
+) -> dict:
+    """The new run's metadata: the parent's, naming it and what changed (``count`` attempts
+    judged again, the spec's hash, the judge ``engine`` if one was resolved)."""
+    from caliper.replay.regrade import spec_file_hash
+    from caliper.runner.run.meta import now_iso
+
     new_meta = dict(meta)
-    changes = [f"judges re-run on {len(todo)} attempt(s) with the spec's current checks"]
+    changes = [f"judges re-run on {count} attempt(s) with the spec's current checks"]
     now_hash = spec_file_hash(spec_path)
     if meta.get("spec_hash") and meta["spec_hash"] != now_hash:
         changes.append(
             f"spec changed since the parent run (SHA-256 {meta['spec_hash'][:12]}… → "
             f"{now_hash[:12]}…)"
         )
-    engine = judge_engine.engine
     if engine is not None:
         before = ":".join(p for p in (meta.get("judge_backend"), meta.get("judge_model")) if p)
         after = ":".join(p for p in (engine.backend_id, engine.model) if p)
@@ -173,9 +195,19 @@ def command(
         incomplete=False,
         gate=None,  # the parent's verdicts were judged on its grades, not these
     )
-    folder = path.parent
+    return new_meta
+
+
+def _save(path: Path, data: dict, new_meta: dict, attempts: list, output: Path | None):
+    """Save the new run beside its parent ``path`` (and to ``output``); its results and the
+    file it was saved to."""
+    from caliper.errors import CaliperError
+    from caliper.results import codec
+    from caliper.results.journal import assemble
+    from caliper.results.store import ResultsWriteError, claim_results, new_run_id, save_assembled
+
     try:
-        target, run_id = claim_results(folder, new_run_id())
+        target, run_id = claim_results(path.parent, new_run_id())
     except ResultsWriteError as exc:
         raise exc from None
     new_meta["run_id"] = run_id
@@ -183,7 +215,7 @@ def command(
     assembled = assemble(
         new_meta,
         task_headers,
-        [*kept, *regraded],
+        attempts,
         {t["name"] for t in data["tasks"] if t.get("aborted")},
     )
     text = codec.dumps_data(assembled)
@@ -193,7 +225,7 @@ def command(
     except CaliperError:
         target.unlink(missing_ok=True)
         raise
-    _show(results, saved, verbose, confidence)
+    return results, saved
 
 
 def _show(results, saved: Path, verbose: bool, confidence: float) -> None:

@@ -10,6 +10,12 @@ import click
 
 from caliper.commands.confidence import DEFAULT_CONFIDENCE, confidence_option
 from caliper.commands.gate_options import bar_options
+from caliper.commands.output_options import (
+    format_option,
+    matrix_option,
+    page_output_option,
+    verbose_option,
+)
 
 SAVED_GATE_TITLE = "Bars this run was held to (as judged when it ran)"
 
@@ -37,32 +43,19 @@ def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> 
 
 @click.command(name="report")
 @click.argument("refs", nargs=-1, metavar="[REF]...")
-@click.option(  # the matrix view: see caliper.commands.matrix_report
-    "--matrix",
-    "matrix_id",
-    metavar="ID",
-    help="Show the runs of a matrix (`caliper run SPEC --model A --model B`) side by side: "
+@matrix_option(
+    "Show the runs of a matrix (`caliper run SPEC --model A --model B`) side by side: "
     "each engine's rate per task with its interval, and which differences are significant. "
-    "Several REFs show those runs side by side the same way.",
+    "Several REFs show those runs side by side the same way."
 )
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json", "markdown", "html"]),
-    default="text",
-    show_default=True,
-    help="text: the same report `caliper run` prints; json: the saved run plus derived "
+@format_option(
+    "text: the same report `caliper run` prints; json: the saved run plus derived "
     "`scores` and `usage_totals` blocks (and `gate` with bars); markdown: a summary table "
     "for $GITHUB_STEP_SUMMARY; html: one self-contained page with a transcript viewer (to "
-    "stdout, or to -o FILE).",
+    "stdout, or to -o FILE)."
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="With --format html: write the page to FILE instead of stdout.",
-)
-@click.option("-v", "--verbose", is_flag=True, help="Add pass@k / pass^k and a panel per task.")
+@page_output_option
+@verbose_option("Add pass@k / pass^k and a panel per task.")
 @confidence_option
 @bar_options
 def command(
@@ -103,7 +96,7 @@ def command(
          different specs given side by side
       3  a --min-score/--min-activation bar was not met (see `caliper run --help`)
     """
-    from caliper.results.store import ResultsError, caliper_root, latest_run, load_run
+    from caliper.results.store import load_run
 
     if matrix_id is not None or len(refs) > 1:  # engines side by side
         from caliper.commands.matrix_report import show_matrix
@@ -117,21 +110,8 @@ def command(
             )
         show_matrix(matrix_id, refs, output_format, confidence)
         return
-    ref = refs[0] if refs else None
     cwd = Path.cwd()
-    if ref is None:
-        root = caliper_root(cwd, None)
-        entry = latest_run(root)
-        if entry is None:
-            raise ResultsError(
-                f"There are no saved runs under {root / 'results'}.",
-                hint="Run `caliper run SPEC` first.",
-            )
-        path = entry.path
-    else:
-        from caliper.results.store import resolve_run_ref
-
-        path = resolve_run_ref(ref, cwd=cwd)
+    path = _run_path(refs[0] if refs else None, cwd)
     if output is not None and output_format != "html":
         from caliper.errors import UsageError
 
@@ -148,48 +128,86 @@ def command(
         return
     gate = _gate(results, (*min_score, *min_activation), inconclusive, confidence)
     if output_format == "json":
-        data = report_data(results, path, confidence)
-        if gate is not None:
-            data["gate"] = gate.to_json()
-        from caliper.results.codec import json_pieces
-
-        for piece in json_pieces(data):  # never the whole text at once
-            click.echo(piece, nl=False)
-        click.echo()
+        _print_json(results, path, confidence, gate)
     elif output_format == "markdown":
-        from caliper.report.markdown import run_markdown
-
-        shown, title = gate, "Bars"
-        if gate is None and results.meta.gate is not None:  # what `caliper run` held it to
-            from caliper.results.gate import gate_from_data
-
-            shown, title = gate_from_data(results.meta.gate), SAVED_GATE_TITLE
-        text = run_markdown(results, confidence=confidence, gate=shown, gate_title=title)
-        click.echo(text, nl=False)
+        _print_markdown(results, confidence, gate)
     else:
-        from caliper.report import make_console
-        from caliper.report.run_view import render_run
-
-        console = make_console()
-        render_run(
-            results,
-            console,
-            verbose=verbose,
-            path=_shown_path(path, cwd),
-            confidence=confidence,
-            saved=False,  # a saved run is read, not saved again
-        )
-        if gate is not None:
-            from caliper.report.gate_view import render_gate
-
-            render_gate(gate, console)
-        elif results.meta.gate is not None:  # what `caliper run` held this run to
-            from caliper.report.gate_view import render_saved_gate
-
-            render_saved_gate(results.meta.gate, console, SAVED_GATE_TITLE)
+        _print_text(results, _shown_path(path, cwd), verbose, confidence, gate)
     from caliper.commands.gate_options import raise_if_failed
 
     raise_if_failed(gate)
+
+
+def _run_path(ref: str | None, cwd: Path) -> Path:
+    """The results file REF names; without REF, the most recent run of any spec."""
+    from caliper.results.store import ResultsError, caliper_root, latest_run, resolve_run_ref
+
+    if ref is not None:
+        return resolve_run_ref(ref, cwd=cwd)
+    root = caliper_root(cwd, None)
+    entry = latest_run(root)
+    if entry is None:
+        raise ResultsError(
+            f"There are no saved runs under {root / 'results'}.",
+            hint="Run `caliper run SPEC` first.",
+        )
+    return entry.path
+
+
+def _print_json(
+    results: RunResults, path: Path, confidence: float, gate: GateResult | None
+) -> None:
+    """``--format json``: :func:`report_data` (with ``gate`` when bars were given), written
+    piece by piece."""
+    from caliper.results.codec import json_pieces
+
+    data = report_data(results, path, confidence)
+    if gate is not None:
+        data["gate"] = gate.to_json()
+    for piece in json_pieces(data):  # never the whole text at once
+        click.echo(piece, nl=False)
+    click.echo()
+
+
+def _print_markdown(results: RunResults, confidence: float, gate: GateResult | None) -> None:
+    """``--format markdown``: the summary, with the bars given here or else those the run was
+    held to."""
+    from caliper.report.markdown import run_markdown
+
+    shown, title = gate, "Bars"
+    if gate is None and results.meta.gate is not None:  # what `caliper run` held it to
+        from caliper.results.gate import gate_from_data
+
+        shown, title = gate_from_data(results.meta.gate), SAVED_GATE_TITLE
+    text = run_markdown(results, confidence=confidence, gate=shown, gate_title=title)
+    click.echo(text, nl=False)
+
+
+def _print_text(
+    results: RunResults, shown: Path, verbose: bool, confidence: float, gate: GateResult | None
+) -> None:
+    """``--format text``: the report ``caliper run`` prints, then the bars (given here, or
+    else those the run was held to)."""
+    from caliper.report import make_console
+    from caliper.report.run_view import render_run
+
+    console = make_console()
+    render_run(
+        results,
+        console,
+        verbose=verbose,
+        path=shown,
+        confidence=confidence,
+        saved=False,  # a saved run is read, not saved again
+    )
+    if gate is not None:
+        from caliper.report.gate_view import render_gate
+
+        render_gate(gate, console)
+    elif results.meta.gate is not None:  # what `caliper run` held this run to
+        from caliper.report.gate_view import render_saved_gate
+
+        render_saved_gate(results.meta.gate, console, SAVED_GATE_TITLE)
 
 
 def _gate(

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
+from caliper.commands.attempt_options import force_option, retries_option, workers_option
 from caliper.commands.confidence import confidence_option
-from caliper.runner.run.options import DEFAULT_RETRIES
+from caliper.commands.output_options import results_output_option, verbose_option
 
 EPILOG = """\b
 Examples:
@@ -94,32 +95,11 @@ def parse_only(value: str) -> tuple[str, ...]:
     metavar="OUTCOMES",
     help="Retry only attempts with these outcomes (comma-separated).",
 )
-@click.option(
-    "--retries",
-    type=click.IntRange(min=0, max=10),
-    default=DEFAULT_RETRIES,
-    show_default=True,
-    metavar="N",
-    help="As `caliper run --retries`: more tries after a transient failure.",
-)
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Attempts at the same time (default: the parent run's).",
-)
-@click.option(
-    "--force",
-    is_flag=True,
-    help="Retry even though the spec, its skills or the engine changed since the parent run.",
-)
-@click.option(
-    "--output",
-    type=click.Path(path_type=Path, dir_okay=False),
-    metavar="PATH",
-    help="Also save the new run's results JSON to PATH.",
-)
-@click.option("--verbose", "-v", is_flag=True, help="Show every attempt's outcome and reason.")
+@retries_option("As `caliper run --retries`: more tries after a transient failure.")
+@workers_option("Attempts at the same time (default: the parent run's).", default=None)
+@force_option("Retry even though the spec, its skills or the engine changed since the parent run.")
+@results_output_option()
+@verbose_option()
 @confidence_option
 def command(
     ref: str,
@@ -136,8 +116,8 @@ def command(
     RUN is a run id, SPEC/RUN-ID, a results file, a spec file or a spec name (its latest
     run), as for `caliper report`.
     """
-    from caliper.commands.finishing import check_save_targets, finish_report
-    from caliper.commands.run import results_root
+    from caliper.commands.finishing import finish_report
+    from caliper.commands.run import check_save_targets, results_root
     from caliper.errors import UsageError
     from caliper.results.store import load_run_data, resolve_run_ref
     from caliper.runner import run_spec
@@ -155,10 +135,46 @@ def command(
         for a in task.get("attempts") or []
         if a.get("outcome") in outcomes
     ]
-    name = f"{meta.get('spec_name')}/{meta.get('run_id')}"
-    missing = missing_attempts(data)
+    if not _has_work(data, todo, outcomes):
+        return
+    spec = Path(meta.get("spec_path") or "")
+    if not spec.is_file():
+        raise UsageError(
+            f"Cannot retry run {meta.get('spec_name')}/{meta.get('run_id')}: its spec {spec} is "
+            "not there any more.",
+            hint="Put the spec back where the run read it, then retry.",
+        )
+    root = results_root(spec)  # found once: checked below, saved in by the run
+    options = RunOptions(
+        spec_path=spec,
+        k=int(meta.get("k") or 1),
+        workers=workers or int(meta.get("workers") or 1),
+        timeout=float(meta.get("timeout") or 120.0),
+        ablate=tuple(meta.get("ablated") or ()),
+        model=meta.get("requested_model", meta.get("backend")),
+        judge_model=meta.get("judge_requested"),
+        output=output,
+        verbose=verbose,
+        retries=retries,
+        results_root=root,
+    )
+    check_save_targets(spec, output, root)
+    continuation = Continuation(kind="retry", path=path, data=data, only=outcomes, force=force)
+    report = run_spec(options, continuation=continuation)
+    finish_report(report, verbose, output, confidence)
+
+
+def _has_work(data: dict, todo: list, outcomes: tuple[str, ...]) -> bool:
+    """Whether the run has attempts to retry (``todo``); says what it leaves out. A usage
+    error for a killed run with attempts missing (they are resumed, not retried), or a
+    stopped one with nothing else to retry."""
     import shlex
 
+    from caliper.errors import UsageError
+
+    meta = data["meta"]
+    name = f"{meta.get('spec_name')}/{meta.get('run_id')}"
+    missing = missing_attempts(data)
     spec_shown = shlex.quote(str(meta.get("spec_path"))) if meta.get("spec_path") else "SPEC"
     resume = f"caliper run {spec_shown} --resume {meta.get('run_id')}"
     if missing and (meta.get("incomplete") or not todo):
@@ -180,28 +196,5 @@ def command(
             "nothing to retry.",
             err=True,
         )
-        return
-    spec = Path(meta.get("spec_path") or "")
-    if not spec.is_file():
-        raise UsageError(
-            f"Cannot retry run {name}: its spec {spec} is not there any more.",
-            hint="Put the spec back where the run read it, then retry.",
-        )
-    root = results_root(spec)  # found once: checked below, saved in by the run
-    options = RunOptions(
-        spec_path=spec,
-        k=int(meta.get("k") or 1),
-        workers=workers or int(meta.get("workers") or 1),
-        timeout=float(meta.get("timeout") or 120.0),
-        ablate=tuple(meta.get("ablated") or ()),
-        model=meta.get("requested_model", meta.get("backend")),
-        judge_model=meta.get("judge_requested"),
-        output=output,
-        verbose=verbose,
-        retries=retries,
-        results_root=root,
-    )
-    check_save_targets(spec, output, root)
-    continuation = Continuation(kind="retry", path=path, data=data, only=outcomes, force=force)
-    report = run_spec(options, continuation=continuation)
-    finish_report(report, verbose, output, confidence)
+        return False
+    return True

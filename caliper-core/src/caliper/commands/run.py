@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from caliper.commands.attempt_options import Seconds, model_option, timeout_option, workers_option
+from caliper.commands.attempt_options import (
+    Seconds,
+    force_option,
+    judge_model_option,
+    judge_timeout_option,
+    model_option,
+    retries_option,
+    timeout_option,
+    workers_option,
+)
 from caliper.commands.confidence import confidence_option
 from caliper.commands.executor_options import ExecutorCommand, executor_options
-from caliper.commands.finishing import check_save_targets, finish_report
 from caliper.commands.gate_options import BARS_HELP, bar_options, junit_option
+from caliper.commands.output_options import results_output_option, verbose_option
 from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_CHARS
-from caliper.runner.run.options import (
-    DEFAULT_K,
-    DEFAULT_RETRIES,
-    DEFAULT_SETUP_TIMEOUT,
-)
+from caliper.runner.run.options import DEFAULT_K, DEFAULT_SETUP_TIMEOUT
 
 if TYPE_CHECKING:
     from caliper.results.gate import Bar
@@ -144,14 +150,10 @@ class AttemptCount(click.ParamType):
     metavar="SECONDS",
     help="Time budget of a task's setup and of its cleanup command.",
 )
-@click.option(
-    "--judge-timeout",
-    type=Seconds(),
-    default=None,
-    metavar="SECONDS",
-    help="Time budget of one judge call (an assert: script, an expect: LLM judge); a judge "
+@judge_timeout_option(
+    "Time budget of one judge call (an assert: script, an expect: LLM judge); a judge "
     "that runs out is a judge_error. Default: CALIPER_JUDGE_TIMEOUT when set, else the "
-    "--timeout value.",
+    "--timeout value."
 )
 @click.option(
     "--ablate",
@@ -176,12 +178,10 @@ class AttemptCount(click.ParamType):
     "engines in one pool, one saved run per engine tied by a matrix id.",
     multiple=True,
 )
-@click.option(
-    "--judge-model",
-    metavar="TARGET",
-    help="Engine for LLM judges (expect:), same grammar as --model. Resolved only "
+@judge_model_option(
+    "Engine for LLM judges (expect:), same grammar as --model. Resolved only "
     "when an LLM judge actually runs (default: the --model engine, so one agent CLI "
-    "is enough).",
+    "is enough)."
 )
 @click.option(
     "--user-customizations/--no-user-customizations",
@@ -191,27 +191,12 @@ class AttemptCount(click.ParamType):
     "settings, MCP servers; never session history or memory). Default: the spec's "
     "user_customizations:, else off, so scores stay portable.",
 )
-@click.option(
-    "--output",
-    type=click.Path(path_type=Path, dir_okay=False),
-    metavar="PATH",
-    help="Also save the results JSON to PATH.",
-)
-@click.option(
-    "--verbose",
-    "-v",
-    is_flag=True,
-    help="Show every attempt's outcome and reason, and pass@k / pass^k.",
-)
-@click.option(
-    "--retries",
-    type=click.IntRange(min=0, max=10),
-    default=DEFAULT_RETRIES,
-    show_default=True,
-    metavar="N",
-    help="Try an attempt up to N more times after a transient failure (infra_error: a rate "
+@results_output_option("Also save the results JSON to PATH.")
+@verbose_option("Show every attempt's outcome and reason, and pass@k / pass^k.")
+@retries_option(
+    "Try an attempt up to N more times after a transient failure (infra_error: a rate "
     "limit, an overloaded or unreachable provider), with exponential backoff and jitter or "
-    "the CLI's Retry-After. Every try is kept in the results. 0: never.",
+    "the CLI's Retry-After. Every try is kept in the results. 0: never."
 )
 @click.option(
     "--timeouts",
@@ -258,11 +243,9 @@ class AttemptCount(click.ParamType):
     "skills, the engine or k changed since, or when another caliper process runs or resumes "
     "it (exit 2).",
 )
-@click.option(
-    "--force",
-    is_flag=True,
-    help="With --resume: continue even though the spec, skills, engine or k changed "
-    "(recorded in the run's metadata).",
+@force_option(
+    "With --resume: continue even though the spec, skills, engine or k changed "
+    "(recorded in the run's metadata)."
 )
 @click.option(  # --shard: see caliper.runner.shard
     "--shard",
@@ -339,6 +322,7 @@ def command(
     here. Progress is shown on stderr when it is a terminal.
     """
     from caliper.commands.executor_options import settings_from
+    from caliper.commands.finishing import finish_report
     from caliper.commands.gate_options import check_bars_before_run, check_junit_target
     from caliper.runner import RunOptions, run_spec
     from caliper.runner.run.executors import parse_max_concurrent
@@ -366,33 +350,17 @@ def command(
     )
     if adaptive is not None:
         k = adaptive.max_k
-    continuation = None
-    if resume is not None and adaptive is not None:
-        from caliper.errors import UsageError
-
-        raise UsageError("--resume cannot be combined with --k auto yet.")
     root = results_root(spec)  # the one place the results folder is found
+    continuation = None
     if resume is not None:
-        continuation = resume_source(spec, resume, force, root)
-        meta = continuation.meta
-        k = k if k is not None else int(meta.get("k") or DEFAULT_K)
-        model = model if model is not None else meta.get("requested_model", meta.get("backend"))
-        judge_model = judge_model if judge_model is not None else meta.get("judge_requested")
-        ablate = ablate or tuple(meta.get("ablated") or ())
-        timeouts = timeouts if timeouts is not None else meta.get("timeouts")
+        continuation, (k, model, judge_model, ablate, timeouts) = _resumed(
+            spec, resume, force, root, adaptive, (k, model, judge_model, ablate, timeouts)
+        )
     elif force:
         from caliper.errors import UsageError
 
         raise UsageError("--force only applies with --resume.")
-    shard = None
-    if shard_text is not None or continuation is not None:
-        from caliper.runner.shard import shard_for_run  # --shard
-
-        shard = shard_for_run(
-            shard_text,
-            adaptive=adaptive is not None,
-            resumed=continuation.meta if continuation is not None else None,
-        )
+    shard = _shard(shard_text, adaptive is not None, continuation)
     options = RunOptions(
         shard=shard,
         spec_path=spec,
@@ -434,6 +402,38 @@ def command(
         return
     report = run_spec(options, continuation=continuation, warm_up=_import_the_report)
     finish_report(report, verbose, output, confidence, bars, inconclusive, junit)
+
+
+def _resumed(spec: Path, resume: str, force: bool, root: Path, adaptive, given: tuple):
+    """``--resume``: the continuation of the saved run it names, and the settings
+    ``given`` on the command line as ``(k, model, judge_model, ablate, timeouts)``, each one
+    not given taken from that run."""
+    if adaptive is not None:
+        from caliper.errors import UsageError
+
+        raise UsageError("--resume cannot be combined with --k auto yet.")
+    k, model, judge_model, ablate, timeouts = given
+    continuation = resume_source(spec, resume, force, root)
+    meta = continuation.meta
+    k = k if k is not None else int(meta.get("k") or DEFAULT_K)
+    model = model if model is not None else meta.get("requested_model", meta.get("backend"))
+    judge_model = judge_model if judge_model is not None else meta.get("judge_requested")
+    ablate = ablate or tuple(meta.get("ablated") or ())
+    timeouts = timeouts if timeouts is not None else meta.get("timeouts")
+    return continuation, (k, model, judge_model, ablate, timeouts)
+
+
+def _shard(shard_text: str | None, adaptive: bool, continuation):
+    """The shard of ``--shard I/N`` (or of the resumed run), ``None`` for a whole run."""
+    if shard_text is None and continuation is None:
+        return None
+    from caliper.runner.shard import shard_for_run
+
+    return shard_for_run(
+        shard_text,
+        adaptive=adaptive,
+        resumed=continuation.meta if continuation is not None else None,
+    )
 
 
 def adaptive_settings(
@@ -593,6 +593,46 @@ def lock_continued_run(path: Path, root: Path, spec_name: str) -> Path:
     if not journal and not path.exists() and journal_path(path).exists():
         return journal_path(path)
     return path
+
+
+def _existing_ancestor(path: Path) -> Path:
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def check_save_targets(spec: Path, output: Path | None, root: Path | None = None) -> None:
+    """Fail before any attempt runs when the results obviously cannot be saved: ``--output``
+    is a folder or under a file or read-only folder, or the results store (``root``, default:
+    found from the current folder) is read-only."""
+    from caliper.errors import UsageError
+    from caliper.results.store import caliper_root, export_problem, writes_directly
+
+    if output is not None:
+        if output.is_dir():
+            raise UsageError(f"--output {output}: is a directory; name a file such as run.json.")
+        problem = export_problem(output)
+        if problem:
+            raise UsageError(f"--output {output}: {problem}; name a file such as run.json.")
+        folder = _existing_ancestor(output.parent)
+        if not folder.is_dir():
+            raise UsageError(
+                f"--output {output}: {folder} is a file, so the results cannot be saved under it."
+            )
+        if not writes_directly(output) and not os.access(folder, os.W_OK):
+            raise UsageError(
+                f"--output {output}: the folder {folder} is not writable.",
+                hint="Pick a folder you can write to, or fix its permissions.",
+            )
+    if not spec.is_file():
+        return  # the spec loader reports a missing spec better
+    store = _existing_ancestor(root or caliper_root(Path.cwd(), spec))
+    if store.is_dir() and not os.access(store, os.W_OK):
+        raise UsageError(
+            f"Results cannot be saved: the folder {store} is not writable.",
+            hint="Run from a folder you can write to (results go to the nearest .caliper/ "
+            "folder, else one beside the spec), or fix its permissions.",
+        )
 
 
 def _import_the_report() -> None:

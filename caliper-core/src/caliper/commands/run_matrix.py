@@ -83,7 +83,12 @@ def finish_matrix(
     one run (:func:`caliper.commands.finishing.finish_report`) for each engine, each engine's exit
     decided by :meth:`caliper.runner.RunEnding.problem`, the matrix leaving with every
     engine's problem named once and the worst (highest) exit code."""
-    from caliper.commands.finishing import exit_for, judge_bars, never_started_error, show_safely
+    from caliper.commands.finishing import (
+        exit_for,
+        judge_bars,
+        never_started_error,
+        show_safely,
+    )
     from caliper.commands.gate_options import gate_error
 
     show_safely(

@@ -141,8 +141,6 @@ def command(
     keeps a revision only when its gain is statistically supported, and finally reports
     recall, precision and accuracy on the held-out test probes, before → after.
     """
-    from caliper.errors import SetupError
-    from caliper.host.engine import resolve_engine
     from caliper.host.plugins import PluginHost
     from caliper.system import stop_policy
     from caliper.tune.loop import Tuner, TuneSettings, check_budget, check_reachable, write_json
@@ -163,11 +161,7 @@ def command(
         raise UsageError(f"{probes_path}: no probe is left for train.")
     check_budget(split, k, max_attempts)
     check_reachable(split, k, 1.0 - confidence)
-    engine = resolve_engine(host, model)
-    proposer = resolve_engine(host, proposer_model or model, flag="--proposer-model")
-    for backend in dict.fromkeys([engine.backend, proposer.backend]):
-        if backend.find_cli() is None:
-            raise SetupError(backend.missing_cli_message())
+    proposer = _proposer(host, model, proposer_model)
     folder = _session_folder(name)
     write_json(folder / "split.json", split.to_json())
     settings = TuneSettings(
@@ -200,6 +194,20 @@ def command(
     stop_policy.check()
     _apply(outcome, skill_file, write, folder)
     click.echo(f"Session saved in {shown(folder)} (summary.json, split.json, every candidate).")
+
+
+def _proposer(host, model: str | None, proposer_model: str | None):
+    """The proposer's engine (``--proposer-model``, else ``--model``'s), once both engines
+    resolve and their agent CLIs are installed (else a setup error, exit 3)."""
+    from caliper.errors import SetupError
+    from caliper.host.engine import resolve_engine
+
+    engine = resolve_engine(host, model)
+    proposer = resolve_engine(host, proposer_model or model, flag="--proposer-model")
+    for backend in dict.fromkeys([engine.backend, proposer.backend]):
+        if backend.find_cli() is None:
+            raise SetupError(backend.missing_cli_message())
+    return proposer
 
 
 def shown(path: Path | str) -> str:
@@ -287,7 +295,7 @@ def _neighbourhood(skill_dir: Path, name: str, probe_set: ProbeSet) -> Neighbour
 def _spec_sections(spec: Spec) -> tuple[dict | None, dict | None]:
     """The spec's ``sandbox:`` (paths made absolute) and ``mcp:`` (``${VAR}`` kept as
     written, so no secret is copied) as plain data for the measurement specs."""
-    from caliper.runner.attempt.sandbox import resolve_extra_path
+    from caliper.plugin.sandbox import resolve_extra_path
 
     sandbox: dict = {}
     if spec.sandbox.extra_path:
