@@ -181,7 +181,7 @@ ALLOWED = {
     "caliper-core/src/caliper/system/output_file.py": {"tempfile.mkstemp": 2, "os.replace": 1},
     # attempt sandboxes, caches and child processes: files caliper makes for itself
     "caliper-core/src/caliper/plugin/private_files.py": {"os.fdopen": 2},
-    "caliper-core/src/caliper/system/process.py": {"os.fdopen": 1},
+    "caliper-core/src/caliper/system/process/_capture.py": {"os.fdopen": 1},
     "caliper-core/src/caliper/system/skill_tree.py": {"open-w": 1},
     "caliper-core/src/caliper/spec/gitcache.py": {
         "open-w": 1,
