@@ -10,7 +10,7 @@ import pytest
 
 from caliper.plugin.attempt import AttemptSandbox
 from caliper.plugin.sandbox import make_sandbox, remove_sandbox
-from caliper.runner.attempt.preparation import seed_ahead
+from caliper.runner.attempt.environment import seed_ahead
 from caliper_backend_codex import home
 from caliper_backend_codex.backend import CodexBackend
 

@@ -13,7 +13,7 @@ from hermes_support import FakeUser
 
 from caliper.plugin.attempt import AttemptSandbox
 from caliper.plugin.sandbox import make_sandbox, remove_sandbox
-from caliper.runner.attempt.preparation import seed_ahead
+from caliper.runner.attempt.environment import seed_ahead
 from caliper_backend_hermes import backend as hermes_backend
 from caliper_backend_hermes.backend import HermesBackend, SeededHermesHome
 from caliper_backend_hermes.home import load_user_setup, user_hermes_home

@@ -12,7 +12,7 @@ from pi_support import FakeUser
 from caliper.errors import SetupError
 from caliper.plugin.attempt import AttemptSandbox, NativeMcpConfig
 from caliper.plugin.sandbox import make_sandbox, remove_sandbox
-from caliper.runner.attempt.preparation import seed_ahead
+from caliper.runner.attempt.environment import seed_ahead
 from caliper_backend_pi.agentdir import load_user_setup
 from caliper_backend_pi.backend import PiBackend, SeededAgentDir
 
