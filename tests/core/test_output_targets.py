@@ -119,7 +119,7 @@ def test_dev_null_passes_the_preflight_when_dev_is_not_writable(space, monkeypat
     """Ordinary users cannot write to ``/dev``; ``--output /dev/null`` is written in place, so
     the pre-flight must not ask for a writable folder there (simulated: ``os.access`` says no
     for ``/dev``, as it does for a user who is not root)."""
-    from caliper.commands.run import check_save_targets
+    from caliper.commands.run_setup import check_save_targets
     from caliper.errors import UsageError
 
     real_access = os.access

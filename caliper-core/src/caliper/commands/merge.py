@@ -42,7 +42,7 @@ def command(shards: tuple[str, ...], output: Path | None) -> None:
     folder at or above the current folder, else in a new .caliper/ in the current folder
     (never beside the spec path the shards recorded, which may be another machine's).
     """
-    from caliper.commands.run import check_save_targets
+    from caliper.commands.run_setup import check_save_targets
     from caliper.results import codec
     from caliper.results.merge import ShardRun, check_shards, merge_data, merge_notes
     from caliper.results.store import (

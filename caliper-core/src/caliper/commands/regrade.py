@@ -49,7 +49,7 @@ def command(
     confidence: float,
 ) -> None:
     """Re-run the judges of the saved run RUN on its saved attempts and save a new run."""
-    from caliper.commands.run import check_save_targets
+    from caliper.commands.run_setup import check_save_targets
     from caliper.host.engine import resolve_engine
     from caliper.host.plugins import PluginHost
     from caliper.plugin.mcp import resolve_servers

@@ -117,7 +117,7 @@ def command(
     run), as for `caliper report`.
     """
     from caliper.commands.finishing import finish_report
-    from caliper.commands.run import check_save_targets, results_root
+    from caliper.commands.run_setup import check_save_targets, results_root
     from caliper.errors import UsageError
     from caliper.results.store import load_run_data, resolve_run_ref
     from caliper.runner import run_spec

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -26,7 +25,7 @@ from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_
 from caliper.runner.run.options import DEFAULT_K, DEFAULT_SETUP_TIMEOUT
 
 if TYPE_CHECKING:
-    from caliper.results.gate import Bar
+    pass
 
 EPILOG = (
     BARS_HELP
@@ -97,7 +96,9 @@ class AttemptCount(click.ParamType):
 
 
 @click.command(name="run", epilog=EPILOG, cls=ExecutorCommand)
-@click.argument("spec", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument(
+    "spec", type=click.Path(path_type=Path, dir_okay=False), required=False, metavar="SPEC"
+)
 @click.option(
     "--k",
     "k",
@@ -275,370 +276,70 @@ class AttemptCount(click.ParamType):
     help="Keep at most N characters of text per attempt (final answer first, then the "
     "transcript). Judges always see everything. 0: no limit.",
 )
+@click.option(
+    "--baseline",
+    "baseline",
+    multiple=True,
+    is_flag=False,
+    flag_value="",
+    default=(),
+    metavar="[NAME]",
+    help="Also run a control arm without the skill under test (the first declared skill) in the "
+    "same session, attempts of both arms interleaved, and end with the calibrated comparison: "
+    "helps / hurts / no detectable difference. --baseline NAME (repeatable) leaves out these "
+    "declared skills or mcp: servers instead. Write it after SPEC, or as --baseline=NAME.",
+)
+@click.option(
+    "--require-improvement",
+    is_flag=True,
+    help="With --baseline: exit 3 unless the skill's lift over the control arm is "
+    "statistically supported (compare's verdict 'improved'; under --k auto its anytime-valid "
+    "interval lies above 0).",
+)
+@click.option(
+    "--min-lift",
+    type=click.FloatRange(min=-1, max=1, min_open=True, max_open=True),
+    default=None,
+    metavar="D",
+    help="With --baseline: exit 3 unless the lift's interval (full − control, a fraction: 0.2 "
+    "= 20 points) lies wholly above D. Under --k auto each task stops once its lift is decided "
+    "against D.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(("score", "activation", "both")),
+    default="score",
+    show_default=True,
+    help="With --baseline: which supported drop with the skill in exits 1, as `caliper "
+    "compare --fail-on` (of the success score, of activation, or of either).",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(("text", "json", "markdown", "html")),
+    default="text",
+    show_default=True,
+    help="With --baseline: how the comparison at the end is printed (json, markdown and html "
+    "on stdout; where the runs were saved then goes to stderr).",
+)
+@click.option(
+    "--page",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="With --baseline --format html: write the page to FILE instead of stdout.",
+)
 @bar_options
 @junit_option
 @executor_options
-def command(
-    spec: Path,
-    k: int,
-    workers: int,
-    timeout: float,
-    setup_timeout: float,
-    judge_timeout: float | None,
-    max_k: int | None,
-    min_k: int | None,
-    margin: float | None,
-    precision: float | None,
-    ablate: tuple[str, ...],
-    fail_fast: int,
-    model: tuple[str, ...] | str | None,
-    judge_model: str | None,
-    user_customizations: bool | None,
-    output: Path | None,
-    verbose: bool,
-    confidence: float,
-    max_turn_chars: int,
-    max_attempt_chars: int,
-    min_score: tuple[Bar, ...],
-    min_activation: tuple[Bar, ...],
-    inconclusive: str,
-    junit: Path | None,
-    retries: int,
-    timeouts: str | None,
-    keep_workdirs: bool,
-    workdir_max_bytes: int,
-    workdirs_max_bytes: int,
-    resume: str | None,
-    force: bool,
-    shard_text: str | None,
-    executor: str,
-    max_concurrent: tuple[str, ...],
-    **executor_flags: str | None,
-) -> None:
+def command(spec: Path | None, **flags: Any) -> None:
     """Run SPEC's tasks k times through a real agent CLI and save the results.
 
     Each attempt runs in a fresh, isolated home with the spec's skills installed where the
     agent discovers them. Results are saved as JSON (see `caliper report`) and summarised
-    here. Progress is shown on stderr when it is a terminal.
+    here. Progress is shown on stderr when it is a terminal. With --baseline the same run
+    also measures the spec without the skill under test and ends with the comparison.
     """
-    from caliper.commands.executor_options import settings_from
-    from caliper.commands.finishing import finish_report
-    from caliper.commands.gate_options import check_bars_before_run, check_junit_target
-    from caliper.runner import RunOptions, run_spec
-    from caliper.runner.run.executors import parse_max_concurrent
-    from caliper.runner.run.options import judge_timeout_from_env
+    from caliper.commands.run_start import RunFlags, start_run
 
-    executor_settings = settings_from(executor_flags)
-    limits = parse_max_concurrent(max_concurrent)
-    from caliper.commands.run_matrix import split_models  # many engines
-
-    model, engines = split_models(model, resume=resume, output=output, junit=junit)
-
-    if judge_timeout is None:
-        judge_timeout = judge_timeout_from_env()
-    adaptive = adaptive_settings(
-        k,
-        max_k,
-        min_k,
-        precision,
-        min_score,
-        confidence,
-        margin=margin,
-        family=len(min_score) + len(min_activation),
-        inconclusive=inconclusive,
-        timeouts=timeouts or "failure",
-    )
-    if adaptive is not None:
-        k = adaptive.max_k
-    root = results_root(spec)  # the one place the results folder is found
-    continuation = None
-    if resume is not None:
-        continuation, (k, model, judge_model, ablate, timeouts) = _resumed(
-            spec, resume, force, root, adaptive, (k, model, judge_model, ablate, timeouts)
-        )
-    elif force:
-        from caliper.errors import UsageError
-
-        raise UsageError("--force only applies with --resume.")
-    shard = _shard(shard_text, adaptive is not None, continuation)
-    options = RunOptions(
-        shard=shard,
-        spec_path=spec,
-        k=k if k is not None else DEFAULT_K,
-        workers=workers,
-        timeout=timeout,
-        setup_timeout=setup_timeout,
-        ablate=tuple(dict.fromkeys(ablate)),
-        fail_fast=fail_fast,
-        model=model,
-        judge_model=judge_model,
-        user_customizations=user_customizations,
-        output=output,
-        verbose=verbose,
-        judge_timeout=judge_timeout,
-        max_turn_chars=max_turn_chars,
-        max_attempt_chars=max_attempt_chars,
-        retries=retries,
-        timeouts=timeouts or "failure",
-        adaptive=adaptive,
-        keep_workdirs=keep_workdirs,
-        workdir_max_bytes=workdir_max_bytes,
-        workdirs_max_bytes=workdirs_max_bytes,
-        executor=executor,
-        executor_settings=executor_settings,
-        max_concurrent=limits,
-        results_root=root,
-    )
-    check_save_targets(spec, output, root)
-    bars = (*min_score, *min_activation)
-    check_bars_before_run(spec, bars)
-    check_junit_target(junit)
-    if engines:  # many engines in one run
-        from caliper.cli import resume_collector
-        from caliper.commands.run_matrix import run_and_finish_matrix
-
-        resume_collector()
-        run_and_finish_matrix(options, engines, verbose, confidence, bars, inconclusive)
-        return
-    report = run_spec(options, continuation=continuation, warm_up=_import_the_report)
-    finish_report(report, verbose, output, confidence, bars, inconclusive, junit)
-
-
-def _resumed(spec: Path, resume: str, force: bool, root: Path, adaptive, given: tuple):
-    """``--resume``: the continuation of the saved run it names, and the settings
-    ``given`` on the command line as ``(k, model, judge_model, ablate, timeouts)``, each one
-    not given taken from that run."""
-    if adaptive is not None:
-        from caliper.errors import UsageError
-
-        raise UsageError("--resume cannot be combined with --k auto yet.")
-    k, model, judge_model, ablate, timeouts = given
-    continuation = resume_source(spec, resume, force, root)
-    meta = continuation.meta
-    k = k if k is not None else int(meta.get("k") or DEFAULT_K)
-    model = model if model is not None else meta.get("requested_model", meta.get("backend"))
-    judge_model = judge_model if judge_model is not None else meta.get("judge_requested")
-    ablate = ablate or tuple(meta.get("ablated") or ())
-    timeouts = timeouts if timeouts is not None else meta.get("timeouts")
-    return continuation, (k, model, judge_model, ablate, timeouts)
-
-
-def _shard(shard_text: str | None, adaptive: bool, continuation):
-    """The shard of ``--shard I/N`` (or of the resumed run), ``None`` for a whole run."""
-    if shard_text is None and continuation is None:
-        return None
-    from caliper.runner.shard import shard_for_run
-
-    return shard_for_run(
-        shard_text,
-        adaptive=adaptive,
-        resumed=continuation.meta if continuation is not None else None,
-    )
-
-
-def adaptive_settings(
-    k: int | str | None,
-    max_k: int | None,
-    min_k: int | None,
-    precision: float | None,
-    min_score: tuple[Bar, ...],
-    confidence: float,
-    *,
-    margin: float | None = None,
-    family: int = 1,
-    inconclusive: str = "fail",
-    timeouts: str = "failure",
-):
-    """The ``--k auto`` settings, ``None`` for a fixed k; misuse is a usage error (exit 2).
-
-    With ``--k auto`` the ``--min-score`` bars (the same bars the gate judges) are what each
-    task is decided against; ``family`` (the gate's number of bars) shares the failed side's
-    error among them, and under ``--inconclusive fail`` a task whose bar can no longer be met
-    stops (the gate's outcome is settled).
-    """
-    from caliper.errors import UsageError
-
-    if k != "auto":
-        used = [
-            flag
-            for flag, value in (
-                ("--max-k", max_k),
-                ("--min-k", min_k),
-                ("--margin", margin),
-                ("--precision", precision),
-            )
-            if value is not None
-        ]
-        if used:
-            raise UsageError(
-                f"{', '.join(used)} only appl{'ies' if len(used) == 1 else 'y'} with --k auto.",
-                hint="Add --k auto for adaptive k, or drop the flag.",
-            )
-        return None
-    from caliper.results.sequential import DEFAULT_MARGIN
-    from caliper.runner.adaptive import AdaptiveSettings
-
-    run_bar, task_bars = None, {}
-    for bar in min_score:
-        if bar.task is None:
-            run_bar = bar.threshold
-        else:
-            task_bars[bar.task] = bar.threshold
-    if run_bar is None and not task_bars and precision is None:
-        raise UsageError(
-            "--k auto needs something to decide: a bar (--min-score 0.8) or a precision "
-            "(--precision 0.2).",
-            hint="Each task stops once its bar is decided or its interval is narrow enough.",
-        )
-    max_k = max_k or 20
-    min_k = min_k or 1
-    if min_k > max_k:
-        raise UsageError(f"--min-k {min_k} is larger than --max-k {max_k}.")
-    return AdaptiveSettings(
-        max_k=max_k,
-        min_k=min_k,
-        precision=precision,
-        confidence=confidence,
-        run_bar=run_bar,
-        task_bars=task_bars,
-        margin=margin if margin is not None else DEFAULT_MARGIN,
-        family=max(family, 1),
-        settle=inconclusive == "fail",
-        timeouts=timeouts,
-    )
-
-
-def results_root(spec: Path) -> Path:
-    """The ``.caliper/`` folder a run of ``spec`` from here is saved in (absolute), found
-    once per command: the nearest one at or above the current folder, else beside the spec."""
-    from caliper.results.store import caliper_root
-
-    return caliper_root(Path.cwd(), spec).absolute()
-
-
-def resume_source(spec: Path, ref: str, force: bool, root: Path | None = None):
-    """The saved run ``--resume [RUN]`` names (default: SPEC's latest), as a continuation;
-    ``root`` is the results folder (default: found from the current folder)."""
-    from caliper.errors import UsageError
-    from caliper.results.store import (
-        ResultsError,
-        caliper_root,
-        latest_run,
-        load_run_data,
-        resolve_run_ref,
-    )
-    from caliper.runner.run.plan import Continuation
-    from caliper.spec.model import spec_name_for
-
-    cwd = Path.cwd()
-    if ref:
-        path = resolve_run_ref(ref, cwd=cwd)
-    else:
-        try:
-            entry = latest_run(root or caliper_root(cwd, spec), spec_name_for(spec))
-        except ResultsError:
-            entry = None
-        if entry is None:
-            raise UsageError(
-                f"--resume: {spec} has no saved run to continue.",
-                hint="Run it without --resume first (`caliper list` shows saved runs).",
-            )
-        path = entry.path
-    path = lock_continued_run(path, root or caliper_root(cwd, spec).absolute(), spec_name_for(spec))
-    data = load_run_data(path)
-    if data["meta"].get("spec_name") != spec_name_for(spec):
-        raise UsageError(
-            f"--resume {ref}: that run is of spec {data['meta'].get('spec_name')!r}, not of "
-            f"{spec_name_for(spec)!r}.",
-            hint="Name a run of this spec (`caliper list SPEC` shows them).",
-        )
-    return Continuation(kind="resume", path=path, data=data, force=force)
-
-
-def lock_continued_run(path: Path, root: Path, spec_name: str) -> Path:
-    """Take the journal lock of the run ``path`` names (a results file or a journal) before it
-    is read, so what a resume plans from cannot change under it; the path to read then (a
-    journal a run finished meanwhile is now its results file).
-
-    Raises :class:`~caliper.errors.UsageError` (exit 2) when another caliper process holds the
-    lock or the journal: the run is still going (or being resumed)."""
-    from caliper.errors import UsageError
-    from caliper.results import runlock
-    from caliper.results.journal import JOURNAL_SUFFIX, is_locked, journal_path, results_path
-    from caliper.results.store import RESULTS_DIR, ResultsWriteError
-
-    journal = path.name.endswith(JOURNAL_SUFFIX)
-    run_id = path.name[: -len(JOURNAL_SUFFIX)] if journal else path.stem
-    folder = root / RESULTS_DIR / spec_name
-    try:
-        taken = runlock.acquire(folder, run_id)
-    except OSError as exc:
-        raise ResultsWriteError(
-            f"Could not lock run {spec_name}/{run_id} in {folder}: {exc.strerror or exc}.",
-            hint="Fix the folder's permissions, then resume again.",
-        ) from exc
-    still_running = UsageError(
-        f"Run {spec_name}/{run_id} is still running (another caliper process holds its "
-        "journal lock): it is not resumed twice.",
-        hint="Wait for that process to finish, or stop it first; then resume again.",
-    )
-    if not taken:
-        raise still_running
-    kept = folder / f"{run_id}{JOURNAL_SUFFIX}"
-    if is_locked(kept) or (journal and is_locked(path)):
-        runlock.release(folder, run_id)
-        raise still_running
-    if journal and not path.exists() and results_path(path).exists():
-        return results_path(path)  # the run it named finished meanwhile
-    if not journal and not path.exists() and journal_path(path).exists():
-        return journal_path(path)
-    return path
-
-
-def _existing_ancestor(path: Path) -> Path:
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    return path
-
-
-def check_save_targets(spec: Path, output: Path | None, root: Path | None = None) -> None:
-    """Fail before any attempt runs when the results obviously cannot be saved: ``--output``
-    is a folder or under a file or read-only folder, or the results store (``root``, default:
-    found from the current folder) is read-only."""
-    from caliper.errors import UsageError
-    from caliper.results.store import caliper_root, export_problem, writes_directly
-
-    if output is not None:
-        if output.is_dir():
-            raise UsageError(f"--output {output}: is a directory; name a file such as run.json.")
-        problem = export_problem(output)
-        if problem:
-            raise UsageError(f"--output {output}: {problem}; name a file such as run.json.")
-        folder = _existing_ancestor(output.parent)
-        if not folder.is_dir():
-            raise UsageError(
-                f"--output {output}: {folder} is a file, so the results cannot be saved under it."
-            )
-        if not writes_directly(output) and not os.access(folder, os.W_OK):
-            raise UsageError(
-                f"--output {output}: the folder {folder} is not writable.",
-                hint="Pick a folder you can write to, or fix its permissions.",
-            )
-    if not spec.is_file():
-        return  # the spec loader reports a missing spec better
-    store = _existing_ancestor(root or caliper_root(Path.cwd(), spec))
-    if store.is_dir() and not os.access(store, os.W_OK):
-        raise UsageError(
-            f"Results cannot be saved: the folder {store} is not writable.",
-            hint="Run from a folder you can write to (results go to the nearest .caliper/ "
-            "folder, else one beside the spec), or fix its permissions.",
-        )
-
-
-def _import_the_report() -> None:
-    """Import what the final report is drawn with, and turn the cycle collector back on if
-    the console script paused it for the start-up (called once the first agents are out)."""
-    import caliper.report.run_view  # noqa: F401
-    from caliper.cli import resume_collector
-
-    resume_collector()
+    start_run(RunFlags.from_click(spec, flags))

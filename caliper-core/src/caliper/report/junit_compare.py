@@ -17,6 +17,7 @@ from caliper.report.junit import attempt_strip, finish_document
 from caliper.results.gate import format_fraction
 
 if TYPE_CHECKING:
+    from caliper.results.baseline import BaselineVerdict
     from caliper.results.compare import RunComparison, TaskComparison
     from caliper.results.stats import Interval
 
@@ -138,3 +139,26 @@ def compare_junit_document(comparison: RunComparison, *, fail_on: str = "score")
             ET.SubElement(case, "skipped", message=f"only in the {side} run: not compared")
             counts["skipped"] += 1
     return finish_document(root, suite, counts, wall=None)
+
+
+def baseline_junit_document(
+    verdict: BaselineVerdict, gate: list[str], *, fail_on: str = "score"
+) -> ET.ElementTree:
+    """The JUnit XML tree of a baseline pair: compare's cases (control → full), then one
+    case for the baseline's verdict, failed when ``gate`` (``--require-improvement``,
+    ``--min-lift``) names a failure."""
+    from caliper.report.baseline_view import verdict_sentence
+
+    tree = compare_junit_document(verdict.comparison, fail_on=fail_on)
+    root = tree.getroot()
+    suite = root.find("testsuite")
+    assert suite is not None
+    classname = f"caliper.{verdict.comparison.spec_name}.baseline"
+    name = f"baseline: does {', '.join(verdict.left_out)} help?"
+    outcome = _case(suite, classname, name, list(gate), [verdict_sentence(verdict)])
+    for element in (root, suite):
+        element.set("tests", str(int(element.get("tests", "0")) + 1))
+        if outcome == "failure":
+            element.set("failures", str(int(element.get("failures", "0")) + 1))
+    ET.indent(tree)
+    return tree

@@ -151,6 +151,9 @@ class AttemptRecord:
     """What the kept working directory lacks (a size cap cut it, links outside left out)."""
     tries: list[TryRecord] = attrs.field(factory=list)
     """Earlier tries of this attempt, oldest first (empty when it was tried once)."""
+    started_at: str | None = None
+    """When this (last) try of the attempt started: a UTC ISO time to the millisecond (files
+    saved before it load with ``None``)."""
 
     @property
     def passed(self) -> bool:
@@ -245,6 +248,12 @@ class RunMeta:
     matrix: dict[str, Any] | None = None
     """``caliper run --model A --model B …``: ``id`` (shared by the matrix's runs), ``engine``
     (this run's ``--model``) and ``engines`` (every ``--model``, in order); ``None`` otherwise."""
+    baseline: dict[str, Any] | None = None
+    """``caliper run --baseline``: ``id`` (shared by the pair's runs, and by every engine's pair
+    of one invocation), ``arm`` (``full``, or ``control``: without ``left_out``), ``left_out``
+    (the skills and ``mcp:`` servers the control arm leaves out), ``engine`` (``--model`` as
+    given, ``""`` for the default), ``seed`` (of the interleaved order) and ``order`` (how the
+    two arms' attempts were put in one queue); ``None`` otherwise."""
     merged_from: list[dict[str, Any]] = attrs.field(factory=list)
     """``caliper merge``: the shard runs this run was merged from (``shard``, ``run``)."""
     incomplete: bool = False

@@ -350,3 +350,32 @@ def _design(
     return SequentialDesign(
         bar, margin, max_n, min_n, alpha_met, alpha_fail, met_level, fail_level, met_at, fail_at
     )
+
+
+@attrs.frozen
+class DifferenceBounds:
+    """The anytime-valid interval of a task's lift ``full − control`` and how it was made."""
+
+    low: float
+    high: float
+    level: float
+    """The level of each arm's confidence sequence (``1 − α / (2T)``)."""
+
+    @property
+    def width(self) -> float:
+        """``high − low``."""
+        return self.high - self.low
+
+
+def difference_bounds(
+    control: tuple[int, int], full: tuple[int, int], confidence: float, tasks: int
+) -> DifferenceBounds:
+    """The anytime-valid interval of ``full − control`` from each arm's ``(successes,
+    usable)``: each arm's confidence sequence at ``1 − α / (2·tasks)``, combined (by the
+    union bound, both arms' sequences hold at every n with chance ≥ ``1 − α / tasks``, and
+    then so does the difference interval)."""
+    alpha = 1.0 - confidence
+    level = 1.0 - alpha / (2 * max(tasks, 1))
+    c = confidence_sequence(control[0], control[1], level)
+    f = confidence_sequence(full[0], full[1], level)
+    return DifferenceBounds(low=f.low - c.high, high=f.high - c.low, level=level)

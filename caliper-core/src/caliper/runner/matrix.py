@@ -81,15 +81,21 @@ def run_matrix(
     ``--model`` as given. Raises :class:`CaliperError` subclasses for problems found before
     the first attempt.
     """
-    from caliper.runner.run.compose import run_engines
+    from caliper.runner.run.compose import Tie, run_engines
+    from caliper.spec.model import spec_name_for
 
     keys = engine_keys([opts.model or "" for opts in options])
     matrix_id = new_matrix_id()
+    tie = Tie(
+        notes={key: {"matrix": {"id": matrix_id, "engine": key, "engines": keys}} for key in keys},
+        title=f"caliper run {spec_name_for(options[0].spec_path)} on {len(keys)} engines "
+        f"(matrix {matrix_id})",
+    )
     endings = run_engines(
         dict(zip(keys, options, strict=True)),
         options[0].run_level(),  # the options differ only in model
         host=host,
         progress_console=progress_console,
-        matrix_id=matrix_id,
+        tie=tie,
     )
     return MatrixEnding(matrix_id=matrix_id, engines=keys, reports=[endings[k] for k in keys])

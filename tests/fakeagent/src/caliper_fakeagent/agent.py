@@ -21,6 +21,8 @@ prints one JSON event per line, like real agent CLIs' stream modes do:
 * ``max-turns`` – end with a ``max_turns`` result
 * ``usage IN OUT [CACHE_READ CACHE_WRITE]`` / ``model NAME`` – what to report at the end
 * ``only-model MODEL ACTION …`` – do ACTION only when the agent runs as MODEL (``--model``)
+* ``if-skill NAME ACTION …`` / ``unless-skill NAME ACTION …`` – do ACTION only when the skill
+  NAME is (is not) installed (so a control arm without it behaves differently)
 
 Given a judge prompt (it carries ``caliper.plugin.judge.LLM_JUDGE_MARKER``) it answers with a JSON
 verdict instead, as a ``fake-judge: pass|fail|garbage|sleep`` directive in the prompt says.
@@ -218,6 +220,22 @@ class Agent:
         spec behaves differently per engine of a matrix)."""
         model, _, instruction = rest.partition(" ")
         if model != self.model:
+            return None
+        action, _, args = instruction.strip().partition(" ")
+        return self.do(action, args.strip())
+
+    def do_if_skill(self, rest: str) -> int | None:
+        """``if-skill NAME ACTION [ARGS]``: do ACTION only when skill NAME is installed."""
+        name, _, instruction = rest.partition(" ")
+        if not (_skills_root() / name / "SKILL.md").is_file():
+            return None
+        action, _, args = instruction.strip().partition(" ")
+        return self.do(action, args.strip())
+
+    def do_unless_skill(self, rest: str) -> int | None:
+        """``unless-skill NAME ACTION [ARGS]``: do ACTION only when skill NAME is not installed."""
+        name, _, instruction = rest.partition(" ")
+        if (_skills_root() / name / "SKILL.md").is_file():
             return None
         action, _, args = instruction.strip().partition(" ")
         return self.do(action, args.strip())

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["compare_page", "history_page", "run_page"]
+__all__ = ["baseline_page", "compare_page", "history_page", "run_page"]
 
 
 def __getattr__(name: str) -> Any:

@@ -7,6 +7,7 @@ from typing import Any
 from caliper.report.html.compare_data import compare_view
 from caliper.report.html.env import render
 from caliper.report.html.run_data import meta_line, run_view
+from caliper.results.baseline import BaselineVerdict
 from caliper.results.compare import RunComparison
 from caliper.results.models import RunResults
 from caliper.results.stats import DEFAULT_CONFIDENCE
@@ -31,6 +32,57 @@ def compare_page(
     significance figures the comparison carries, and an engine matrix when engines differ."""
     view = compare_view(a, b, comparison, confidence)
     return render("compare.html.j2", title=f"{comparison.spec_name}: {comparison.title}", view=view)
+
+
+def baseline_page(
+    control: RunResults,
+    full: RunResults,
+    verdict: BaselineVerdict,
+    gate: list[str],
+) -> str:
+    """A baseline pair (``caliper run --baseline``): the compare page of control → full,
+    headed by the verdict as a lift (helps / hurts / no detectable difference, with the
+    smallest lift the pair could detect), the gate's failures and both arms' activation."""
+    from caliper.report.baseline_view import pair_title, verdict_sentence
+
+    comparison = verdict.comparison
+    view = compare_view(control, full, comparison, comparison.confidence)
+    view["baseline"] = {
+        "title": pair_title(verdict),
+        "verdict": verdict.verdict,
+        "verdict_class": verdict.verdict.replace(" ", "-"),
+        "sentence": verdict_sentence(verdict),
+        "gate": list(gate),
+        "activation": [
+            _arm_activation(f"without {', '.join(verdict.left_out)}", control, comparison),
+            _arm_activation("full", full, comparison),
+        ],
+    }
+    return render(
+        "compare.html.j2", title=f"{comparison.spec_name}: {pair_title(verdict)}", view=view
+    )
+
+
+def _arm_activation(label: str, results: RunResults, comparison: RunComparison) -> dict[str, Any]:
+    """One arm's activation scoreboard as rows of text for the page."""
+    from caliper.report import fmt
+    from caliper.results.scoring import score_run
+
+    run = score_run(results, comparison.confidence)
+    return {
+        "label": label,
+        "rows": [
+            {
+                "skill": skill.skill,
+                "ablated": skill.ablated,
+                "expected": skill.expected,
+                "fired": skill.fired,
+                "recall": fmt.pct_interval(skill.recall, skill.recall_interval),
+                "precision": fmt.pct_interval(skill.precision, skill.precision_interval),
+            }
+            for skill in run.activation_per_skill
+        ],
+    }
 
 
 def history_page(

@@ -15,6 +15,7 @@ sandbox); the same calls then return what was done, in the same order.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -345,6 +346,7 @@ def run_one_attempt(
         controller.check()
     except Stopped:
         return report
+    started_at = _utc_now()
     ready = preparer.take(job.engine_key, task) if preparer is not None else None
     env = ready if ready is not None else AttemptEnvironment(prepared)
     sandbox = env.sandbox()
@@ -386,5 +388,11 @@ def run_one_attempt(
     finally:
         env.cleanup()
     if report.record is not None:
+        report.record.started_at = started_at
         _redact(report.record, prepared)
     return report
+
+
+def _utc_now() -> str:
+    """Now, as a UTC ISO time to the millisecond (an attempt's ``started_at``)."""
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")

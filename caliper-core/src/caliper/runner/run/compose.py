@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from caliper.errors import CaliperError, SetupError
+from caliper.runner.run.plan import interleave
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -45,25 +46,42 @@ if TYPE_CHECKING:
     from caliper.runner.run.schedule import Events, Execution
 
 
+@attrs.frozen
+class Tie:
+    """How the engine keys of one run belong together: a matrix (one key per ``--model``) or
+    a baseline (a full and a control arm per engine).
+
+    ``notes`` are the metadata fields each key's saved run gets (``meta.matrix``,
+    ``meta.baseline``); ``title`` heads the live display (a line per key and task);
+    ``order`` puts every key's jobs in the one queue the scheduler hands out from;
+    ``adaptive`` makes ``--k auto``'s bookkeeping for the prepared runs (``None``: each key
+    decides its own tasks).
+    """
+
+    notes: Mapping[str, Mapping[str, Any]]
+    title: str
+    order: Callable[[Mapping[str, list[AttemptJob]]], list[AttemptJob]] = interleave
+    adaptive: Callable[[Mapping[str, PreparedRun]], dict[str, AdaptiveK]] | None = None
+
+
 def run_engines(
     options: Mapping[str, RunOptions],
     settings: RunSettings,
     *,
     host: PluginHost | None = None,
     progress_console: Console | None = None,
-    continuation: Continuation | None = None,
-    matrix_id: str | None = None,
+    continuation: Continuation | Mapping[str, Continuation] | None = None,
+    tie: Tie | None = None,
     warm_up: Callable[[], None] | None = None,
 ) -> dict[str, RunEnding]:
     """Run the spec once per engine key of ``options`` in one pool and save one run each;
     return each key's :class:`~caliper.runner.RunEnding`, in the order of ``options``.
 
-    ``options`` are the per-engine settings (they differ only in ``model``); ``settings``
-    the run-level ones (executor, workers, limits: one session for every engine).
-    ``continuation`` resumes or retries a saved run (one engine only). ``matrix_id`` ties the
-    engines' runs together (``meta.matrix``) and shows the engines side by side while they run.
-    ``warm_up`` is called once the first attempts are out (what the caller needs at the end,
-    imported while the agents run).
+    ``options`` are the per-key settings; ``settings`` the run-level ones (executor, workers,
+    limits: one session for every key). ``continuation`` resumes or retries saved runs: one
+    (a run of one key), or one per key (a baseline pair). ``tie`` says how the keys belong
+    together (a matrix, a baseline; see :class:`Tie`). ``warm_up`` is called once the first
+    attempts are out (what the caller needs at the end, imported while the agents run).
 
     Raises :class:`~caliper.errors.CaliperError` subclasses for problems found before the
     first attempt.
@@ -75,16 +93,15 @@ def run_engines(
     from caliper.runner.run.startup import FirstStarts, import_end_of_run
     from caliper.system.ledger import clean_dead_and_say, release_idle
 
-    if continuation is not None and len(options) != 1:
-        raise ValueError("a resume or retry continues one engine's run")
+    continuations = _continuations(options, continuation)
     host = host or PluginHost()
     executor = resolve_executor(host, settings.executor)
     executor_config = executor_settings(executor, settings.executor_settings)
     runs = prepare_engines(options, host)
     clean_dead_and_say(lambda text: _notify([], text))  # what a killed run left behind
     limits = concurrency_limits(settings.max_concurrent, runs)
-    run = _Run(runs, _plans(runs, continuation, matrix_id), host)
-    adaptive = _adaptive_k(runs)
+    run = _Run(runs, _plans(runs, continuations, tie), host)
+    adaptive = tie.adaptive(runs) if tie is not None and tie.adaptive else _adaptive_k(runs)
     starting = FirstStarts()
     runner = JobRunner(
         runs, run.controller, run.judges, run.keepers, prepare_ahead=settings.workers
@@ -106,12 +123,12 @@ def run_engines(
                 # them start before taking the interpreter for what can wait
                 starting.wait(session.in_flight())
                 run.open_journals()
-                live.enter_context(run.show(progress_console, matrix_id))
+                live.enter_context(run.show(progress_console, tie))
                 import_end_of_run()
                 if warm_up is not None:
                     warm_up()
 
-            jobs = attempt_jobs(run.plans, runs)
+            jobs = attempt_jobs(run.plans, runs, tie.order if tie is not None else interleave)
             events = _events(run.journals, run.shown, start_the_rest)
             execution = _execute(
                 run, settings.workers, session, jobs, events, adaptive, runner.close
@@ -124,18 +141,34 @@ def run_engines(
         release_idle()  # the run's sandboxes are gone: so is its ledger
 
 
+def _continuations(
+    options: Mapping[str, RunOptions],
+    continuation: Continuation | Mapping[str, Continuation] | None,
+) -> dict[str, Continuation]:
+    """The saved run each key continues: one continuation is of a one-key run."""
+    from caliper.runner.run.plan import Continuation
+
+    if continuation is None:
+        return {}
+    if isinstance(continuation, Continuation):
+        if len(options) != 1:
+            raise ValueError("a resume or retry continues one engine's run")
+        return {key: continuation for key in options}
+    return dict(continuation)
+
+
 def _plans(
-    runs: Mapping[str, PreparedRun], continuation: Continuation | None, matrix_id: str | None
+    runs: Mapping[str, PreparedRun], continuations: Mapping[str, Continuation], tie: Tie | None
 ) -> dict[str, RunPlan]:
-    """Each engine's plan (a matrix's plans tied by ``matrix_id`` in their notes)."""
+    """Each key's plan, with the notes its ``tie`` gives it (``meta.matrix``, ``meta.baseline``)."""
     from caliper.runner.run.meta import now_iso
     from caliper.runner.run.plan import plan_run
 
     now = now_iso()
-    plans = {key: plan_run(run, continuation, now) for key, run in runs.items()}
-    if matrix_id is not None:
+    plans = {key: plan_run(run, continuations.get(key), now) for key, run in runs.items()}
+    if tie is not None:
         for key, plan in plans.items():
-            plan.notes["matrix"] = {"id": matrix_id, "engine": key, "engines": list(runs)}
+            plan.notes.update(tie.notes.get(key, {}))
     return plans
 
 
@@ -208,10 +241,10 @@ class _Run:
                 run, self.plans[key], self.judges[key], self.say
             )
 
-    def show(self, console: Console | None, matrix_id: str | None) -> Progress | MatrixProgress:
+    def show(self, console: Console | None, tie: Tie | None) -> Progress | MatrixProgress:
         """Make the live display, with the attempts carried over from a saved run counted;
         return it to be entered."""
-        progress = _display(self.runs, console, matrix_id)
+        progress = _display(self.runs, console, tie)
         self.shown.append(progress)
         for key, journal in self.journals.items():
             for record in journal.carried_records:
@@ -306,13 +339,11 @@ class _Display:
         self.live.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
-def _display(
-    runs: Mapping[str, PreparedRun], console: Console | None, matrix_id: str | None
-) -> _Display:
-    """One engine's task lines, or (a matrix, or several engines) a line per engine and task."""
+def _display(runs: Mapping[str, PreparedRun], console: Console | None, tie: Tie | None) -> _Display:
+    """One engine's task lines, or (a matrix, a baseline) a line per key and task."""
     first = next(iter(runs.values()))
     spec, k = first.spec, first.options.k
-    if matrix_id is None and len(runs) == 1:
+    if tie is None and len(runs) == 1:
         from caliper.runner.progress import Progress
 
         title = f"caliper run {spec.name} ({first.engine.label})"
@@ -324,9 +355,7 @@ def _display(
         )
     from caliper.runner.matrix_progress import MatrixProgress
 
-    title = f"caliper run {spec.name} on {len(runs)} engines" + (
-        f" (matrix {matrix_id})" if matrix_id is not None else ""
-    )
+    title = tie.title if tie is not None else f"caliper run {spec.name} on {len(runs)} engines"
     many = MatrixProgress(list(runs), spec.tasks, k, console=console, title=title)
     return _Display(many, attempt_done=many.attempt_done, task_aborted=many.task_aborted)
 

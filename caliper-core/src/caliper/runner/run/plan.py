@@ -13,7 +13,7 @@ combines the carried and the new attempts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -96,10 +96,11 @@ def differences(prepared: PreparedRun, meta: dict[str, Any], *, check_k: bool) -
         changed = sorted(n for n in now if saved[n] and now[n] and saved[n] != now[n])
         if changed:
             found.append(f"the content of skill {', '.join(changed)} changed (content hash)")
-    if sorted(meta.get("ablated") or []) != sorted(prepared.options.ablate):
+    saved_out = _left_out(meta.get("ablated") or [], meta.get("ablated_mcp") or [])
+    now_out = _left_out(prepared.ablation.skills, prepared.ablation.mcp)
+    if saved_out != now_out:
         found.append(
-            f"--ablate differs ({', '.join(meta.get('ablated') or []) or 'none'} → "
-            f"{', '.join(prepared.options.ablate) or 'none'})"
+            f"--ablate differs ({', '.join(saved_out) or 'none'} → {', '.join(now_out) or 'none'})"
         )
     backend = prepared.engine.backend_id
     if meta.get("backend") and meta["backend"] != backend:
@@ -112,6 +113,11 @@ def differences(prepared: PreparedRun, meta: dict[str, Any], *, check_k: bool) -
     if check_k and meta.get("k") != prepared.options.k:
         found.append(f"k differs ({meta.get('k')} → {prepared.options.k})")
     return found
+
+
+def _left_out(skills: Iterable[str], servers: Iterable[str]) -> list[str]:
+    """What a run left out, as one sorted list (servers as ``mcp:NAME``)."""
+    return sorted([*skills, *(f"mcp:{name}" for name in servers)])
 
 
 def _refuse_or_force(what: str, ref: str, found: list[str], force: bool) -> list[str]:
@@ -251,12 +257,16 @@ def plan_run(prepared: PreparedRun, continuation: Continuation | None, now: str)
     return plan
 
 
-def attempt_jobs(plans: Mapping[str, RunPlan], runs: Mapping[str, PreparedRun]) -> list[AttemptJob]:
-    """The scheduler's jobs for every engine key's plan, task by task within an engine, one
-    job of each engine in turn (:func:`interleave`)."""
+def attempt_jobs(
+    plans: Mapping[str, RunPlan],
+    runs: Mapping[str, PreparedRun],
+    order: Callable[[Mapping[str, list[AttemptJob]]], list[AttemptJob]] | None = None,
+) -> list[AttemptJob]:
+    """The scheduler's jobs for every engine key's plan, task by task within a key, put in
+    one queue by ``order`` (default :func:`interleave`: one job of each key in turn)."""
     from caliper.plugin.executor import AttemptJob
 
-    return interleave(
+    return (order or interleave)(
         {
             key: [
                 AttemptJob(task, number, key, runs[key].engine.backend_id)

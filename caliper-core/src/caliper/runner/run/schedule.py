@@ -176,9 +176,9 @@ class _Scheduler:
         if not self.adaptive or self.controller.stop_requested.is_set():
             return
         for key, state in self.adaptive.items():
-            free = self.workers - self.session.in_flight()
-            if free <= 0:
-                break
+            # asked even with no worker free: a baseline arm hands out the attempt it owes
+            # the other arm's pair then (it waits in the queue for room)
+            free = max(self.workers - self.session.in_flight(), 0)
             for name, number in state.next_jobs(
                 free, lambda name, key=key: self.fail_fast.stopped(key, name)
             ):

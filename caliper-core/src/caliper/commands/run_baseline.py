@@ -1,0 +1,296 @@
+"""``caliper run SPEC --baseline [NAME …]``: the command side of a baseline run.
+
+:func:`run_and_finish_baseline` runs both arms (:func:`caliper.runner.baseline.run_baseline`)
+and :func:`finish_baseline` ends it as ``caliper compare CONTROL FULL`` would: the pair
+judged (:func:`caliper.results.baseline.judge_pair`) and shown in the asked ``--format``,
+``--junit`` written, and the exit decided in one order: what stopped an arm (as a run's
+ending says: the results could not be saved, a fatal error, a signal, every attempt unusable)
+→ a supported drop of what ``--fail-on`` names (1: the skill hurts) → ``--require-improvement``
+/ ``--min-lift`` / ``--min-score`` failed (3).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
+import click
+
+from caliper.errors import CaliperError, UsageError
+
+if TYPE_CHECKING:
+    from caliper.results.baseline import BaselineVerdict
+    from caliper.results.gate import Bar
+    from caliper.runner.baseline import ArmKey, BaselineEnding
+    from caliper.runner.run.options import RunOptions
+    from caliper.runner.run.plan import Continuation
+
+EXIT_HURTS = 1
+EXIT_GATE = 3
+FORMATS = ("text", "json", "markdown", "html")
+
+
+class SkillHurts(CaliperError):
+    """A supported drop with the skill in (of what ``--fail-on`` names): exit 1."""
+
+    exit_code = EXIT_HURTS
+
+
+class LiftGateFailed(CaliperError):
+    """``--require-improvement`` or ``--min-lift`` failed: exit 3."""
+
+    exit_code = EXIT_GATE
+
+
+@attrs.frozen
+class BaselineRequest:
+    """What ``caliper run --baseline`` was asked beyond the run itself."""
+
+    names: tuple[str, ...] = ()
+    require_improvement: bool = False
+    min_lift: float | None = None
+    fail_on: str = "score"
+    output_format: str = "text"
+    page: Path | None = None
+    junit: Path | None = None
+    verbose: bool = False
+    confidence: float = 0.95
+    bars: tuple[Bar, ...] = ()
+    inconclusive: str = "fail"
+
+
+def check_request(request: BaselineRequest, engines: int, output: Path | None) -> None:
+    """Refuse (exit 2) what a baseline cannot do, before any attempt."""
+    if output is not None:
+        raise UsageError(
+            "--output cannot be combined with --baseline: it names one run, and a baseline "
+            "saves two (one per arm).",
+            hint="Run without it (both arms are saved in .caliper/results/).",
+        )
+    if request.junit is not None and engines > 1:
+        raise UsageError(
+            "--junit with --baseline and several --model: the report holds one pair.",
+            hint="Run one --model per job, or drop --junit.",
+        )
+    if request.page is not None and request.output_format != "html":
+        raise UsageError("--page is for --format html.", hint="Add --format html.")
+    if request.output_format == "html" and engines > 1 and request.page is None:
+        raise UsageError(
+            "--format html with several --model needs --page FILE (one page per engine: "
+            "FILE gets the engine's name before its suffix).",
+        )
+
+
+def run_and_finish_baseline(
+    options: RunOptions,
+    engines: list[str] | None,
+    request: BaselineRequest,
+    *,
+    continuations: Mapping[ArmKey, Continuation] | None = None,
+    baseline_id: str | None = None,
+    seed: int | None = None,
+) -> None:
+    """Run the baseline (one pair per engine) and leave as :func:`finish_baseline` says."""
+    from caliper.runner.baseline import run_baseline
+
+    many = [attrs.evolve(options, model=engine) for engine in engines] if engines else [options]
+    ending = run_baseline(
+        many,
+        request.names,
+        continuations=continuations,
+        baseline_id=baseline_id,
+        seed=seed,
+        lift_bar=request.min_lift if request.min_lift is not None else 0.0,
+    )
+    finish_baseline(ending, request)
+
+
+def finish_baseline(ending: BaselineEnding, request: BaselineRequest) -> None:
+    """Show the finished pairs and raise the exit they call for (see the module's doc)."""
+    from caliper.commands.finishing import exit_for, never_started_error, show_safely
+    from caliper.commands.run_matrix import worst
+
+    for arm in ending.endings:
+        if arm.never_started and arm.fatal is not None:
+            raise never_started_error(arm.fatal)
+    verdicts = [_judge(ending, i, request) for i in range(len(ending.engines))]
+    gates = [_gate(v, request) for v in verdicts]
+    show_safely(
+        lambda: _show(ending, verdicts, gates, request),
+        [arm.saved_to for arm in ending.endings],
+        any(arm.interrupted for arm in ending.endings),
+    )
+    _write_junit(request, verdicts, gates)
+    stopped = [p for p in (arm.problem() for arm in ending.endings) if p is not None]
+    if stopped:
+        exit_for(worst(stopped))
+    problems = [
+        _pair_problem(v, g, request, len(verdicts) > 1)
+        for v, g in zip(verdicts, gates, strict=True)
+    ]
+    problems += _bar_problems(ending, request)
+    exit_for(worst([p for p in problems if p is not None]))
+
+
+def _judge(ending: BaselineEnding, index: int, request: BaselineRequest) -> BaselineVerdict:
+    from caliper.results.baseline import judge_pair
+
+    control, full = ending.control[index], ending.full[index]
+    return judge_pair(
+        control.results,
+        full.results,
+        engine=ending.engines[index],
+        confidence=request.confidence,
+        control_path=str(control.saved_to) if control.saved_to else None,
+        full_path=str(full.saved_to) if full.saved_to else None,
+    )
+
+
+def _gate(verdict: BaselineVerdict, request: BaselineRequest) -> list[str]:
+    """The lift gate's failures (empty when passed, not asked, or the pair is not judged)."""
+    from caliper.results.baseline import gate_failures
+
+    if not verdict.comparison.comparable:
+        return []
+    return gate_failures(
+        verdict, require_improvement=request.require_improvement, min_lift=request.min_lift
+    )
+
+
+def _pair_problem(
+    verdict: BaselineVerdict, gate: list[str], request: BaselineRequest, named: bool
+) -> CaliperError | None:
+    """The exit one engine's pair calls for: a shard's pair is judged after ``merge``; a
+    supported drop of what ``--fail-on`` names exits 1; a failed lift gate 3."""
+    comparison = verdict.comparison
+    where = f"--model {verdict.engine}: " if named else ""
+    if not comparison.comparable:
+        return None  # a shard (or a stop): the partial pair is shown, not judged
+    hurt = []
+    if request.fail_on in ("score", "both") and comparison.has_regression:
+        hurt.append("the success score")
+    if request.fail_on in ("activation", "both") and comparison.has_activation_regression:
+        hurt.append("activation")
+    level = f"{comparison.confidence * 100:g}%"
+    if hurt:
+        return SkillHurts(
+            f"{where}with {', '.join(verdict.left_out)} the {' and '.join(hurt)} dropped by "
+            f"more than noise explains (at {level}, family-wise corrected).",
+            hint="The per-task rows above say where; `caliper compare --baseline ID --explain` "
+            "shows every test.",
+        )
+    if gate:
+        return LiftGateFailed(where + "; ".join(gate) + ".")
+    return None
+
+
+def _bar_problems(ending: BaselineEnding, request: BaselineRequest) -> list[CaliperError]:
+    """``--min-score``/``--min-activation`` bars, judged on each engine's full arm."""
+    from caliper.commands.finishing import judge_bars
+    from caliper.commands.gate_options import gate_error
+
+    if not request.bars:
+        return []
+    found = []
+    for engine, full in zip(ending.engines, ending.full, strict=True):
+        heading = f"Bars on the full arm{f' (--model {engine})' if engine else ''}:"
+        gate = judge_bars(full, request.bars, request.inconclusive, request.confidence, heading)
+        error = gate_error(gate)
+        if error is not None:
+            found.append(error)
+    return found
+
+
+def _show(
+    ending: BaselineEnding,
+    verdicts: list[BaselineVerdict],
+    gates: list[list[str]],
+    request: BaselineRequest,
+) -> None:
+    """Each engine's pair in the asked format, then where the runs were saved (on stderr
+    when stdout carries json, markdown or html)."""
+    from caliper.report import make_console
+
+    fmt = request.output_format
+    if fmt == "json":
+        from caliper.results.baseline import verdict_data
+
+        data = {
+            "baseline_id": ending.baseline_id,
+            "seed": ending.seed,
+            "pairs": [
+                dict(verdict_data(v), gate_failures=g) for v, g in zip(verdicts, gates, strict=True)
+            ],
+        }
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    elif fmt == "markdown":
+        from caliper.report.baseline_view import baseline_markdown
+
+        click.echo(
+            "\n".join(baseline_markdown(v, g) for v, g in zip(verdicts, gates, strict=True)),
+            nl=False,
+        )
+    elif fmt == "html":
+        _pages(ending, verdicts, gates, request)
+    else:
+        _text(ending, verdicts, gates, request, make_console())
+    _saved_lines(ending, make_console(stderr=fmt != "text"))
+
+
+def _text(ending, verdicts, gates, request, console) -> None:
+    from caliper.report.baseline_view import render_baseline
+
+    if request.verbose:
+        from caliper.report.run_view import render_run
+
+        for arm in ending.endings:
+            render_run(arm.results, console, verbose=True, path=arm.saved_to)
+    for index, (verdict, gate) in enumerate(zip(verdicts, gates, strict=True)):
+        render_baseline(
+            verdict, ending.control[index].results, ending.full[index].results, console, gate=gate
+        )
+
+
+def _pages(ending, verdicts, gates, request) -> None:
+    from caliper.report.html import baseline_page
+    from caliper.report.html.output import emit_page
+
+    for index, (verdict, gate) in enumerate(zip(verdicts, gates, strict=True)):
+        page = baseline_page(
+            ending.control[index].results, ending.full[index].results, verdict, gate
+        )
+        target = request.page
+        if target is not None and len(verdicts) > 1:
+            name = verdict.engine.replace(":", "-").replace("/", "-")
+            target = target.with_name(f"{target.stem}-{name}{target.suffix}")
+        emit_page(page, target)
+
+
+def _saved_lines(ending: BaselineEnding, console) -> None:
+    for engine, control, full in zip(ending.engines, ending.control, ending.full, strict=True):
+        prefix = f"{engine}: " if len(ending.engines) > 1 else ""
+        for label, arm in (("control", control), ("full", full)):
+            where = arm.saved_to or "not saved (see below)"
+            console.print(f"{prefix}{label} arm saved to {where}", soft_wrap=True, markup=False)
+    console.print(
+        f"Baseline {ending.baseline_id}: `caliper compare --baseline {ending.baseline_id}` "
+        "shows it again.",
+        soft_wrap=True,
+        markup=False,
+    )
+
+
+def _write_junit(
+    request: BaselineRequest, verdicts: list[BaselineVerdict], gates: list[list[str]]
+) -> None:
+    if request.junit is None or not verdicts:
+        return
+    from caliper.commands.gate_options import write_junit_report
+    from caliper.report.junit_compare import baseline_junit_document
+
+    write_junit_report(
+        request.junit, baseline_junit_document(verdicts[0], gates[0], fail_on=request.fail_on)
+    )
