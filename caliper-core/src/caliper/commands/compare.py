@@ -68,11 +68,35 @@ class NotComparable(CaliperError):
     help="Show every test (p before and after Holm's correction) and what the pair could "
     "detect: the smallest drop at this k and the k a drop would need.",
 )
+@click.option(
+    "--baseline",
+    "baseline_id",
+    metavar="ID",
+    default=None,
+    help="Instead of BEFORE and AFTER: the pair of `caliper run SPEC --baseline` (its id is "
+    "printed at the end of the run), judged as that run's end judged it: helps / hurts / no "
+    "detectable difference.",
+)
+@click.option(
+    "--require-improvement",
+    is_flag=True,
+    help="With --baseline: exit 3 unless the skill's lift is statistically supported.",
+)
+@click.option(
+    "--min-lift",
+    type=click.FloatRange(min=-1, max=1, min_open=True, max_open=True),
+    default=None,
+    metavar="D",
+    help="With --baseline: exit 3 unless the lift's interval lies wholly above D (a fraction).",
+)
 @junit_option
 def command(
     before: str | None,
     after: str | None,
     matrix_id: str | None,
+    baseline_id: str | None,
+    require_improvement: bool,
+    min_lift: float | None,
     output_format: str,
     confidence: float,
     fail_on: str,
@@ -101,6 +125,7 @@ def command(
       caliper compare BASE.json my-skill --junit compare.xml --format markdown
       caliper compare RUN-A.json RUN-B.json --format html -o compare.html
       caliper compare --matrix 2026-12-01T10-00-00Z-1a2b3c   # every engine pair
+      caliper compare --baseline 2026-12-01T10-00-00Z-4d5e6f --require-improvement
 
     \b
     Exit codes:
@@ -113,10 +138,40 @@ def command(
          not given, or a side never started: nothing to compare, whatever
          the flags); --matrix ID matches no run
       1  also: the --junit report could not be written
+      3  with --baseline: --require-improvement or --min-lift failed
     """
     from caliper.errors import UsageError
     from caliper.results.compare import compare_runs
 
+    if baseline_id is not None:  # a baseline pair
+        from caliper.commands.compare_baseline import compare_baseline
+        from caliper.commands.run_baseline import BaselineRequest
+
+        if before is not None or matrix_id is not None:
+            raise UsageError(
+                "--baseline takes no BEFORE/AFTER or --matrix.",
+                hint="`caliper compare --baseline ID` finds the pair's runs itself.",
+            )
+        if output is not None and output_format != "html":
+            raise UsageError("-o/--output is for --format html.", hint="Add --format html.")
+        request = BaselineRequest(
+            require_improvement=require_improvement,
+            min_lift=min_lift,
+            fail_on=fail_on,
+            output_format=output_format,
+            page=output,
+            junit=junit,
+            confidence=confidence,
+            explain=explain,
+        )
+        compare_baseline(baseline_id, request, allow_partial=allow_partial)
+        return
+    if require_improvement or min_lift is not None:
+        raise UsageError(
+            "--require-improvement and --min-lift apply to a baseline pair.",
+            hint="Use `caliper compare --baseline ID`, or `caliper compare BEFORE AFTER "
+            "--fail-on ...` for two runs.",
+        )
     if matrix_id is not None:  # engines side by side
         from caliper.commands.matrix_report import show_matrix
 

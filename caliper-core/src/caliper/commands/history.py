@@ -48,6 +48,7 @@ def history_rows(entries, confidence: float) -> list[dict]:
             derived_by=derived_kind(meta),
             parent_run=meta.parent_run,
             derived=derived_short(meta),
+            baseline=dict(meta.baseline) if meta.baseline else None,
         )
         rows.append(row)
     return rows
@@ -99,6 +100,8 @@ def render_text(spec: str, rows: list[dict]) -> str:
             notes.append("partial")
         if r.get("derived"):
             notes.append(r["derived"])
+        if r.get("baseline"):
+            notes.append(f"baseline {r['baseline'].get('id')}: {r['baseline'].get('arm')}")
         lines.append(
             f"{r['run_id']:<24} {(r['engine'] or 'unknown')[:30]:<30} {_pct(r['score']):>7} "
             f"{_interval(r['score_interval']):<10} {_pct(r['activation']):>10}  "

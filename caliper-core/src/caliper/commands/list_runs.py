@@ -44,6 +44,7 @@ def run_row(entry) -> dict:
         attempts=sum(len(task.attempts) for task in results.tasks),
         shard=f"{meta.shard.get('index')}/{meta.shard.get('count')}" if meta.shard else None,
         matrix=(meta.matrix or {}).get("id"),
+        baseline=dict(meta.baseline) if meta.baseline else None,
         merged_shards=len(meta.merged_from),
         derived_by=derived_kind(meta),
         parent_run=meta.parent_run,

@@ -42,25 +42,62 @@ def command(shards: tuple[str, ...], output: Path | None) -> None:
     folder at or above the current folder, else in a new .caliper/ in the current folder
     (never beside the spec path the shards recorded, which may be another machine's).
     """
-    from caliper.commands.run_setup import check_save_targets
-    from caliper.results import codec
-    from caliper.results.merge import ShardRun, check_shards, merge_data, merge_notes
-    from caliper.results.store import (
-        RESULTS_DIR,
-        ROOT_DIR,
-        claim_results,
-        find_caliper_dir,
-        load_run_data,
-        new_run_id,
-        resolve_run_ref,
-        save_assembled,
-    )
+    from caliper.errors import UsageError
+    from caliper.results.merge import ShardRun
+    from caliper.results.store import load_run_data, resolve_run_ref
 
     cwd = Path.cwd()
     runs = []
     for ref in shards:
         path = resolve_run_ref(ref, cwd=cwd)
         runs.append(ShardRun(path=path, data=load_run_data(path)))
+    groups = arm_groups(runs)
+    if len(groups) > 1 and output is not None:
+        raise UsageError(
+            "--output names one file, and these shards are of both arms of a baseline (each "
+            "arm is merged into its own run).",
+            hint="Drop --output: both merged arms are saved in .caliper/results/.",
+        )
+    for group in groups:
+        _merge(group, output)
+    ids = sorted({str(g[0].meta["baseline"]["id"]) for g in groups if g[0].meta.get("baseline")})
+    for ident in ids:
+        click.echo(
+            f"Baseline {ident}: `caliper compare --baseline {ident}` judges the merged pair.",
+            err=False,
+        )
+
+
+def arm_groups(runs: list) -> list[list]:
+    """The shard runs to merge, one group per run they make up: the shards of a baseline's
+    arms (``meta.baseline``) grouped by engine and arm, any other shards as one group."""
+    groups: dict[tuple[str, str, str], list] = {}
+    for run in runs:
+        baseline = run.meta.get("baseline") or {}
+        key = (
+            str(baseline.get("id") or ""),
+            str(baseline.get("engine") or ""),
+            str(baseline.get("arm") or ""),
+        )
+        groups.setdefault(key, []).append(run)
+    return list(groups.values())
+
+
+def _merge(runs: list, output: Path | None) -> None:
+    """Check the shards of one run, merge them, save the merged run and show it."""
+    from caliper.commands.run_setup import check_save_targets
+    from caliper.results import codec
+    from caliper.results.merge import check_shards, merge_data, merge_notes
+    from caliper.results.store import (
+        RESULTS_DIR,
+        ROOT_DIR,
+        claim_results,
+        find_caliper_dir,
+        new_run_id,
+        save_assembled,
+    )
+
+    cwd = Path.cwd()
     check_shards(runs)
     for note in merge_notes(runs):
         click.echo(f"Note: {note}; the merged run records shard 1's.", err=True)

@@ -122,7 +122,7 @@ def command(
     from caliper.results.store import load_run_data, resolve_run_ref
     from caliper.runner import run_spec
     from caliper.runner.run.options import RunOptions
-    from caliper.runner.run.plan import Continuation
+    from caliper.runner.run.plan import Continuation, saved_ablate
 
     outcomes = parse_only(only)
     path = resolve_run_ref(ref, cwd=Path.cwd())
@@ -135,8 +135,8 @@ def command(
         for a in task.get("attempts") or []
         if a.get("outcome") in outcomes
     ]
-    if not _has_work(data, todo, outcomes):
-        return
+    if not meta.get("baseline") and not _has_work(data, todo, outcomes):
+        return  # (a baseline arm's pair is checked as a pair)
     spec = Path(meta.get("spec_path") or "")
     if not spec.is_file():
         raise UsageError(
@@ -150,7 +150,7 @@ def command(
         k=int(meta.get("k") or 1),
         workers=workers or int(meta.get("workers") or 1),
         timeout=float(meta.get("timeout") or 120.0),
-        ablate=tuple(meta.get("ablated") or ()),
+        ablate=saved_ablate(meta),
         model=meta.get("requested_model", meta.get("backend")),
         judge_model=meta.get("judge_requested"),
         output=output,
@@ -159,6 +159,11 @@ def command(
         results_root=root,
     )
     check_save_targets(spec, output, root)
+    if meta.get("baseline"):  # an arm of a baseline pair: both arms are retried, as a pair
+        from caliper.commands.retry_pair import retry_pair
+
+        retry_pair(path, data, options, outcomes, force, confidence)
+        return
     continuation = Continuation(kind="retry", path=path, data=data, only=outcomes, force=force)
     report = run_spec(options, continuation=continuation)
     finish_report(report, verbose, output, confidence)

@@ -24,6 +24,7 @@ from caliper.errors import CaliperError, UsageError
 if TYPE_CHECKING:
     from caliper.results.baseline import BaselineVerdict
     from caliper.results.gate import Bar
+    from caliper.results.models import RunResults
     from caliper.runner.baseline import ArmKey, BaselineEnding
     from caliper.runner.run.options import RunOptions
     from caliper.runner.run.plan import Continuation
@@ -60,6 +61,7 @@ class BaselineRequest:
     confidence: float = 0.95
     bars: tuple[Bar, ...] = ()
     inconclusive: str = "fail"
+    explain: bool = False
 
 
 def check_request(request: BaselineRequest, engines: int, output: Path | None) -> None:
@@ -108,6 +110,16 @@ def run_and_finish_baseline(
     finish_baseline(ending, request)
 
 
+@attrs.frozen
+class ShownPair:
+    """One engine's judged pair, with both arms' results and the lift gate's failures."""
+
+    verdict: BaselineVerdict
+    control: RunResults
+    full: RunResults
+    gate: list[str]
+
+
 def finish_baseline(ending: BaselineEnding, request: BaselineRequest) -> None:
     """Show the finished pairs and raise the exit they call for (see the module's doc)."""
     from caliper.commands.finishing import exit_for, never_started_error, show_safely
@@ -116,36 +128,61 @@ def finish_baseline(ending: BaselineEnding, request: BaselineRequest) -> None:
     for arm in ending.endings:
         if arm.never_started and arm.fatal is not None:
             raise never_started_error(arm.fatal)
-    verdicts = [_judge(ending, i, request) for i in range(len(ending.engines))]
-    gates = [_gate(v, request) for v in verdicts]
+    pairs = [_judged(ending, i, request) for i in range(len(ending.engines))]
     show_safely(
-        lambda: _show(ending, verdicts, gates, request),
+        lambda: _show(ending, pairs, request),
         [arm.saved_to for arm in ending.endings],
         any(arm.interrupted for arm in ending.endings),
     )
-    _write_junit(request, verdicts, gates)
+    write_junit(request, pairs)
     stopped = [p for p in (arm.problem() for arm in ending.endings) if p is not None]
     if stopped:
         exit_for(worst(stopped))
-    problems = [
-        _pair_problem(v, g, request, len(verdicts) > 1)
-        for v, g in zip(verdicts, gates, strict=True)
-    ]
+    problems = pair_problems(pairs, request)
     problems += _bar_problems(ending, request)
-    exit_for(worst([p for p in problems if p is not None]))
+    exit_for(worst(problems))
 
 
-def _judge(ending: BaselineEnding, index: int, request: BaselineRequest) -> BaselineVerdict:
+def pair_problems(pairs: list[ShownPair], request: BaselineRequest) -> list[CaliperError]:
+    """Each pair's problem (:func:`_pair_problem`), engines named when there are several."""
+    named = len(pairs) > 1
+    found = [_pair_problem(p.verdict, p.gate, request, named) for p in pairs]
+    return [p for p in found if p is not None]
+
+
+def judged_pair(
+    control: RunResults,
+    full: RunResults,
+    request: BaselineRequest,
+    *,
+    engine: str = "",
+    control_path: Path | None = None,
+    full_path: Path | None = None,
+) -> ShownPair:
+    """``control`` → ``full`` judged (:func:`caliper.results.baseline.judge_pair`), with the
+    lift gate's failures."""
     from caliper.results.baseline import judge_pair
 
+    verdict = judge_pair(
+        control,
+        full,
+        engine=engine,
+        confidence=request.confidence,
+        control_path=str(control_path) if control_path else None,
+        full_path=str(full_path) if full_path else None,
+    )
+    return ShownPair(verdict, control, full, _gate(verdict, request))
+
+
+def _judged(ending: BaselineEnding, index: int, request: BaselineRequest) -> ShownPair:
     control, full = ending.control[index], ending.full[index]
-    return judge_pair(
+    return judged_pair(
         control.results,
         full.results,
+        request,
         engine=ending.engines[index],
-        confidence=request.confidence,
-        control_path=str(control.saved_to) if control.saved_to else None,
-        full_path=str(full.saved_to) if full.saved_to else None,
+        control_path=control.saved_to,
+        full_path=full.saved_to,
     )
 
 
@@ -204,14 +241,19 @@ def _bar_problems(ending: BaselineEnding, request: BaselineRequest) -> list[Cali
     return found
 
 
-def _show(
-    ending: BaselineEnding,
-    verdicts: list[BaselineVerdict],
-    gates: list[list[str]],
-    request: BaselineRequest,
+def _show(ending: BaselineEnding, pairs: list[ShownPair], request: BaselineRequest) -> None:
+    """The pairs in the asked format, then where the runs were saved (on stderr when stdout
+    carries json, markdown or html)."""
+    from caliper.report import make_console
+
+    show_pairs(pairs, request, ending.baseline_id, ending.seed)
+    _saved_lines(ending, make_console(stderr=request.output_format != "text"))
+
+
+def show_pairs(
+    pairs: list[ShownPair], request: BaselineRequest, baseline_id: str, seed: int | None
 ) -> None:
-    """Each engine's pair in the asked format, then where the runs were saved (on stderr
-    when stdout carries json, markdown or html)."""
+    """Each engine's pair in ``request.output_format`` (text, json, markdown or html)."""
     from caliper.report import make_console
 
     fmt = request.output_format
@@ -219,52 +261,50 @@ def _show(
         from caliper.results.baseline import verdict_data
 
         data = {
-            "baseline_id": ending.baseline_id,
-            "seed": ending.seed,
-            "pairs": [
-                dict(verdict_data(v), gate_failures=g) for v, g in zip(verdicts, gates, strict=True)
-            ],
+            "baseline_id": baseline_id,
+            "seed": seed,
+            "pairs": [dict(verdict_data(p.verdict), gate_failures=p.gate) for p in pairs],
         }
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     elif fmt == "markdown":
         from caliper.report.baseline_view import baseline_markdown
 
-        click.echo(
-            "\n".join(baseline_markdown(v, g) for v, g in zip(verdicts, gates, strict=True)),
-            nl=False,
-        )
+        click.echo("\n".join(baseline_markdown(p.verdict, p.gate) for p in pairs), nl=False)
     elif fmt == "html":
-        _pages(ending, verdicts, gates, request)
+        _pages(pairs, request)
     else:
-        _text(ending, verdicts, gates, request, make_console())
-    _saved_lines(ending, make_console(stderr=fmt != "text"))
+        _text(pairs, request, make_console())
 
 
-def _text(ending, verdicts, gates, request, console) -> None:
+def _text(pairs: list[ShownPair], request: BaselineRequest, console) -> None:
     from caliper.report.baseline_view import render_baseline
 
     if request.verbose:
         from caliper.report.run_view import render_run
 
-        for arm in ending.endings:
-            render_run(arm.results, console, verbose=True, path=arm.saved_to)
-    for index, (verdict, gate) in enumerate(zip(verdicts, gates, strict=True)):
+        for pair in pairs:
+            for results in (pair.control, pair.full):
+                render_run(results, console, verbose=True)
+    for pair in pairs:
         render_baseline(
-            verdict, ending.control[index].results, ending.full[index].results, console, gate=gate
+            pair.verdict,
+            pair.control,
+            pair.full,
+            console,
+            gate=pair.gate,
+            explain=request.explain,
         )
 
 
-def _pages(ending, verdicts, gates, request) -> None:
+def _pages(pairs: list[ShownPair], request: BaselineRequest) -> None:
     from caliper.report.html import baseline_page
     from caliper.report.html.output import emit_page
 
-    for index, (verdict, gate) in enumerate(zip(verdicts, gates, strict=True)):
-        page = baseline_page(
-            ending.control[index].results, ending.full[index].results, verdict, gate
-        )
+    for pair in pairs:
+        page = baseline_page(pair.control, pair.full, pair.verdict, pair.gate)
         target = request.page
-        if target is not None and len(verdicts) > 1:
-            name = verdict.engine.replace(":", "-").replace("/", "-")
+        if target is not None and len(pairs) > 1:
+            name = pair.verdict.engine.replace(":", "-").replace("/", "-") or "default"
             target = target.with_name(f"{target.stem}-{name}{target.suffix}")
         emit_page(page, target)
 
@@ -283,14 +323,14 @@ def _saved_lines(ending: BaselineEnding, console) -> None:
     )
 
 
-def _write_junit(
-    request: BaselineRequest, verdicts: list[BaselineVerdict], gates: list[list[str]]
-) -> None:
-    if request.junit is None or not verdicts:
+def write_junit(request: BaselineRequest, pairs: list[ShownPair]) -> None:
+    """``--junit PATH``: the first (only) pair as JUnit XML."""
+    if request.junit is None or not pairs:
         return
     from caliper.commands.gate_options import write_junit_report
     from caliper.report.junit_compare import baseline_junit_document
 
+    pair = pairs[0]
     write_junit_report(
-        request.junit, baseline_junit_document(verdicts[0], gates[0], fail_on=request.fail_on)
+        request.junit, baseline_junit_document(pair.verdict, pair.gate, fail_on=request.fail_on)
     )

@@ -23,13 +23,15 @@ def resumed(spec: Path, resume: str, force: bool, root: Path, adaptive, given: t
         from caliper.errors import UsageError
 
         raise UsageError("--resume cannot be combined with --k auto yet.")
+    from caliper.runner.run.plan import saved_ablate
+
     k, model, judge_model, ablate, timeouts = given
     continuation = resume_source(spec, resume, force, root)
     meta = continuation.meta
     k = k if k is not None else int(meta.get("k") or DEFAULT_K)
     model = model if model is not None else meta.get("requested_model", meta.get("backend"))
     judge_model = judge_model if judge_model is not None else meta.get("judge_requested")
-    ablate = ablate or tuple(meta.get("ablated") or ())
+    ablate = ablate or saved_ablate(meta)
     timeouts = timeouts if timeouts is not None else meta.get("timeouts")
     return continuation, (k, model, judge_model, ablate, timeouts)
 

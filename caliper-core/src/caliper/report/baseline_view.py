@@ -32,6 +32,17 @@ def pair_title(verdict: BaselineVerdict) -> str:
 def verdict_sentence(verdict: BaselineVerdict) -> str:
     """One sentence: what the pair found about what the control arm left out."""
     what = ", ".join(verdict.left_out)
+    comparison = verdict.comparison
+    if not comparison.comparable:
+        sides = [
+            f"the {label} arm {side.phrase}"
+            for label, side in (("control", comparison.a_side), ("full", comparison.b_side))
+            if not side.complete
+        ]
+        return (
+            f"{what}: not judged, {' and '.join(sides)} (a shard's pair is judged once its "
+            "shards are merged: `caliper merge` them, then `caliper compare --baseline ID`)."
+        )
     interval = verdict.lift_interval
     lift = fmt.signed_points(verdict.lift)
     span = fmt.signed_interval(interval) if interval is not None else ""
@@ -131,4 +142,4 @@ def baseline_markdown(verdict: BaselineVerdict, gate: Sequence[str] = ()) -> str
     lines += [f"- **Failed:** {line}" for line in gate]
     if gate:
         lines.append("")
-    return "\n".join(lines) + compare_markdown(verdict.comparison)
+    return "\n".join(lines) + "\n" + compare_markdown(verdict.comparison)

@@ -54,8 +54,27 @@ def render_runs(spec_name: str, rows: list[dict], console: Console) -> None:
             _state(row),
         )
     console.print(table)
+    for line in pair_lines(rows):
+        console.print(Text(line), soft_wrap=True)
     for problem in problems:
         console.print(Text(problem, style="red"), soft_wrap=True)
+
+
+def pair_lines(rows: list[dict]) -> list[str]:
+    """One line per baseline pair among ``rows``: its id, each arm's run, and the command that
+    judges it again."""
+    pairs: dict[tuple[str, str], dict[str, str]] = {}
+    for row in rows:
+        baseline = row.get("baseline")
+        if baseline and "error" not in row:
+            key = (str(baseline.get("id")), str(baseline.get("engine") or ""))
+            pairs.setdefault(key, {})[str(baseline.get("arm"))] = row["run_id"]
+    lines = []
+    for (ident, engine), arms in pairs.items():
+        on = f" on {engine}" if engine else ""
+        runs = " → ".join(f"{arm} {arms[arm]}" for arm in ("control", "full") if arm in arms)
+        lines.append(f"Baseline pair {ident}{on}: {runs} (`caliper compare --baseline {ident}`)")
+    return lines
 
 
 def _score_cell(row: dict) -> str:
@@ -79,4 +98,6 @@ def _state(row: dict) -> str:
         state = f"merged ({row['merged_shards']} shards)"
     else:
         state = "[yellow]partial[/yellow]" if row["partial"] else ""
-    return ", ".join(part for part in (state, derived) if part)
+    baseline = row.get("baseline")
+    arm = f"[magenta]baseline {escape(str(baseline.get('arm')))}[/magenta]" if baseline else ""
+    return ", ".join(part for part in (state, derived, arm) if part)

@@ -27,30 +27,56 @@ class SavedArm:
         """``full`` or ``control``."""
         return str(self.baseline.get("arm") or "")
 
+    shard: bool = False
+    """Whether the run is one shard of the arm (``--shard I/N``)."""
+
 
 def baseline_of(path: Path) -> dict[str, Any] | None:
     """``meta.baseline`` of the saved run (or journal) at ``path``; ``None`` when it is not
     an arm of a baseline or cannot be read."""
-    from caliper.results.store import ResultsError
-
-    try:
-        meta = load_run_data(path).get("meta") or {}
-    except ResultsError:
-        return None
+    meta = _meta(path)
     found = meta.get("baseline")
     return found if isinstance(found, dict) and found.get("id") else None
 
 
+def _meta(path: Path) -> dict[str, Any]:
+    from caliper.results.store import ResultsError
+
+    try:
+        return load_run_data(path).get("meta") or {}
+    except ResultsError:
+        return {}
+
+
 def saved_arms(root: Path, spec_name: str | None, baseline_id: str) -> list[SavedArm]:
     """Every saved arm of baseline ``baseline_id`` (of one spec, or of any), oldest first."""
+    import json
+
+    needle = json.dumps(baseline_id).encode("utf-8")
     found = []
     for entry in list_runs(root, spec_name):
-        baseline = baseline_of(entry.path)
-        if baseline is not None and baseline.get("id") == baseline_id:
-            found.append(SavedArm(entry, baseline))
+        try:
+            if needle not in entry.path.read_bytes():  # cheap: most runs are not in it
+                continue
+        except OSError:
+            continue
+        meta = _meta(entry.path)
+        baseline = meta.get("baseline")
+        if isinstance(baseline, dict) and baseline.get("id") == baseline_id:
+            found.append(SavedArm(entry, baseline, shard=bool(meta.get("shard"))))
     return found
 
 
 def pair_of(arms: list[SavedArm], engine: str) -> dict[str, SavedArm]:
     """The arms of one engine's pair, by arm (``control``, ``full``)."""
     return {arm.arm: arm for arm in arms if arm.engine == engine}
+
+
+def latest_pair(arms: list[SavedArm], engine: str) -> dict[str, SavedArm]:
+    """One engine's pair to judge: per arm the latest saved run that is not a shard (a merged
+    run stands for its shards); an arm saved only as shards is left out (merge it first)."""
+    chosen: dict[str, SavedArm] = {}
+    for arm in arms:  # oldest first: the latest wins
+        if arm.engine == engine and not arm.shard:
+            chosen[arm.arm] = arm
+    return chosen

@@ -169,6 +169,29 @@ def _engine_of(key: str) -> str:
     return key
 
 
+def shard_pair_identity(
+    spec_sha256: str, options: RunOptions, left_out: Sequence[str], engines: Sequence[str]
+) -> tuple[str, int]:
+    """The id and seed every ``--shard I/N`` job of one baseline computes alike: from the
+    spec's bytes, k, the shard count, what the control arm leaves out, the engines and
+    ``--ablate`` (so ``caliper merge`` of all jobs' shards gives one pair)."""
+    import hashlib
+
+    assert options.shard is not None
+    text = "|".join(
+        [
+            spec_sha256,
+            str(options.k),
+            str(options.shard.count),
+            ",".join(sorted(left_out)),
+            ",".join(engines),
+            ",".join(sorted(options.ablate)),
+        ]
+    )
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return f"shards-{digest[:12]}", int(digest[12:20], 16) % 2**31
+
+
 def _notes(
     arm: ArmKey,
     baseline_id: str,
@@ -233,6 +256,9 @@ def run_baseline(
         engines = [options[0].model or ""]
     spec, skill_names = declared(options[0], host)
     left_out = left_out_names(spec, skill_names, names)
+    if options[0].shard is not None and baseline_id is None:
+        # every shard job of one pipeline must name the same pair, with no talk between them
+        baseline_id, seed = shard_pair_identity(spec.sha256, options[0], left_out, engines)
     baseline_id = baseline_id or new_baseline_id()
     seed = seed if seed is not None else secrets.randbelow(2**31)
     arms: dict[ArmKey, RunOptions] = {}

@@ -115,6 +115,15 @@ def differences(prepared: PreparedRun, meta: dict[str, Any], *, check_k: bool) -
     return found
 
 
+def saved_ablate(meta: Mapping[str, Any]) -> tuple[str, ...]:
+    """The ``--ablate`` names that give a saved run's ablation again (its skills, and its
+    ``mcp:`` servers as ``mcp:NAME``)."""
+    return (
+        *(meta.get("ablated") or ()),
+        *(f"mcp:{name}" for name in meta.get("ablated_mcp") or ()),
+    )
+
+
 def _left_out(skills: Iterable[str], servers: Iterable[str]) -> list[str]:
     """What a run left out, as one sorted list (servers as ``mcp:NAME``)."""
     return sorted([*skills, *(f"mcp:{name}" for name in servers)])
