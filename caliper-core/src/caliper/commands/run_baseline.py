@@ -208,7 +208,7 @@ def _pair_problem(
         return None  # a shard (or a stop): the partial pair is shown, not judged
     hurt = []
     if request.fail_on in ("score", "both") and comparison.has_regression:
-        hurt.append("the success score")
+        hurt.append("success score")
     if request.fail_on in ("activation", "both") and comparison.has_activation_regression:
         hurt.append("activation")
     level = f"{comparison.confidence * 100:g}%"

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from caliper.host.plugins import PluginHost
     from caliper.plugin.executor import AttemptJob
+    from caliper.plugin.skills import ResolvedSkill
     from caliper.runner.run.ending import RunEnding
     from caliper.runner.run.options import RunOptions
     from caliper.runner.run.plan import Continuation
@@ -103,13 +104,12 @@ def left_out_names(spec: Spec, skill_names: Sequence[str], names: Sequence[str])
     )
 
 
-def declared(options: RunOptions, host: PluginHost) -> tuple[Spec, list[str]]:
-    """The spec and its declared skills' names, in declaration order (resolved as a run
-    resolves them; an invalid spec raises its usual error)."""
+def declared(options: RunOptions, host: PluginHost) -> tuple[Spec, list[ResolvedSkill]]:
+    """The spec and its declared skills, in declaration order (resolved as a run resolves
+    them; an invalid spec raises its usual error)."""
     from caliper.spec.load import load_spec_for_run
 
-    spec, resolved = load_spec_for_run(options.spec_path, host.judges())
-    return spec, [skill.name for skill in resolved]
+    return load_spec_for_run(options.spec_path, host.judges())
 
 
 def arm_options(options: RunOptions, left_out: Sequence[str]) -> tuple[RunOptions, RunOptions]:
@@ -247,6 +247,7 @@ def run_baseline(
     from caliper.runner.matrix import engine_keys
     from caliper.runner.paired_adaptive import paired_adaptive
     from caliper.runner.run.compose import Tie, run_engines
+    from caliper.runner.run.prepare import check_ablation
     from caliper.spec.model import spec_name_for
 
     host = host or PluginHost()
@@ -254,8 +255,9 @@ def run_baseline(
         engines = engine_keys([o.model or "" for o in options])
     else:
         engines = [options[0].model or ""]
-    spec, skill_names = declared(options[0], host)
-    left_out = left_out_names(spec, skill_names, names)
+    spec, skills = declared(options[0], host)
+    left_out = left_out_names(spec, [skill.name for skill in skills], names)
+    check_ablation(left_out, skills, [server.name for server in spec.mcp], flag="--baseline")
     if options[0].shard is not None and baseline_id is None:
         # every shard job of one pipeline must name the same pair, with no talk between them
         baseline_id, seed = shard_pair_identity(spec.sha256, options[0], left_out, engines)

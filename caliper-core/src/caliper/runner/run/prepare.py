@@ -79,23 +79,30 @@ SKILL_PREFIX = "skill:"
 MCP_PREFIX = "mcp:"
 
 
-def _no_such(flag_value: str, name: str, kind: str, names: Sequence[str]) -> UsageError:
+def _no_such(
+    flag_value: str, name: str, kind: str, names: Sequence[str], flag: str = "--ablate"
+) -> UsageError:
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
     suggestion = f" Did you mean {close[0]!r}?" if close else ""
     declared = ", ".join(names) if names else "none"
     return UsageError(
-        f"--ablate {flag_value!r}: the spec declares no {kind} with that name.{suggestion}",
+        f"{flag} {flag_value!r}: the spec declares no {kind} with that name.{suggestion}",
         hint=f"Declared {kind}s: {declared}.",
     )
 
 
 def check_ablation(
-    ablate: Sequence[str], skills: Sequence[ResolvedSkill], servers: Sequence[str] = ()
+    ablate: Sequence[str],
+    skills: Sequence[ResolvedSkill],
+    servers: Sequence[str] = (),
+    *,
+    flag: str = "--ablate",
 ) -> Ablation:
     """Sort every ``--ablate`` name into a declared skill or a declared ``mcp:`` server.
 
     ``skill:NAME`` and ``mcp:NAME`` say which; a bare name that is both is refused (exit 2)
     listing the two qualified spellings, and a name that is neither gets the closest one.
+    ``flag`` is the flag the messages name (``--baseline`` checks its names the same way).
     """
     skill_names = [skill.name for skill in skills]
     server_names = list(servers)
@@ -105,18 +112,18 @@ def check_ablation(
         if value.startswith(SKILL_PREFIX):
             name = value[len(SKILL_PREFIX) :]
             if name not in skill_names:
-                raise _no_such(value, name, "skill", skill_names)
+                raise _no_such(value, name, "skill", skill_names, flag)
             removed_skills.append(name)
         elif value.startswith(MCP_PREFIX):
             name = value[len(MCP_PREFIX) :]
             if name not in server_names:
-                raise _no_such(value, name, "mcp: server", server_names)
+                raise _no_such(value, name, "mcp: server", server_names, flag)
             removed_servers.append(name)
         elif value in skill_names and value in server_names:
             raise UsageError(
-                f"--ablate {value!r}: the spec declares both a skill and an mcp: server with "
+                f"{flag} {value!r}: the spec declares both a skill and an mcp: server with "
                 "that name.",
-                hint=f"Say which: --ablate skill:{value} or --ablate mcp:{value}.",
+                hint=f"Say which: {flag} skill:{value} or {flag} mcp:{value}.",
             )
         elif value in skill_names:
             removed_skills.append(value)
@@ -130,7 +137,7 @@ def check_ablation(
             if server_names:
                 hint += f" Declared mcp: servers: {', '.join(server_names)}."
             raise UsageError(
-                f"--ablate {value!r}: the spec declares no skill"
+                f"{flag} {value!r}: the spec declares no skill"
                 + (" or mcp: server" if server_names else "")
                 + f" with that name.{suggestion}",
                 hint=hint,
