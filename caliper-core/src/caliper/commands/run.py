@@ -37,7 +37,9 @@ Examples:
   caliper run my-skill.eval.yaml --model codex:gpt-5.5 --workers 2
   caliper run my-skill.eval.yaml --model claude-code --model codex:gpt-5.5 --model pi
   caliper run my-skill.eval.yaml --k 10 --shard 2/4   # one CI job's slice
-  caliper run my-skill.eval.yaml --ablate my-skill   # control run without the skill
+  caliper run my-skill.eval.yaml --k 10 --baseline   # with and without the skill, compared
+  caliper run my-skill.eval.yaml --k 10 --baseline --require-improvement --junit j.xml
+  caliper run my-skill.eval.yaml --ablate helper     # a run without the neighbour "helper"
   caliper run my-skill.eval.yaml --output run.json --verbose
   caliper run my-skill.eval.yaml --k 10 --min-score 0.8 --min-score "hard task=0.6"
   caliper run my-skill.eval.yaml --k 10 --min-score 0.8 --junit junit.xml
@@ -69,6 +71,9 @@ Exit codes:
   130  interrupted with Ctrl-C (what finished is saved as a partial run)
   143  stopped by SIGTERM (what finished is saved as a partial run)
   With several --model (a matrix): the worst (highest) code over the engines.
+  With --baseline, after the run's own codes above: 1 when the skill hurts (a
+  supported drop of what --fail-on names), 3 when --require-improvement or
+  --min-lift fails.
 
 \b
 Stopping: Ctrl-C, SIGTERM or SIGHUP ends the running agents and everything they

@@ -205,7 +205,7 @@ def _short_hint(key: str) -> str:
     if key in ("skill",):
         return "see `skills:`"
     if key == "baseline":
-        return "a control run is `caliper run SPEC --ablate NAME`"
+        return "a control run is `caliper run SPEC --baseline`"
     if key in ("id", "task_id"):
         return "a task is identified by its `name:`"
     return "the engine is chosen at run time: `--model` / `--judge-model`"

@@ -30,8 +30,8 @@ TOP_HINTS = {
     "judge_model": ENGINE_HINT,
     "baseline": (
         "`baseline:` is not a spec key: the control run is a flag. Run `caliper run SPEC "
-        "--ablate NAME` (name every skill for the bare agent), then `caliper compare` the "
-        "control run with the full one (see docs/migration.md)"
+        "--baseline` (both arms in one run, ending with the comparison; `--baseline NAME` "
+        "chooses what the control arm leaves out; see docs/migration.md)"
     ),
 }
 TASK_HINTS = {
