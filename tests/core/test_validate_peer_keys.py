@@ -14,7 +14,7 @@ CALIPER = Path(sys.executable).parent / "caliper"
 CASES = {
     "top-baseline": (
         "baseline: true\ntasks:\n  - name: t\n    prompt: p\n    assert: 'assert True'\n",
-        ["1:1", "`baseline:` is not a spec key", "--ablate NAME"],
+        ["1:1", "`baseline:` is not a spec key", "caliper run SPEC --baseline"],
     ),
     "top-judge-model": (
         "judge_model: x\ntasks:\n  - name: t\n    prompt: p\n    assert: 'assert True'\n",

@@ -12,10 +12,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from caliper.errors import UsageError
+from caliper.errors import CaliperError, UsageError
 
 if TYPE_CHECKING:
     from caliper.commands.run_baseline import BaselineRequest, ShownPair
+
+
+class PairNotComparable(CaliperError):
+    """An arm of the pair is partial and ``--allow-partial`` was not given (exit 2)."""
+
+    exit_code = 2
 
 
 def compare_baseline(
@@ -34,8 +40,6 @@ def compare_baseline(
         write_junit(request, pairs)
     incomplete = [p for p in pairs if not p.verdict.comparison.comparable]
     if incomplete and not allow_partial:
-        from caliper.commands.compare import NotComparable
-
         sides = "; ".join(
             f"{p.verdict.engine or 'the pair'}: "
             + ", ".join(
@@ -48,7 +52,7 @@ def compare_baseline(
             )
             for p in incomplete
         )
-        raise NotComparable(
+        raise PairNotComparable(
             f"Not comparable: {sides}.",
             hint="Resume it (`caliper run SPEC --resume RUN` resumes both arms), or pass "
             "--allow-partial to judge what finished.",

@@ -27,7 +27,7 @@ def retry_pair(
     confidence: float,
 ) -> None:
     """Retry the pair whose arm ``path`` (read as ``data``) is; ``options`` are that arm's."""
-    from caliper.commands.retry import _has_work, refuse_running_parent
+    from caliper.commands.retry_checks import has_work, refuse_running_parent
     from caliper.commands.run_baseline import BaselineRequest, run_and_finish_baseline
     from caliper.results.baseline_store import pair_of, saved_arms
     from caliper.results.store import load_run_data
@@ -69,7 +69,7 @@ def retry_pair(
         return
     for arm, (_, d) in saved.items():
         if todo[arm]:
-            _has_work(d, todo[arm], outcomes)  # says what a retry leaves out
+            has_work(d, todo[arm], outcomes)  # says what a retry leaves out
     full_meta = saved["full"][1]["meta"]
     full_options = attrs.evolve(options, ablate=saved_ablate(full_meta))
     continuations = {

@@ -147,7 +147,7 @@ def baseline_junit_document(
     """The JUnit XML tree of a baseline pair: compare's cases (control → full), then one
     case for the baseline's verdict, failed when ``gate`` (``--require-improvement``,
     ``--min-lift``) names a failure."""
-    from caliper.report.baseline_view import verdict_sentence
+    from caliper.report.baseline_text import verdict_sentence
 
     tree = compare_junit_document(verdict.comparison, fail_on=fail_on)
     root = tree.getroot()
