@@ -10,7 +10,8 @@ does not exist, or an outcome rule that differs from docs/results.md, sends it w
 * every outcome name they use is one docs/results.md defines, and their outcome table lists
   exactly the doc's outcomes, each counted the way the doc's "in the success rate?" column
   says (a success, a failure, unusable, or none; and under which flag), read from the doc;
-* the spec template grill-skill writes is one ``caliper validate`` accepts.
+* the spec template grill-skill writes is one ``caliper validate`` accepts, and the skills'
+  own spec (skills/caliper-skills.eval.yaml) validates with no check that passes unearned.
 """
 
 from __future__ import annotations
@@ -229,6 +230,21 @@ def test_the_spec_template_of_grill_skill_validates(tmp_path):
         check=False,
     )
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_bundled_skills_own_spec_is_valid_and_its_checks_can_fail():
+    """skills/caliper-skills.eval.yaml validates, and `--probe` finds no check that passes with
+    no agent (it runs the spec's setup: and assert: code, never an agent CLI)."""
+    spec = SKILLS / "caliper-skills.eval.yaml"
+    out = subprocess.run(
+        [str(caliper_executable()), "validate", "--probe", str(spec)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "0 flagged" in out.stdout, out.stdout
 
 
 # --- the checks can fail ---------------------------------------------------------------------
