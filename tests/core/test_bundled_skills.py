@@ -23,6 +23,7 @@ from pathlib import Path
 
 import click
 import pytest
+from click.testing import CliRunner
 
 from caliper.cli import cli
 from caliper.testing.harness import caliper_executable
@@ -42,14 +43,27 @@ _ROW = re.compile(r"^\|\s*`([a-z_]+)`\s*\|(.*)\|\s*$")
 # --- what the CLI really has ---------------------------------------------------------------
 
 
+def help_flags(help_text: str) -> set[str]:
+    """The long flags a ``--help`` text's Options section defines (not those its prose names)."""
+    options = help_text.split("\nOptions:\n", 1)[1]
+    flags: set[str] = set()
+    for line in options.splitlines():
+        if re.match(r"^  -", line):  # an option's own line: "  -o, --output FILE   text..."
+            flags |= set(_FLAG.findall(line.strip().split("  ")[0]))
+        elif line and not line.startswith(" "):
+            break
+    return flags
+
+
 def cli_flags() -> dict[str, set[str]]:
-    """``command -> the long flags its --help lists`` ("" is the top-level group)."""
+    """``command -> the long flags its real ``caliper CMD --help`` lists`` ("" is the group)."""
     ctx = click.Context(cli)
-    commands = {"": cli, **{name: cli.get_command(ctx, name) for name in cli.list_commands(ctx)}}
     flags: dict[str, set[str]] = {}
-    for name, command in commands.items():
-        options = [p for p in command.params if isinstance(p, click.Option) and not p.hidden]
-        flags[name] = {o for p in options for o in (*p.opts, *p.secondary_opts) if o[:2] == "--"}
+    for name in ("", *cli.list_commands(ctx)):
+        args = [name, "--help"] if name else ["--help"]
+        result = CliRunner().invoke(cli, args, terminal_width=200)
+        assert result.exit_code == 0, result.output
+        flags[name] = help_flags(result.output)
     return flags
 
 
@@ -248,6 +262,15 @@ def test_the_bundled_skills_own_spec_is_valid_and_its_checks_can_fail():
 
 
 # --- the checks can fail ---------------------------------------------------------------------
+
+
+def test_the_flags_are_read_from_the_options_section_of_the_help():
+    known = cli_flags()
+    assert {"--k", "--timeouts", "--ablate", "--min-score"} <= known["run"]
+    assert "--no-user-customizations" in known["run"]  # the off form of a switch
+    assert {"--format", "--output"} <= known["report"] and "--explain" in known["compare"]
+    assert "--probe" in known["validate"] and "--version" in known[""]
+    assert "--resume" not in known["retry"]  # retry's help names it only in its prose
 
 
 def test_a_made_up_flag_or_command_is_caught():
