@@ -78,6 +78,16 @@ AGENT_CLIS: dict[str, dict[str, Any]] = {
         "shim": "pi-current",
         "node": {"wheel": "24.19.0", "venv": "node24"},
     },
+    # Not an agent: the ecosystem's skills installer (`npx skills add REPO`), pinned so the test
+    # suite can check that it installs the repository's bundled skills. It needs Node >= 22.20.
+    "skills": {
+        "kind": "npm",
+        "package": "skills",
+        "version": "1.7.4",
+        "prefix": "npm-skills",
+        "bin": "skills",
+        "node": {"wheel": "24.19.0", "venv": "node24"},
+    },
     "hermes": {
         "kind": "pip",
         "package": "hermes-agent",
