@@ -184,7 +184,7 @@ CHANGELOG_TASK = """
       assert pathlib.Path("CHANGELOG.md").is_file()
     activates: [changelog-writer]
 """
-BAR_FLAGS = ("--min-score", "--min-activation")
+BAR_FLAGS = ("--min-score", "--min-activation", "--require-improvement", "--min-lift")
 RUN_KINDS = {
     "run",
     "report",
@@ -423,7 +423,8 @@ def _expected_codes(words: list[str]) -> set[int]:
     if "--probe" in words:
         return {0, 1}  # 1 when a check passes with no agent at all
     if any(w.split("=", 1)[0] in BAR_FLAGS for w in words):
-        return {0, 3}  # 3 when a bar is not met (the fake agent passes nothing here)
+        return {0, 3}  # 3 when a bar (or a baseline's lift gate) is not met: the fake agent
+        # passes nothing here
     return {0}
 
 
