@@ -66,6 +66,7 @@ Exit codes:
        a run whose agent never started is not saved);
        or a --min-score/--min-activation bar failed (or was inconclusive under
        --inconclusive fail). The message says which.
+  4    stopped at the --max-cost budget (what finished is saved as a partial run)
   129  stopped by SIGHUP (the terminal closed); what finished is saved as a
        partial run
   130  interrupted with Ctrl-C (what finished is saved as a partial run)
@@ -280,6 +281,15 @@ class AttemptCount(click.ParamType):
     metavar="N",
     help="Keep at most N characters of text per attempt (final answer first, then the "
     "transcript). Judges always see everything. 0: no limit.",
+)
+@click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="USD",
+    help="Stop starting attempts once the attempts' reported cost reaches USD (over every "
+    "engine and arm of the run); those running finish, the run is saved as partial and exits 4. "
+    "Only CLIs that report a cost count (Claude Code does); the end says when none did.",
 )
 @click.option(
     "--baseline",

@@ -68,6 +68,7 @@ class RunFlags:
     resume: str | None = None
     force: bool = False
     shard_text: str | None = None
+    max_cost: float | None = None
     baseline: tuple[str, ...] = ()
     require_improvement: bool = False
     min_lift: float | None = None
@@ -261,6 +262,7 @@ def run_options(
         executor_settings=settings_from(dict(flags.executor_flags)),
         max_concurrent=parse_max_concurrent(flags.max_concurrent),
         results_root=root,
+        max_cost=flags.max_cost,
     )
     return options, continuation
 

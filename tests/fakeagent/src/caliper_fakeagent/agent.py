@@ -20,6 +20,7 @@ prints one JSON event per line, like real agent CLIs' stream modes do:
 * ``garbage`` – print output that is not JSON and exit 0
 * ``max-turns`` – end with a ``max_turns`` result
 * ``usage IN OUT [CACHE_READ CACHE_WRITE]`` / ``model NAME`` – what to report at the end
+* ``cost USD`` – report that cost (``cost_usd``) with the usage at the end
 * ``only-model MODEL ACTION …`` – do ACTION only when the agent runs as MODEL (``--model``)
 * ``if-skill NAME ACTION …`` / ``unless-skill NAME ACTION …`` – do ACTION only when the skill
   NAME is (is not) installed (so a control arm without it behaves differently)
@@ -79,7 +80,7 @@ class Agent:
         self.model = model or DEFAULT_MODEL
         self.mcp_config = mcp_config
         self.final = ""
-        self.usage: dict[str, int] = {}
+        self.usage: dict[str, int | float] = {}
 
     def say(self, text: str) -> None:
         self.final = text
@@ -210,7 +211,10 @@ class Agent:
     def do_usage(self, rest: str) -> None:
         numbers = [int(n) for n in rest.split()]
         keys = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
-        self.usage = dict(zip(keys, numbers, strict=False))
+        self.usage.update(zip(keys, numbers, strict=False))
+
+    def do_cost(self, rest: str) -> None:
+        self.usage["cost_usd"] = float(rest)
 
     def do_model(self, rest: str) -> None:
         self.model = rest

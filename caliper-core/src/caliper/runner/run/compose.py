@@ -130,10 +130,13 @@ def run_engines(
 
             jobs = attempt_jobs(run.plans, runs, tie.order if tie is not None else interleave)
             events = _events(run.journals, run.shown, start_the_rest)
-            execution = _execute(
-                run, settings.workers, session, jobs, events, adaptive, runner.close
-            )
+            execution = _execute(run, settings, session, jobs, events, adaptive, runner.close)
             live.close()
+            if settings.max_cost is not None and execution.spent is None:
+                run.say(
+                    "Note: no attempt reported a cost, so --max-cost could not limit this run "
+                    "(the agent CLI does not report one)."
+                )
             return run.endings(execution, adaptive)
     finally:
         session.close()
@@ -432,7 +435,7 @@ def _stop_handling(controller: RunController) -> Iterator[None]:
 
 def _execute(
     run: _Run,
-    workers: int,
+    settings: RunSettings,
     session: ExecutorSession,
     jobs: list[AttemptJob],
     events: Events,
@@ -452,9 +455,10 @@ def _execute(
             session,
             jobs,
             controller=run.controller,
-            workers=workers,
+            workers=settings.workers,
             events=events,
             adaptive=adaptive,
+            budget=settings.max_cost,
         )
     finally:
         drained()
@@ -496,7 +500,7 @@ def _finish(
     from caliper.runner.run.ending import RunEnding
 
     stop_reason = None
-    if execution.interrupted or execution.fatal is not None:
+    if execution.interrupted or execution.fatal is not None or execution.budget_stop:
         stop_reason = prepared.secrets.redact(execution.stop_reason) or "stopped"
     # The agent could not start (a missing login, say): nothing was measured, so no run is kept.
     never_started = isinstance(execution.fatal, SetupError) and journal.never_started()
@@ -514,6 +518,7 @@ def _finish(
         save_error=save_error,
         stop_signal=execution.stop_signal,
         never_started=never_started,
+        budget_stop=execution.budget_stop,
     )
 
 

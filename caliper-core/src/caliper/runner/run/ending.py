@@ -5,8 +5,9 @@ the results, where they were saved, and what stopped the run. :meth:`RunEnding.p
 that into the error the run exits with, in one order every caller shares (``caliper run``,
 ``caliper retry``, ``caliper tune``): the results could not be saved (1) → a fatal error (its
 own code: 3 for a setup error, 2 for a judge engine that cannot be resolved) → a stop signal
-(128 + its number: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP) → every attempt unusable (1) → a
-failed ``--min-score``/``--min-activation`` bar (3, judged by the caller) → 0.
+(128 + its number: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP) → the ``--max-cost`` budget reached
+(4) → every attempt unusable (1) → a failed ``--min-score``/``--min-activation`` bar (3, judged
+by the caller) → 0.
 """
 
 from __future__ import annotations
@@ -20,12 +21,20 @@ from caliper.results.models import RunResults
 
 EXIT_OK = 0
 EXIT_ALL_UNUSABLE = 1
+EXIT_BUDGET = 4
+"""``--max-cost``: the budget was reached; the finished attempts were saved as a partial run."""
 EXIT_INTERRUPTED = 130
 """Ctrl-C; a run stopped by another signal exits 128 + its number (SIGTERM 143, SIGHUP 129)."""
 
 
 class RunInterrupted(CaliperError):
     """A stop signal ended the run; the finished attempts were saved as a partial run."""
+
+
+class BudgetReached(CaliperError):
+    """``--max-cost`` stopped the run: no further attempt was started."""
+
+    exit_code = EXIT_BUDGET
 
 
 class AllUnusable(CaliperError):
@@ -46,11 +55,14 @@ class RunEnding:
     """The signal that stopped the run (``SIGINT``, ``SIGTERM``, ``SIGHUP``), if one did."""
     never_started: bool = False
     """No attempt got past the agent's start (``fatal`` says why), so the run was not saved."""
+    budget_stop: str | None = None
+    """``--max-cost``: why no further attempt was started (the budget and what was spent)."""
 
     def problem(self, gate_error: CaliperError | None = None) -> CaliperError | None:
         """The error this run exits with (``None``: exit 0). First that applies: the results
         could not be saved (1), a fatal error (its code), a stop signal (128 + its number),
-        every attempt unusable (1), then ``gate_error``, the caller's verdict on the bars."""
+        the ``--max-cost`` budget reached (4), every attempt unusable (1), then
+        ``gate_error``, the caller's verdict on the bars."""
         if self.save_error is not None:
             return self.save_error
         if self.fatal is not None:
@@ -63,6 +75,13 @@ class RunEnding:
             return RunInterrupted(
                 f"{first}: the attempts that finished were saved as a partial run.",
                 exit_code=128 + self.stop_signal if self.stop_signal else EXIT_INTERRUPTED,
+            )
+        if self.budget_stop is not None:
+            return BudgetReached(
+                f"Stopped: {self.budget_stop}; the attempts that finished were saved as a "
+                "partial run.",
+                hint="Raise --max-cost to measure more, or resume the run with a larger budget "
+                "(`caliper run SPEC --resume --max-cost USD`).",
             )
         if self.all_unusable:
             return AllUnusable(

@@ -79,6 +79,8 @@ class RunOptions:
     """``--max-concurrent BACKEND=N``: at most N attempts of that backend at once."""
     shard: Shard | None = None
     """``--shard I/N``: run only this shard's slice of the attempts (see :mod:`.shard`)."""
+    max_cost: float | None = None
+    """``--max-cost USD``: no attempt is started once the attempts' reported cost reaches it."""
 
     @property
     def judge_seconds(self) -> float:
@@ -92,6 +94,7 @@ class RunOptions:
             executor_settings=self.executor_settings,
             workers=self.workers,
             max_concurrent=self.max_concurrent,
+            max_cost=self.max_cost,
         )
 
 
@@ -109,6 +112,9 @@ class RunSettings:
     """``--workers``: how many attempts run at once, over all engines."""
     max_concurrent: Mapping[str, int] = attrs.field(factory=dict)
     """``--max-concurrent BACKEND=N``: at most N attempts of that backend at once."""
+    max_cost: float | None = None
+    """``--max-cost USD``: the budget of the whole run (every engine's attempts), in the cost
+    the agent CLIs report; no attempt is started once it is reached."""
 
 
 JUDGE_TIMEOUT_VARIABLE = "CALIPER_JUDGE_TIMEOUT"

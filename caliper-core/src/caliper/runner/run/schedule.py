@@ -50,6 +50,10 @@ class Execution:
     aborted: dict[str, set[str]]
     """Engine key → the tasks ``--fail-fast`` stopped."""
     fatal: CaliperError | None = None
+    budget_stop: str | None = None
+    """``--max-cost``: the sentence saying the budget was reached (``None``: it was not)."""
+    spent: float | None = None
+    """The cost the attempts reported, in USD (``None``: none reported one)."""
     interrupted: bool = False
     stop_reason: str | None = None
     stop_signal: int | None = None
@@ -119,12 +123,15 @@ def schedule(
     workers: int,
     events: Events | None = None,
     adaptive: Mapping[str, AdaptiveK] | None = None,
+    budget: float | None = None,
 ) -> Execution:
     """Run ``jobs`` of the prepared ``runs`` (by engine key; and, for an engine key in
     ``adaptive``, what its ``--k auto`` hands out) through ``session``, at most ``workers``
     at once; ``events`` hears of each finished attempt, ``controller`` says when to stop. The
-    caller starts and closes the session."""
+    caller starts and closes the session. ``budget`` (``--max-cost``, USD): once the finished
+    attempts' reported cost reaches it, no further attempt is started."""
     scheduler = _Scheduler(runs, session, jobs, controller, workers, adaptive or {})
+    scheduler.budget = budget
     return scheduler.run(events or Events())
 
 
@@ -152,6 +159,7 @@ class _Scheduler:
             records={key: {task.name: [] for task in run.spec.tasks} for key, run in runs.items()},
             aborted={key: set() for key in runs},
         )
+        self.budget: float | None = None
         records = self.execution.records
         self.waiting = _Waiting([job for job in jobs if job.task_name in records[job.engine_key]])
 
@@ -205,6 +213,7 @@ class _Scheduler:
                 execution.fatal = finished.fatal
         if record is not None:
             execution.records[job.engine_key][job.task_name].append(record)
+            self._count_cost(record)
             if self.fail_fast.observe(job.engine_key, record):
                 finished.tripped_fail_fast = job.number < self.k_of[job.engine_key]
         if not self.controller.killed:
@@ -216,6 +225,25 @@ class _Scheduler:
         if finished.tripped_fail_fast:
             execution.aborted[job.engine_key].add(job.task_name)
             events.task_aborted(finished)
+
+    def _count_cost(self, record: AttemptRecord) -> None:
+        """Add ``record``'s reported cost (every try's) to the run's; at ``--max-cost`` stop
+        starting attempts (those running finish and are kept)."""
+        execution = self.execution
+        costs = [t.usage.cost_usd for t in record.tries if t.usage is not None]
+        costs.append(record.usage.cost_usd if record.usage is not None else None)
+        known = [cost for cost in costs if cost is not None]
+        if not known:
+            return
+        execution.spent = (execution.spent or 0.0) + sum(known)
+        if self.budget is None or execution.budget_stop is not None:
+            return
+        if execution.spent >= self.budget:
+            execution.budget_stop = (
+                f"the --max-cost budget of ${self.budget:.2f} was reached "
+                f"(${execution.spent:.2f} reported by the attempts so far)"
+            )
+            self.controller.request_stop(f"stopped: {execution.budget_stop}", kill=False)
 
     def run(self, events: Events) -> Execution:
         """Hand out, then take finished attempts back until none is in flight; on a kill
