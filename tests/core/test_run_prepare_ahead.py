@@ -37,11 +37,13 @@ class SandboxCounter:
         self._done.set()
         self._thread.join(timeout=5)
 
-    def steady_max(self, hold: float = 0.05) -> int:
+    def steady_max(self, hold: float = 0.25) -> int:
         """The most sandboxes that existed together for at least ``hold`` seconds.
 
-        A finished attempt's sandbox is deleted in the background, which takes a few
-        milliseconds; a count that lasts ``hold`` is what the run keeps, not that lag."""
+        A finished attempt's sandbox is deleted in the background: a few milliseconds on an
+        idle machine, but a thread on a loaded 2-core CI machine can wait much longer to be
+        scheduled (a 50 ms hold once read 3 where the run kept 2). Each attempt's agent runs
+        for 0.6 s, so a count that lasts ``hold`` is what the run keeps, not that lag."""
         best = 0
         samples = self.samples
         for i, (start, _) in enumerate(samples):
@@ -63,7 +65,7 @@ class SandboxCounter:
 def _spec(space: Workspace, tasks: int) -> Path:
     space.skill("shout")
     body = "".join(
-        f'  - name: task {i}\n    prompt: "fake: sleep 0.4"\n    assert: "assert True"\n'
+        f'  - name: task {i}\n    prompt: "fake: sleep 0.6"\n    assert: "assert True"\n'
         for i in range(tasks)
     )
     return space.spec("skills:\n  - ./skills/shout\ntasks:\n" + body)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ray_cluster import RayCluster
 from ray_lab import ATTEMPT_LINE, MODEL, SECRET, WAITER, Lab, files_containing
 
 from caliper.testing.harness import processes_mentioning
@@ -43,6 +44,8 @@ def test_attempts_run_on_both_nodes_and_match_a_local_runs_outcomes(lab: Lab, cl
         ],
         mcp=True,
     )
+    # the cluster is shared by the session's Ray tests: count only what this run adds
+    started_before = _attempts_started(cluster)
     code, out, err = lab.run(
         spec, "--k", "2", "--workers", "2", "--executor", "ray", "--ray-address", cluster.address
     )
@@ -57,16 +60,9 @@ def test_attempts_run_on_both_nodes_and_match_a_local_runs_outcomes(lab: Lab, cl
     assert outcomes(local) == {"writes": ["pass", "pass"], "refuses": ["task_fail", "task_fail"]}
     assert outcomes(remote) == outcomes(local)
     assert remote["meta"]["partial"] is False
-    # each node's own Ray logs show attempts it ran
-    per_node = {}
-    for node in ("a", "b"):
-        lines = [
-            line
-            for path in cluster.logs(node)
-            for line in path.read_text(errors="replace").splitlines()
-            if ATTEMPT_LINE in line and "starts on" in line
-        ]
-        per_node[node] = len(lines)
+    # each node's own Ray logs show attempts it ran (read after the local run: time to flush)
+    started = _attempts_started(cluster)
+    per_node = {node: started[node] - started_before[node] for node in started}
     assert per_node["a"] >= 1 and per_node["b"] >= 1, per_node
     assert sum(per_node.values()) == 4, per_node
     # the secret is nowhere else: results, output, Ray's logs and object store spill on
@@ -169,6 +165,19 @@ def test_ctrl_c_stops_the_attempts_on_the_nodes_and_leaves_nothing_running(
         if ATTEMPT_LINE in line and "'waits'" in line and "cancelled" in line
     )
     assert sum(cancelled.values()) == 2, cancelled
+
+
+def _attempts_started(cluster: RayCluster) -> dict[str, int]:
+    """How many attempt starts each node's Ray logs hold so far."""
+    return {
+        node: sum(
+            1
+            for path in cluster.logs(node)
+            for line in path.read_text(errors="replace").splitlines()
+            if ATTEMPT_LINE in line and "starts on" in line
+        )
+        for node in ("a", "b")
+    }
 
 
 def _sleepers() -> list[int]:
