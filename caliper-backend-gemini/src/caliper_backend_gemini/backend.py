@@ -13,11 +13,12 @@ from caliper.plugin.attempt import (
     AttemptRequest,
     AttemptResult,
     AttemptSandbox,
+    McpServerConfig,
     PromptRequest,
     PromptResult,
 )
 from caliper.plugin.backend import Backend, CliUpdate, run_agent
-from caliper_backend_gemini import errors, events, home, invocation, login, versions
+from caliper_backend_gemini import errors, events, home, invocation, login, mcp_check, versions
 from caliper_backend_gemini.mcp import entries_of
 
 SKILL_TOOL = "activate_skill"
@@ -75,6 +76,13 @@ class GeminiBackend(Backend):
     def check_ready(self, model: str | None, real_home: Path) -> None:
         """An API key or a saved Google login must exist (else exit 3 at once)."""
         login.check_login(real_home, os.environ)
+
+    def check_mcp_servers(self, servers: Sequence[McpServerConfig], real_home: Path) -> None:
+        """``gemini mcp list`` on the spec's servers: one that does not connect stops the run
+        (Gemini CLI itself would only warn and run on without its tools)."""
+        cli = self.find_cli()
+        if cli is not None and servers:
+            mcp_check.check_servers(cli, servers)
 
     def update_info(self, check_latest: bool) -> CliUpdate:
         """Installed vs newest on npm."""
