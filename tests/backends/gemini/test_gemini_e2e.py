@@ -196,3 +196,45 @@ def test_sigterm_ends_gemini_and_its_mcp_server(kit: ConformanceKit) -> None:
             break
         time.sleep(0.1)
     assert not survivors, survivors
+
+
+def test_matrix_with_claude_and_gemini(kit: ConformanceKit, agent_cli: Any) -> None:
+    """``--model claude-code:… --model gemini:…`` in one run: each engine activates the skill
+    through its own tool, and each engine's result is saved."""
+    from caliper_backend_claude.testing import ClaudeScripted
+
+    claude = ClaudeScripted()
+    script = kit.script(
+        rules=[
+            {
+                "when": {"api": "anthropic"},
+                "turns": [
+                    {"tool_calls": [{"name": "Skill", "arguments": {"skill": "alpha-target"}}]},
+                    {"text": "Alpha chores done."},
+                ],
+            },
+            {
+                "when": {"api": "gemini"},
+                "turns": [
+                    {"tool_calls": [{"name": "activate_skill",
+                                     "arguments": {"name": "alpha-target"}}]},
+                    {"text": "Alpha chores done."},
+                ],
+            },
+        ]
+    )  # fmt: skip
+    server = kit.server(script)
+    spec = kit.spec(
+        [{"name": "both", "prompt": "Do my alpha chores.", "activates": ["alpha-target"]}],
+        skills=[kit.skill("alpha-target"), kit.skill("beta-neighbour")],
+    )
+    env = {
+        claude.backend().cli_path_variable: str(agent_cli("claude").path),
+        **claude.configure_user_home(kit.home.path, server.url),
+    }
+    run = kit.run(spec, server, "--model", f"claude-code:{claude.model_for_tests}", env=env)
+    assert run.returncode == 0, run.describe()
+    assert {r.api for r in server.model_requests()} == {"anthropic", "gemini"}
+    attempts = run.attempts()
+    assert len(attempts) == 2, run.describe()
+    assert all(a["activated"] == ["alpha-target"] for a in attempts), run.describe()
