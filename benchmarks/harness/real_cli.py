@@ -1,8 +1,13 @@
-"""The real-CLI floor: caliper on the pinned ``claude`` CLI against the bare CLI doing the same.
+"""The real-CLI floor: caliper on a pinned agent CLI against the bare CLI doing the same.
 
 Run from the repository root (it re-enters the loopback-only namespace itself)::
 
-    .venv/bin/python benchmarks/harness/real_cli.py [--k 10] [--workers 2]
+    .venv/bin/python benchmarks/harness/real_cli.py [--k 10] [--workers 2] [--backend gemini]
+
+``--backend claude`` (the default) drives the pinned ``claude``; ``--backend gemini`` the
+pinned ``gemini`` (Gemini CLI), whose bare side runs ``gemini -o stream-json --skip-trust
+--approval-mode yolo`` with the settings caliper's gemini backend writes (API-key auth, one
+attempt, telemetry off) and the same model, answering the same activation turn.
 
 Both sides talk to the same scripted model server (``caliper.testing.model_server``, the
 demo's script): caliper runs ``examples/hello``'s activates-only task ``k`` times on
@@ -59,12 +64,55 @@ def bare_call(claude: Path, env: dict[str, str]) -> None:
         )
 
 
+GEMINI_MODEL = "gemini-2.5-pro"
+GEMINI_SCRIPT = {
+    "rules": [
+        {
+            "when": {"user_text_contains": "quietly"},
+            "turns": [
+                {"tool_calls": [{"name": "activate_skill", "arguments": {"name": "whisper"}}]},
+                {"text": "good night, everyone."},
+            ],
+        }
+    ]
+}
+GEMINI_SETTINGS = (
+    '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"maxAttempts": 1},'
+    ' "telemetry": {"enabled": false}, "privacy": {"usageStatisticsEnabled": false}}'
+)
+
+
+def bare_gemini(gemini: Path, env: dict[str, str], skills: Path) -> None:
+    """One bare ``gemini`` turn in a fresh home (the two skills installed) and working folder."""
+    import shutil
+
+    with tempfile.TemporaryDirectory(prefix="bare-gemini-") as home:
+        work = Path(home) / "work"
+        work.mkdir()
+        folder = Path(home) / ".gemini"
+        shutil.copytree(skills, folder / "skills")
+        (folder / "settings.json").write_text(GEMINI_SETTINGS)
+        subprocess.run(
+            [str(gemini), "-o", "stream-json", "--skip-trust", "--approval-mode", "yolo",
+             "--model", GEMINI_MODEL],
+            env={**env, "HOME": home, "GEMINI_CLI_HOME": home},
+            cwd=work,
+            input=PROMPT,
+            text=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=True,
+        )  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--pairs", type=int, default=3)
+    parser.add_argument("--backend", choices=("claude", "gemini"), default="claude")
     args = parser.parse_args()
+    gemini = args.backend == "gemini"
     from caliper.testing import agent_clis
     from caliper.testing.offline import loopback_only
 
@@ -74,10 +122,10 @@ def main() -> int:
     from caliper.testing.model_server import ModelServer
 
     example = ROOT / "examples" / "hello"
-    claude = agent_clis.bin_path("claude")
+    claude = agent_clis.bin_path("gemini" if gemini else "claude")
     caliper = ROOT / ".venv" / "bin" / "caliper"
     with (
-        ModelServer(example / "scripted-model.yaml") as server,
+        ModelServer(GEMINI_SCRIPT if gemini else example / "scripted-model.yaml") as server,
         tempfile.TemporaryDirectory(prefix="caliper-real-cli-") as temp,
     ):
         env = {
@@ -93,6 +141,13 @@ def main() -> int:
         }
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             env["IS_SANDBOX"] = "1"
+        if gemini:  # what caliper's gemini backend sets too
+            env.update(
+                {"GOOGLE_GEMINI_BASE_URL": server.url, "GEMINI_API_KEY": "gm-bench-key",
+                 "GEMINI_CLI_NO_RELAUNCH": "true", "GEMINI_CLI_TRUST_WORKSPACE": "true",
+                 "NO_COLOR": "1"}
+            )  # fmt: skip
+        engine = f"gemini:{GEMINI_MODEL}" if gemini else "claude-code"
         spec = Path(temp) / "floor.eval.yaml"
         spec.write_text(SPEC.format(skills=example / "skills", prompt=PROMPT))
         print("| k | workers | caliper s | bare CLI s | caliper / bare |")
@@ -113,7 +168,7 @@ def main() -> int:
                             "--workers",
                             str(args.workers),
                             "--model",
-                            "claude-code",
+                            engine,
                             "--output",
                             str(Path(temp) / "out.json"),
                         ],
@@ -128,7 +183,12 @@ def main() -> int:
                 def run_bare(k=k) -> float:
                     started = time.perf_counter()
                     with ThreadPoolExecutor(args.workers) as pool:
-                        list(pool.map(lambda _: bare_call(claude, env), range(k)))
+                        if gemini:
+                            skills = example / "skills"
+                            calls = pool.map(lambda _: bare_gemini(claude, env, skills), range(k))
+                        else:
+                            calls = pool.map(lambda _: bare_call(claude, env), range(k))
+                        list(calls)
                     return time.perf_counter() - started
 
                 if i % 2 == 0:  # A/B, then B/A

@@ -19,6 +19,7 @@ PUBLISHED = [
     "caliper-backend-codex",
     "caliper-backend-pi",
     "caliper-backend-hermes",
+    "caliper-backend-gemini",
     "caliper-judge-llm",
     "caliper-executor-ray",
 ]

@@ -200,6 +200,8 @@ ALLOWED = {
     "caliper-backend-codex/src/caliper_backend_codex/history.py": {"write_text": 1},
     "caliper-backend-codex/src/caliper_backend_codex/home.py": {"write_bytes": 1},
     "caliper-backend-hermes/src/caliper_backend_hermes/home.py": {"write_text": 2},
+    "caliper-backend-gemini/src/caliper_backend_gemini/home.py": {"write_text": 2},
+    "caliper-backend-gemini/src/caliper_backend_gemini/mcp_check.py": {"write_text": 1},
     "caliper-backend-pi/src/caliper_backend_pi/history.py": {"write_text": 1},
     "caliper-executor-ray/src/caliper_executor_ray/connect.py": {"open-w": 1},
 }

@@ -12,6 +12,7 @@ KNOWN_DISTRIBUTIONS = {
     "codex": ("caliper-backend-codex", "codex"),
     "pi": ("caliper-backend-pi", "pi"),
     "hermes": ("caliper-backend-hermes", "hermes"),
+    "gemini": ("caliper-backend-gemini", "gemini"),
     "expect": ("caliper-judge-llm", None),
 }
 

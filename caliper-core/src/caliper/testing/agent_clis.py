@@ -78,6 +78,14 @@ AGENT_CLIS: dict[str, dict[str, Any]] = {
         "shim": "pi-current",
         "node": {"wheel": "24.19.0", "venv": "node24"},
     },
+    # Gemini CLI in its own prefix: its dependency tree is large and must not move the others'.
+    "gemini": {
+        "kind": "npm",
+        "package": "@google/gemini-cli",
+        "version": "0.61.0",
+        "prefix": "npm-gemini",
+        "bin": "gemini",
+    },
     # Not an agent: the ecosystem's skills installer (`npx skills add REPO`), pinned so the test
     # suite can check that it installs the repository's bundled skills. It needs Node >= 22.20.
     "skills": {

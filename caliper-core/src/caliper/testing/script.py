@@ -259,8 +259,10 @@ def _when(value: Any, where: str) -> When:
     for key in ("user_text_contains", "tool_result_contains", "request_contains", "api"):
         if key in data and not isinstance(data[key], str):
             raise _fail(where, f"'{key}' must be a string")
-    if data.get("api") not in (None, "anthropic", "responses", "chat"):
-        raise _fail(where, "'api' must be one of anthropic, responses, chat")
+    from caliper.testing.wire_registry import wire_names
+
+    if data.get("api") is not None and data.get("api") not in wire_names():
+        raise _fail(where, f"'api' must be one of {', '.join(wire_names())}")
     return When(**data)
 
 

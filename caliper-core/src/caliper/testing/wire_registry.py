@@ -1,6 +1,6 @@
 """The registry of wire modules the scripted model server speaks.
 
-The built-in wires (Anthropic Messages, OpenAI Responses, Chat Completions) are registered
+The built-in wires (Anthropic Messages, OpenAI Responses, Chat Completions, Gemini) are registered
 first; a plugin whose agent speaks another API registers a module providing
 :class:`~caliper.testing.wire_protocol.WireProtocol`::
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 
-from caliper.testing import wire_anthropic, wire_chat, wire_responses
+from caliper.testing import wire_anthropic, wire_chat, wire_gemini, wire_responses
 from caliper.testing.wire_protocol import WireProtocol
 
 _LOCK = threading.Lock()
@@ -87,7 +87,7 @@ def wire_for_path(path: str) -> WireProtocol | None:
     return next((wire for wire in wires if wire.matches(path)), None)
 
 
-for _builtin in (wire_anthropic, wire_responses, wire_chat):
+for _builtin in (wire_anthropic, wire_responses, wire_chat, wire_gemini):
     register_wire(_builtin)  # modules satisfy WireProtocol structurally
 
 __all__ = [

@@ -1,0 +1,1 @@
+"""Caliper backend plugin for the gemini agent CLI."""

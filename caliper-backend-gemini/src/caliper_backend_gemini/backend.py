@@ -1,0 +1,157 @@
+"""The ``gemini`` backend: runs ``gemini -o stream-json`` headlessly in an attempt's sandbox."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from caliper.plugin import SetupError
+from caliper.plugin.attempt import (
+    AgentStatus,
+    AttemptRequest,
+    AttemptResult,
+    AttemptSandbox,
+    McpServerConfig,
+    PromptRequest,
+    PromptResult,
+)
+from caliper.plugin.backend import Backend, CliUpdate, run_agent
+from caliper_backend_gemini import errors, events, home, invocation, login, mcp_check, versions
+from caliper_backend_gemini.mcp import entries_of
+
+SKILL_TOOL = "activate_skill"
+_GEMINI_MODEL = re.compile(r"^gemini-", re.IGNORECASE)
+HISTORY_REFUSAL = (
+    "the gemini backend cannot start a task from a planted conversation yet: Gemini CLI "
+    "resumes only sessions it saved itself, in a format caliper does not write."
+)
+
+
+def loaded_skills(run: events.GeminiRun) -> list[str] | None:
+    """Skills ``activate_skill`` loaded successfully, in first-load order (``None``: the run
+    never reached its ``result`` event, so a missing call proves nothing)."""
+    if not run.finished:
+        return None
+    names: list[str] = []
+    for call in run.successful_calls(SKILL_TOOL):
+        name = call.parameters.get("name") if isinstance(call.parameters, dict) else None
+        if isinstance(name, str) and name not in names:
+            names.append(name)
+    return names
+
+
+class GeminiBackend(Backend):
+    """Google's Gemini CLI (``gemini -o stream-json``)."""
+
+    id = "gemini"
+    cli_name = "gemini"
+    install_hint = f"npm install -g {versions.NPM_PACKAGE}"
+    default_model = None
+
+    def supports_mcp(self) -> bool:
+        """Yes: the spec's ``mcp:`` servers reach the agent."""
+        return True
+
+    def supports_history(self) -> bool:
+        """No: see :data:`HISTORY_REFUSAL`."""
+        return False
+
+    def history_refusal(self) -> str | None:
+        """Why ``history:`` is refused."""
+        return HISTORY_REFUSAL
+
+    def mcp_tool_name(self, server: str, tool: str) -> str:
+        """Gemini CLI names MCP tools ``mcp_<server>_<tool>``."""
+        return f"mcp_{server}_{tool}"
+
+    def claims_model(self, model: str) -> bool:
+        """Google model ids: ``gemini-*``."""
+        return bool(_GEMINI_MODEL.match(model.strip()))
+
+    def cli_version(self, path: Path) -> str | None:
+        return versions.installed_version(path)
+
+    def check_ready(self, model: str | None, real_home: Path) -> None:
+        """An API key or a saved Google login must exist (else exit 3 at once)."""
+        login.check_login(real_home, os.environ)
+
+    def check_mcp_servers(self, servers: Sequence[McpServerConfig], real_home: Path) -> None:
+        """``gemini mcp list`` on the spec's servers: one that does not connect stops the run
+        (Gemini CLI itself would only warn and run on without its tools)."""
+        cli = self.find_cli()
+        if cli is not None and servers:
+            mcp_check.check_servers(cli, servers)
+
+    def update_info(self, check_latest: bool) -> CliUpdate:
+        """Installed vs newest on npm."""
+        return versions.update_info(self, check_latest)
+
+    def prepare_home(self, sandbox: AttemptSandbox) -> home.HomeSeed:
+        """``~/.gemini/settings.json`` (and the user's OAuth login without a key), and the
+        environment (attempts and judge calls alike)."""
+        return home.seed(sandbox)
+
+    def _seeded(self, sandbox: AttemptSandbox) -> home.HomeSeed:
+        seeded = self.seeded_home(sandbox)
+        return seeded if isinstance(seeded, home.HomeSeed) else home.seed(sandbox)
+
+    def attempt(self, cli: Path, request: AttemptRequest) -> AttemptResult:
+        """One ``gemini`` run on the task prompt; activation from ``activate_skill`` calls."""
+        try:
+            seeded = self._seeded(request.sandbox)
+            servers = entries_of(request.mcp)
+            if servers:
+                home.with_mcp(request.sandbox, seeded, servers)
+        except SetupError as exc:
+            return AttemptResult(status=AgentStatus.SETUP_ERROR, error=exc.render())
+        env = dict(seeded.env)
+        if request.mcp is not None:
+            env.update(request.mcp.env)
+        process = run_agent(invocation.attempt_argv(cli, model=request.model), env, request)
+        run = events.parse_events(process.stdout)
+        ending = errors.classify(process, run, timeout=request.timeout)
+        activated, undeclared, built_in = _split(loaded_skills(run), request.skills)
+        return AttemptResult(
+            status=ending.status,
+            final_answer=run.final_answer,
+            transcript=tuple(run.turns),
+            activated=activated,
+            undeclared=undeclared,
+            built_in=built_in,
+            usage=run.usage,
+            model=run.model or request.model,
+            error=ending.error,
+            exit_code=process.returncode,
+            duration_seconds=process.duration_seconds,
+        )
+
+    def prompt(self, cli: Path, request: PromptRequest) -> PromptResult:
+        """One question for a judge, in the ``default`` approval mode (no changing tools)."""
+        try:
+            seeded = self._seeded(request.sandbox)
+        except SetupError as exc:
+            return PromptResult(status=AgentStatus.SETUP_ERROR, error=exc.render())
+        argv = invocation.prompt_argv(cli, model=request.model)
+        process = run_agent(argv, dict(seeded.env), request)
+        run = events.parse_events(process.stdout)
+        ending = errors.classify(process, run, timeout=request.timeout)
+        return ending.prompt_result(
+            run.final_answer, model=run.model or request.model, usage=run.usage
+        )
+
+
+def _split(
+    loaded: list[str] | None, skills: Sequence[object]
+) -> tuple[list[str] | None, list[str] | None, list[str] | None]:
+    """(declared, undeclared, built-in) of the loaded skills; all ``None`` when unknown."""
+    if loaded is None:
+        return None, None, None
+    declared = {getattr(skill, "name", "") for skill in skills}
+    built = set(home.BUILT_IN_SKILLS)
+    return (
+        [n for n in loaded if n in declared],
+        [n for n in loaded if n not in declared and n not in built],
+        [n for n in loaded if n not in declared and n in built],
+    )
