@@ -39,8 +39,11 @@ GEMINI_STREAM_PATH = "/v1beta/models/gemini-test-flash:streamGenerateContent?alt
 
 @pytest.fixture(autouse=True)
 def fresh_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Each test starts from the process's registry and leaves it as it was."""
-    monkeypatch.setattr(wire_registry, "_WIRES", dict(wire_registry._WIRES))
+    """Each test starts from the process's registry without the built-in Gemini wire (these
+    tests add a Gemini-style wire the way an outside plugin would), and leaves it as it was."""
+    wires = dict(wire_registry._WIRES)
+    wires.pop("gemini", None)
+    monkeypatch.setattr(wire_registry, "_WIRES", wires)
     yield
 
 
@@ -278,3 +281,13 @@ def test_the_command_line_refuses_an_unusable_wire_module(tmp_path: Path) -> Non
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: --wire json:") and "lacks name" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_rule_may_name_any_registered_wire_and_nothing_else() -> None:
+    register_wire(gemini_style_wire)
+    rule = {"when": {"api": "gemini-style"}, "text": "hello"}
+    ModelServer({"models": ["m"], "rules": [rule]})  # a plugin's wire is a valid `api`
+    with pytest.raises(Exception) as caught:
+        ModelServer({"models": ["m"], "rules": [{"when": {"api": "gemni"}, "text": "x"}]})
+    assert "'api' must be one of" in str(caught.value)
+    assert "gemini-style" in str(caught.value)

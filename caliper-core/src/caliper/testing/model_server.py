@@ -39,10 +39,17 @@ from caliper.testing.background_http import BackgroundHttpServer, QuietServer
 from caliper.testing.conversation import Conversation, as_json_text, new_call_id
 from caliper.testing.placeholders import fill
 from caliper.testing.reply import Reply, ReplyCall
-from caliper.testing.script import Script, ScriptedError, ScriptedUsage, Turn, as_script
+from caliper.testing.script import (
+    Script,
+    ScriptedError,
+    ScriptedUsage,
+    Turn,
+    as_script,
+    unknown_apis,
+)
 from caliper.testing.selector import Choice, Selector
 from caliper.testing.wire_protocol import WireProtocol
-from caliper.testing.wire_registry import register_wire, wire_for_path
+from caliper.testing.wire_registry import register_wire, wire_for_path, wire_names
 
 SECRET_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie", "x-goog-api-key"}
@@ -260,6 +267,9 @@ class ModelServer(BackgroundHttpServer):
     ):
         super().__init__(host=host, port=port)
         self.script = as_script(script)
+        unknown = unknown_apis(self.script, wire_names())
+        if unknown is not None:
+            raise unknown
         self.selector = Selector(self.script)
         self.log_path = Path(log_path) if log_path else None
         self._requests: list[RecordedRequest] = []
