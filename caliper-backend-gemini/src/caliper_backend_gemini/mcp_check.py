@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from caliper.plugin import SetupError
+from caliper.plugin import SetupError, run_process
 from caliper.plugin.attempt import McpServerConfig
 from caliper.plugin.mcp import EnvReferences
+from caliper.plugin.mcp_unusable import unusable_mcp_message
+from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 from caliper_backend_gemini.home import FORWARDED, QUIET, base_settings, check_no_references
 from caliper_backend_gemini.mcp import server_entry
 
@@ -42,35 +42,46 @@ def unusable(servers: Sequence[McpServerConfig], states: dict[str, str]) -> list
 
 
 def check_servers(cli: Path, servers: Sequence[McpServerConfig]) -> None:
-    """Raise :class:`SetupError` (exit 3) naming every server Gemini CLI cannot connect to."""
+    """Raise :class:`SetupError` (exit 3) naming every server Gemini CLI cannot connect to.
+
+    The throw-away home is a ledgered sandbox and ``gemini mcp list`` runs through
+    :func:`~caliper.plugin.run_process`, so a stop or a killed run ends the stdio servers it
+    started and leaves nothing behind."""
     secret = EnvReferences(empty_as_literal=True)
     entries = {server.name: server_entry(server, secret) for server in servers}
-    with tempfile.TemporaryDirectory(prefix="caliper-gemini-mcp-") as scratch:
-        home = Path(scratch) / "home"
-        work = Path(scratch) / "work"
-        (home / ".gemini").mkdir(parents=True)
-        work.mkdir()
+    sandbox = make_sandbox(spec_dir=Path.cwd(), prefix="caliper-gemini-mcp-")
+    try:
+        (sandbox.home / ".gemini").mkdir(parents=True, exist_ok=True)
         settings = {**base_settings("gemini-api-key"), "mcpServers": entries}
         check_no_references(settings)
-        (home / ".gemini" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+        (sandbox.home / ".gemini" / "settings.json").write_text(
+            json.dumps(settings), encoding="utf-8"
+        )
+        home = str(sandbox.home)
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL")}
         env.update({n: os.environ[n] for n in FORWARDED if os.environ.get(n)})
-        env.update({**QUIET, **secret.env, "HOME": str(home), "GEMINI_CLI_HOME": str(home)})
+        env.update({**QUIET, **secret.env, "HOME": home, "GEMINI_CLI_HOME": home})
         env.setdefault("GEMINI_API_KEY", "caliper-mcp-check")
         try:
-            done = subprocess.run(
-                [str(cli), "mcp", "list"], cwd=work, env=env, capture_output=True, text=True,
-                timeout=LIST_TIMEOUT, stdin=subprocess.DEVNULL, check=False,
-            )  # fmt: skip
-        except (OSError, subprocess.TimeoutExpired) as exc:
+            done = run_process(
+                [str(cli), "mcp", "list"], env=env, cwd=sandbox.workdir, timeout=LIST_TIMEOUT
+            )
+        except OSError as exc:
             message = f"`gemini mcp list` could not check the spec's MCP servers: {exc}"
             raise SetupError(message) from None
+    finally:
+        remove_sandbox(sandbox)
+    if done.timed_out:
+        raise SetupError(
+            f"`gemini mcp list` did not answer within {LIST_TIMEOUT:.0f} s, so the spec's MCP "
+            "servers could not be checked."
+        )
     missing = unusable(servers, server_states(done.stdout + "\n" + done.stderr))
     if missing:
-        names = ", ".join(repr(name) for name in missing)
         raise SetupError(
-            f"Gemini CLI cannot connect to the MCP server{'s' if len(missing) > 1 else ''} "
-            f"{names} of the spec, so attempts would run without their tools.",
-            hint="Check that the server starts (stdio) or is listening and accepts the spec's "
-            "headers (http/sse); `gemini mcp list` with the same settings shows the state.",
+            unusable_mcp_message(
+                "Gemini CLI",
+                [(name, None) for name in missing],
+                look_closer="`gemini mcp list` with the same settings shows each server's state.",
+            )
         )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ from caliper.plugin import ProcessResult, SetupError
 from caliper.plugin.attempt import AgentStatus, McpServerConfig
 from caliper.plugin.mcp import EnvReferences
 from caliper.testing import wire_gemini
+from caliper.testing.harness import processes_mentioning
 from caliper.testing.reply import Reply, ReplyCall
 from caliper.testing.script import ScriptedError, ScriptedUsage
 from caliper.testing.wire_registry import wire_for_path
@@ -159,3 +162,26 @@ def test_login_needs_a_key_or_a_saved_login(tmp_path: Path) -> None:
         login.check_login(tmp_path, {})
     (folder / "oauth_creds.json").write_text("{}")
     login.check_login(tmp_path, {})
+
+
+def test_mcp_check_that_hangs_ends_everything_it_started_and_leaves_no_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`gemini mcp list` starts the stdio servers itself: when it hangs, the check ends them
+    too (not only the CLI) and removes its throw-away home."""
+    marker = f"caliper-mcp-check-sleeper-{tmp_path.name}"
+    cli = tmp_path / "gemini"
+    server_like = f"{sys.executable} -c 'import time; time.sleep(300)' {marker}"
+    cli.write_text(f"#!/bin/sh\n{server_like} &\nsleep 300\n")
+    cli.chmod(0o755)
+    sandboxes = tmp_path / "sandboxes"
+    sandboxes.mkdir()
+    monkeypatch.setenv("CALIPER_TMPDIR", str(sandboxes))
+    monkeypatch.setattr(mcp_check, "LIST_TIMEOUT", 0.5)
+    server = McpServerConfig(name="notes", transport="stdio", command="notes-server")
+    with pytest.raises(SetupError) as caught:
+        mcp_check.check_servers(cli, [server])
+    time.sleep(0.2)  # what a stop ends is gone by now
+    assert processes_mentioning(marker) == []
+    assert [p.name for p in sandboxes.iterdir() if p.name.startswith("caliper-gemini")] == []
+    assert "did not answer" in str(caught.value)
