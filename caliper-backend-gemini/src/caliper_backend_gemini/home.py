@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ import attrs
 
 from caliper.plugin import SetupError
 from caliper.plugin.attempt import AttemptSandbox
+from caliper.plugin.private_files import copy_private
 from caliper_backend_gemini.skills import gemini_dir
 
 SETTINGS_FILE = "settings.json"
@@ -128,9 +128,7 @@ def seed(sandbox: AttemptSandbox, environ: Mapping[str, str] | None = None) -> H
     else:
         user = user_gemini_dir(sandbox.real_home, environ)
         auth = user_auth_type(read_user_settings(user))
-        if (user / OAUTH_FILE).is_file():
-            shutil.copyfile(user / OAUTH_FILE, folder / OAUTH_FILE)
-            (folder / OAUTH_FILE).chmod(0o600)
+        copy_private(user / OAUTH_FILE, folder / OAUTH_FILE)
     settings = base_settings(auth)
     write_settings(sandbox, settings)
     fence_env_files(sandbox.root)

@@ -7,17 +7,19 @@ import sys
 import time
 from pathlib import Path
 
+import attrs
 import pytest
 
-from caliper.plugin import ProcessResult, SetupError
+from caliper.plugin import ProcessResult, SetupError, private_files
 from caliper.plugin.attempt import AgentStatus, McpServerConfig
 from caliper.plugin.mcp import EnvReferences
+from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 from caliper.testing import wire_gemini
 from caliper.testing.harness import processes_mentioning
 from caliper.testing.reply import Reply, ReplyCall
 from caliper.testing.script import ScriptedError, ScriptedUsage
 from caliper.testing.wire_registry import wire_for_path
-from caliper_backend_gemini import errors, events, login, mcp_check
+from caliper_backend_gemini import errors, events, home, login, mcp_check
 from caliper_backend_gemini.home import check_no_references
 from caliper_backend_gemini.mcp import server_entry
 
@@ -185,3 +187,26 @@ def test_mcp_check_that_hangs_ends_everything_it_started_and_leaves_no_folder(
     assert processes_mentioning(marker) == []
     assert [p.name for p in sandboxes.iterdir() if p.name.startswith("caliper-gemini")] == []
     assert "did not answer" in str(caught.value)
+
+
+def test_the_users_oauth_login_is_copied_as_a_ledgered_private_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a key the user's OAuth login is copied into the attempt's home: noted in the
+    ledger before it is written (a killed run's copy is removed later) and never readable by
+    others, not even for a moment."""
+    real_home = tmp_path / "real-home"
+    (real_home / ".gemini").mkdir(parents=True)
+    (real_home / ".gemini" / home.OAUTH_FILE).write_text('{"refresh_token": "r"}')
+    monkeypatch.setenv("CALIPER_TMPDIR", str(tmp_path))
+    noted: list[tuple[Path, bool]] = []
+    monkeypatch.setattr(private_files, "note_private", lambda p: noted.append((p, p.exists())))
+    sandbox = attrs.evolve(make_sandbox(spec_dir=tmp_path), real_home=real_home)
+    try:
+        home.seed(sandbox, environ={"HOME": str(real_home)})
+        copy = home.gemini_dir(sandbox) / home.OAUTH_FILE
+        assert copy.read_text() == '{"refresh_token": "r"}'
+        assert noted == [(copy, False)]
+        assert copy.stat().st_mode & 0o777 == 0o600
+    finally:
+        remove_sandbox(sandbox)
