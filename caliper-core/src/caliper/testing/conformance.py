@@ -35,6 +35,8 @@ from typing import Any
 
 import pytest
 
+from caliper.testing import baseline_check
+from caliper.testing.baseline_check import check_baseline_pair
 from caliper.testing.conformance_kit import (
     SKILL_BODY_MARKER,
     ConformanceKit,
@@ -42,6 +44,7 @@ from caliper.testing.conformance_kit import (
     main_requests,
     ok_run,
     skill_description,
+    tool_call_data,
     tool_turns,
 )
 from caliper.testing.harness import (
@@ -454,6 +457,13 @@ class BackendConformance:
         assert "Traceback" not in run.stderr
         assert not server.model_requests(), "an attempt ran although MCP is unsupported"
 
+    def test_baseline_pair(self, kit: ConformanceKit) -> None:
+        """``run --baseline``: a skill the task needs is reported as helping, with significance,
+        a task every agent manages as no detectable difference, and the arms interleave. See
+        :mod:`caliper.testing.baseline_check`."""
+        load = self.activate_skill_call(baseline_check.SKILL_NAME)
+        check_baseline_pair(kit, load, self.shell_call("echo yes > out.txt"))
+
     def test_real_home_never_written(self, kit: ConformanceKit) -> None:
         """Skills, shell commands and the CLI's own bookkeeping stay out of the real home."""
         (kit.home.path / "notes.txt").write_text("the user's own file\n")
@@ -464,12 +474,7 @@ class BackendConformance:
 
 def _call(call: ToolCall | None) -> dict[str, Any]:
     assert call is not None
-    out: dict[str, Any] = {"name": call.name, "arguments": call.arguments}
-    if call.namespace:
-        out["namespace"] = call.namespace
-    if call.custom:
-        out["custom"] = True
-    return out
+    return tool_call_data(call)
 
 
 def attrs_dict(usage: ScriptedUsage) -> dict[str, int]:

@@ -15,6 +15,7 @@ import yaml
 
 from caliper.testing.harness import AgentCli, CaliperRun, FakeRealHome, run_caliper_process
 from caliper.testing.model_server import ModelServer, RecordedRequest
+from caliper.testing.script import ToolCall
 from caliper.testing.wire_protocol import WireProtocol
 
 SKILL_BODY_MARKER = "BODY-MARKER-{name}"
@@ -188,3 +189,13 @@ __all__ = [
     "skill_description",
     "tool_turns",
 ]
+
+
+def tool_call_data(call: ToolCall) -> dict[str, Any]:
+    """``call`` as a script's ``tool_calls:`` entry."""
+    out: dict[str, Any] = {"name": call.name, "arguments": call.arguments}
+    if call.namespace:
+        out["namespace"] = call.namespace
+    if call.custom:
+        out["custom"] = True
+    return out
