@@ -398,3 +398,28 @@ def test_resuming_one_arm_by_id_resumes_nothing_else_when_the_pair_is_complete(
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(_runs(space)) == 2  # the same two runs, nothing new
     assert "Verdict: writer helps" in done.stdout, done.stdout[-1500:]
+
+
+def test_k_auto_pair_says_compares_p_values_are_fixed_k_in_every_format(
+    space: Workspace, tmp_path: Path
+) -> None:
+    """compare's p-values assume a fixed k; a --k auto pair's verdict is the anytime-valid
+    interval, and each format says so (a fixed-k pair does not)."""
+    spec = space.spec(HELPFUL)
+    auto = ("run", str(spec), "--model", "fake", "--baseline", "--k", "auto", "--max-k", "30")
+    text = _caliper(space, *auto)
+    assert text.returncode == 0, text.stderr
+    assert "compare's p-values assume a fixed k" in " ".join(text.stdout.split())
+    data = json.loads(_caliper(space, *auto, "--format", "json").stdout)
+    assert data["pairs"][0]["sequential"]["p_values"].startswith("fixed-k")
+    markdown = _caliper(space, *auto, "--format", "markdown").stdout
+    assert "_--k auto: each task stopped by the paired anytime-valid rule" in markdown
+    page = tmp_path / "auto.html"
+    assert _caliper(space, *auto, "--format", "html", "--page", str(page)).returncode == 0
+    assert 'id="baseline-sequential"' in page.read_text(encoding="utf-8")
+    fixed = _caliper(space, "run", str(spec), "--model", "fake", "--baseline", "--k", "3")
+    assert fixed.returncode == 0 and "assume a fixed k" not in " ".join(fixed.stdout.split())
+    fixed_md = _caliper(
+        space, "run", str(spec), "--model", "fake", "--baseline", "--k", "3", "--format", "markdown"
+    ).stdout
+    assert "anytime-valid rule" not in fixed_md

@@ -41,6 +41,19 @@ def verdict_sentence(verdict: BaselineVerdict) -> str:
     return f"{what}: unmeasured (no task was measured on both arms)."
 
 
+SEQUENTIAL_NOTE = (
+    "--k auto: each task stopped by the paired anytime-valid rule; the verdict's interval is "
+    "the anytime-valid one (compare's p-values assume a fixed k, so they are not the verdict's "
+    "test)."
+)
+"""Said beside a ``--k auto`` pair's compare, whose per-task p-values are fixed-k ones."""
+
+
+def sequential_note(verdict: BaselineVerdict) -> str | None:
+    """:data:`SEQUENTIAL_NOTE` for a ``--k auto`` pair, else ``None``."""
+    return SEQUENTIAL_NOTE if verdict.sequential is not None else None
+
+
 def detectable_sentence(verdict: BaselineVerdict) -> str:
     """The smallest lift this pair could have detected, in words."""
     sens = verdict.sensitivity

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.text import Text
 
-from caliper.report.baseline_text import pair_title, verdict_sentence
+from caliper.report.baseline_text import pair_title, sequential_note, verdict_sentence
 from caliper.results.baseline import HELPS, HURTS, NO_DIFFERENCE, BaselineVerdict
 from caliper.results.models import RunResults
 
@@ -44,14 +44,9 @@ def render_baseline(
     console.print()
     style = VERDICT_STYLE.get(verdict.verdict, "")
     console.print(Text(f" Verdict: {verdict_sentence(verdict)}", style=style))
-    if verdict.sequential is not None:
-        console.print(
-            Text(
-                " --k auto: each task stopped by the paired anytime-valid rule; the verdict's "
-                "interval is the anytime-valid one (compare's p-values above assume a fixed k).",
-                style="dim",
-            )
-        )
+    note = sequential_note(verdict)
+    if note is not None:
+        console.print(Text(f" {note}", style="dim"))
     for line in gate:
         console.print(Text(f" Failed: {line}", style="bold red"))
 
@@ -86,6 +81,9 @@ def baseline_markdown(verdict: BaselineVerdict, gate: Sequence[str] = ()) -> str
     from caliper.report.markdown_compare import compare_markdown
 
     lines = [f"## {pair_title(verdict)}", "", f"**Verdict:** {verdict_sentence(verdict)}", ""]
+    note = sequential_note(verdict)
+    if note is not None:
+        lines += [f"_{note}_", ""]
     lines += [f"- **Failed:** {line}" for line in gate]
     if gate:
         lines.append("")

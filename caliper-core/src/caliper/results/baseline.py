@@ -270,6 +270,7 @@ def verdict_data(verdict: BaselineVerdict) -> dict[str, Any]:
     }
     if verdict.sequential is not None:
         data["sequential"] = {
+            "p_values": "fixed-k: the comparison's p-values are not the verdict's test",
             "overall": interval_data(verdict.sequential.overall),
             "tasks": {k: interval_data(v) for k, v in verdict.sequential.tasks.items()},
         }

@@ -43,7 +43,7 @@ def baseline_page(
     """A baseline pair (``caliper run --baseline``): the compare page of control → full,
     headed by the verdict as a lift (helps / hurts / no detectable difference, with the
     smallest lift the pair could detect), the gate's failures and both arms' activation."""
-    from caliper.report.baseline_text import pair_title, verdict_sentence
+    from caliper.report.baseline_text import pair_title, sequential_note, verdict_sentence
 
     comparison = verdict.comparison
     view = compare_view(control, full, comparison, comparison.confidence)
@@ -52,6 +52,7 @@ def baseline_page(
         "verdict": verdict.verdict,
         "verdict_class": verdict.verdict.replace(" ", "-"),
         "sentence": verdict_sentence(verdict),
+        "sequential_note": sequential_note(verdict),
         "gate": list(gate),
         "activation": [
             _arm_activation(f"without {', '.join(verdict.left_out)}", control, comparison),
