@@ -171,3 +171,30 @@ def test_regrade_of_a_truncated_kept_archive_is_exit_2_naming_it(space: Workspac
     assert done.returncode == 2, done.stderr
     assert str(archive) in done.stderr and "Aborted" not in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_regrade_records_the_judge_model_the_way_a_run_decides_it(space: Workspace) -> None:
+    """`--judge-model BACKEND` (no model) with CALIPER_JUDGE_MODEL set: the run records the
+    model the variable names, and so does regrade with the same flag (it once recorded no
+    model, and a judge-engine change that did not happen, although the judge asked that
+    model)."""
+    spec = space.spec(f"""\
+        tasks:
+          - name: judged
+            prompt: "{PROMPT}\\nfake: say all done"
+            expect: "The agent says it is done. fake-judge: pass"
+        """)
+    env = {"CALIPER_JUDGE_MODEL": "judge-env-1"}
+    parent = space.run(spec, "--k", "1", "--judge-model", "fake", env=space.env(**env))
+    assert parent.returncode == 0, parent.stderr
+    assert parent.results["meta"]["judge_model"] == "judge-env-1"
+    done = subprocess.run(
+        [str(CALIPER), "regrade", parent.results["meta"]["run_id"], "--judge-model", "fake"],
+        cwd=space.root, env=space.env(**env), capture_output=True, text=True, timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    _, child = _runs(space)
+    assert child["meta"]["judge_backend"] == "fake"
+    assert child["meta"]["judge_model"] == "judge-env-1"
+    assert not [c for c in child["meta"]["changes"] if c.startswith("judge engine")]

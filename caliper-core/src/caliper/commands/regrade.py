@@ -50,11 +50,11 @@ def command(
 ) -> None:
     """Re-run the judges of the saved run RUN on its saved attempts and save a new run."""
     from caliper.commands.run_setup import check_save_targets
-    from caliper.host.engine import resolve_engine
     from caliper.host.plugins import PluginHost
     from caliper.plugin.mcp import resolve_servers
     from caliper.replay.regrade import Regrader, environ
     from caliper.results.store import load_run_data, resolve_run_ref
+    from caliper.runner.attempt.judge_calls import judge_engine_named
     from caliper.runner.attempt.judging import LazyEngine
     from caliper.runner.run.meta import now_iso
     from caliper.spec.load import load_spec
@@ -76,7 +76,7 @@ def command(
     judges = host.judges()
     spec = load_spec(spec_path, judges)
     asked = _judge_asked(meta, judge_model)
-    judge_engine = LazyEngine(lambda: resolve_engine(host, asked, flag="--judge-model"))
+    judge_engine = LazyEngine(lambda: judge_engine_named(host, asked))
     snapshots = meta.get("skill_snapshots") or []
     regrader = Regrader(
         spec=spec,

@@ -321,9 +321,9 @@ def _run_probes(
 
     engine = None
     if judge_model is not None:
-        from caliper.host.engine import resolve_engine
+        from caliper.runner.attempt.judge_calls import judge_engine_named
 
-        engine = resolve_engine(host, judge_model, flag="--judge-model")
+        engine = judge_engine_named(host, judge_model)
     probes: dict[Path, list[ProbeCheck]] = {}
     for path, check in results:
         if check.spec is None:

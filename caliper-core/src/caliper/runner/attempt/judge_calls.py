@@ -59,13 +59,23 @@ def decide_judge_engine(host: PluginHost, judge_flag: str | None, run_engine: En
     backend, so a user who only has one agent CLI can grade with it, and its model unless
     ``CALIPER_JUDGE_MODEL`` names another.
     """
-    from caliper.host.engine import Engine, resolve_engine
+    from caliper.host.engine import Engine
 
     if judge_flag is not None and judge_flag.strip():
-        asked = resolve_engine(host, judge_flag, flag="--judge-model")
-        return Engine(asked.backend, judge_model_for(asked.backend, asked.model), asked.requested)
+        return judge_engine_named(host, judge_flag)
     backend = run_engine.backend
     return Engine(backend, judge_model_for(backend, follows=run_engine.model), None)
+
+
+def judge_engine_named(host: PluginHost, judge_flag: str | None) -> Engine:
+    """The judge engine ``judge_flag`` names (a ``--judge-model`` value, or what a saved run
+    recorded), resolved against ``host``'s backends, its model decided by
+    :func:`judge_model_for` (so ``CALIPER_JUDGE_MODEL`` and the backend's default judge model
+    apply the way they do in a run)."""
+    from caliper.host.engine import Engine, resolve_engine
+
+    asked = resolve_engine(host, judge_flag, flag="--judge-model")
+    return Engine(asked.backend, judge_model_for(asked.backend, asked.model), asked.requested)
 
 
 def _reply(result: PromptResult, backend: str, model: str | None, seconds: float) -> Reply:
