@@ -191,7 +191,8 @@ def test_validate_problems(value: Any, message: str) -> None:
 
 
 def test_backend_names_and_vocabulary_pass_validation() -> None:
-    value = [{"called": n} for n in ("Bash", "Read", "apply_patch", "skill_view", "bash", "patch", "mcp:s/t")]
+    names = ("Bash", "Read", "apply_patch", "skill_view", "bash", "patch", "mcp:s/t")
+    value = [{"called": n} for n in names]
     assert problems(value) == []
 
 
