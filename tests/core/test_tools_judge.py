@@ -209,3 +209,34 @@ def test_transcript_data_is_json() -> None:
         }
     ]
     assert data["backend"] == "claude" and len(data["turns"]) == 2
+
+
+def test_assert_scripts_get_the_transcript_file(tmp_path: Path) -> None:
+    import attrs
+
+    from caliper.default_plugins.assert_judge import AssertJudge
+
+    code = (
+        "import json, os\n"
+        "data = json.load(open(os.environ['CALIPER_TRANSCRIPT']))\n"
+        "assert data['backend'] == 'claude', data\n"
+        "assert [c['text'] for c in data['calls'] if c['kind'] == 'shell'] == ['git status']\n"
+    )
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    context = JudgeContext(
+        task_name="t",
+        task_prompt="p",
+        value=code,
+        attempt=AttemptResult(status=AgentStatus.COMPLETED, transcript=(bash("git status"),)),
+        workdir=workdir,
+        spec_dir=tmp_path,
+        declared_skills=(),
+        installed_skills=(),
+        timeout=30.0,
+        ask=lambda prompt, timeout=None: None,  # type: ignore[arg-type,return-value]
+        tools=CLAUDE,
+    )
+    assert AssertJudge().check(context).passed is True
+    other = attrs.evolve(context, attempt=AttemptResult(status=AgentStatus.COMPLETED))
+    assert AssertJudge().check(other).passed is False
