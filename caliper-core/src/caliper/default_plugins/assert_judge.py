@@ -6,8 +6,8 @@ run). The code runs with the interpreter caliper runs on, in the attempt's worki
 with ``CALIPER_WORKDIR``, ``CALIPER_SPEC_DIR`` and ``CALIPER_TRANSCRIPT`` (a JSON file of the
 attempt's normalised transcript, :func:`caliper.plugin.tools.transcript_data`) set, in a
 child forked from a warm server (:mod:`caliper.default_plugins.warm_assert`) or, where that
-is unavailable, a fresh interpreter. Exit without an exception passes; a failed ``assert`` fails with its message as
-the reason.
+is unavailable, a fresh interpreter. Exit without an exception passes; a failed ``assert``
+fails with its message as the reason.
 """
 
 from __future__ import annotations
