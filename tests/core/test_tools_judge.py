@@ -240,3 +240,13 @@ def test_assert_scripts_get_the_transcript_file(tmp_path: Path) -> None:
     assert AssertJudge().check(context).passed is True
     other = attrs.evolve(context, attempt=AttemptResult(status=AgentStatus.COMPLETED))
     assert AssertJudge().check(other).passed is False
+
+
+def test_mcp_kind_follows_the_backends_naming() -> None:
+    gemini = ToolNames(
+        "gemini", {"shell": ("run_shell_command",)}, mcp_name=lambda s, t: f"mcp_{s}_{t}"
+    )
+    call = Turn(role="tool", tool_name="mcp_echo_echo", tool_input={})
+    assert [c.kind for c in tool_calls([call], gemini)] == ["mcp"]
+    assert judge([{"called": "mcp:echo/echo"}], [call], gemini).passed is True
+    assert judge([{"called": "mcp:echo/*"}], [call], gemini).passed is True

@@ -109,6 +109,13 @@ def is_call(turn: Turn) -> bool:
     return turn.role == "tool" and bool(turn.tool_name) and turn.tool_input is not None
 
 
+def _is_mcp(tool: str, names: ToolNames | None) -> bool:
+    """Whether ``tool`` is named like an MCP tool of the backend (its ``mcp_name`` prefix)."""
+    marker = "\x00"
+    prefix = names.mcp_name(marker, marker).split(marker)[0] if names else "mcp__"
+    return bool(prefix) and tool.startswith(prefix)
+
+
 def tool_calls(transcript: Sequence[Turn], names: ToolNames | None) -> list[ToolCall]:
     """The tool calls of ``transcript`` in order, named in the vocabulary of ``names``.
 
@@ -120,7 +127,7 @@ def tool_calls(transcript: Sequence[Turn], names: ToolNames | None) -> list[Tool
             continue
         tool = str(turn.tool_name)
         kind = names.kind_of(tool) if names is not None else None
-        if kind is None and tool.startswith("mcp__"):
+        if kind is None and _is_mcp(tool, names):
             kind = MCP
         command = names.shell_command(turn.tool_input) if kind == SHELL and names else None
         text = command if command is not None else input_text(turn.tool_input)
