@@ -165,15 +165,17 @@ class AssertJudge(Judge):
 
 
 def _write_transcript(folder: Path, context: JudgeContext) -> Path:
-    """The attempt's normalised transcript as ``transcript.json`` in ``folder``."""
+    """The attempt's normalised transcript as ``transcript.json`` in ``folder``, mode 0600
+    (tool outputs may hold what the agent read)."""
     import json
 
+    from caliper.plugin.private_files import write_private
     from caliper.plugin.tools import transcript_data
 
-    path = folder / "transcript.json"
     data = transcript_data(context.transcript, context.tools)
-    path.write_text(json.dumps(data, ensure_ascii=False, default=str), encoding="utf-8")
-    return path
+    return write_private(
+        folder / "transcript.json", json.dumps(data, ensure_ascii=False, default=str)
+    )
 
 
 def _read_result(path: Path) -> dict[str, Any] | None:
