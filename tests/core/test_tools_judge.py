@@ -250,3 +250,12 @@ def test_mcp_kind_follows_the_backends_naming() -> None:
     assert [c.kind for c in tool_calls([call], gemini)] == ["mcp"]
     assert judge([{"called": "mcp:echo/echo"}], [call], gemini).passed is True
     assert judge([{"called": "mcp:echo/*"}], [call], gemini).passed is True
+
+
+def test_regrade_reads_the_runs_backend_vocabulary() -> None:
+    from caliper.commands.regrade import _tool_names
+
+    names = _tool_names(PluginHost(), "claude-code")
+    assert names is not None and names.vocabulary["shell"] == ("Bash",)
+    assert _tool_names(PluginHost(), "no-such-backend") is None
+    assert _tool_names(PluginHost(), None) is None
