@@ -345,6 +345,28 @@ class BackendConformance:
         assert "shell was called: call 1 (turn" in check["reason"], check
         assert "TOOLS-" in check["reason"], check
 
+    def test_tools_check_of_an_mcp_call(self, kit: ConformanceKit) -> None:
+        """``tools: [{called: mcp:SERVER/TOOL}]`` passes on the real CLI's MCP call, and
+        ``not_called: mcp:SERVER/*`` fails naming it (skipped without MCP support)."""
+        if not self.backend().supports_mcp():
+            pytest.skip("the backend refuses mcp: (test_mcp_tool_call checks the refusal)")
+        mcp = {"echo": {"command": sys.executable, "args": ["-m", "caliper.testing.mcp_echo"]}}
+        call = self.mcp_call("echo", "echo", {"text": "MCP-TOOLS-3"})
+        server = kit.server(kit.script([{"tool_calls": [_call(call)]}, {"text": "Echoed."}]))
+        tasks = [
+            {"name": "mcp-pass", "prompt": "Echo it.", "tools": [{"called": "mcp:echo/echo"}]},
+            {"name": "mcp-fail", "prompt": "Echo that.", "tools": [{"not_called": "mcp:echo/*"}]},
+        ]
+        run = kit.run(kit.spec(tasks, mcp=mcp), server)
+        assert run.results is not None, run.describe()
+        good = run.attempts("mcp-pass")[0]
+        assert good["outcome"] == "pass", (good.get("checks"), run.describe())
+        bad = run.attempts("mcp-fail")[0]
+        check = next(c for c in bad["checks"] if c["key"] == "tools")
+        assert check["passed"] is False, check
+        assert "mcp:echo/* was called: call 1 (turn" in check["reason"], check
+        assert self.backend().mcp_tool_name("echo", "echo") in check["reason"], check
+
     def test_usage_parsed_and_normalised(self, kit: ConformanceKit) -> None:
         """Token usage is read from structured output, as four disjoint numbers."""
         usage = attrs_dict(SCRIPTED_USAGE)
