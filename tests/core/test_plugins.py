@@ -167,7 +167,7 @@ def test_every_backends_aliases_are_declared_in_its_entry_point_metadata():
 def test_caliper_load_plugins_limits_what_loads(monkeypatch):
     monkeypatch.setenv("CALIPER_LOAD_PLUGINS", "codex,expect")
     assert [e.name for e in installed(BACKENDS)] == ["codex"]
-    assert [e.name for e in installed(JUDGES)] == ["activates", "assert", "expect"]
+    assert [e.name for e in installed(JUDGES)] == ["activates", "assert", "expect", "tools"]
     assert backend_names() == {"codex": "codex"}
     monkeypatch.setenv("CALIPER_LOAD_PLUGINS", "")
     assert installed(BACKENDS) == []
@@ -179,9 +179,10 @@ def test_the_built_in_judges_cannot_be_switched_off(monkeypatch, allowed):
     assert [e.name for e in installed(JUDGES) if e.distribution == "caliper-core"] == [
         "activates",
         "assert",
+        "tools",
     ]
     host = PluginHost()
-    assert {"assert", "activates"} <= set(host.judges())
+    assert {"assert", "activates", "tools"} <= set(host.judges())
     assert ("expect" in host.judges()) == ("expect" in allowed)
 
 

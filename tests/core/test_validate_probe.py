@@ -184,3 +184,30 @@ def test_invalid_spec_is_not_probed(space: Workspace) -> None:
     done = _validate(space, _env(space, log), "--probe", str(spec))
     assert done.returncode == 2
     assert "run with no agent" not in done.stdout
+
+
+def test_probe_flags_a_tools_check_that_only_forbids(space: Workspace) -> None:
+    """`tools: [{not_called: …}]` alone passes with no agent; `called:` fails as it should."""
+    spec = space.spec(
+        """\
+        tasks:
+          - name: forbids only
+            prompt: "fake: say hi"
+            tools:
+              - not_called: write
+          - name: asks for a call
+            prompt: "fake: say hi"
+            tools:
+              - called: shell
+                input: "^git commit"
+        """
+    )
+    done = _validate(space, _env(space, space.root / "calls.log"), "--probe", str(spec))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (
+        f"{spec}:4: task 'forbids only': this tools passes without the agent doing anything"
+    ) in done.stdout
+    assert (
+        "task 'asks for a call': tools fails without the agent: shell with input /^git commit/ "
+        "was never called"
+    ) in done.stdout

@@ -163,6 +163,40 @@ def test_example_catches_its_failure(tmp_path: Path, name: str) -> None:
         assert why in attempt["reason"], attempt["reason"]
 
 
+CAUGHT_ON_THE_TRANSCRIPT = {
+    "tool-misuse": (
+        "deletes an old log through the wrapper (tools form)",
+        [
+            "shell with input /(^|[;&|]\\s*)safe-rm\\s/ was never called",
+            "shell with input /(^|[;&|]\\s*)rm\\s/ was called: call 1 (turn ",
+            "Bash `rm logs/old.log`",
+        ],
+    ),
+    "runaway-loops": (
+        "polls the deploy a bounded number of times (tools form)",
+        [
+            "was called 6 times (at most 5 wanted); the first call over: call 6 (turn ",
+            "Bash `deploy-status`",
+        ],
+    ),
+}
+"""Per example with a ``tools:`` form: that task, and what its failure names (the call)."""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("name", sorted(CAUGHT_ON_THE_TRANSCRIPT))
+def test_tools_form_catches_the_failure_on_the_transcript(tmp_path: Path, name: str) -> None:
+    """The ``tools:`` task beside the side-effect one fails the broken agent, naming the
+    call; the green run (``test_example_runs_green_through_claude``) passes it."""
+    task_name, why = CAUGHT_ON_THE_TRANSCRIPT[name]
+    run, _ = _run_example(tmp_path, name, broken=True)
+    assert run.returncode == 0, run.describe()
+    (attempt,) = run.attempts(task_name)
+    assert attempt["outcome"] == "task_fail", attempt
+    for part in why:
+        assert part in attempt["reason"], attempt["reason"]
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("broken", [False, True])
 def test_the_documented_command_runs_an_example_offline(tmp_path: Path, broken: bool) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from caliper.plugin.agent_ending import AgentEnding
@@ -68,6 +68,18 @@ class ClaudeCodeBackend(Backend):
         """Yes: Claude Code lists no `disable-model-invocation` skill and refuses its Skill
         call."""
         return True
+
+    def tool_vocabulary(self) -> Mapping[str, Sequence[str]]:
+        """Claude Code's own tools: ``Bash``, ``Read``, ``Write``, ``Edit`` (and ``MultiEdit``,
+        ``NotebookEdit``), ``Skill``.
+        """
+        return {
+            "shell": ("Bash",),
+            "read": ("Read",),
+            "write": ("Write",),
+            "edit": ("Edit", "MultiEdit", "NotebookEdit"),
+            "skill": ("Skill",),
+        }
 
     def supports_mcp(self) -> bool:
         """Yes: the spec's ``mcp:`` servers reach the agent."""

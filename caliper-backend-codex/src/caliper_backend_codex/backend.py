@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from caliper.plugin import SetupError
 from caliper.plugin.attempt import (
@@ -91,6 +92,24 @@ class CodexBackend(Backend):
     character descriptions listed whole, 76 and more got every description shortened alike
     (to 242 characters at 76, 66 at 200)."""
     skill_listing_overflow = "every description is shortened to fit"
+
+    def tool_vocabulary(self) -> Mapping[str, Sequence[str]]:
+        """Codex runs commands (``shell``) and changes files with ``apply_patch`` (write and edit
+        alike); it has no read or skill tool (it reads files and skills with shell commands).
+        """
+        return {"shell": ("shell",), "write": ("apply_patch",), "edit": ("apply_patch",)}
+
+    def shell_command(self, tool_input: Any) -> str | None:
+        """The script of Codex's ``/bin/bash -lc '<script>'`` command (the command itself when
+        it is not wrapped)."""
+        from caliper.plugin.tools import shell_command_of
+        from caliper_backend_codex.activation import shell_script
+
+        command = tool_input.get("command") if isinstance(tool_input, Mapping) else None
+        if isinstance(command, list) and all(isinstance(a, str) for a in command):
+            return shell_script(command)
+        found = shell_command_of(tool_input)
+        return shell_script(found) if found is not None else None
 
     def supports_mcp(self) -> bool:
         """Yes: the spec's ``mcp:`` servers reach the agent."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from caliper.plugin import SetupError
@@ -49,6 +49,18 @@ class GeminiBackend(Backend):
     cli_name = "gemini"
     install_hint = f"npm install -g {versions.NPM_PACKAGE}"
     default_model = None
+
+    def tool_vocabulary(self) -> Mapping[str, Sequence[str]]:
+        """Gemini CLI's tools: ``run_shell_command``, ``read_file`` / ``read_many_files``,
+        ``write_file``, ``replace``, ``activate_skill``.
+        """
+        return {
+            "shell": ("run_shell_command",),
+            "read": ("read_file", "read_many_files"),
+            "write": ("write_file",),
+            "edit": ("replace",),
+            "skill": ("activate_skill",),
+        }
 
     def supports_mcp(self) -> bool:
         """Yes: the spec's ``mcp:`` servers reach the agent."""

@@ -102,6 +102,16 @@ class HermesBackend(Backend):
     cli_name = "hermes"
     install_hint = "pip install hermes-agent  (or Nous Research's install script)"
 
+    def tool_vocabulary(self) -> Mapping[str, Sequence[str]]:
+        """Hermes' tools: ``terminal``, ``read_file``, ``write_file``, ``patch``, ``skill_view``."""
+        return {
+            "shell": ("terminal",),
+            "read": ("read_file",),
+            "write": ("write_file",),
+            "edit": ("patch",),
+            "skill": ("skill_view",),
+        }
+
     def supports_mcp(self) -> bool:
         """Yes: the spec's ``mcp:`` servers reach the agent."""
         return True

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +82,12 @@ class PiBackend(Backend):
 
     def cli_version(self, path: Path) -> str | None:
         return version.cached_version(path)
+
+    def tool_vocabulary(self) -> Mapping[str, Sequence[str]]:
+        """pi's lower-case tools; it has no skill tool (it loads a skill by ``read``-ing its
+        ``SKILL.md``).
+        """
+        return {"shell": ("bash",), "read": ("read",), "write": ("write",), "edit": ("edit",)}
 
     def supports_mcp(self) -> bool:
         """True when the pi that would run (``PI_CLI_PATH`` or PATH) is 1.0 or newer."""

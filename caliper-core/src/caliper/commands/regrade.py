@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from caliper.commands.attempt_options import judge_model_option, judge_timeout_option
 from caliper.commands.confidence import confidence_option
 from caliper.commands.output_options import results_output_option, verbose_option
+
+if TYPE_CHECKING:
+    from caliper.host.plugins import PluginHost
+    from caliper.plugin.tools import ToolNames
 
 EPILOG = """\b
 Examples:
@@ -87,6 +92,7 @@ def command(
         timeout=judge_timeout or float(meta.get("timeout") or 120.0),
         declared=tuple(s.get("name") for s in snapshots),
         installed=tuple(s.get("name") for s in snapshots if not s.get("ablated")),
+        tools=_tool_names(host, meta.get("backend")),
     )
     todo, kept = _split_attempts(data, spec)
     _check_workdirs(regrader, todo, name)
@@ -95,6 +101,18 @@ def command(
     new_meta = _new_meta(meta, name, len(todo), spec_path, judge_engine.engine, asked, started)
     results, saved = _save(path, data, new_meta, [*kept, *regraded], output)
     _show(results, saved, verbose, confidence)
+
+
+def _tool_names(host: PluginHost, backend_id: object) -> ToolNames | None:
+    """The tool vocabulary of the run's backend, or ``None`` when it is not installed (a
+    ``tools:`` check is then a judge error, never a guess)."""
+    if not isinstance(backend_id, str):
+        return None
+    try:
+        backend = host.backends([backend_id]).get(backend_id)
+    except Exception:  # a backend that cannot load leaves tools: undecided, as documented
+        return None
+    return backend.tool_names() if backend is not None else None
 
 
 def _judge_asked(meta: dict, judge_model: str | None) -> str | None:

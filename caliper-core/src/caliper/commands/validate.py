@@ -238,8 +238,9 @@ Exit codes:
     "--probe",
     is_flag=True,
     help="Also run each task's setup: and checks in a fresh sandbox with NO agent, and flag "
-    "every check that passes anyway (it measures nothing). activates: is exempt. Runs "
-    "setup:/cleanup: commands and assert: code, never an agent CLI.",
+    "every check that passes anyway (it measures nothing; e.g. a tools: check with only "
+    "not_called). activates: is exempt. Runs setup:/cleanup: commands and assert: code, "
+    "never an agent CLI.",
 )
 @click.option(
     "--judge-model",

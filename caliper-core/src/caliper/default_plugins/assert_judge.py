@@ -3,10 +3,11 @@
 The value is either inline code (``assert: |`` block) or, when it is a single line ending in
 ``.py``, a file relative to the spec (read once, when the spec is loaded at the start of a
 run). The code runs with the interpreter caliper runs on, in the attempt's working directory,
-with ``CALIPER_WORKDIR`` and ``CALIPER_SPEC_DIR`` set, in a child forked from a warm server
-(:mod:`caliper.default_plugins.warm_assert`) or, where that is unavailable, a fresh
-interpreter. Exit without an exception passes; a failed ``assert`` fails with its message as
-the reason.
+with ``CALIPER_WORKDIR``, ``CALIPER_SPEC_DIR`` and ``CALIPER_TRANSCRIPT`` (a JSON file of the
+attempt's normalised transcript, :func:`caliper.plugin.tools.transcript_data`) set, in a
+child forked from a warm server (:mod:`caliper.default_plugins.warm_assert`) or, where that
+is unavailable, a fresh interpreter. Exit without an exception passes; a failed ``assert``
+fails with its message as the reason.
 """
 
 from __future__ import annotations
@@ -128,6 +129,7 @@ class AssertJudge(Judge):
             code_file = Path(temp) / "assertion.py"
             result_file = Path(temp) / "result.json"
             code_file.write_text(source, encoding="utf-8")
+            env["CALIPER_TRANSCRIPT"] = str(_write_transcript(Path(temp), context))
             done = run_process(
                 [
                     sys.executable,
@@ -160,6 +162,20 @@ class AssertJudge(Judge):
                 details=details,
             )
         return _verdict(outcome, details)
+
+
+def _write_transcript(folder: Path, context: JudgeContext) -> Path:
+    """The attempt's normalised transcript as ``transcript.json`` in ``folder``, mode 0600
+    (tool outputs may hold what the agent read)."""
+    import json
+
+    from caliper.plugin.private_files import write_private
+    from caliper.plugin.tools import transcript_data
+
+    data = transcript_data(context.transcript, context.tools)
+    return write_private(
+        folder / "transcript.json", json.dumps(data, ensure_ascii=False, default=str)
+    )
 
 
 def _read_result(path: Path) -> dict[str, Any] | None:

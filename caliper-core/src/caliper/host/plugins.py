@@ -7,7 +7,7 @@ name, through stevedore, only when a command needs them; one that fails to impor
 
 ``CALIPER_LOAD_PLUGINS`` (comma-separated entry-point names) limits which installed plugins
 load at all; set it to an empty string to load none but those passed explicitly. The
-built-in judges of caliper-core (``assert``, ``activates``) always load.
+built-in judges of caliper-core (``assert``, ``activates``, ``tools``) always load.
 
 stevedore's on-disk entry-point cache (``~/.cache/python-entrypoints``) is never read: the
 entry points come from package metadata, which discovery scans anyway, so a corrupt or stale

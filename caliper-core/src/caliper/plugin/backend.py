@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         PromptResult,
     )
     from caliper.plugin.skills import ResolvedSkill
+    from caliper.plugin.tools import ToolNames
     from caliper.system.process import ProcessResult
 
 
@@ -308,6 +309,40 @@ class Backend(abc.ABC):
         overrides it, and the conformance kit checks the transcript against it.
         """
         return f"mcp__{server}__{tool}"
+
+    def tool_vocabulary(self) -> Mapping[str, Sequence[str]]:
+        """This agent's own tool names for each kind of the tool vocabulary.
+
+        Keys are ``shell``, ``read``, ``write``, ``edit`` and ``skill``
+        (:data:`caliper.plugin.tools.TOOL_KINDS`); a kind the agent has no tool for is left
+        out (a ``tools:`` check naming it then cannot be decided on this backend). ``tools:``
+        checks read transcripts through it, and the conformance kit checks it against the
+        real CLI. Default: empty, which the kit fails.
+        """
+        return {}
+
+    def shell_command(self, tool_input: Any) -> str | None:
+        """The command a shell call with ``tool_input`` ran, as the user would type it.
+
+        The default reads a ``command`` string; a backend whose agent wraps commands (Codex:
+        ``/bin/bash -lc '<script>'``) returns the script. ``tools:`` ``input:`` patterns of
+        shell calls are matched against it.
+        """
+        from caliper.plugin.tools import shell_command_of
+
+        return shell_command_of(tool_input)
+
+    def tool_names(self) -> ToolNames:
+        """What ``tools:`` checks read: :meth:`tool_vocabulary`, :meth:`mcp_tool_name` and
+        :meth:`shell_command` of this backend, in one object."""
+        from caliper.plugin.tools import TOOL_KINDS, ToolNames
+
+        vocabulary = {
+            kind: tuple(str(n) for n in names)
+            for kind, names in self.tool_vocabulary().items()
+            if kind in TOOL_KINDS and names
+        }
+        return ToolNames(self.id, vocabulary, self.mcp_tool_name, self.shell_command)
 
     def claims_model(self, model: str) -> bool:
         """Whether a bare ``--model NAME`` belongs to this backend (e.g. ``gpt-`` for codex)."""

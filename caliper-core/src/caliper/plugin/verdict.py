@@ -17,6 +17,7 @@ from caliper.plugin.attempt import Usage
 
 if TYPE_CHECKING:
     from caliper.plugin.attempt import AttemptResult, Turn
+    from caliper.plugin.tools import ToolNames
 
 
 JudgeUsage = Usage
@@ -124,7 +125,9 @@ class JudgeContext:
     :class:`Ask`; the engine is resolved on the first call only, so runs without LLM judges
     never load a judge backend); ``agent_env`` is the environment the agent ran with (its
     isolated HOME, PATH with the spec's ``extra_path``), for judges that run local code
-    against what the agent left behind.
+    against what the agent left behind; ``tools`` is the backend's tool vocabulary
+    (:class:`caliper.plugin.tools.ToolNames`), ``None`` when no backend ran (``validate
+    --probe``).
     """
 
     task_name: str
@@ -138,6 +141,7 @@ class JudgeContext:
     timeout: float
     ask: Ask
     agent_env: Mapping[str, str] = attrs.field(factory=dict)
+    tools: ToolNames | None = None
 
     @property
     def transcript(self) -> Sequence[Turn]:

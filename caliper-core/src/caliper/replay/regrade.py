@@ -30,6 +30,7 @@ from caliper.results.models import AttemptRecord, Outcome
 if TYPE_CHECKING:
     from caliper.plugin.judge import Judge, JudgeContext
     from caliper.plugin.mcp import SecretSet
+    from caliper.plugin.tools import ToolNames
     from caliper.runner.attempt.judging import LazyEngine
     from caliper.spec.model import Spec, Task
 
@@ -49,6 +50,8 @@ class Regrader:
     timeout: float
     declared: tuple[str, ...]
     installed: tuple[str, ...]
+    tools: ToolNames | None = None
+    """The run's backend's tool vocabulary, for ``tools:`` checks (``None``: not installed)."""
 
     def needs_workdir(self, task: Task) -> bool:
         """True when a check of ``task`` runs local code against the working directory."""
@@ -154,6 +157,7 @@ class Regrader:
                 timeout=self.timeout,
                 ask=ask,
                 agent_env=dict(sandbox.base_env),
+                tools=self.tools,
             )
 
         return make

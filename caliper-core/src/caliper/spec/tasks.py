@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 OPTIONAL_CORE = ("setup", "cleanup")
 # Keys of first-party judges that live in other distributions, for "did you mean".
-KNOWN_JUDGE_KEYS = ("assert", "expect", "activates")
+KNOWN_JUDGE_KEYS = ("assert", "expect", "activates", "tools")
 # First-party judges shipped outside caliper-core: task key → distribution.
 JUDGE_DISTRIBUTIONS = {"expect": "caliper-judge-llm"}
 

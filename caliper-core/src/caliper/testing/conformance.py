@@ -315,6 +315,61 @@ class BackendConformance:
             "OUT-42" in r for q in server.model_requests() for r in q.conversation.tool_results
         )
 
+    def test_tool_vocabulary_declared(self) -> None:
+        """The backend maps the tool vocabulary to its own names (``tool_vocabulary()``),
+        at least ``shell``, and only kinds of the vocabulary."""
+        from caliper.plugin.tools import TOOL_KINDS
+
+        vocabulary = self.backend().tool_vocabulary()
+        assert vocabulary.get("shell"), f"no shell tool in tool_vocabulary(): {vocabulary}"
+        assert set(vocabulary) <= set(TOOL_KINDS), vocabulary
+
+    def test_tools_check_on_the_transcript(self, kit: ConformanceKit) -> None:
+        """``tools:`` reads the real CLI's transcript through the backend's vocabulary: a
+        shell check with an ``input:`` pattern passes, and ``not_called: shell`` fails naming
+        the call."""
+        call = self.shell_call("printf 'TOOLS-%s' 7")
+        server = kit.server(kit.script([{"tool_calls": [_call(call)]}, {"text": "Done."}]))
+        checks_pass = [
+            {"called": "shell", "input": "^printf 'TOOLS-", "at_most": 1},
+            {"not_called": "shell", "input": "^rm "},
+        ]
+        tasks = [
+            {"name": "tools-pass", "prompt": "Print it.", "tools": checks_pass},
+            {"name": "tools-fail", "prompt": "Print that.", "tools": [{"not_called": "shell"}]},
+        ]
+        run = kit.run(kit.spec(tasks), server)
+        assert run.results is not None, run.describe()
+        good = run.attempts("tools-pass")[0]
+        assert good["outcome"] == "pass", (good.get("checks"), run.describe())
+        bad = run.attempts("tools-fail")[0]
+        check = next(c for c in bad["checks"] if c["key"] == "tools")
+        assert check["passed"] is False, check
+        assert "shell was called: call 1 (turn" in check["reason"], check
+        assert "TOOLS-" in check["reason"], check
+
+    def test_tools_check_of_an_mcp_call(self, kit: ConformanceKit) -> None:
+        """``tools: [{called: mcp:SERVER/TOOL}]`` passes on the real CLI's MCP call, and
+        ``not_called: mcp:SERVER/*`` fails naming it (skipped without MCP support)."""
+        if not self.backend().supports_mcp():
+            pytest.skip("the backend refuses mcp: (test_mcp_tool_call checks the refusal)")
+        mcp = {"echo": {"command": sys.executable, "args": ["-m", "caliper.testing.mcp_echo"]}}
+        call = self.mcp_call("echo", "echo", {"text": "MCP-TOOLS-3"})
+        server = kit.server(kit.script([{"tool_calls": [_call(call)]}, {"text": "Echoed."}]))
+        tasks = [
+            {"name": "mcp-pass", "prompt": "Echo it.", "tools": [{"called": "mcp:echo/echo"}]},
+            {"name": "mcp-fail", "prompt": "Echo that.", "tools": [{"not_called": "mcp:echo/*"}]},
+        ]
+        run = kit.run(kit.spec(tasks, mcp=mcp), server)
+        assert run.results is not None, run.describe()
+        good = run.attempts("mcp-pass")[0]
+        assert good["outcome"] == "pass", (good.get("checks"), run.describe())
+        bad = run.attempts("mcp-fail")[0]
+        check = next(c for c in bad["checks"] if c["key"] == "tools")
+        assert check["passed"] is False, check
+        assert "mcp:echo/* was called: call 1 (turn" in check["reason"], check
+        assert self.backend().mcp_tool_name("echo", "echo") in check["reason"], check
+
     def test_usage_parsed_and_normalised(self, kit: ConformanceKit) -> None:
         """Token usage is read from structured output, as four disjoint numbers."""
         usage = attrs_dict(SCRIPTED_USAGE)

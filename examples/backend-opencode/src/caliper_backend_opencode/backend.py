@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from caliper.plugin import SetupError, UsageError, run_process
@@ -69,6 +69,16 @@ class OpencodeBackend(Backend):
     def mcp_tool_name(self, server: str, tool: str) -> str:
         """opencode names MCP tools ``<server>_<tool>``."""
         return f"{server}_{tool}"
+
+    def tool_vocabulary(self) -> Mapping[str, Sequence[str]]:
+        """opencode's own tools: ``bash``, ``read``, ``write``, ``edit``, ``skill``."""
+        return {
+            "shell": ("bash",),
+            "read": ("read",),
+            "write": ("write",),
+            "edit": ("edit",),
+            "skill": ("skill",),
+        }
 
     def check_mcp_servers(self, servers: Sequence[McpServerConfig], real_home: Path) -> None:
         """opencode runs on without a server it cannot reach, so ask ``opencode mcp list``

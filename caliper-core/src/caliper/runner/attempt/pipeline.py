@@ -68,6 +68,7 @@ def _judge_context_factory(
 
     sandbox = env.sandbox()
     ask = judge_ask(judge_engine, env.judge_sandbox, prepared.options.judge_seconds)
+    tools = prepared.engine.backend.tool_names()
 
     def make(key: str) -> JudgeContext:
         return JudgeContext(
@@ -82,6 +83,7 @@ def _judge_context_factory(
             timeout=prepared.options.judge_seconds,
             ask=ask,
             agent_env=dict(sandbox.base_env),
+            tools=tools,
         )
 
     return make
