@@ -67,6 +67,8 @@ def command(
     output: Path | None,
     min_score: tuple[Bar, ...],
     min_activation: tuple[Bar, ...],
+    max_cost_per_attempt: tuple[Bar, ...],
+    max_duration: tuple[Bar, ...],
     inconclusive: str,
 ) -> None:
     """Show a saved run again.
@@ -94,14 +96,16 @@ def command(
       2  REF matches no saved run, the file is not a readable results file, or
          -o FILE cannot be written; --matrix ID matches no run; runs of
          different specs given side by side
-      3  a --min-score/--min-activation bar was not met (see `caliper run --help`)
+      3  a --min-score/--min-activation/--max-cost-per-attempt/--max-duration bar
+         was not met (see `caliper run --help`)
     """
     from caliper.results.store import load_run
 
     if matrix_id is not None or len(refs) > 1:  # engines side by side
         from caliper.commands.matrix_report import show_matrix
 
-        if min_score or min_activation or output is not None:
+        bars_given = (*min_score, *min_activation, *max_cost_per_attempt, *max_duration)
+        if bars_given or output is not None:
             from caliper.errors import UsageError
 
             raise UsageError(
@@ -126,7 +130,8 @@ def command(
 
         emit_page(run_html(results, path, confidence), output)
         return
-    gate = _gate(results, (*min_score, *min_activation), inconclusive, confidence)
+    bars = (*min_score, *min_activation, *max_cost_per_attempt, *max_duration)
+    gate = _gate(results, bars, inconclusive, confidence)
     if output_format == "json":
         _print_json(results, path, confidence, gate)
     elif output_format == "markdown":

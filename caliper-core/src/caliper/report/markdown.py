@@ -13,13 +13,13 @@ import re
 from typing import TYPE_CHECKING
 
 from caliper.report.fmt import STRIP_SYMBOLS
-from caliper.results.gate import BarVerdict, format_fraction
+from caliper.results.gate import BarVerdict, format_fraction, format_measure
 from caliper.results.meta_labels import derived_sentence
 from caliper.results.models import Outcome, RunResults
 from caliper.results.scoring import TaskStatus, score_run
 
 if TYPE_CHECKING:
-    from caliper.results.gate import GateResult
+    from caliper.results.gate import BarResult, GateResult
     from caliper.results.stats import Interval
 
 DASH = "—"
@@ -67,6 +67,19 @@ def interval_text(interval: Interval | None) -> str:
 
 def _rate(value: float | None) -> str:
     return DASH if value is None else format_fraction(value)
+
+
+def _ceiling_cells(result: BarResult) -> tuple[str, str]:
+    """A cost or time ceiling's "Rate" and "Interval" cells: the mean (over N attempts) and
+    its Student-t interval, in the bar's unit."""
+    measured, metric = result.measured, result.bar.metric
+    if measured.value is None:
+        return DASH, DASH
+    mean = f"mean {format_measure(metric, measured.value)} ({measured.trials} attempts)"
+    interval = measured.interval
+    if interval is None:
+        return mean, DASH
+    return mean, f"{format_measure(metric, interval.low)}–{format_measure(metric, interval.high)}"
 
 
 def _row(cells: list[str]) -> str:
@@ -148,16 +161,19 @@ def gate_markdown(gate: GateResult, title: str = "Bars") -> list[str]:
     ]
     for result in gate.bars:
         measured = result.measured
-        rate = _rate(measured.value)
-        if measured.trials is not None:
-            rate = f"{measured.successes}/{measured.trials} = {rate}"
+        if result.bar.ceiling:
+            rate, shown = _ceiling_cells(result)
+        else:
+            rate, shown = _rate(measured.value), interval_text(measured.interval)
+            if measured.trials is not None:
+                rate = f"{measured.successes}/{measured.trials} = {rate}"
         lines.append(
             _row(
                 [
                     escape(result.bar.label),
                     VERDICT_LABEL[result.verdict],
                     rate,
-                    interval_text(measured.interval),
+                    shown,
                     "pass" if result.passed else "**fail**",
                 ]
             )
