@@ -31,6 +31,7 @@ def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> 
     from caliper.results import codec
     from caliper.results.run_clock import clock_data, run_clock
     from caliper.results.scoring import score_run, scores_data, usage_data
+    from caliper.results.spend import spend_data
 
     run = score_run(results, confidence)
     data = codec.to_data_by_attempt(results)  # each attempt's data made as it is written
@@ -38,6 +39,7 @@ def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> 
     data["scores"] = scores_data(run)
     data["usage_totals"] = usage_data(run)
     data["wall_clock"] = clock_data(run_clock(results.meta))
+    data["spend"] = spend_data(results, confidence)
     return data
 
 
@@ -50,9 +52,9 @@ def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> 
 )
 @format_option(
     "text: the same report `caliper run` prints; json: the saved run plus derived "
-    "`scores` and `usage_totals` blocks (and `gate` with bars); markdown: a summary table "
-    "for $GITHUB_STEP_SUMMARY; html: one self-contained page with a transcript viewer (to "
-    "stdout, or to -o FILE)."
+    "`scores`, `usage_totals` and `spend` (cost and agent time) blocks (and `gate` with "
+    "bars); markdown: a summary table for $GITHUB_STEP_SUMMARY; html: one self-contained "
+    "page with a transcript viewer (to stdout, or to -o FILE)."
 )
 @page_output_option
 @verbose_option("Add pass@k / pass^k and a panel per task.")

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from caliper.results.models import TIMEOUTS_FAILURE, AttemptRecord, Outcome
+from caliper.results.models import TIMEOUTS_FAILURE, AttemptRecord, Outcome, RunResults
 from caliper.results.scoring import left_out_outcomes
 from caliper.results.spread import Spread, spread_of
 from caliper.results.stats import DEFAULT_CONFIDENCE
@@ -99,3 +99,17 @@ def spend_of(
         if complete and successes and total is not None
         else None,
     )
+
+
+def spend_data(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> dict[str, object]:
+    """The ``spend`` block of ``caliper report --format json``: the run's and each task's
+    :meth:`Spend.data`, with how the spread is given."""
+    policy = results.meta.timeouts
+    every = [a for t in results.tasks for a in t.attempts]
+    return {
+        "confidence": confidence,
+        "spread": "median and quartiles (inclusive method); mean with a Student-t interval",
+        "cost_source": "usage.cost_usd as the agent CLI reported it (no price table)",
+        "run": spend_of(every, confidence, policy).data(),
+        "tasks": {t.name: spend_of(t.attempts, confidence, policy).data() for t in results.tasks},
+    }
