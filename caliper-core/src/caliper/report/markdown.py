@@ -146,9 +146,36 @@ def run_markdown(
     if run.unusable:
         score_line += f" · ⊘ {run.unusable} unusable attempts (not counted)"
     lines += [score_line, ""]
+    lines += spend_markdown(results, confidence)
     if gate is not None:
         lines += gate_markdown(gate, gate_title)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def spend_markdown(results: RunResults, confidence: float) -> list[str]:
+    """The cost and agent-time table (per task, then the run), as Markdown lines."""
+    from caliper.report.spend_view import (
+        SPREAD_NOTE,
+        cost_spread_text,
+        cost_total_text,
+        time_text,
+    )
+    from caliper.results.spend import spend_of
+
+    policy = results.meta.timeouts
+    rows = [(escape(t.name), spend_of(t.attempts, confidence, policy)) for t in results.tasks]
+    every = (a for t in results.tasks for a in t.attempts)
+    rows.append(("**run**", spend_of(every, confidence, policy)))
+    lines = [
+        f"### Cost and time ({escape(SPREAD_NOTE)})",
+        "",
+        _row(["", "Cost", "Cost per attempt", "Agent time per attempt"]),
+        _row(["---", "---", "---", "---"]),
+    ]
+    for name, spend in rows:
+        cells = [cost_total_text(spend), cost_spread_text(spend), time_text(spend)]
+        lines.append(_row([name, *(escape(cell) for cell in cells)]))
+    return [*lines, ""]
 
 
 def gate_markdown(gate: GateResult, title: str = "Bars") -> list[str]:

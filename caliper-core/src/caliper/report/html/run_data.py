@@ -332,6 +332,8 @@ def run_view(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> dic
 
     Every interval is the one :mod:`caliper.results.scoring` derives, at ``confidence``.
     """
+    from caliper.report.html.spend_data import spend_rows
+
     run = score_run(results, confidence)
     rows = [
         _task_row(i, t, s) for i, (t, s) in enumerate(zip(results.tasks, run.tasks, strict=True))
@@ -358,6 +360,7 @@ def run_view(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> dic
         "outcomes": [(o, OUTCOME_LABELS[Outcome(o)]) for o in outcomes],
         "attempts": details,
         "attempt_count": len(details),
+        "spend": spend_rows(results, confidence),
     }
 
 
