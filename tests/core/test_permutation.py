@@ -63,6 +63,6 @@ def test_beyond_the_exact_limit_the_estimate_is_near_the_exact_p(monkeypatch) ->
     monkeypatch.setattr(permutation, "EXACT_LIMIT", 10)
     estimate = permutation_p(a, b)
     assert exact is not None and estimate is not None
-    # 20,000 draws: the standard error of the estimate is at most 0.0036
-    assert estimate == pytest.approx(exact, abs=0.015)
+    # 2,000 draws: the standard error of the estimate is at most 0.0112
+    assert estimate == pytest.approx(exact, abs=0.04)
     assert estimate >= 1 / (permutation.DRAWS + 1)
