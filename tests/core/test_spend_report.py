@@ -86,3 +86,40 @@ def test_a_cli_without_a_cost_is_said_to_report_none(space: Workspace) -> None:
     data = json.loads(_report(space, str(spec), "--format", "json").stdout)
     assert data["spend"]["run"]["cost_per_attempt_usd"] is None
     assert data["spend"]["run"]["cost_reported"] == 0
+
+
+def _caliper(space: Workspace, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(CALIPER), *args],
+        cwd=space.root,
+        env=space.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_compare_tests_a_cost_change_in_every_format(space: Workspace) -> None:
+    one = (
+        'tasks:\n  - name: t\n    prompt: "fake: cost {}\\nfake: say hi"\n'
+        '    assert: "assert True"\n'
+    )
+    spec = space.spec(one.format(0.25))
+    first = space.run(spec, "--k", "4")
+    assert first.returncode == 0, first.stderr
+    spec.write_text(one.format(0.5), encoding="utf-8")
+    second = space.run(spec, "--k", "4")
+    assert second.returncode == 0, second.stderr
+    a, b = str(first.results_path), str(second.results_path)
+    data = json.loads(_caliper(space, "compare", a, b, "--format", "json").stdout)
+    run = next(c for c in data["spend"] if c["metric"] == "cost" and c["task"] is None)
+    # 4 × $0.25 against 4 × $0.5: only 2 of the C(8, 4) = 70 splits reach |Δ| = $0.25
+    assert run["p_value"] == pytest.approx(2 / 70)
+    assert run["verdict"] == "increased" and run["delta"] == pytest.approx(0.25)
+    text = _caliper(space, "compare", a, b).stdout
+    assert "Cost per attempt (run): $0.25 → $0.5" in text and "increased" in text
+    markdown = _caliper(space, "compare", a, b, "--format", "markdown").stdout
+    assert "### Cost and time" in markdown and "Cost per attempt \\(t\\)" in markdown
+    page = space.root / "compare.html"
+    assert _caliper(space, "compare", a, b, "--format", "html", "-o", str(page)).returncode == 0
+    assert 'id="spend-changes-table"' in page.read_text(encoding="utf-8")
