@@ -40,6 +40,9 @@ def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> 
     data["usage_totals"] = usage_data(run)
     data["wall_clock"] = clock_data(run_clock(results.meta))
     data["spend"] = spend_data(results, confidence)
+    from caliper.report.tool_usage_view import run_tool_usage
+
+    data["tool_usage"] = run_tool_usage(results).data()
     return data
 
 
@@ -126,7 +129,7 @@ def command(
     from caliper.results.codec import kept_until_exit
 
     with kept_until_exit():
-        results = load_run(path, transcripts=output_format in ("json", "html"))
+        results = load_run(path, transcripts=_needs_turns(path, output_format))
     if output_format == "html":
         from caliper.report.html.output import emit_page, run_html
 
@@ -236,3 +239,15 @@ def _shown_path(path: Path, cwd: Path) -> Path:
         return path.resolve().relative_to(cwd.resolve())
     except ValueError:
         return path
+
+
+def _needs_turns(path: Path, output_format: str) -> bool:
+    """Whether to decode the transcripts: json and html show them; text and markdown only
+    count MCP calls from them, so they decode them only when the file names an ``mcp`` tool
+    at all (every backend's MCP names hold it), keeping a big run's summary read cheap."""
+    if output_format in ("json", "html"):
+        return True
+    try:
+        return b"mcp" in path.read_bytes()
+    except OSError:
+        return False

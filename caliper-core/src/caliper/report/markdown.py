@@ -147,9 +147,32 @@ def run_markdown(
         score_line += f" · ⊘ {run.unusable} unusable attempts (not counted)"
     lines += [score_line, ""]
     lines += spend_markdown(results, confidence)
+    lines += mcp_markdown(results)
     if gate is not None:
         lines += gate_markdown(gate, gate_title)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def mcp_markdown(results: RunResults) -> list[str]:
+    """Calls per MCP server and tool as a Markdown table (nothing when none was called)."""
+    from caliper.report.tool_usage_view import run_tool_usage
+
+    if not any(a.transcript for t in results.tasks for a in t.attempts):
+        return []
+    usage = run_tool_usage(results)
+    if not usage.servers:
+        return []
+    lines = ["### MCP calls", "", _row(["Server", "Tool", "Calls", "Errors", "Attempts"])]
+    lines.append(_row(["---", "---", "---:", "---:", "---:"]))
+    for server in usage.servers:
+        name = escape(server.name) + (" (ablated)" if server.ablated else "")
+        lines.append(
+            _row([name, "**all**", str(server.calls), str(server.errors), str(server.attempts)])
+        )
+        for tool in server.tools:
+            cells = [str(tool.calls), str(tool.errors), str(tool.attempts)]
+            lines.append(_row(["", escape(tool.name), *cells]))
+    return [*lines, ""]
 
 
 def spend_markdown(results: RunResults, confidence: float) -> list[str]:

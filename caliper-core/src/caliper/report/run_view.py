@@ -358,6 +358,18 @@ def clock_text(clock: RunClock | None) -> str:
     return text
 
 
+def mcp_lines(results: RunResults) -> list[Text]:
+    """Calls per MCP server and tool (nothing when no attempt called one)."""
+    from caliper.report.tool_usage_view import run_tool_usage, usage_lines
+
+    if not any(a.transcript for t in results.tasks for a in t.attempts):
+        return []
+    shown = usage_lines(run_tool_usage(results))
+    if not shown:
+        return []
+    return [Text(" MCP calls"), *(Text(f"   {line}") for line in shown)]
+
+
 def spend_lines(results: RunResults, confidence: float) -> list[Text]:
     """Cost and agent time per attempt, run-wide and (with several tasks) per task."""
     from caliper.report.spend_view import (
@@ -575,6 +587,8 @@ def render_run(
     for line in usage_lines(run.usage, run_clock(results.meta)):
         console.print(line)
     for line in spend_lines(results, confidence):
+        console.print(line)
+    for line in mcp_lines(results):
         console.print(line)
     panels = failure_panels(results, console.width)
     if panels:

@@ -333,6 +333,7 @@ def run_view(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> dic
     Every interval is the one :mod:`caliper.results.scoring` derives, at ``confidence``.
     """
     from caliper.report.html.spend_data import spend_rows
+    from caliper.report.tool_usage_view import run_tool_usage
 
     run = score_run(results, confidence)
     rows = [
@@ -361,6 +362,7 @@ def run_view(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> dic
         "attempts": details,
         "attempt_count": len(details),
         "spend": spend_rows(results, confidence),
+        "tool_usage": run_tool_usage(results).data(),
     }
 
 
