@@ -39,7 +39,7 @@ def usage_lines(usage: ToolUsage) -> list[str]:
             f"{t.name} {t.calls}" + (f" ({t.errors} failed)" if t.errors else "")
             for t in server.tools
         )
-        lines.append(
-            f"{server.name}: {server.calls} calls{errors} in {server.attempts} attempts — {tools}"
-        )
+        calls = f"{server.calls} call{'s' if server.calls != 1 else ''}"
+        attempts = f"{server.attempts} attempt{'s' if server.attempts != 1 else ''}"
+        lines.append(f"{server.name}: {calls}{errors} in {attempts} — {tools}")
     return lines
