@@ -65,5 +65,5 @@ def test_an_ablated_server_is_listed_with_no_calls() -> None:
     assert "git: left out (--ablate mcp:git), no calls" in usage_lines(usage)
     assert attrs.asdict(usage)["servers"][1]["ablated"] is True
     table = "\n".join(mcp_markdown(results))
-    assert "| git (ablated) | **all** | 0 | 0 | 0 |" in table
-    assert "| docs | **all** | 1 | 0 | 1 |" in table
+    assert "| git (ablated) | all tools | 0 | 0 | 0 |" in table
+    assert "| docs | all tools | 1 | 0 | 1 |" in table

@@ -55,9 +55,9 @@ def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> 
 )
 @format_option(
     "text: the same report `caliper run` prints; json: the saved run plus derived "
-    "`scores`, `usage_totals` and `spend` (cost and agent time) blocks (and `gate` with "
-    "bars); markdown: a summary table for $GITHUB_STEP_SUMMARY; html: one self-contained "
-    "page with a transcript viewer (to stdout, or to -o FILE)."
+    "`scores`, `usage_totals`, `spend` (cost and agent time) and `tool_usage` (MCP calls) "
+    "blocks (and `gate` with bars); markdown: a summary table for $GITHUB_STEP_SUMMARY; "
+    "html: one self-contained page with a transcript viewer (to stdout, or to -o FILE)."
 )
 @page_output_option
 @verbose_option("Add pass@k / pass^k and a panel per task.")

@@ -167,7 +167,7 @@ def mcp_markdown(results: RunResults) -> list[str]:
     for server in usage.servers:
         name = escape(server.name) + (" (ablated)" if server.ablated else "")
         lines.append(
-            _row([name, "**all**", str(server.calls), str(server.errors), str(server.attempts)])
+            _row([name, "all tools", str(server.calls), str(server.errors), str(server.attempts)])
         )
         for tool in server.tools:
             cells = [str(tool.calls), str(tool.errors), str(tool.attempts)]
@@ -188,7 +188,7 @@ def spend_markdown(results: RunResults, confidence: float) -> list[str]:
     policy = results.meta.timeouts
     rows = [(escape(t.name), spend_of(t.attempts, confidence, policy)) for t in results.tasks]
     every = (a for t in results.tasks for a in t.attempts)
-    rows.append(("**run**", spend_of(every, confidence, policy)))
+    rows.append(("whole run", spend_of(every, confidence, policy)))
     lines = [
         f"### Cost and time ({escape(SPREAD_NOTE)})",
         "",
