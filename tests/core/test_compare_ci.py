@@ -87,7 +87,8 @@ def test_compare_markdown(pair) -> None:
     project, a, b = pair
     done = caliper("compare", str(a), str(b), "--format", "markdown", cwd=project)
     assert done.returncode == 1, done.stderr
-    [table] = tables(done.stdout)
+    table, spend = tables(done.stdout)  # the tasks, then cost and time changes
+    assert spend[0] == ["Measure", "Mean before → after", "Δ", "p (adj.)", "Verdict"]
     header, drops, steady, noise, whole = table
     assert header[:6] == ["Task", "Before", "After", "Δ (interval)", "p (adj.)", "Verdict"]
     # the task's adjusted p is the whole run's (tested first), larger than its own Holm p

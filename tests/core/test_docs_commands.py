@@ -184,7 +184,14 @@ CHANGELOG_TASK = """
       assert pathlib.Path("CHANGELOG.md").is_file()
     activates: [changelog-writer]
 """
-BAR_FLAGS = ("--min-score", "--min-activation", "--require-improvement", "--min-lift")
+BAR_FLAGS = (
+    "--min-score",
+    "--min-activation",
+    "--max-cost-per-attempt",
+    "--max-duration",
+    "--require-improvement",
+    "--min-lift",
+)
 RUN_KINDS = {
     "run",
     "report",

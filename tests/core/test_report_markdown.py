@@ -48,7 +48,8 @@ def test_task_table_with_rates_intervals_and_strips(saved) -> None:
     space, spec = saved
     done = report(space, str(spec))
     assert done.returncode == 0, done.stderr
-    [task_table] = tables(done.stdout)
+    task_table, spend = tables(done.stdout)  # the tasks, then cost and time
+    assert spend[-1][0] == "whole run"
     header, *rows = task_table
     assert header == ["Task", "Passed", "Success", "95% interval", "Attempts", "Status"]
     # Wilson 95 % by hand (z = 1.95996): 4/4 → [n/(n+z²), 1] = [51.0 %, 100 %];
@@ -76,7 +77,7 @@ def test_bars_table(saved) -> None:
     # exact (Clopper–Pearson) bounds: 4/4 → [39.8 %, 100 %], 0/4 → [0 %, 60.2 %]
     done = report(space, str(spec), "--min-score", "always=0.35", "--min-score", f"{ODD}=0.9")
     assert done.returncode == 3  # the odd task's bar failed
-    _tasks, bars = tables(done.stdout)
+    _tasks, _spend, bars = tables(done.stdout)
     assert bars[0] == ["Bar", "Verdict", "Rate", "Interval", "Counts as"]
     assert bars[1] == [
         "success of task 'always' ≥ 35%",

@@ -13,6 +13,7 @@ attempt can say what the CLI sent instead of failing on it.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -81,10 +82,15 @@ class ClaudeStream:
 
     @property
     def usage(self) -> Usage | None:
-        """Token usage from the ``result`` line (assistant lines only carry partial counts)."""
+        """Token usage from the ``result`` line (assistant lines only carry partial counts),
+        with the ``total_cost_usd`` Claude Code reports there."""
         if not self.result:
             return None
-        return usage_from(self.result.get("usage"))
+        usage = usage_from(self.result.get("usage"))
+        cost = self.result.get("total_cost_usd")
+        if usage is None or not isinstance(cost, (int, float)) or isinstance(cost, bool):
+            return usage
+        return attrs.evolve(usage, cost_usd=float(cost)) if math.isfinite(cost) else usage
 
 
 def usage_from(data: Any) -> Usage | None:

@@ -434,3 +434,15 @@ def test_a_wrong_type_through_the_real_backend_is_not_a_crash(stand_in, sandbox)
     assert result.status is AgentStatus.INFRA_ERROR
     assert "TypeError" not in (result.error or "")
     assert "'subtype' is a list" in result.error
+
+
+def test_the_result_lines_total_cost_usd_is_the_attempts_reported_cost():
+    stream = parse_stream(_lines(INIT, _result(total_cost_usd=0.0123)))
+    assert stream.usage is not None and stream.usage.cost_usd == 0.0123
+    assert stream.usage.output_tokens == 60
+
+
+def test_no_or_malformed_total_cost_usd_leaves_the_cost_unknown():
+    for fields in ({}, {"total_cost_usd": "0.1"}, {"total_cost_usd": True}):
+        stream = parse_stream(_lines(INIT, _result(**fields)))
+        assert stream.usage is not None and stream.usage.cost_usd is None

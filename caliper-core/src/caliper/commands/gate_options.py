@@ -36,8 +36,16 @@ Bars (a CI gate, judged on each rate's confidence interval):
   "failed" at most 2.5% of the time. A --k auto run is judged by the
   sequential test it stopped with; a run-wide bar there is met when every
   task met it.
+  --max-cost-per-attempt 0.25   mean reported USD per attempt at most $0.25
+  --max-duration "TASK=90"      task TASK's mean agent time at most 90s
+  A ceiling is MET when the Student-t interval of the mean lies at or
+  below it, FAILED when it lies above it (Bonferroni-adjusted like the
+  rates), else INCONCLUSIVE; one attempt is inconclusive, none unmeasured.
+  Run-wide ceilings pool every counted attempt; cost counts the attempts
+  whose CLI reported one (Claude Code does; no price table is applied).
   TASK=VALUE is split at the last '=', so task names may hold '=' and
-  spaces. Values are fractions (0.8) or percentages (80%).
+  spaces. Rates are fractions (0.8) or percentages (80%); costs are USD
+  (0.25 or $0.25); durations are seconds (90 or 90s).
 """
 
 
@@ -58,7 +66,8 @@ def _parse(metric: str) -> Callable[[click.Context, click.Parameter, tuple[str, 
 
 
 def bar_options(function: F) -> F:
-    """Add ``--min-score``, ``--min-activation`` and ``--inconclusive`` to a command."""
+    """Add ``--min-score``, ``--min-activation``, ``--max-cost-per-attempt``,
+    ``--max-duration`` and ``--inconclusive`` to a command."""
     options = [
         click.option(
             "--min-score",
@@ -78,6 +87,26 @@ def bar_options(function: F) -> F:
             callback=_parse("activation"),
             help="A bar on the run's activation rate, or on one task's (TASK=RATE; the task "
             "needs activates:). Repeatable. A failed bar exits 3.",
+        ),
+        click.option(
+            "--max-cost-per-attempt",
+            "max_cost_per_attempt",
+            multiple=True,
+            metavar="[TASK=]USD",
+            callback=_parse("cost"),
+            help="A ceiling on the mean reported cost per attempt in USD, run-wide or for one "
+            "task with TASK=USD (repeatable), judged on the mean's Student-t interval. A "
+            "failed bar exits 3.",
+        ),
+        click.option(
+            "--max-duration",
+            "max_duration",
+            multiple=True,
+            metavar="[TASK=]SECONDS",
+            callback=_parse("duration"),
+            help="A ceiling on the mean agent time per attempt in seconds, run-wide or for one "
+            "task with TASK=SECONDS (repeatable), judged like --max-cost-per-attempt. A "
+            "failed bar exits 3.",
         ),
         click.option(
             "--inconclusive",
@@ -173,6 +202,10 @@ def evaluate(
         family = len(bars)
         wider = score_run(results, 1.0 - (1.0 - confidence) / family) if family > 1 else None
         measure = measure_run(score_run(results, confidence), wider)
+    if any(bar.ceiling for bar in bars):
+        from caliper.results.gate_spend import measure_spend
+
+        measure = {**measure, **measure_spend(results, confidence, len(bars))}
     return evaluate_gate(
         bars, measure, policy=InconclusivePolicy(inconclusive), confidence=confidence
     )

@@ -31,6 +31,7 @@ def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> 
     from caliper.results import codec
     from caliper.results.run_clock import clock_data, run_clock
     from caliper.results.scoring import score_run, scores_data, usage_data
+    from caliper.results.spend import spend_data
 
     run = score_run(results, confidence)
     data = codec.to_data_by_attempt(results)  # each attempt's data made as it is written
@@ -38,6 +39,10 @@ def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> 
     data["scores"] = scores_data(run)
     data["usage_totals"] = usage_data(run)
     data["wall_clock"] = clock_data(run_clock(results.meta))
+    data["spend"] = spend_data(results, confidence)
+    from caliper.report.tool_usage_view import run_tool_usage
+
+    data["tool_usage"] = run_tool_usage(results).data()
     return data
 
 
@@ -50,9 +55,9 @@ def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> 
 )
 @format_option(
     "text: the same report `caliper run` prints; json: the saved run plus derived "
-    "`scores` and `usage_totals` blocks (and `gate` with bars); markdown: a summary table "
-    "for $GITHUB_STEP_SUMMARY; html: one self-contained page with a transcript viewer (to "
-    "stdout, or to -o FILE)."
+    "`scores`, `usage_totals`, `spend` (cost and agent time) and `tool_usage` (MCP calls) "
+    "blocks (and `gate` with bars); markdown: a summary table for $GITHUB_STEP_SUMMARY; "
+    "html: one self-contained page with a transcript viewer (to stdout, or to -o FILE)."
 )
 @page_output_option
 @verbose_option("Add pass@k / pass^k and a panel per task.")
@@ -67,6 +72,8 @@ def command(
     output: Path | None,
     min_score: tuple[Bar, ...],
     min_activation: tuple[Bar, ...],
+    max_cost_per_attempt: tuple[Bar, ...],
+    max_duration: tuple[Bar, ...],
     inconclusive: str,
 ) -> None:
     """Show a saved run again.
@@ -94,14 +101,16 @@ def command(
       2  REF matches no saved run, the file is not a readable results file, or
          -o FILE cannot be written; --matrix ID matches no run; runs of
          different specs given side by side
-      3  a --min-score/--min-activation bar was not met (see `caliper run --help`)
+      3  a --min-score/--min-activation/--max-cost-per-attempt/--max-duration bar
+         was not met (see `caliper run --help`)
     """
     from caliper.results.store import load_run
 
     if matrix_id is not None or len(refs) > 1:  # engines side by side
         from caliper.commands.matrix_report import show_matrix
 
-        if min_score or min_activation or output is not None:
+        bars_given = (*min_score, *min_activation, *max_cost_per_attempt, *max_duration)
+        if bars_given or output is not None:
             from caliper.errors import UsageError
 
             raise UsageError(
@@ -120,13 +129,14 @@ def command(
     from caliper.results.codec import kept_until_exit
 
     with kept_until_exit():
-        results = load_run(path, transcripts=output_format in ("json", "html"))
+        results = load_run(path, transcripts=_needs_turns(path, output_format))
     if output_format == "html":
         from caliper.report.html.output import emit_page, run_html
 
         emit_page(run_html(results, path, confidence), output)
         return
-    gate = _gate(results, (*min_score, *min_activation), inconclusive, confidence)
+    bars = (*min_score, *min_activation, *max_cost_per_attempt, *max_duration)
+    gate = _gate(results, bars, inconclusive, confidence)
     if output_format == "json":
         _print_json(results, path, confidence, gate)
     elif output_format == "markdown":
@@ -229,3 +239,15 @@ def _shown_path(path: Path, cwd: Path) -> Path:
         return path.resolve().relative_to(cwd.resolve())
     except ValueError:
         return path
+
+
+def _needs_turns(path: Path, output_format: str) -> bool:
+    """Whether to decode the transcripts: json and html show them; text and markdown only
+    count MCP calls from them, so they decode them only when the file names an ``mcp`` tool
+    at all (every backend's MCP names hold it), keeping a big run's summary read cheap."""
+    if output_format in ("json", "html"):
+        return True
+    try:
+        return b"mcp" in path.read_bytes()
+    except OSError:
+        return False

@@ -43,6 +43,7 @@ Examples:
   caliper run my-skill.eval.yaml --output run.json --verbose
   caliper run my-skill.eval.yaml --k 10 --min-score 0.8 --min-score "hard task=0.6"
   caliper run my-skill.eval.yaml --k 10 --min-score 0.8 --junit junit.xml
+  caliper run my-skill.eval.yaml --k 10 --max-cost-per-attempt 0.25 --max-duration 120
 
 \b
 Results go to .caliper/results/SPEC-NAME/RUN-ID.json in the nearest .caliper/ folder
@@ -64,8 +65,9 @@ Exit codes:
   3    setup error: the agent CLI is missing or cannot log in, or an MCP
        ${VAR} is unset (partial results are saved when attempts were measured;
        a run whose agent never started is not saved);
-       or a --min-score/--min-activation bar failed (or was inconclusive under
-       --inconclusive fail). The message says which.
+       or a --min-score/--min-activation/--max-cost-per-attempt/--max-duration
+       bar failed (or was inconclusive under --inconclusive fail). The message
+       says which.
   4    stopped at the --max-cost budget (what finished is saved as a partial run)
   129  stopped by SIGHUP (the terminal closed); what finished is saved as a
        partial run

@@ -58,6 +58,8 @@ class RunFlags:
     max_attempt_chars: int = DEFAULT_MAX_ATTEMPT_CHARS
     min_score: tuple[Bar, ...] = ()
     min_activation: tuple[Bar, ...] = ()
+    max_cost_per_attempt: tuple[Bar, ...] = ()
+    max_duration: tuple[Bar, ...] = ()
     inconclusive: str = "fail"
     junit: Path | None = None
     retries: int = DEFAULT_RETRIES
@@ -98,8 +100,14 @@ class RunFlags:
 
     @property
     def bars(self) -> tuple[Bar, ...]:
-        """Every ``--min-score`` and ``--min-activation`` bar."""
-        return (*self.min_score, *self.min_activation)
+        """Every ``--min-score``, ``--min-activation``, ``--max-cost-per-attempt`` and
+        ``--max-duration`` bar."""
+        return (
+            *self.min_score,
+            *self.min_activation,
+            *self.max_cost_per_attempt,
+            *self.max_duration,
+        )
 
 
 def _spec_from_baseline(baseline: tuple[str, ...]) -> tuple[Path, tuple[str, ...]]:

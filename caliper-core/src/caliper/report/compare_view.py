@@ -156,6 +156,27 @@ def usage_delta_lines(usage: UsageDelta) -> list[Text]:
     ]
 
 
+def spend_change_lines(comparison: RunComparison) -> list[Text]:
+    """Cost and agent time per attempt, before → after (means), with the permutation test's
+    adjusted p and verdict (a change in cost or time is never a regression)."""
+    from caliper.report.compare_spend_view import change_cells, shown_changes, unmeasured_note
+
+    changes = shown_changes(comparison.spend)
+    lines = []
+    if changes:
+        lines.append(Text(f" Cost and time changes ({comparison.spend_method})", style="dim"))
+    for change in changes:
+        what, means, delta, p, verdict = change_cells(change)
+        style = {"increased": "red", "decreased": "green"}.get(verdict, "")
+        line = Text(f"   {what}: {means}  Δ {delta}  p(adj) {p}  ")
+        line.append(verdict, style=style)
+        lines.append(line)
+    note = unmeasured_note(comparison.spend)
+    if note:
+        lines.append(Text(f" {note}", style="dim"))
+    return lines
+
+
 def _signed(text: str, raw: float | None) -> str:
     return ("+" if (raw or 0) > 0 else "") + text
 
@@ -249,6 +270,8 @@ def render_compare(
     if activation is not None:
         console.print(activation)
     for line in usage_delta_lines(comparison.usage):
+        console.print(line)
+    for line in spend_change_lines(comparison):
         console.print(line)
     _verdict(comparison, console, allow_partial)
     _notes(comparison, console)

@@ -1,5 +1,5 @@
-"""The "Bars" section of a report: which case each ``--min-score``/``--min-activation`` bar
-is in, with the interval it was judged on."""
+"""The "Bars" section of a report: which case each bar (``--min-score``, ``--min-activation``,
+``--max-cost-per-attempt``, ``--max-duration``) is in, with the interval it was judged on."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from caliper.results.gate import BarResult, BarVerdict, GateResult, format_fraction
+from caliper.results.gate import BarResult, BarVerdict, GateResult, format_measure
 
 VERDICT_STYLE = {
     BarVerdict.MET: ("✓ met", "green"),
@@ -18,15 +18,22 @@ VERDICT_STYLE = {
 
 
 def measured_text(result: BarResult) -> str:
-    """``8/10 = 80% [49–94.3%]`` (the counts only for a single task's rate)."""
+    """``8/10 = 80% [49–94.3%]`` (the counts only for a single task's rate); for a cost or
+    time ceiling ``mean $0.21 [$0.18–$0.24] over 10 attempts``."""
     measured = result.measured
+    metric = result.bar.metric
     parts = []
-    if measured.trials is not None:
+    if result.bar.ceiling:
+        parts.append("mean")
+    elif measured.trials is not None:
         parts.append(f"{measured.successes}/{measured.trials} =")
-    parts.append("—" if measured.value is None else format_fraction(measured.value))
+    parts.append("—" if measured.value is None else format_measure(metric, measured.value))
     if measured.interval is not None:
         interval = measured.interval
-        parts.append(f"[{format_fraction(interval.low)}–{format_fraction(interval.high)}]")
+        low, high = format_measure(metric, interval.low), format_measure(metric, interval.high)
+        parts.append(f"[{low}–{high}]")
+    if result.bar.ceiling and measured.trials is not None:
+        parts.append(f"over {measured.trials} attempt{'s' if measured.trials != 1 else ''}")
     return " ".join(parts)
 
 

@@ -13,13 +13,13 @@ import re
 from typing import TYPE_CHECKING
 
 from caliper.report.fmt import STRIP_SYMBOLS
-from caliper.results.gate import BarVerdict, format_fraction
+from caliper.results.gate import BarVerdict, format_fraction, format_measure
 from caliper.results.meta_labels import derived_sentence
 from caliper.results.models import Outcome, RunResults
 from caliper.results.scoring import TaskStatus, score_run
 
 if TYPE_CHECKING:
-    from caliper.results.gate import GateResult
+    from caliper.results.gate import BarResult, GateResult
     from caliper.results.stats import Interval
 
 DASH = "—"
@@ -67,6 +67,19 @@ def interval_text(interval: Interval | None) -> str:
 
 def _rate(value: float | None) -> str:
     return DASH if value is None else format_fraction(value)
+
+
+def _ceiling_cells(result: BarResult) -> tuple[str, str]:
+    """A cost or time ceiling's "Rate" and "Interval" cells: the mean (over N attempts) and
+    its Student-t interval, in the bar's unit."""
+    measured, metric = result.measured, result.bar.metric
+    if measured.value is None:
+        return DASH, DASH
+    mean = f"mean {format_measure(metric, measured.value)} ({measured.trials} attempts)"
+    interval = measured.interval
+    if interval is None:
+        return mean, DASH
+    return mean, f"{format_measure(metric, interval.low)}–{format_measure(metric, interval.high)}"
 
 
 def _row(cells: list[str]) -> str:
@@ -133,9 +146,59 @@ def run_markdown(
     if run.unusable:
         score_line += f" · ⊘ {run.unusable} unusable attempts (not counted)"
     lines += [score_line, ""]
+    lines += spend_markdown(results, confidence)
+    lines += mcp_markdown(results)
     if gate is not None:
         lines += gate_markdown(gate, gate_title)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def mcp_markdown(results: RunResults) -> list[str]:
+    """Calls per MCP server and tool as a Markdown table (nothing when none was called)."""
+    from caliper.report.tool_usage_view import run_tool_usage
+
+    if not any(a.transcript for t in results.tasks for a in t.attempts):
+        return []
+    usage = run_tool_usage(results)
+    if not usage.servers:
+        return []
+    lines = ["### MCP calls", "", _row(["Server", "Tool", "Calls", "Errors", "Attempts"])]
+    lines.append(_row(["---", "---", "---:", "---:", "---:"]))
+    for server in usage.servers:
+        name = escape(server.name) + (" (ablated)" if server.ablated else "")
+        lines.append(
+            _row([name, "all tools", str(server.calls), str(server.errors), str(server.attempts)])
+        )
+        for tool in server.tools:
+            cells = [str(tool.calls), str(tool.errors), str(tool.attempts)]
+            lines.append(_row(["", escape(tool.name), *cells]))
+    return [*lines, ""]
+
+
+def spend_markdown(results: RunResults, confidence: float) -> list[str]:
+    """The cost and agent-time table (per task, then the run), as Markdown lines."""
+    from caliper.report.spend_view import (
+        SPREAD_NOTE,
+        cost_spread_text,
+        cost_total_text,
+        time_text,
+    )
+    from caliper.results.spend import spend_of
+
+    policy = results.meta.timeouts
+    rows = [(escape(t.name), spend_of(t.attempts, confidence, policy)) for t in results.tasks]
+    every = (a for t in results.tasks for a in t.attempts)
+    rows.append(("whole run", spend_of(every, confidence, policy)))
+    lines = [
+        f"### Cost and time ({escape(SPREAD_NOTE)})",
+        "",
+        _row(["", "Cost", "Cost per attempt", "Agent time per attempt"]),
+        _row(["---", "---", "---", "---"]),
+    ]
+    for name, spend in rows:
+        cells = [cost_total_text(spend), cost_spread_text(spend), time_text(spend)]
+        lines.append(_row([name, *(escape(cell) for cell in cells)]))
+    return [*lines, ""]
 
 
 def gate_markdown(gate: GateResult, title: str = "Bars") -> list[str]:
@@ -148,16 +211,19 @@ def gate_markdown(gate: GateResult, title: str = "Bars") -> list[str]:
     ]
     for result in gate.bars:
         measured = result.measured
-        rate = _rate(measured.value)
-        if measured.trials is not None:
-            rate = f"{measured.successes}/{measured.trials} = {rate}"
+        if result.bar.ceiling:
+            rate, shown = _ceiling_cells(result)
+        else:
+            rate, shown = _rate(measured.value), interval_text(measured.interval)
+            if measured.trials is not None:
+                rate = f"{measured.successes}/{measured.trials} = {rate}"
         lines.append(
             _row(
                 [
                     escape(result.bar.label),
                     VERDICT_LABEL[result.verdict],
                     rate,
-                    interval_text(measured.interval),
+                    shown,
                     "pass" if result.passed else "**fail**",
                 ]
             )

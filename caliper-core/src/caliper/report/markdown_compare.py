@@ -107,4 +107,22 @@ def compare_markdown(comparison: RunComparison) -> str:
         if names:
             shown = ", ".join(escape(n) for n in names)
             lines += [f"Only in the {side} run (not compared): {shown}", ""]
+    lines += _spend_lines(comparison)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _spend_lines(comparison: RunComparison) -> list[str]:
+    """The cost and agent-time changes table (means before → after, permutation test)."""
+    from caliper.report.compare_spend_view import change_cells, shown_changes, unmeasured_note
+
+    lines = [f"### Cost and time ({escape(comparison.spend_method)})", ""]
+    changes = shown_changes(comparison.spend)
+    if changes:
+        lines.append(_row(["Measure", "Mean before → after", "Δ", "p (adj.)", "Verdict"]))
+        lines.append(_row(["---", "---", "---:", "---:", "---"]))
+        lines += [_row([escape(cell) for cell in change_cells(c)]) for c in changes]
+        lines.append("")
+    note = unmeasured_note(comparison.spend)
+    if note:
+        lines += [escape(note), ""]
+    return lines

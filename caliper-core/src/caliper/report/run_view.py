@@ -358,6 +358,45 @@ def clock_text(clock: RunClock | None) -> str:
     return text
 
 
+def mcp_lines(results: RunResults) -> list[Text]:
+    """Calls per MCP server and tool (nothing when no attempt called one)."""
+    from caliper.report.tool_usage_view import run_tool_usage, usage_lines
+
+    if not any(a.transcript for t in results.tasks for a in t.attempts):
+        return []
+    shown = usage_lines(run_tool_usage(results))
+    if not shown:
+        return []
+    return [Text(" MCP calls"), *(Text(f"   {line}") for line in shown)]
+
+
+def spend_lines(results: RunResults, confidence: float) -> list[Text]:
+    """Cost and agent time per attempt, run-wide and (with several tasks) per task."""
+    from caliper.report.spend_view import (
+        SPREAD_NOTE,
+        cost_spread_text,
+        cost_total_text,
+        time_text,
+    )
+    from caliper.results.spend import spend_of
+
+    policy = results.meta.timeouts
+    run = spend_of((a for t in results.tasks for a in t.attempts), confidence, policy)
+    lines = [Text(f" Cost     {cost_total_text(run)}")]
+    if run.cost is not None:
+        lines.append(Text(f"   per attempt  {cost_spread_text(run)}"))
+    lines.append(Text(f" Agent time per attempt  {time_text(run)}"))
+    if len(results.tasks) > 1:
+        for task in results.tasks:
+            spend = spend_of(task.attempts, confidence, policy)
+            lines.append(Text(f"   {task.name}", style="bold dim"))
+            if spend.cost is not None:
+                lines.append(Text(f"     cost  {cost_spread_text(spend)}", style="dim"))
+            lines.append(Text(f"     time  {time_text(spend)}", style="dim"))
+    lines.append(Text(f" {SPREAD_NOTE}", style="dim"))
+    return lines
+
+
 def usage_lines(usage: UsageTotals, clock: RunClock | None = None) -> list[Text]:
     """The tokens / time summary, with the unusable slice on its own line: the run's wall
     clock (when ``clock`` is given), then the agent time (the attempts' durations summed)."""
@@ -546,6 +585,10 @@ def render_run(
         console.print(activation_table(run, narrow=narrow, outside=outside))
     console.print()
     for line in usage_lines(run.usage, run_clock(results.meta)):
+        console.print(line)
+    for line in spend_lines(results, confidence):
+        console.print(line)
+    for line in mcp_lines(results):
         console.print(line)
     panels = failure_panels(results, console.width)
     if panels:

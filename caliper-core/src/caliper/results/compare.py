@@ -15,9 +15,10 @@ Every Δ interval is made to agree with its verdict: it holds 0 exactly when the
 test (after the correction) does not reject.
 
 A supported drop of the success score is a *regression* (``has_regression``); the same for
-activation sets ``has_activation_regression``. Tokens and wall time are reported beside and
-never tested. Each side's state (complete, partial, never started) says whether the pair is
-comparable at all.
+activation sets ``has_activation_regression``. Tokens and the wall clock are reported beside
+and never tested; cost and agent time per attempt are tested
+(:mod:`caliper.results.compare_spend`) but never make a regression. Each side's state
+(complete, partial, never started) says whether the pair is comparable at all.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from typing import Any
 import attrs
 
 from caliper.results import power as power_mod
+from caliper.results.compare_spend import METHOD as SPEND_METHOD
+from caliper.results.compare_spend import SpendChange, compare_spend
 from caliper.results.meta_labels import (
     SETUP_KINDS,
     ablated_names,
@@ -36,7 +39,11 @@ from caliper.results.meta_labels import (
 from caliper.results.models import RunMeta, RunResults, SkillSnapshot
 from caliper.results.run_clock import run_clock
 from caliper.results.scoring import TaskScore, UsageTotals, mean, score_run
-from caliper.results.significance import fisher_exact, holm_adjust, stratified_exact_test
+from caliper.results.significance import (
+    fisher_exact,
+    gatekept_adjust,
+    stratified_exact_test,
+)
 from caliper.results.stats import (
     DEFAULT_CONFIDENCE,
     Interval,
@@ -265,6 +272,10 @@ class RunComparison:
     ablation: str | None = None
     ablation_removed: str | None = None
     sensitivity: Sensitivity | None = None
+    spend: list[SpendChange] = attrs.field(factory=list)
+    """Cost and agent-time changes (:mod:`caliper.results.compare_spend`), each measure its
+    own gatekept family; never a regression."""
+    spend_method: str = SPEND_METHOD
 
 
 def _delta(a: float | None, b: float | None) -> float | None:
@@ -348,21 +359,6 @@ class _Family:
     overall_adjusted: float | None
     overall_interval: Interval | None
     tests: int
-
-
-def gatekept_adjust(overall_p: float, task_p: list[float]) -> tuple[float, list[float]]:
-    """Adjusted p-values of the fixed-sequence (gatekeeping) procedure compare uses.
-
-    The whole-run test comes first, at the full level: its adjusted p is its own p. The
-    per-task tests are examined only within it, with Holm's correction over the tasks, so a
-    task's adjusted p is the larger of the whole-run p and its Holm-adjusted p. Rejecting
-    every hypothesis whose adjusted p is at most α keeps the chance of any false rejection
-    (the whole run or any task) at most α whatever the truth: when nothing changed only the
-    whole-run test can open the gate (chance ≤ α), and when something changed the per-task
-    rejections are a subset of Holm's, which alone controls that chance.
-    """
-    holm = holm_adjust(task_p)
-    return overall_p, [max(overall_p, p) for p in holm]
 
 
 def _family(pairs: dict[str, tuple[int, int, int, int]], confidence: float) -> _Family:
@@ -830,6 +826,7 @@ def compare_runs(
         ablation=_ablation_sentence(a.meta, b.meta),
         ablation_removed=_ablation_sentence(b.meta, a.meta),
         sensitivity=_sensitivity(rows, score_family.tests, alpha, confidence),
+        spend=compare_spend(a, b, alpha),
         **overall,
         **activation,
     )

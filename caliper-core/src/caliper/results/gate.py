@@ -48,8 +48,23 @@ if TYPE_CHECKING:
 
 SCORE = "score"
 ACTIVATION = "activation"
-METRIC_FLAGS = {SCORE: "--min-score", ACTIVATION: "--min-activation"}
-METRIC_WORDS = {SCORE: "success", ACTIVATION: "activation"}
+COST = "cost"
+DURATION = "duration"
+METRIC_FLAGS = {
+    SCORE: "--min-score",
+    ACTIVATION: "--min-activation",
+    COST: "--max-cost-per-attempt",
+    DURATION: "--max-duration",
+}
+METRIC_WORDS = {
+    SCORE: "success",
+    ACTIVATION: "activation",
+    COST: "cost per attempt",
+    DURATION: "agent time per attempt",
+}
+CEILINGS = frozenset({COST, DURATION})
+"""Metrics whose bar is a ceiling on a mean (cost in USD, agent time in seconds), judged on
+the Student-t interval of the mean (:mod:`caliper.results.gate_spend`)."""
 
 
 class BarVerdict(str, enum.Enum):
@@ -77,8 +92,9 @@ class BarSyntaxError(ValueError):
 
 @attrs.frozen
 class Bar:
-    """One threshold: ``metric`` (``"score"`` or ``"activation"``) must reach ``threshold``
-    (a fraction in ``[0, 1]``), on task ``task`` or on the run's aggregate when ``None``."""
+    """One threshold, on task ``task`` or on the run's aggregate when ``None``: a rate
+    (``"score"``, ``"activation"``) must reach ``threshold`` (a fraction in ``[0, 1]``), or a
+    mean per attempt (``"cost"`` in USD, ``"duration"`` in seconds) must stay at or below it."""
 
     metric: str
     threshold: float
@@ -94,7 +110,13 @@ class Bar:
         """``success of task 'X' ≥ 90%`` / ``run success ≥ 80%``."""
         word = METRIC_WORDS[self.metric]
         what = f"{word} of task {self.task!r}" if self.task is not None else f"run {word}"
-        return f"{what} ≥ {format_fraction(self.threshold)}"
+        sign = "≤" if self.ceiling else "≥"
+        return f"{what} {sign} {format_measure(self.metric, self.threshold)}"
+
+    @property
+    def ceiling(self) -> bool:
+        """Whether the bar is a ceiling on a mean (cost, time), not a floor on a rate."""
+        return self.metric in CEILINGS
 
     @property
     def source(self) -> str:
@@ -114,6 +136,39 @@ def format_number(value: float) -> str:
     return f"{value:g}"
 
 
+def format_measure(metric: str, value: float) -> str:
+    """A bar's value in its unit: ``80%`` (rates), ``$0.0123`` (cost), ``12.5s`` (time)."""
+    if metric == COST:
+        return f"${value:.4g}" if value < 1 else f"${value:,.2f}"
+    if metric == DURATION:
+        return f"{value:.3g}s" if value < 100 else f"{value:,.0f}s"
+    return format_fraction(value)
+
+
+def _ceiling(text: str, metric: str, where: str) -> float:
+    """A cost (``0.5``, ``$0.5``) or a duration in seconds (``90``, ``90s``): finite, ≥ 0."""
+    raw = text.strip()
+    unit = "$" if metric == COST else "s"
+    shown = raw[1:] if metric == COST and raw.startswith("$") else raw
+    shown = shown[:-1] if metric == DURATION and shown.endswith("s") else shown
+    example = "0.25 (USD)" if metric == COST else "90 (seconds)"
+    try:
+        value = float(shown)
+    except ValueError:
+        raise BarSyntaxError(
+            f"{where}: {text!r} is not a number; give one such as {example}"
+        ) from None
+    if not math.isfinite(value) or value < 0:
+        raise BarSyntaxError(f"{where}: {text!r} must be a number of {unit} at or above 0")
+    return value
+
+
+def _value(text: str, metric: str, where: str) -> float:
+    if metric in CEILINGS:
+        return _ceiling(text, metric, where)
+    return _threshold(text, where)
+
+
 def _threshold(text: str, where: str) -> float:
     raw = text.strip()
     try:
@@ -129,7 +184,9 @@ def _threshold(text: str, where: str) -> float:
 
 
 def parse_bar(text: str, metric: str) -> Bar:
-    """Read one ``--min-score``/``--min-activation`` value: ``0.8``, ``80%`` or ``TASK=0.9``.
+    """Read one bar flag's value: ``0.8``, ``80%`` or ``TASK=0.9`` (``--min-score``,
+    ``--min-activation``); ``0.25``, ``$0.25`` or ``TASK=0.25`` (``--max-cost-per-attempt``);
+    ``90``, ``90s`` or ``TASK=90`` (``--max-duration``).
 
     A value that is a number on its own is a bar on the run's aggregate. Otherwise the text is
     split at its **last** ``=``: the left part is the task name (which may itself contain
@@ -137,14 +194,14 @@ def parse_bar(text: str, metric: str) -> Bar:
     """
     flag = METRIC_FLAGS[metric]
     try:
-        return Bar(metric, _threshold(text, flag), None)
+        return Bar(metric, _value(text, metric, flag), None)
     except BarSyntaxError:
         if "=" not in text:
             raise
     name, _, number = text.rpartition("=")
     if not name.strip():
         raise BarSyntaxError(f"{flag} {text!r}: the task name before '=' is empty")
-    return Bar(metric, _threshold(number, f"{flag} {text!r}"), name)
+    return Bar(metric, _value(number, metric, f"{flag} {text!r}"), name)
 
 
 def check_bar_tasks(
@@ -267,6 +324,8 @@ def judge_measured(
     its outcome sequence (``--k auto``), by every task's test for a ``--k auto`` aggregate,
     by exact tails for a task's fixed-k rate, else by its interval (:func:`judge_bar`, the
     failed side on ``measured.family_high`` when the family has more than one bar)."""
+    if measured.ceiling:
+        return ceiling_verdict(threshold, measured, family)
     if measured.interval is None:
         return BarVerdict.UNMEASURED
     if measured.parts is not None and measured.plan is not None:
@@ -288,6 +347,27 @@ def judge_measured(
         if high is None or high >= threshold:
             return BarVerdict.INCONCLUSIVE
     return verdict
+
+
+def ceiling_verdict(threshold: float, measured: Measured, family: int = 1) -> BarVerdict:
+    """A ceiling on a mean (cost, time): met when the mean's interval lies at or below it,
+    failed when it lies above it (with several bars, also at the Bonferroni level
+    ``1 − α/B``: ``measured.family_low``), else inconclusive; inconclusive too with one
+    attempt (no spread to judge by), unmeasured with none."""
+    if measured.value is None:
+        return BarVerdict.UNMEASURED
+    interval = measured.interval
+    if interval is None:
+        return BarVerdict.INCONCLUSIVE
+    if interval.high <= threshold:
+        return BarVerdict.MET
+    if interval.low > threshold:
+        if family > 1:
+            low = measured.family_low.get(family)
+            if low is None or low <= threshold:
+                return BarVerdict.INCONCLUSIVE
+        return BarVerdict.FAILED
+    return BarVerdict.INCONCLUSIVE
 
 
 def _every_task(verdicts: Sequence[BarVerdict]) -> BarVerdict:
@@ -323,6 +403,7 @@ METHOD_LABELS = {
     "confidence-sequence": "sequential test (anytime-valid, --k auto)",
     "confidence-sequence-mean": "mean of anytime-valid confidence sequences (--k auto)",
     "every-task": "sequential test of every task (--k auto)",
+    "student-t-mean": "Student-t interval of the mean",
 }
 """How each interval method is named where a bar says what judged it."""
 
@@ -356,6 +437,11 @@ class Measured:
     parts: tuple[tuple[bool, ...], ...] | None = None
     exact: bool = False
     family_high: Mapping[int, float] = attrs.field(factory=dict)
+    ceiling: bool = False
+    """A mean judged against a ceiling (cost, time): ``trials`` is then the number of
+    attempts measured and ``interval`` the mean's Student-t interval."""
+    family_low: Mapping[int, float] = attrs.field(factory=dict)
+    """A ceiling's lower interval end at the level ``1 − α/B``, by family size ``B``."""
 
     @property
     def judged_by(self) -> str:
@@ -397,6 +483,8 @@ class BarResult:
     @property
     def reason(self) -> str:
         """One sentence: what the interval says about the bar."""
+        if self.bar.ceiling:
+            return self._ceiling_reason()
         interval = self.measured.interval
         bar = format_fraction(self.bar.threshold)
         if interval is None:
@@ -426,6 +514,31 @@ class BarResult:
             f"the interval {shown} straddles {bar}: too few attempts to tell (more attempts "
             "narrow it)"
         )
+
+    def _ceiling_reason(self) -> str:
+        metric = self.bar.metric
+        bar = format_measure(metric, self.bar.threshold)
+        interval = self.measured.interval
+        if self.measured.value is None:
+            what = "reported a cost" if metric == COST else "has a duration"
+            return f"no counted attempt {what}, so the {bar} ceiling cannot be judged"
+        if interval is None:
+            return (
+                f"one attempt measured ({format_measure(metric, self.measured.value)}): no "
+                "spread to judge the mean by (more attempts give it one)"
+            )
+        shown = f"[{format_measure(metric, interval.low)}–{format_measure(metric, interval.high)}]"
+        if self.verdict is BarVerdict.MET:
+            return f"the mean's interval {shown} lies at or below {bar}"
+        if self.verdict is BarVerdict.FAILED:
+            return f"the mean's interval {shown} lies above {bar}"
+        if interval.low > self.bar.threshold:
+            return (
+                f"the mean's interval {shown} lies above {bar}, but not at the "
+                f"{self._family_level} level that shares the error among the {self.family} "
+                "bars (Bonferroni): too few attempts to call it failed"
+            )
+        return f"the mean's interval {shown} straddles {bar}: too few attempts to tell"
 
     @property
     def _family_level(self) -> str:
@@ -725,6 +838,7 @@ def gate_from_data(data: object) -> GateResult | None:
                 item.get("successes"),
                 item.get("trials"),
                 () if item.get("judged_by") == BY_SEQUENTIAL else None,
+                ceiling=item.get("metric") in CEILINGS,
             )
             if item["metric"] not in METRIC_FLAGS:
                 raise ValueError(f"unknown metric {item['metric']!r}")

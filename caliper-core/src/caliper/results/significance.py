@@ -228,3 +228,18 @@ def holm_adjust(p_values: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p_values[index]))
         adjusted[index] = running
     return adjusted
+
+
+def gatekept_adjust(overall_p: float, task_p: list[float]) -> tuple[float, list[float]]:
+    """Adjusted p-values of the fixed-sequence (gatekeeping) procedure compare uses.
+
+    The whole-run test comes first, at the full level: its adjusted p is its own p. The
+    per-task tests are examined only within it, with Holm's correction over the tasks, so a
+    task's adjusted p is the larger of the whole-run p and its Holm-adjusted p. Rejecting
+    every hypothesis whose adjusted p is at most α keeps the chance of any false rejection
+    (the whole run or any task) at most α whatever the truth: when nothing changed only the
+    whole-run test can open the gate (chance ≤ α), and when something changed the per-task
+    rejections are a subset of Holm's, which alone controls that chance.
+    """
+    holm = holm_adjust(task_p)
+    return overall_p, [max(overall_p, p) for p in holm]

@@ -179,6 +179,18 @@ def compare_view(
         ),
         "confidence": comparison.confidence,
         "matrix": matrix_view([a, b], confidence) if engines_differ else None,
+        "spend": _spend_changes(comparison),
+    }
+
+
+def _spend_changes(comparison: RunComparison) -> dict[str, Any]:
+    """The cost and agent-time changes table of the compare page."""
+    from caliper.report.compare_spend_view import change_cells, shown_changes, unmeasured_note
+
+    return {
+        "method": comparison.spend_method,
+        "rows": [change_cells(c) for c in shown_changes(comparison.spend)],
+        "note": unmeasured_note(comparison.spend),
     }
 
 

@@ -332,6 +332,9 @@ def run_view(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> dic
 
     Every interval is the one :mod:`caliper.results.scoring` derives, at ``confidence``.
     """
+    from caliper.report.html.spend_data import spend_rows
+    from caliper.report.tool_usage_view import run_tool_usage
+
     run = score_run(results, confidence)
     rows = [
         _task_row(i, t, s) for i, (t, s) in enumerate(zip(results.tasks, run.tasks, strict=True))
@@ -358,6 +361,8 @@ def run_view(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> dic
         "outcomes": [(o, OUTCOME_LABELS[Outcome(o)]) for o in outcomes],
         "attempts": details,
         "attempt_count": len(details),
+        "spend": spend_rows(results, confidence),
+        "tool_usage": run_tool_usage(results).data(),
     }
 
 

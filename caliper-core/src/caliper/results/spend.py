@@ -1,0 +1,115 @@
+"""Cost and agent time as measured objectives: per attempt, per task and per run.
+
+An attempt's cost is what its agent CLI reported in USD (``usage.cost_usd``), its earlier
+tries' included (money spent is spent); no price table is applied, so an attempt whose CLI
+reported no cost has none. Its agent time is the scored try's ``duration_seconds``. Counted
+attempts are those the token totals count (left-out infra and judge errors apart). Pure
+functions, no I/O; ``docs/results.md`` says how to read them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import attrs
+
+from caliper.results.models import TIMEOUTS_FAILURE, AttemptRecord, Outcome, RunResults
+from caliper.results.scoring import left_out_outcomes
+from caliper.results.spread import Spread, spread_of
+from caliper.results.stats import DEFAULT_CONFIDENCE
+
+
+def attempt_cost(record: AttemptRecord) -> float | None:
+    """The USD the CLI reported for ``record`` and its earlier tries (``None``: none did)."""
+    costs = [t.usage.cost_usd for t in record.tries if t.usage is not None]
+    costs.append(record.usage.cost_usd if record.usage is not None else None)
+    known = [cost for cost in costs if cost is not None]
+    return math.fsum(known) if known else None
+
+
+@attrs.frozen
+class Spend:
+    """Cost and agent time of a set of attempts.
+
+    ``cost`` / ``duration`` spread over the counted attempts that reported one (``None``
+    when none did); ``cost_reported`` says how many of the ``attempts`` that is.
+    ``cost_per_success`` is the reported cost over the passed attempts, ``None`` when no
+    attempt passed or some counted attempt reported no cost (the ratio would be too low).
+    """
+
+    attempts: int
+    successes: int
+    cost_reported: int
+    cost: Spread | None
+    duration: Spread | None
+    cost_total: float | None
+    cost_per_success: float | None
+
+    def data(self) -> dict[str, object]:
+        """Plain JSON data (``cost`` and ``duration`` as :meth:`Spread.data`)."""
+        return {
+            "attempts": self.attempts,
+            "successes": self.successes,
+            "cost_reported": self.cost_reported,
+            "cost_total_usd": self.cost_total,
+            "cost_per_attempt_usd": self.cost.data() if self.cost else None,
+            "cost_per_success_usd": self.cost_per_success,
+            "agent_seconds": self.duration.data() if self.duration else None,
+        }
+
+
+def counted(
+    attempts: Iterable[AttemptRecord], timeouts: str = TIMEOUTS_FAILURE
+) -> list[AttemptRecord]:
+    """The attempts the spend is measured over (left-out ones apart)."""
+    left_out = left_out_outcomes(timeouts)
+    return [record for record in attempts if record.outcome not in left_out]
+
+
+def attempt_costs(attempts: Iterable[AttemptRecord]) -> list[float]:
+    """The reported cost of each attempt that reported one."""
+    return [c for c in (attempt_cost(r) for r in attempts) if c is not None]
+
+
+def attempt_durations(attempts: Iterable[AttemptRecord]) -> list[float]:
+    """The agent time of each attempt that has one."""
+    return [r.duration_seconds for r in attempts if r.duration_seconds is not None]
+
+
+def spend_of(
+    attempts: Iterable[AttemptRecord],
+    confidence: float = DEFAULT_CONFIDENCE,
+    timeouts: str = TIMEOUTS_FAILURE,
+) -> Spend:
+    """The :class:`Spend` of ``attempts`` under a run's ``timeouts`` policy."""
+    kept = counted(attempts, timeouts)
+    costs = attempt_costs(kept)
+    successes = sum(1 for r in kept if r.outcome is Outcome.PASS)
+    total = math.fsum(costs) if costs else None
+    complete = bool(costs) and len(costs) == len(kept)
+    return Spend(
+        attempts=len(kept),
+        successes=successes,
+        cost_reported=len(costs),
+        cost=spread_of(costs, confidence),
+        duration=spread_of(attempt_durations(kept), confidence),
+        cost_total=total,
+        cost_per_success=total / successes
+        if complete and successes and total is not None
+        else None,
+    )
+
+
+def spend_data(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> dict[str, object]:
+    """The ``spend`` block of ``caliper report --format json``: the run's and each task's
+    :meth:`Spend.data`, with how the spread is given."""
+    policy = results.meta.timeouts
+    every = [a for t in results.tasks for a in t.attempts]
+    return {
+        "confidence": confidence,
+        "spread": "median and quartiles (inclusive method); mean with a Student-t interval",
+        "cost_source": "usage.cost_usd as the agent CLI reported it (no price table)",
+        "run": spend_of(every, confidence, policy).data(),
+        "tasks": {t.name: spend_of(t.attempts, confidence, policy).data() for t in results.tasks},
+    }

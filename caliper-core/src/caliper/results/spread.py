@@ -1,0 +1,140 @@
+"""The spread of a continuous per-attempt measure (cost in USD, agent time in seconds).
+
+Rates are judged on binomial intervals; cost and time are continuous, so they get their own
+summary: the median with the interquartile range (quartiles by linear interpolation, the
+``inclusive`` method of :func:`statistics.quantiles`), and the mean with a two-sided
+Student-t interval, ``mean ± t(1 − α/2, n − 1) · s / √n``. Gate bars on cost and time are
+judged on that interval for the mean. Pure functions, standard library only.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+
+import attrs
+
+from caliper.results.stats import DEFAULT_CONFIDENCE, check_confidence
+
+T_MEAN = "student-t-mean"
+"""``Interval.method`` of the mean's Student-t interval."""
+
+
+@attrs.frozen
+class MeanInterval:
+    """A two-sided interval for a mean (ends not clipped to ``[0, 1]``)."""
+
+    low: float
+    high: float
+    level: float
+    method: str = T_MEAN
+
+
+@attrs.frozen
+class Spread:
+    """``n`` values: their median and quartiles, and their mean with its interval.
+
+    ``mean_interval`` is ``None`` with fewer than two values (no spread to estimate from).
+    """
+
+    n: int
+    mean: float
+    median: float
+    q1: float
+    q3: float
+    minimum: float
+    maximum: float
+    mean_interval: MeanInterval | None = None
+
+    @property
+    def iqr(self) -> float:
+        """The interquartile range ``q3 − q1``."""
+        return self.q3 - self.q1
+
+    def data(self) -> dict[str, object]:
+        """Plain JSON data."""
+        data = attrs.asdict(self)
+        data["iqr"] = self.iqr
+        return data
+
+
+def t_cdf(t: float, df: int) -> float:
+    """``P(T ≤ t)`` for Student's t with ``df`` (a positive integer) degrees of freedom.
+
+    The finite series for integer ``df`` (Abramowitz & Stegun 26.7.3 and 26.7.4).
+    """
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be at least 1, not {df}")
+    theta = math.atan2(t, math.sqrt(df))
+    c2 = math.cos(theta) ** 2
+    s = math.sin(theta)
+    if df % 2 == 1:
+        total, term = 0.0, math.cos(theta)
+        if df > 1:
+            total = term
+            for j in range(1, (df - 3) // 2 + 1):
+                term *= c2 * (2 * j) / (2 * j + 1)
+                total += term
+        a = (2.0 / math.pi) * (theta + s * total) if df > 1 else (2.0 / math.pi) * theta
+    else:
+        total, term = 1.0, 1.0
+        for j in range(1, (df - 2) // 2 + 1):
+            term *= c2 * (2 * j - 1) / (2 * j)
+            total += term
+        a = s * total
+    return 0.5 + a / 2.0
+
+
+def t_quantile(p: float, df: int) -> float:
+    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (by bisection)."""
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"a quantile needs 0 < p < 1, not {p}")
+    if p < 0.5:
+        return -t_quantile(1.0 - p, df)
+    low, high = 0.0, 1.0
+    while t_cdf(high, df) < p:
+        high *= 2.0
+    for _ in range(200):
+        middle = (low + high) / 2.0
+        if t_cdf(middle, df) < p:
+            low = middle
+        else:
+            high = middle
+        if high - low < 1e-12 * max(1.0, high):
+            break
+    return (low + high) / 2.0
+
+
+def mean_interval(
+    values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE
+) -> MeanInterval | None:
+    """The Student-t interval for the mean of ``values`` (``None`` below two values)."""
+    check_confidence(confidence)
+    n = len(values)
+    if n < 2:
+        return None
+    centre = math.fsum(values) / n
+    half = t_quantile(0.5 + confidence / 2.0, n - 1) * statistics.stdev(values) / math.sqrt(n)
+    return MeanInterval(centre - half, centre + half, confidence)
+
+
+def spread_of(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE) -> Spread | None:
+    """The :class:`Spread` of ``values`` (``None`` when there are none)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        q1 = median = q3 = ordered[0]
+    else:
+        q1, median, q3 = statistics.quantiles(ordered, n=4, method="inclusive")
+    return Spread(
+        n=len(ordered),
+        mean=math.fsum(ordered) / len(ordered),
+        median=median,
+        q1=q1,
+        q3=q3,
+        minimum=ordered[0],
+        maximum=ordered[-1],
+        mean_interval=mean_interval(ordered, confidence),
+    )

@@ -1,0 +1,125 @@
+"""Cost and agent time in the reports: the json ``spend`` block against values worked by hand,
+and the text, Markdown and HTML views saying them (or that no cost was reported)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from caliper_fakeagent.harness import CALIPER, Workspace
+
+TWO_COSTS = """\
+    tasks:
+      - name: cheap
+        prompt: |
+          fake: cost 0.25
+          fake: say done
+        assert: "assert True"
+      - name: dear
+        prompt: |
+          fake: cost 0.5
+          fake: say done
+        assert: "assert False"
+    """
+
+
+def _report(space: Workspace, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(CALIPER), "report", *args],
+        cwd=space.root,
+        env=space.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def space(tmp_path: Path) -> Workspace:
+    return Workspace.create(tmp_path)
+
+
+def test_the_json_spend_block_matches_hand_worked_values(space: Workspace) -> None:
+    spec = space.spec(TWO_COSTS)
+    assert space.run(spec, "--k", "2").returncode == 0
+    done = _report(space, str(spec), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    spend = json.loads(done.stdout)["spend"]
+    run = spend["run"]
+    # costs 0.25, 0.25, 0.5, 0.5: median 0.375, quartiles (inclusive) 0.25 and 0.5; mean
+    # 0.375, s = 0.125·√(4/3) = 0.144338, t(0.975, 3) = 3.182 (table): half-width 0.229641
+    cost = run["cost_per_attempt_usd"]
+    assert (cost["median"], cost["q1"], cost["q3"]) == (0.375, 0.25, 0.5)
+    assert cost["mean_interval"]["low"] == pytest.approx(0.375 - 0.229641, abs=2e-4)
+    assert cost["mean_interval"]["high"] == pytest.approx(0.375 + 0.229641, abs=2e-4)
+    # $1.50 spent, 2 attempts passed (cheap's): $0.75 per passed attempt
+    assert run["cost_total_usd"] == pytest.approx(1.5)
+    assert run["cost_per_success_usd"] == pytest.approx(0.75)
+    assert spend["tasks"]["dear"]["cost_per_success_usd"] is None
+    assert spend["tasks"]["cheap"]["agent_seconds"]["n"] == 2
+
+
+def test_the_views_show_cost_and_time(space: Workspace) -> None:
+    spec = space.spec(TWO_COSTS)
+    assert space.run(spec, "--k", "2").returncode == 0
+    text = _report(space, str(spec)).stdout
+    assert "$1.50 reported by 4 of 4 attempts · $0.75 per passed attempt" in text
+    assert "Agent time per attempt  median" in text
+    markdown = _report(space, str(spec), "--format", "markdown").stdout
+    assert "### Cost and time" in markdown and "| dear |" in markdown
+    page = space.root / "page.html"
+    assert _report(space, str(spec), "--format", "html", "-o", str(page)).returncode == 0
+    html = page.read_text(encoding="utf-8")
+    assert 'id="spend-table"' in html and "$0.75 per passed attempt" in html
+
+
+def test_a_cli_without_a_cost_is_said_to_report_none(space: Workspace) -> None:
+    spec = space.spec(
+        'tasks:\n  - name: t\n    prompt: "fake: say hi"\n    assert: "assert True"\n'
+    )
+    done = space.run(spec, "--k", "2")
+    assert done.returncode == 0
+    assert "Cost     not reported by the agent CLI (no price table is applied)" in done.stdout
+    data = json.loads(_report(space, str(spec), "--format", "json").stdout)
+    assert data["spend"]["run"]["cost_per_attempt_usd"] is None
+    assert data["spend"]["run"]["cost_reported"] == 0
+
+
+def _caliper(space: Workspace, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(CALIPER), *args],
+        cwd=space.root,
+        env=space.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_compare_tests_a_cost_change_in_every_format(space: Workspace) -> None:
+    one = (
+        'tasks:\n  - name: t\n    prompt: "fake: cost {}\\nfake: say hi"\n'
+        '    assert: "assert True"\n'
+    )
+    spec = space.spec(one.format(0.25))
+    first = space.run(spec, "--k", "4")
+    assert first.returncode == 0, first.stderr
+    spec.write_text(one.format(0.5), encoding="utf-8")
+    second = space.run(spec, "--k", "4")
+    assert second.returncode == 0, second.stderr
+    a, b = str(first.results_path), str(second.results_path)
+    data = json.loads(_caliper(space, "compare", a, b, "--format", "json").stdout)
+    run = next(c for c in data["spend"] if c["metric"] == "cost" and c["task"] is None)
+    # 4 × $0.25 against 4 × $0.5: only 2 of the C(8, 4) = 70 splits reach |Δ| = $0.25
+    assert run["p_value"] == pytest.approx(2 / 70)
+    assert run["verdict"] == "increased" and run["delta"] == pytest.approx(0.25)
+    text = _caliper(space, "compare", a, b).stdout
+    assert "Cost per attempt (run): $0.25 → $0.5" in text and "increased" in text
+    markdown = _caliper(space, "compare", a, b, "--format", "markdown").stdout
+    assert "### Cost and time" in markdown and "Cost per attempt \\(t\\)" in markdown
+    page = space.root / "compare.html"
+    assert _caliper(space, "compare", a, b, "--format", "html", "-o", str(page)).returncode == 0
+    assert 'id="spend-changes-table"' in page.read_text(encoding="utf-8")
