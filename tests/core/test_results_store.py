@@ -37,7 +37,16 @@ def make_spec(folder: Path, name: str = "demo") -> Path:
 
 
 def leftovers(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.rglob("*") if p.is_file() and p.name.startswith("."))
+    """Hidden files left in ``folder``: temporary files, not the per-run summaries saved
+    beside each run (``.RUN.json.summary``, each checked to belong to a run file)."""
+    found = []
+    for p in folder.rglob("*"):
+        if not (p.is_file() and p.name.startswith(".")):
+            continue
+        if p.name.endswith(".json.summary") and (p.parent / p.name[1 : -len(".summary")]).is_file():
+            continue
+        found.append(p.name)
+    return sorted(found)
 
 
 def test_new_run_id_is_a_utc_timestamp():
@@ -251,7 +260,8 @@ def test_a_failed_output_copy_says_the_main_copy_exists(tmp_path, monkeypatch):
         )
     assert "Results were saved to" in info.value.message
     assert "--output copy failed" in info.value.message
-    assert len(list((tmp_path / ".caliper" / "results" / "demo").iterdir())) == 1
+    saved = (tmp_path / ".caliper" / "results" / "demo").iterdir()
+    assert len([p for p in saved if not p.name.endswith(".summary")]) == 1
 
 
 def test_load_run_on_a_folder(tmp_path):

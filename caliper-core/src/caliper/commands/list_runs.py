@@ -8,51 +8,28 @@ from pathlib import Path
 import click
 
 
-def _engine(meta) -> str | None:
-    return ":".join(p for p in (meta.backend, meta.model) if p) or None
-
-
 def run_row(entry) -> dict:
     """One run as ``caliper list SPEC`` shows it (an unreadable file gets an ``error``): the
-    score comes with the interval ``caliper report`` shows (95 %, ``score_interval``)."""
-    from caliper.results.meta_labels import ablated_names, derived_kind, derived_short
-    from caliper.results.scoring import score_run
-    from caliper.results.stats import interval_data
+    score comes with the interval ``caliper report`` shows (95 %, ``score_interval``). A saved
+    run's row is read from the summary saved beside it (:mod:`caliper.results.run_summary`);
+    a run without one is decoded and scored once and its summary saved."""
+    from caliper.results.run_summary import read_summary, summarize, write_summary
     from caliper.results.store import ResultsError, load_run
 
     row: dict = {"run_id": entry.run_id, "path": str(entry.path)}
+    saved = read_summary(entry.path)
+    if saved is not None:
+        row.update(saved)
+        return row
     try:
         results = load_run(entry.path, transcripts=False)
     except ResultsError as exc:
         row["error"] = exc.message
         return row
-    meta = results.meta
-    run = score_run(results)
-    row.update(
-        started_at=meta.started_at,
-        engine=_engine(meta),
-        k=meta.k,
-        score=run.score,
-        score_interval=interval_data(run.score_interval),
-        scored_tasks=run.scored_tasks,
-        tasks=len(results.tasks),
-        avg_activation_score=run.avg_activation_score,
-        activation_interval=interval_data(run.activation_interval),
-        ablated=ablated_names(meta),
-        partial=meta.partial,
-        incomplete=meta.incomplete,
-        attempts=sum(len(task.attempts) for task in results.tasks),
-        shard=f"{meta.shard.get('index')}/{meta.shard.get('count')}" if meta.shard else None,
-        matrix=(meta.matrix or {}).get("id"),
-        baseline=dict(meta.baseline) if meta.baseline else None,
-        merged_shards=len(meta.merged_from),
-        derived_by=derived_kind(meta),
-        parent_run=meta.parent_run,
-        resumed=len(meta.resumed_at),
-        derived=derived_short(meta),
-    )
-    if meta.incomplete:
-        row["stop_reason"] = meta.stop_reason
+    summary = summarize(results)
+    if not entry.incomplete:  # a journal still grows: summarised afresh each time
+        write_summary(entry.path, summary)
+    row.update(summary)
     return row
 
 

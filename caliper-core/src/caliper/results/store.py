@@ -282,6 +282,7 @@ def save_run(
     except BaseException:  # Ctrl-C (or a bug): give the reserved name back
         path.unlink(missing_ok=True)
         raise
+    _save_summary(path, results)
     if output is not None:
         try:
             write_export(output, text)
@@ -312,6 +313,7 @@ def save_assembled(
         write_atomic(path, text)
     except ResultsWriteError as exc:
         raise _rescue(results, exc, output, text=text) from exc
+    _save_summary(path, results)
     if journal is not None:
         journal.unlink(missing_ok=True)
     if output is not None:
@@ -324,6 +326,14 @@ def save_assembled(
                 exit_code=exc.exit_code,
             ) from exc
     return path
+
+
+def _save_summary(path: Path, results: RunResults) -> None:
+    """Save the listing summary of the run just written to ``path`` beside it
+    (:mod:`caliper.results.run_summary`), so ``caliper list`` need not decode it."""
+    from caliper.results.run_summary import summarize, write_summary
+
+    write_summary(path, summarize(results))
 
 
 def rescue_path(results: RunResults) -> Path:
