@@ -198,3 +198,25 @@ def test_regrade_records_the_judge_model_the_way_a_run_decides_it(space: Workspa
     assert child["meta"]["judge_backend"] == "fake"
     assert child["meta"]["judge_model"] == "judge-env-1"
     assert not [c for c in child["meta"]["changes"] if c.startswith("judge engine")]
+
+
+def test_regrade_of_a_tools_check_needs_no_kept_workdir(space: Workspace) -> None:
+    """A ``tools:`` check reads only the saved transcript, so a run without --keep-workdirs
+    regrades it (it was once refused like an ``assert:``)."""
+    spec = space.spec("""\
+        tasks:
+          - name: calls
+            prompt: "fake: bash echo hi"
+            tools:
+              - called: Bash
+        """)
+    parent = space.run(spec, "--k", "1")
+    assert parent.returncode == 0, parent.stderr
+    assert [a["outcome"] for a in parent.attempts("calls")] == ["pass"]
+    spec.write_text(spec.read_text().replace("- called:", "- not_called:"), encoding="utf-8")
+    done = _regrade(space, parent.results["meta"]["run_id"])
+    assert done.returncode == 0, done.stderr
+    _, child = _runs(space)
+    (attempt,) = child["tasks"][0]["attempts"]
+    assert attempt["outcome"] == "task_fail", attempt
+    assert "was called" in json.dumps(attempt["checks"]), attempt["checks"]

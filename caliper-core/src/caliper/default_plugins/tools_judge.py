@@ -136,6 +136,7 @@ class ToolsJudge(Judge):
     key = "tools"
     summary = "which tools the agent called: called / not_called / order, counts, input patterns"
     uses_llm = False
+    reads_workdir = False  # the transcript only
 
     def validate(
         self, value: Any, *, spec_dir: Path, declared_skills: tuple[str, ...]

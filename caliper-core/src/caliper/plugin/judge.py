@@ -69,6 +69,8 @@ class Judge(abc.ABC):
     the agent should have loaded: its verdict is the attempt's activation result (the
     activation scoreboard, never pass/fail) and :meth:`expected_skills` tells the per-skill
     scoreboard which skills a task expects; the built-in ``activates`` judge declares it.
+    ``reads_workdir`` says whether a local judge (not ``uses_llm``) looks at the attempt's
+    working directory: ``caliper regrade`` needs a kept working directory only for those.
     """
 
     key: str
@@ -76,6 +78,7 @@ class Judge(abc.ABC):
     scores_outcome: bool = True
     uses_llm: bool = False
     scores_activation: bool = False
+    reads_workdir: bool = True
 
     def expected_skills(self, value: Any) -> tuple[str, ...]:
         """The skills a task with this (validated) value expects the agent to load.

@@ -54,9 +54,13 @@ class Regrader:
     """The run's backend's tool vocabulary, for ``tools:`` checks (``None``: not installed)."""
 
     def needs_workdir(self, task: Task) -> bool:
-        """True when a check of ``task`` runs local code against the working directory."""
+        """True when a check of ``task`` runs local code against the working directory (a
+        judge that scores the outcome, uses no LLM and ``reads_workdir``)."""
         return any(
-            key in self.judges and self.judges[key].scores_outcome and not self.judges[key].uses_llm
+            key in self.judges
+            and self.judges[key].scores_outcome
+            and not self.judges[key].uses_llm
+            and self.judges[key].reads_workdir
             for key in task.checks
         )
 
