@@ -49,6 +49,7 @@ class GeminiBackend(Backend):
     cli_name = "gemini"
     install_hint = f"npm install -g {versions.NPM_PACKAGE}"
     default_model = None
+    skill_listing_budget = None  # renderAgentSkills lists every enabled skill whole (docs page)
 
     def supports_mcp(self) -> bool:
         """Yes: the spec's ``mcp:`` servers reach the agent."""

@@ -245,3 +245,20 @@ def test_matrix_with_claude_and_gemini(kit: ConformanceKit, agent_cli: Any) -> N
     ]
     assert len(attempts) == 2, run.describe()
     assert all(a["activated"] == ["alpha-target"] for a in attempts), run.describe()
+
+
+def test_gemini_lists_every_description_whole(kit: ConformanceKit) -> None:
+    """No listing budget (``skill_listing_budget is None``): 120 descriptions of 250
+    characters, past claude's and codex's budgets, all reach the model whole."""
+    from caliper.testing.listing import skills_for, whole_descriptions
+
+    assert kit.suite.backend().skill_listing_budget is None
+    entries = skills_for(kit, 120)
+    server = kit.server(kit.script([{"text": "Nothing to load."}]))
+    spec = kit.spec([{"name": "many", "prompt": "Hello.", "assert": "assert True"}], skills=entries)
+    run = kit.run(spec, server)
+    ok_run(run)
+    listed = [r for r in server.model_requests() if "listed-0000" in r.sent_text()]
+    assert listed, run.describe()
+    assert whole_descriptions(listed[0].sent_text()) == 120
+    assert "Warning: " not in run.stderr
