@@ -6,8 +6,7 @@ the same files ``python -m caliper.testing.example examples/<example>`` runs.
 
 The backend-neutral examples also run through the real pinned ``gemini`` CLI: the same scripts
 with their tool calls in Gemini CLI's names (``Skill`` -> ``activate_skill``, ``Bash`` ->
-``run_shell_command``). ``mid-conversation`` is not backend-neutral on gemini: it plants a
-``history:``, which the gemini backend refuses (exit 2, docs/backends/gemini.md).
+``run_shell_command``), mid-conversation's planted history included.
 
 Each example is copied to a temporary folder first, so results never land in the repository.
 Run with ``python -m caliper.testing.offline -- pytest tests/examples``.
@@ -40,8 +39,8 @@ PACK = ("false-success", "tool-misuse", "runaway-loops", "prompt-regression", "c
 SPEC_EXAMPLES = (*PACK, "mid-conversation", "hello")
 """Every example that is a spec (the rest, such as backend-opencode, are plugin packages)."""
 PLUGIN_EXAMPLES = ("backend-opencode",)
-GEMINI_EXAMPLES = tuple(name for name in SPEC_EXAMPLES if name != "mid-conversation")
-"""The examples that run on gemini too (mid-conversation needs ``history:``, refused there)."""
+GEMINI_EXAMPLES = SPEC_EXAMPLES
+"""The examples that run on gemini too: all of them."""
 GEMINI_MODEL = "gemini-2.5-pro"
 
 
@@ -107,15 +106,23 @@ def _gemini_call(call: dict[str, Any]) -> dict[str, Any]:
     raise AssertionError(f"no Gemini CLI equivalent known for the scripted tool {call!r}")
 
 
-def _in_gemini_tools(node: Any) -> Any:
-    """``node`` (a loaded script) with every ``tool_calls:`` entry in Gemini CLI's tool names."""
+CLAUDE_SKILL_RESULT = "Launching skill: "
+"""How Claude Code's ``Skill`` result starts; Gemini CLI's ``activate_skill`` result holds
+``<activated_skill name="NAME">`` instead."""
+
+
+def _in_gemini_tools(node: Any, key: str = "") -> Any:
+    """``node`` (a loaded script) with every ``tool_calls:`` entry in Gemini CLI's tool names,
+    and a rule waiting for a skill's load result waiting for Gemini CLI's."""
     if isinstance(node, list):
         return [_in_gemini_tools(item) for item in node]
+    if key == "tool_result_contains" and node.startswith(CLAUDE_SKILL_RESULT):
+        return f'<activated_skill name="{node.removeprefix(CLAUDE_SKILL_RESULT)}">'
     if not isinstance(node, dict):
         return node
     return {
-        key: [_gemini_call(c) for c in value] if key == "tool_calls" else _in_gemini_tools(value)
-        for key, value in node.items()
+        k: [_gemini_call(c) for c in v] if k == "tool_calls" else _in_gemini_tools(v, k)
+        for k, v in node.items()
     }
 
 

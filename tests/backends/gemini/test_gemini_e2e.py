@@ -1,6 +1,6 @@
 """End-to-end behaviour of the gemini backend beyond the kit, on the real pinned ``gemini``
 (issue 32): no ``.env`` above the sandbox reaches the CLI, nested and built-in skills are not
-scored, an MCP secret is never on disk, ``history:`` is refused, no API key stops the run at
+scored, an MCP secret is never on disk, no API key stops the run at
 once, and SIGTERM ends gemini and its MCP server."""
 
 from __future__ import annotations
@@ -130,20 +130,6 @@ def test_stdio_mcp_secret_reaches_the_server_but_no_file(kit: ConformanceKit) ->
     files = [p for p in kit.root.rglob("*") if p.is_file() and p != log]
     holding = [str(p) for p in files if SECRET.encode() in p.read_bytes()]
     assert not holding, holding
-
-
-def test_history_is_refused_with_exit_2(kit: ConformanceKit) -> None:
-    """``history:`` on gemini: exit 2 naming the reason, before any model request."""
-    (kit.project / "hist.yaml").write_text("turns:\n  - user: Earlier.\n  - assistant: Ok.\n")
-    server = kit.server(kit.script([{"text": "x"}]))
-    spec = kit.spec(
-        [{"name": "h", "prompt": "Next.", "history": "hist.yaml", "assert": "assert True"}]
-    )
-    run = kit.run(spec, server)
-    assert run.returncode == 2, run.describe()
-    assert "planted conversation" in run.stderr, run.stderr
-    assert "Traceback" not in run.stderr
-    assert not server.model_requests()
 
 
 def test_no_api_key_stops_at_once_with_exit_3(kit: ConformanceKit) -> None:
