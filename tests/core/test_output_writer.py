@@ -202,6 +202,7 @@ ALLOWED = {
     "caliper-backend-hermes/src/caliper_backend_hermes/home.py": {"write_text": 2},
     "caliper-backend-gemini/src/caliper_backend_gemini/home.py": {"write_text": 2},
     "caliper-backend-gemini/src/caliper_backend_gemini/mcp_check.py": {"write_text": 1},
+    "caliper-backend-gemini/src/caliper_backend_gemini/history.py": {"write_text": 3},
     "caliper-backend-pi/src/caliper_backend_pi/history.py": {"write_text": 1},
     "caliper-executor-ray/src/caliper_executor_ray/connect.py": {"open-w": 1},
 }

@@ -4,6 +4,10 @@ server playing a correct agent (``examples/<example>/scripted-model.yaml``), and
 right reason when it plays an agent with the example's failure (``scripted-model.broken.yaml``):
 the same files ``python -m caliper.testing.example examples/<example>`` runs.
 
+The backend-neutral examples also run through the real pinned ``gemini`` CLI: the same scripts
+with their tool calls in Gemini CLI's names (``Skill`` -> ``activate_skill``, ``Bash`` ->
+``run_shell_command``), mid-conversation's planted history included.
+
 Each example is copied to a temporary folder first, so results never land in the repository.
 Run with ``python -m caliper.testing.offline -- pytest tests/examples``.
 """
@@ -13,8 +17,10 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from caliper.testing.example import example_spec, scripted_model
 from caliper.testing.harness import (
@@ -33,6 +39,9 @@ PACK = ("false-success", "tool-misuse", "runaway-loops", "prompt-regression", "c
 SPEC_EXAMPLES = (*PACK, "mid-conversation", "hello")
 """Every example that is a spec (the rest, such as backend-opencode, are plugin packages)."""
 PLUGIN_EXAMPLES = ("backend-opencode",)
+GEMINI_EXAMPLES = SPEC_EXAMPLES
+"""The examples that run on gemini too: all of them."""
+GEMINI_MODEL = "gemini-2.5-pro"
 
 
 def test_every_example_has_a_page_and_a_model():
@@ -79,35 +88,94 @@ CAUGHT = {
     "hello": ("greets the team loudly", "hello team"),
 }
 """Per example: the task that must fail when a broken agent plays it, and why."""
+GEMINI_CAUGHT = {
+    "runaway-loops": ("polls the deploy a bounded number of times", "status.txt is not 'ready'"),
+}
+"""Where gemini fails the broken agent for another reason: Gemini CLI's own loop detection
+(``TOOL_CALL_LOOP_THRESHOLD = 5`` identical calls in a row) ends the turn at the fifth
+``deploy-status``, before running it: four calls run, and the status file is never written."""
 
 
-def _run_example(tmp_path: Path, name: str, broken: bool) -> tuple[CaliperRun, list[str]]:
+def _gemini_call(call: dict[str, Any]) -> dict[str, Any]:
+    """A scripted Claude Code tool call as Gemini CLI's model would make it."""
+    arguments = call.get("arguments") or {}
+    if call.get("name") == "Skill":
+        return {"name": "activate_skill", "arguments": {"name": arguments["skill"]}}
+    if call.get("name") == "Bash":
+        return {"name": "run_shell_command", "arguments": {"command": arguments["command"]}}
+    raise AssertionError(f"no Gemini CLI equivalent known for the scripted tool {call!r}")
+
+
+CLAUDE_SKILL_RESULT = "Launching skill: "
+"""How Claude Code's ``Skill`` result starts; Gemini CLI's ``activate_skill`` result holds
+``<activated_skill name="NAME">`` instead."""
+
+
+def _in_gemini_tools(node: Any, key: str = "") -> Any:
+    """``node`` (a loaded script) with every ``tool_calls:`` entry in Gemini CLI's tool names,
+    and a rule waiting for a skill's load result waiting for Gemini CLI's."""
+    if isinstance(node, list):
+        return [_in_gemini_tools(item) for item in node]
+    if key == "tool_result_contains" and node.startswith(CLAUDE_SKILL_RESULT):
+        return f'<activated_skill name="{node.removeprefix(CLAUDE_SKILL_RESULT)}">'
+    if not isinstance(node, dict):
+        return node
+    return {
+        k: [_gemini_call(c) for c in v] if k == "tool_calls" else _in_gemini_tools(v, k)
+        for k, v in node.items()
+    }
+
+
+def gemini_script(model: Path, out: Path) -> Path:
+    """``model`` rewritten for Gemini CLI's tools, saved as ``out``."""
+    loaded = yaml.safe_load(model.read_text(encoding="utf-8"))
+    out.write_text(yaml.safe_dump(_in_gemini_tools(loaded), sort_keys=False), encoding="utf-8")
+    return out
+
+
+def _run_example(
+    tmp_path: Path, name: str, broken: bool, backend: str = "claude"
+) -> tuple[CaliperRun, list[str]]:
     """``caliper run`` of a fresh copy of the example, its scripted model playing the agent
-    (the correct one, or with ``broken`` the one with the example's failure)."""
-    cli = find_agent_cli("claude", tmp_path / "bin")
+    (the correct one, or with ``broken`` the one with the example's failure), on the real
+    ``claude`` CLI or, with ``backend="gemini"``, the real ``gemini`` CLI."""
+    cli = find_agent_cli(backend, tmp_path / "bin")
     if isinstance(cli, str):
         pytest.skip(cli)
     project = tmp_path / name
     shutil.copytree(EXAMPLES / name, project, symlinks=True)
     spec = example_spec(project)
-    with ModelServer(scripted_model(project, broken=broken)) as server:
+    model = scripted_model(project, broken=broken)
+    if backend == "gemini":
+        model = gemini_script(model, tmp_path / "gemini-model.yaml")
+    with ModelServer(model) as server:
+        if backend == "gemini":
+            engine = f"gemini:{GEMINI_MODEL}"
+            env = {
+                "GEMINI_CLI_PATH": str(cli.path),
+                "GOOGLE_GEMINI_BASE_URL": server.url,
+                "GEMINI_API_KEY": "gm-examples",
+            }
+        else:
+            engine = "claude-code"
+            env = {
+                "CLAUDE_CLI_PATH": str(cli.path),
+                "ANTHROPIC_BASE_URL": server.url,
+                "ANTHROPIC_API_KEY": "sk-examples",
+                "CLAUDE_CODE_MAX_RETRIES": "0",
+            }
         run = run_caliper_process(
             "run",
             spec,
             "--model",
-            "claude-code",
+            engine,
             "--k",
             "1",
             home=FakeRealHome(tmp_path / "home"),
             cwd=project,
             sandbox_parent=tmp_path / "sandboxes",
             path=cli.path_env(),
-            env={
-                "CLAUDE_CLI_PATH": str(cli.path),
-                "ANTHROPIC_BASE_URL": server.url,
-                "ANTHROPIC_API_KEY": "sk-examples",
-                "CLAUDE_CODE_MAX_RETRIES": "0",
-            },
+            env=env,
             timeout=240,
         )
         unmatched = [str(r.answered_by) for r in server.model_requests() if r.outcome == "fallback"]
@@ -127,11 +195,16 @@ def test_every_example_is_a_valid_spec():
     assert out.stdout.count("✓") == len(SPEC_EXAMPLES), out.stdout
 
 
+_RUNS = [("claude", name) for name in SPEC_EXAMPLES] + [
+    ("gemini", name) for name in GEMINI_EXAMPLES
+]
+
+
 @pytest.mark.e2e
-@pytest.mark.parametrize("name", SPEC_EXAMPLES)
-def test_example_runs_green_through_claude(tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize(("backend", "name"), _RUNS)
+def test_example_runs_green(tmp_path: Path, backend: str, name: str) -> None:
     """As shipped, with a correct agent, every task passes and every activation holds."""
-    run, unmatched = _run_example(tmp_path, name, broken=False)
+    run, unmatched = _run_example(tmp_path, name, broken=False, backend=backend)
     assert run.returncode == 0, run.describe()
     attempts = run.attempts()
     assert attempts, run.describe()
@@ -147,13 +220,16 @@ def test_example_runs_green_through_claude(tmp_path: Path, name: str) -> None:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("name", SPEC_EXAMPLES)
-def test_example_catches_its_failure(tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize(("backend", "name"), _RUNS)
+def test_example_catches_its_failure(tmp_path: Path, backend: str, name: str) -> None:
     """Played by an agent with the failure the example is about, its task fails, saying why."""
-    task_name, why = CAUGHT[name]
-    run, _ = _run_example(tmp_path, name, broken=True)
+    task_name, why = (GEMINI_CAUGHT if backend == "gemini" else {}).get(name, CAUGHT[name])
+    run, _ = _run_example(tmp_path, name, broken=True, backend=backend)
     assert run.returncode == 0, run.describe()  # a measured failure, not an unusable run
     (attempt,) = run.attempts(task_name)
+    if backend == "gemini" and name == "runaway-loops":
+        calls = [t for t in attempt["transcript"] if t.get("role") == "tool"]
+        assert len(calls) == 4, calls  # the CLI stopped the loop, not the script running out
     checks = {c["key"]: c for c in attempt["checks"]}
     if set(checks) == {"activates"}:
         assert attempt["activation_passed"] is False, attempt

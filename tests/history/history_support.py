@@ -63,6 +63,19 @@ def request_items(request: RecordedRequest) -> list[tuple[str, str]]:
                 items.append(("call", f"{item.get('name')} {_text(arguments)}"))
             elif kind.endswith("_output"):
                 items.append(("result", _text(item.get("output"))))
+    elif request.api == "gemini":
+        for content in body.get("contents") or ():
+            role = "assistant" if content.get("role") == "model" else "user"
+            for part in content.get("parts") or ():
+                if part.get("thought"):
+                    continue
+                if "functionCall" in part:
+                    call = part["functionCall"]
+                    items.append(("call", f"{call.get('name')} {json.dumps(call.get('args'))}"))
+                elif "functionResponse" in part:
+                    items.append(("result", _text(part["functionResponse"].get("response"))))
+                elif part.get("text"):
+                    items.append((role, part["text"]))
     else:  # chat completions
         for message in body.get("messages") or ():
             role = message.get("role")

@@ -18,15 +18,20 @@ from caliper.plugin.attempt import (
     PromptResult,
 )
 from caliper.plugin.backend import Backend, CliUpdate, run_agent
-from caliper_backend_gemini import errors, events, home, invocation, login, mcp_check, versions
+from caliper_backend_gemini import (
+    errors,
+    events,
+    history,
+    home,
+    invocation,
+    login,
+    mcp_check,
+    versions,
+)
 from caliper_backend_gemini.mcp import entries_of
 
 SKILL_TOOL = "activate_skill"
 _GEMINI_MODEL = re.compile(r"^gemini-", re.IGNORECASE)
-HISTORY_REFUSAL = (
-    "the gemini backend cannot start a task from a planted conversation yet: Gemini CLI "
-    "resumes only sessions it saved itself, in a format caliper does not write."
-)
 
 
 def loaded_skills(run: events.GeminiRun) -> list[str] | None:
@@ -49,6 +54,7 @@ class GeminiBackend(Backend):
     cli_name = "gemini"
     install_hint = f"npm install -g {versions.NPM_PACKAGE}"
     default_model = None
+    skill_listing_budget = None  # renderAgentSkills lists every enabled skill whole (docs page)
 
     def tool_vocabulary(self) -> Mapping[str, Sequence[str]]:
         """Gemini CLI's tools: ``run_shell_command``, ``read_file`` / ``read_many_files``,
@@ -67,12 +73,9 @@ class GeminiBackend(Backend):
         return True
 
     def supports_history(self) -> bool:
-        """No: see :data:`HISTORY_REFUSAL`."""
-        return False
-
-    def history_refusal(self) -> str | None:
-        """Why ``history:`` is refused."""
-        return HISTORY_REFUSAL
+        """Yes: ``history:`` is planted as a saved Gemini CLI session and resumed
+        (:mod:`caliper_backend_gemini.history`)."""
+        return True
 
     def mcp_tool_name(self, server: str, tool: str) -> str:
         """Gemini CLI names MCP tools ``mcp_<server>_<tool>``."""
@@ -121,7 +124,11 @@ class GeminiBackend(Backend):
         env = dict(seeded.env)
         if request.mcp is not None:
             env.update(request.mcp.env)
-        process = run_agent(invocation.attempt_argv(cli, model=request.model), env, request)
+        argv = invocation.attempt_argv(cli, model=request.model)
+        if request.history is not None:
+            history.plant_session(request.history, request.sandbox)
+            argv = [*argv, *history.RESUME_ARGS]
+        process = run_agent(argv, env, request)
         run = events.parse_events(process.stdout)
         ending = errors.classify(process, run, timeout=request.timeout)
         activated, undeclared, built_in = _split(loaded_skills(run), request.skills)

@@ -1,6 +1,6 @@
 """End-to-end behaviour of the gemini backend beyond the kit, on the real pinned ``gemini``
 (issue 32): no ``.env`` above the sandbox reaches the CLI, nested and built-in skills are not
-scored, an MCP secret is never on disk, ``history:`` is refused, no API key stops the run at
+scored, an MCP secret is never on disk, no API key stops the run at
 once, and SIGTERM ends gemini and its MCP server."""
 
 from __future__ import annotations
@@ -132,20 +132,6 @@ def test_stdio_mcp_secret_reaches_the_server_but_no_file(kit: ConformanceKit) ->
     assert not holding, holding
 
 
-def test_history_is_refused_with_exit_2(kit: ConformanceKit) -> None:
-    """``history:`` on gemini: exit 2 naming the reason, before any model request."""
-    (kit.project / "hist.yaml").write_text("turns:\n  - user: Earlier.\n  - assistant: Ok.\n")
-    server = kit.server(kit.script([{"text": "x"}]))
-    spec = kit.spec(
-        [{"name": "h", "prompt": "Next.", "history": "hist.yaml", "assert": "assert True"}]
-    )
-    run = kit.run(spec, server)
-    assert run.returncode == 2, run.describe()
-    assert "planted conversation" in run.stderr, run.stderr
-    assert "Traceback" not in run.stderr
-    assert not server.model_requests()
-
-
 def test_no_api_key_stops_at_once_with_exit_3(kit: ConformanceKit) -> None:
     """Neither a key nor a saved login: exit 3 with the fix, fast, nothing saved."""
     server = kit.server(kit.script([{"text": "x"}]))
@@ -245,3 +231,20 @@ def test_matrix_with_claude_and_gemini(kit: ConformanceKit, agent_cli: Any) -> N
     ]
     assert len(attempts) == 2, run.describe()
     assert all(a["activated"] == ["alpha-target"] for a in attempts), run.describe()
+
+
+def test_gemini_lists_every_description_whole(kit: ConformanceKit) -> None:
+    """No listing budget (``skill_listing_budget is None``): 120 descriptions of 250
+    characters, past claude's and codex's budgets, all reach the model whole."""
+    from caliper.testing.listing import skills_for, whole_descriptions
+
+    assert kit.suite.backend().skill_listing_budget is None
+    entries = skills_for(kit, 120)
+    server = kit.server(kit.script([{"text": "Nothing to load."}]))
+    spec = kit.spec([{"name": "many", "prompt": "Hello.", "assert": "assert True"}], skills=entries)
+    run = kit.run(spec, server)
+    ok_run(run)
+    listed = [r for r in server.model_requests() if "listed-0000" in r.sent_text()]
+    assert listed, run.describe()
+    assert whole_descriptions(listed[0].sent_text()) == 120
+    assert "Warning: " not in run.stderr
