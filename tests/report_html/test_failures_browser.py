@@ -14,6 +14,13 @@ from selenium.webdriver.support.ui import Select
 from caliper.plugin.attempt import Turn
 from caliper.results.models import Outcome
 
+MARKDOWN = (
+    "# Result <img src=x onerror=alert(1)>\n\nIt is **bold** and `<b>code</b>`.\n\n"
+    "- one [click](javascript:alert(1))\n- two ![pic](https://example.com/x.png)\n\n"
+    "```\n</script><script>alert(2)</script>\n```\n> quoted <i>text</i>"
+)
+"""An answer with every Markdown form the renderer knows, and markup hidden in each."""
+
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory, browser):
@@ -23,6 +30,7 @@ def page(tmp_path_factory, browser):
     plain = results.tasks[2].attempts
     plain[0].final_answer = "The answer is **41** " + PAYLOAD
     plain[1].final_answer = "forty-one"
+    plain[2].final_answer = MARKDOWN
     needle = Turn("tool", tool_name="Bash", tool_input={"command": "grep -r NEEDLE-77 ."})
     results.tasks[0].attempts[1].transcript = [*transcript(None), needle]
     # a timeout counted as a failure (the default policy)
@@ -113,3 +121,29 @@ def test_keys_move_between_shown_attempts_and_escape_clears_the_fragment(page):
     assert viewer.get_attribute("hidden") is not None
     set_search(page, "")
     assert page.console_errors() == []
+
+
+def test_answers_render_as_markdown_with_every_markup_inert(page):
+    driver = page.driver
+    driver.find_element(By.CSS_SELECTOR, 'button.att[data-id="t2-a2"]').click()
+    answer = driver.find_element(By.CSS_SELECTOR, "#viewer .md-answer")
+    tags = [e.tag_name for e in answer.find_elements(By.CSS_SELECTOR, "*")]
+    # only the renderer's own elements: no img, a, script, b or i from the answer
+    assert set(tags) <= {"h4", "p", "strong", "code", "ul", "li", "span", "pre", "blockquote"}
+    assert answer.find_element(By.TAG_NAME, "h4").text == "Result <img src=x onerror=alert(1)>"
+    assert answer.find_element(By.TAG_NAME, "strong").text == "bold"
+    assert "<b>code</b>" in [c.text for c in answer.find_elements(By.TAG_NAME, "code")]
+    items = [li.text for li in answer.find_elements(By.TAG_NAME, "li")]
+    assert items == ["one click <javascript:alert(1)>", "two pic <https://example.com/x.png>"]
+    code = answer.find_element(By.CSS_SELECTOR, "pre.md-code").text
+    assert code == "</script><script>alert(2)</script>"
+    assert answer.find_element(By.TAG_NAME, "blockquote").text == "quoted <i>text</i>"
+    assert driver.find_elements(By.CSS_SELECTOR, "#viewer img, #viewer a") == []
+    page.screenshot("run-answer-markdown")
+    toggle = driver.find_element(By.CSS_SELECTOR, "#viewer button.md-toggle")
+    toggle.click()
+    assert not answer.is_displayed()
+    assert driver.find_element(By.CSS_SELECTOR, "pre.final-answer-source").text == MARKDOWN
+    toggle.click()
+    assert answer.is_displayed()
+    assert page.alert_text() is None and page.console_errors() == []

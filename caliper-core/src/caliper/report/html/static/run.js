@@ -56,6 +56,22 @@
     return el("span", {cls: "verdict none", text: "⊘ no verdict"});
   }
 
+  /* The final answer rendered as Markdown (markdown.js: text nodes only), with a button
+     that swaps to the literal source and back. */
+  function answerNodes(text) {
+    const rendered = el("div", {cls: "final-answer md-answer"}, markdownNodes(text));
+    const source = pre(text, "final-answer-source");
+    source.hidden = true;
+    const toggle = el("button", {type: "button", cls: "md-toggle", text: "show source"});
+    toggle.addEventListener("click", function () {
+      const showSource = source.hidden;
+      source.hidden = !showSource;
+      rendered.hidden = showSource;
+      toggle.textContent = showSource ? "show rendered Markdown" : "show source";
+    });
+    return [toggle, rendered, source];
+  }
+
   function section(title, children) {
     return el("section", {cls: "v-section"}, [el("h3", {text: title})].concat(children));
   }
@@ -90,7 +106,7 @@
     } else {
       parts.push(section("Transcript (" + a.transcript.length + " turns)", a.transcript.map(turnNode)));
     }
-    parts.push(section("Final answer", [a.final_answer ? pre(a.final_answer, "final-answer") : el("p", {cls: "note", text: "none"})]));
+    parts.push(section("Final answer", a.final_answer ? answerNodes(a.final_answer) : [el("p", {cls: "note", text: "none"})]));
     return parts;
   }
 
