@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from caliper.report import fmt
+from caliper.report.attempt_table import attempt_kind
 from caliper.report.run_view import attempt_verdict, clock_text
 from caliper.results.meta_labels import ablated_names, derived_sentence
 from caliper.results.models import (
@@ -252,18 +253,6 @@ def attempt_details(
 
 ANSWER_CHARS = 120
 """How much of an answer the attempt list shows (the viewer shows all of it)."""
-
-
-def attempt_kind(outcome: Outcome, timeouts: str) -> str:
-    """``pass``, ``failed`` (counted against the task), ``unusable`` (left out of the rates
-    under the run's ``timeouts`` policy) or ``unchecked``: what the failures view sorts on."""
-    if outcome is Outcome.PASS:
-        return "pass"
-    if outcome.left_out(timeouts):
-        return "unusable"
-    if outcome.scored(timeouts):
-        return "failed"
-    return "unchecked"
 
 
 def answer_preview(task: TaskResult, timeouts: str) -> tuple[str, str]:
