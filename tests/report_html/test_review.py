@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 from html_support import PAYLOAD, caliper, demo_run, save
+from selenium.webdriver.common.by import By
 
 from caliper.results.scoring import score_run
 from caliper.results.store import load_run
@@ -68,3 +70,42 @@ def test_bad_overrides_are_one_message(saved, tmp_path):
     assert done.returncode == 2 and "is not a JSON overrides file" in done.stderr
     assert "Traceback" not in done.stderr
     assert sorted(saved.parent.glob("*.json")) == [saved]  # nothing saved on bad input
+
+
+def test_page_overrides_export_and_review_round_trip(saved, tmp_path, browser):
+    page = tmp_path / "report.html"
+    done = caliper("report", str(saved), "--format", "html", "-o", str(page), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    browser.open(page)
+    driver = browser.driver
+    driver.execute_cdp_cmd(
+        "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
+    )
+    driver.find_element(By.CSS_SELECTOR, 'button.att[data-id="t2-a0"]').click()
+    viewer = driver.find_element(By.ID, "viewer")
+    viewer.find_element(By.CSS_SELECTOR, "button.review-set").click()
+    assert viewer.find_element(By.CSS_SELECTOR, ".review-status").text == "a note is required"
+    viewer.find_element(By.CSS_SELECTOR, "textarea.review-note").send_keys("41 is fine " + PAYLOAD)
+    viewer.find_element(By.CSS_SELECTOR, "button.review-set").click()
+    assert driver.find_element(By.ID, "review-count").text == "1 override(s)"
+    browser.screenshot("run-review")
+    driver.find_element(By.ID, "viewer-close").click()  # the viewer covers the review bar
+    driver.find_element(By.ID, "review-name").send_keys("ana")
+    driver.find_element(By.ID, "review-export").click()
+    target = downloads / "demo-2026-11-30T18-01-33Z.overrides.json"
+    for _ in range(50):
+        if target.exists():
+            break
+        time.sleep(0.1)
+    doc = json.loads(target.read_text(encoding="utf-8"))
+    assert doc["reviewer"] == "ana" and doc["run"] == "demo/2026-11-30T18-01-33Z"
+    assert doc["overrides"] == [
+        {"task": "Plain answer", "attempt": 1, "verdict": "pass", "note": "41 is fine " + PAYLOAD}
+    ]
+    assert browser.alert_text() is None and browser.console_errors() == []
+    done = caliper("review", str(saved), str(target), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    child = load_run(max(p for p in saved.parent.glob("*.json") if p != saved))
+    assert child.tasks[2].attempts[0].outcome.value == "pass"

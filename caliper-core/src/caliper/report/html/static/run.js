@@ -107,6 +107,7 @@
       parts.push(section("Transcript (" + a.transcript.length + " turns)", a.transcript.map(turnNode)));
     }
     parts.push(section("Final answer", a.final_answer ? answerNodes(a.final_answer) : [el("p", {cls: "note", text: "none"})]));
+    if (typeof reviewSection === "function") parts.push(reviewSection(a));
     return parts;
   }
 
@@ -248,6 +249,9 @@
   fTask.addEventListener("input", applyFilters);
   document.getElementById("filters").addEventListener("submit", function (e) { e.preventDefault(); });
 
-  const m = /^#attempt=(t\d+-a\d+)$/.exec(window.location.hash);
-  if (m) open(m[1]);
+  /* After the whole script has run (the review section is defined after this file). */
+  document.addEventListener("DOMContentLoaded", function () {
+    const m = /^#attempt=(t\d+-a\d+)$/.exec(window.location.hash);
+    if (m) open(m[1]);
+  });
 })();
