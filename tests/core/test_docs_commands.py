@@ -41,6 +41,8 @@ EXCLUDED = {
     "attempts of a failed run, which test_run_retry covers",
     "regrade": "named only in prose (its flags are checked); it asks an LLM judge again, "
     "which test_regrade covers",
+    "review": "named only in prose, with a placeholder OVERRIDES file (its flags are checked); "
+    "tests/report_html/test_review.py runs it",
 }
 """Commands none of whose lines run offline as the docs write them, and why. Lines of other
 commands that cannot run are named by :func:`_not_run`."""

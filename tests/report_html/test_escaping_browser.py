@@ -51,7 +51,8 @@ def _assert_nothing_ran(browser, scripts=("application/json", "")) -> None:
     driver = browser.driver
     assert browser.alert_text() is None, "an alert was raised"
     assert driver.find_elements(By.CSS_SELECTOR, "img") == [], "an <img> was injected"
-    assert driver.find_elements(By.CSS_SELECTOR, "textarea") == []
+    # the only textarea is the viewer's review note (built by the page's own script)
+    assert driver.find_elements(By.CSS_SELECTOR, "textarea:not(.review-note)") == []
     found = driver.find_elements(By.TAG_NAME, "script")
     assert [s.get_attribute("type") or "" for s in found] == list(scripts)
     assert browser.console_errors() == []
@@ -73,7 +74,8 @@ def test_payloads_do_not_run_and_show_literally(planted_page):
     assert f"Task {PAYLOAD} — attempt 1" == driver.find_element(By.ID, "viewer-title").text
     texts = [p.text for p in viewer.find_elements(By.CSS_SELECTOR, "pre")]
     assert f"thinking {PAYLOAD}" in texts
-    assert f"answer {PAYLOAD}" in texts
+    # the final answer is rendered as Markdown from text nodes: the payload shows literally
+    assert viewer.find_element(By.CSS_SELECTOR, ".final-answer").text == f"answer {PAYLOAD}"
     assert f"judge says {PAYLOAD}" in texts
     for details in viewer.find_elements(By.CSS_SELECTOR, "details.tool"):
         details.find_element(By.TAG_NAME, "summary").click()

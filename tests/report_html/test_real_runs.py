@@ -125,10 +125,10 @@ def test_pages_on_real_runs(suite, tmp_path, agent_cli, browser):
     outputs = [p.text for p in viewer.find_elements(By.CSS_SELECTOR, "pre.tool-output")]
     assert any("OUT-42" in o for o in outputs), outputs
     assert viewer.find_elements(By.CSS_SELECTOR, ".turn.skill-load"), "skill load not marked"
-    assert "Alpha chores done." in viewer.find_element(By.CSS_SELECTOR, "pre.final-answer").text
+    assert "Alpha chores done." in viewer.find_element(By.CSS_SELECTOR, ".final-answer").text
     browser.screenshot(f"real-{name}-transcript")
     driver.find_element(By.CSS_SELECTOR, '#tasks tr[data-name="plain"] button.att').click()
-    assert MARKUP in viewer.find_element(By.CSS_SELECTOR, "pre.final-answer").text
+    assert MARKUP in viewer.find_element(By.CSS_SELECTOR, ".final-answer").text
     reason = viewer.find_element(By.CSS_SELECTOR, '.check[data-key="assert"]').text
     assert "missing.txt was never written" in reason
     assert browser.alert_text() is None and driver.find_elements(By.TAG_NAME, "img") == []

@@ -82,7 +82,7 @@ def test_clicking_an_attempt_shows_its_tool_calls_and_verdicts(page):
     check = viewer.find_element(By.CSS_SELECTOR, '.check[data-key="expect"]')
     assert "failed" in check.text and "(judge claude-code:judge-1)" in check.text
     assert check.find_element(By.CSS_SELECTOR, "pre.judge-reasoning").text == "Says 41, not 42."
-    assert viewer.find_element(By.CSS_SELECTOR, "pre.final-answer").text == "Done."
+    assert viewer.find_element(By.CSS_SELECTOR, ".final-answer").text == "Done."
     assert "1000 in, 100 out" in viewer.text and "6.0s" in viewer.text
     roles = [t.get_attribute("class") for t in viewer.find_elements(By.CSS_SELECTOR, ".turn")]
     assert roles == ["turn assistant", "turn tool", "turn assistant"]

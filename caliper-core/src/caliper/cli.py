@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "retry": ("caliper.commands.retry", "Re-run the unusable attempts of a saved run."),
     "regrade": ("caliper.commands.regrade", "Judge a saved run's attempts again."),
+    "review": ("caliper.commands.review", "Save a person's verdicts on a run as a new run."),
     "history": ("caliper.commands.history", "A spec's score and activation over its runs."),
     "plugins": ("caliper.commands.plugins", "List installed plugins and agent CLIs."),
     "update-cli": ("caliper.commands.update_cli", "Check or update the agent CLIs."),

@@ -5,9 +5,7 @@ say it differently, each keeps its own help text."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -15,6 +13,9 @@ from caliper.commands.attempt_options import Decorator
 
 FORMATS = ("text", "json", "markdown", "html")
 """What ``report`` and ``compare`` write with ``--format``."""
+
+TABLE_FORMATS = ("csv", "jsonl")
+"""``report``'s extra formats: one run's attempt table (:mod:`caliper.report.attempt_table`)."""
 
 
 def results_output_option(help: str = "Also save the new run's results JSON to PATH.") -> Decorator:
@@ -32,26 +33,32 @@ def verbose_option(help: str = "Show every attempt's outcome and reason.") -> De
     return click.option("--verbose", "-v", is_flag=True, help=help)
 
 
-def format_option(help: str) -> Decorator:
-    """``--format text|json|markdown|html`` (default text), into ``output_format``."""
+def format_option(help: str, formats: tuple[str, ...] = FORMATS) -> Decorator:
+    """``--format`` one of ``formats`` (default text), into ``output_format``."""
     return click.option(
         "--format",
         "output_format",
-        type=click.Choice(list(FORMATS)),
+        type=click.Choice(list(formats)),
         default="text",
         show_default=True,
         help=help,
     )
 
 
-def page_output_option(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``-o/--output FILE``: where ``--format html`` writes its page (default: stdout)."""
+def output_file_option(help: str) -> Decorator:
+    """``-o/--output FILE``: where a page or table is written (default: stdout)."""
     return click.option(
         "-o",
         "--output",
         type=click.Path(dir_okay=False, path_type=Path),
-        help="With --format html: write the page to FILE instead of stdout.",
-    )(function)
+        help=help,
+    )
+
+
+page_output_option = output_file_option(
+    "With --format html: write the page to FILE instead of stdout."
+)
+"""``-o/--output FILE``: where ``--format html`` writes its page (default: stdout)."""
 
 
 def matrix_option(help: str) -> Decorator:

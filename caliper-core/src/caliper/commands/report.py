@@ -11,9 +11,11 @@ import click
 from caliper.commands.confidence import DEFAULT_CONFIDENCE, confidence_option
 from caliper.commands.gate_options import bar_options
 from caliper.commands.output_options import (
+    FORMATS,
+    TABLE_FORMATS,
     format_option,
     matrix_option,
-    page_output_option,
+    output_file_option,
     verbose_option,
 )
 
@@ -57,9 +59,12 @@ def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> 
     "text: the same report `caliper run` prints; json: the saved run plus derived "
     "`scores`, `usage_totals`, `spend` (cost and agent time) and `tool_usage` (MCP calls) "
     "blocks (and `gate` with bars); markdown: a summary table for $GITHUB_STEP_SUMMARY; "
-    "html: one self-contained page with a transcript viewer (to stdout, or to -o FILE)."
+    "html: one self-contained page with a transcript viewer (to stdout, or to -o FILE); "
+    "csv / jsonl: the attempt table, one row per attempt (task, attempt, outcome, kind, "
+    "verdict, duration, tokens, skills, final answer).",
+    (*FORMATS, *TABLE_FORMATS),
 )
-@page_output_option
+@output_file_option("With --format html, csv or jsonl: write to FILE instead of stdout.")
 @verbose_option("Add pass@k / pass^k and a panel per task.")
 @confidence_option
 @bar_options
@@ -92,6 +97,7 @@ def command(
       caliper report my-skill --min-score 0.8   # judge bars on a saved run
       caliper report my-skill --format markdown >> "$GITHUB_STEP_SUMMARY"
       caliper report my-skill --format html -o my-skill.html
+      caliper report my-skill --format csv -o attempts.csv   # or jsonl
       caliper report --matrix 2026-12-01T10-00-00Z-1a2b3c   # engines side by side
       caliper report RUN-A.json RUN-B.json --format markdown
 
@@ -109,6 +115,13 @@ def command(
     if matrix_id is not None or len(refs) > 1:  # engines side by side
         from caliper.commands.matrix_report import show_matrix
 
+        if output_format in TABLE_FORMATS:
+            from caliper.errors import UsageError
+
+            raise UsageError(
+                f"--format {output_format} is the attempt table of one run.",
+                hint="Give one REF, without --matrix.",
+            )
         bars_given = (*min_score, *min_activation, *max_cost_per_attempt, *max_duration)
         if bars_given or output is not None:
             from caliper.errors import UsageError
@@ -121,10 +134,12 @@ def command(
         return
     cwd = Path.cwd()
     path = _run_path(refs[0] if refs else None, cwd)
-    if output is not None and output_format != "html":
+    if output is not None and output_format not in ("html", *TABLE_FORMATS):
         from caliper.errors import UsageError
 
-        raise UsageError("-o/--output is for --format html.", hint="Add --format html.")
+        raise UsageError(
+            "-o/--output is for --format html, csv or jsonl.", hint="Add --format html."
+        )
     # text and markdown never show a turn: read a summary; json and html hold the whole run
     from caliper.results.codec import kept_until_exit
 
@@ -134,6 +149,14 @@ def command(
         from caliper.report.html.output import emit_page, run_html
 
         emit_page(run_html(results, path, confidence), output)
+        return
+    if output_format in TABLE_FORMATS:
+        from caliper.report import attempt_table
+        from caliper.report.html.output import emit_page
+
+        rows = attempt_table.attempt_rows(results)
+        write = attempt_table.to_csv if output_format == "csv" else attempt_table.to_jsonl
+        emit_page(write(rows), output)
         return
     bars = (*min_score, *min_activation, *max_cost_per_attempt, *max_duration)
     gate = _gate(results, bars, inconclusive, confidence)

@@ -41,6 +41,7 @@ _WHAT_RAN = {
     "regrade": "no agent ran; the parent's attempts were graded again",
     "retry": "only the parent's failed attempts were run again; the rest are copied from it",
     "merge": "no agent ran; the shard runs' attempts were joined",
+    "review": "no agent ran; a person set the verdicts of some of the parent's attempts",
 }
 
 

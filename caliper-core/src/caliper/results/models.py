@@ -232,7 +232,7 @@ class RunMeta:
     parent_run: str | None = None
     """``SPEC/RUN-ID`` of the run this one was derived from (``caliper retry``/``regrade``)."""
     derived_by: str | None = None
-    """``retry`` or ``regrade`` when this run was derived from ``parent_run``."""
+    """``retry``, ``regrade`` or ``review`` when this run was derived from ``parent_run``."""
     changes: list[str] = attrs.field(factory=list)
     """What differs from the parent run (retried attempts, a new judge model, a spec change)."""
     resumed_at: list[str] = attrs.field(factory=list)

@@ -13,9 +13,11 @@ from typing import Any
 import attrs
 
 from caliper.report import fmt
+from caliper.report.attempt_table import attempt_kind
 from caliper.report.run_view import attempt_verdict, clock_text
 from caliper.results.meta_labels import ablated_names, derived_sentence
 from caliper.results.models import (
+    TIMEOUTS_FAILURE,
     AttemptRecord,
     CheckRecord,
     Outcome,
@@ -249,7 +251,27 @@ def attempt_details(
     }
 
 
-def _task_row(index: int, task: TaskResult, score: TaskScore) -> dict[str, Any]:
+ANSWER_CHARS = 120
+"""How much of an answer the attempt list shows (the viewer shows all of it)."""
+
+
+def answer_preview(task: TaskResult, timeouts: str) -> tuple[str, str]:
+    """The answer the list shows for a task, and which attempt it is from: the first
+    failed attempt's (failures first), else the first attempt's that has one; cut to
+    :data:`ANSWER_CHARS` characters on one line."""
+    failed = [a for a in task.attempts if attempt_kind(a.outcome, timeouts) == "failed"]
+    for record in failed + list(task.attempts):
+        if record.final_answer:
+            text = " ".join(record.final_answer.split())
+            if len(text) > ANSWER_CHARS:
+                text = text[: ANSWER_CHARS - 1] + "…"
+            return text, f"answer of attempt {record.attempt}"
+    return "", "no attempt recorded an answer"
+
+
+def _task_row(
+    index: int, task: TaskResult, score: TaskScore, timeouts: str = TIMEOUTS_FAILURE
+) -> dict[str, Any]:
     attempts = []
     for j, record in enumerate(task.attempts):
         symbol, _style = fmt.STRIP_SYMBOLS[record.outcome]
@@ -263,8 +285,10 @@ def _task_row(index: int, task: TaskResult, score: TaskScore) -> dict[str, Any]:
                 "fired": " ".join(record.activated or []),
                 "observed": record.activated is not None,
                 "activation_passed": record.activation_passed,
+                "kind": attempt_kind(record.outcome, timeouts),
             }
         )
+    answer, answer_note = answer_preview(task, timeouts)
     return {
         "index": index,
         "name": task.name,
@@ -284,6 +308,8 @@ def _task_row(index: int, task: TaskResult, score: TaskScore) -> dict[str, Any]:
         "wall_text": fmt.duration(score.usage.wall_seconds),
         "unusable": score.unusable,
         "attempts": attempts,
+        "answer": answer,
+        "answer_note": answer_note,
     }
 
 
@@ -336,9 +362,9 @@ def run_view(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> dic
     from caliper.report.tool_usage_view import run_tool_usage
 
     run = score_run(results, confidence)
-    rows = [
-        _task_row(i, t, s) for i, (t, s) in enumerate(zip(results.tasks, run.tasks, strict=True))
-    ]
+    timeouts = results.meta.timeouts
+    pairs = enumerate(zip(results.tasks, run.tasks, strict=True))
+    rows = [_task_row(i, t, s, timeouts) for i, (t, s) in pairs]
     board = _scoreboard(run)
     skills = [s["skill"] for s in board]
     fired = sorted({name for t in results.tasks for a in t.attempts for name in a.activated or []})

@@ -56,6 +56,22 @@
     return el("span", {cls: "verdict none", text: "⊘ no verdict"});
   }
 
+  /* The final answer rendered as Markdown (markdown.js: text nodes only), with a button
+     that swaps to the literal source and back. */
+  function answerNodes(text) {
+    const rendered = el("div", {cls: "final-answer md-answer"}, markdownNodes(text));
+    const source = pre(text, "final-answer-source");
+    source.hidden = true;
+    const toggle = el("button", {type: "button", cls: "md-toggle", text: "show source"});
+    toggle.addEventListener("click", function () {
+      const showSource = source.hidden;
+      source.hidden = !showSource;
+      rendered.hidden = showSource;
+      toggle.textContent = showSource ? "show rendered Markdown" : "show source";
+    });
+    return [toggle, rendered, source];
+  }
+
   function section(title, children) {
     return el("section", {cls: "v-section"}, [el("h3", {text: title})].concat(children));
   }
@@ -90,7 +106,8 @@
     } else {
       parts.push(section("Transcript (" + a.transcript.length + " turns)", a.transcript.map(turnNode)));
     }
-    parts.push(section("Final answer", [a.final_answer ? pre(a.final_answer, "final-answer") : el("p", {cls: "note", text: "none"})]));
+    parts.push(section("Final answer", a.final_answer ? answerNodes(a.final_answer) : [el("p", {cls: "note", text: "none"})]));
+    if (typeof reviewSection === "function") parts.push(reviewSection(a));
     return parts;
   }
 
@@ -108,14 +125,22 @@
     openButton = button || document.querySelector('button.att[data-id="' + id + '"]');
     if (openButton) openButton.classList.add("open");
     viewer.scrollTop = 0;
+    setFragment("#attempt=" + id);
   }
   function close() {
     viewer.hidden = true;
     if (openButton) openButton.classList.remove("open");
     openButton = null;
+    setFragment("");
+  }
+  /* The address names the open attempt (#attempt=t0-a1), so a link opens it again;
+     replaceState keeps the back button for leaving the page. */
+  function setFragment(hash) {
+    const url = window.location.href.split("#")[0] + hash;
+    try { window.history.replaceState(null, "", url); } catch (err) { /* file: in some browsers */ }
   }
   document.getElementById("viewer-close").addEventListener("click", close);
-  document.addEventListener("keydown", function (e) { if (e.key === "Escape") close(); });
+  document.addEventListener("keydown", onKey);
   document.getElementById("tasks").addEventListener("click", function (e) {
     const button = e.target.closest("button.att");
     if (button) open(button.dataset.id, button);
@@ -125,6 +150,74 @@
   const fTask = document.getElementById("f-task");
   const fSkill = document.getElementById("f-skill");
   const count = document.getElementById("f-count");
+  const fSearch = document.getElementById("f-search");
+  const searchError = document.getElementById("f-search-error");
+  let search = null, searchTimer = null, haystacks = null;
+
+  /* Outcome filter: one outcome, or a failures view. "failed" and "unusable" come from the
+     page's data-kind (the run's --timeouts policy decides where a timeout goes). */
+  function outcomeMatches(button, outcome) {
+    const kind = button.dataset.kind;
+    if (!outcome) return true;
+    if (outcome === "-failures-") return kind === "failed" || kind === "unusable";
+    if (outcome === "-failed-") return kind === "failed";
+    if (outcome === "-unusable-") return kind === "unusable";
+    return button.dataset.outcome === outcome;
+  }
+
+  /* Search: a case-insensitive regular expression over each attempt's final answer, its
+     transcript's text, tool inputs and tool outputs (the text is gathered the first time). */
+  function haystack(id) {
+    if (haystacks === null) {
+      haystacks = {};
+      const all = data();
+      Object.keys(all).forEach(function (key) {
+        const a = all[key], parts = [a.final_answer || ""];
+        (a.transcript || []).forEach(function (t) {
+          if (t.content) parts.push(t.content);
+          if (t.tool_input !== undefined && t.tool_input !== null) parts.push(asText(t.tool_input));
+          if (t.tool_output !== undefined && t.tool_output !== null) parts.push(asText(t.tool_output));
+        });
+        haystacks[key] = parts.join("\n");
+      });
+    }
+    return haystacks[id] || "";
+  }
+  function setSearch(text) {
+    search = null;
+    searchError.hidden = true;
+    fSearch.classList.remove("bad");
+    if (!text) return;
+    try {
+      search = new RegExp(text, "i");
+    } catch (err) {
+      searchError.textContent = "not a regular expression: " + err.message;
+      searchError.hidden = false;
+      fSearch.classList.add("bad");
+    }
+  }
+  function searchMatches(id) { return search === null || search.test(haystack(id)); }
+
+  /* Keys: j / ArrowDown opens the next attempt still shown by the filters, k / ArrowUp the
+     previous one; Escape closes the viewer and clears the address fragment. Typing in a
+     field is left alone. */
+  function onKey(e) {
+    if (e.key === "Escape") { close(); return; }
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    const target = e.target;
+    if (target && (target.tagName === "INPUT" || target.tagName === "SELECT" || target.tagName === "TEXTAREA")) return;
+    let step = 0;
+    if (e.key === "j" || e.key === "ArrowDown") step = 1;
+    else if (e.key === "k" || e.key === "ArrowUp") step = -1;
+    if (!step) return;
+    const shown = Array.from(document.querySelectorAll("#tasks tr.task-row:not(.filtered) button.att:not(.filtered)"));
+    if (!shown.length) return;
+    e.preventDefault();
+    let at = openButton ? shown.indexOf(openButton) : -1;
+    at = at < 0 ? (step > 0 ? 0 : shown.length - 1) : Math.min(Math.max(at + step, 0), shown.length - 1);
+    open(shown[at].dataset.id, shown[at]);
+    shown[at].scrollIntoView({block: "nearest"});
+  }
   function applyFilters() {
     const outcome = fOutcome.value, task = fTask.value.trim().toLowerCase(), skill = fSkill.value;
     let shown = 0, total = 0, rowsShown = 0;
@@ -134,13 +227,13 @@
       row.querySelectorAll("button.att").forEach(function (b) {
         total += 1;
         const fired = b.dataset.fired ? b.dataset.fired.split(" ") : [];
-        let ok = nameOk && (!outcome || b.dataset.outcome === outcome);
+        let ok = nameOk && outcomeMatches(b, outcome) && searchMatches(b.dataset.id);
         if (ok && skill === "-none-") ok = b.dataset.observed === "1" && fired.length === 0;
         else if (ok && skill) ok = fired.indexOf(skill) >= 0;
         b.classList.toggle("filtered", !ok);
         if (ok) visible += 1;
       });
-      const filtering = outcome || task || skill;
+      const filtering = outcome || task || skill || search;
       row.classList.toggle("filtered", Boolean(filtering) && visible === 0);
       if (!row.classList.contains("filtered")) rowsShown += 1;
       shown += visible;
@@ -149,9 +242,16 @@
     document.getElementById("no-match").hidden = rowsShown > 0;
   }
   [fOutcome, fSkill].forEach(function (f) { f.addEventListener("change", applyFilters); });
+  fSearch.addEventListener("input", function () {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(function () { setSearch(fSearch.value); applyFilters(); }, 150);
+  });
   fTask.addEventListener("input", applyFilters);
   document.getElementById("filters").addEventListener("submit", function (e) { e.preventDefault(); });
 
-  const m = /^#attempt=(t\d+-a\d+)$/.exec(window.location.hash);
-  if (m) open(m[1]);
+  /* After the whole script has run (the review section is defined after this file). */
+  document.addEventListener("DOMContentLoaded", function () {
+    const m = /^#attempt=(t\d+-a\d+)$/.exec(window.location.hash);
+    if (m) open(m[1]);
+  });
 })();
