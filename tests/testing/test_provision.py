@@ -302,3 +302,23 @@ def test_a_broken_pins_file_is_one_clear_error(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     assert "pin 'x' needs kind (npm or pip), package, version and bin" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_shims_lead_to_the_real_folder_when_it_is_reached_through_a_symlink(
+    tmp_path: Path,
+) -> None:
+    """Provisioned from a worktree whose .agent-clis is a symlink to the main checkout's, the
+    shims point into the real folder: removing the worktree leaves none dangling."""
+    path, _ = fake_npm(tmp_path)
+    real = tmp_path / "main-clis"
+    real.mkdir()
+    worktree = tmp_path / "worktree"
+    worktree.mkdir()
+    (worktree / ".agent-clis").symlink_to(real)
+    done = run("--only", "codex", clis=worktree / ".agent-clis", path=path)
+    assert done.returncode == 0, done.stderr
+    shim = real / "bin" / "codex"
+    assert os.readlink(shim) == str(real / "npm" / "node_modules" / ".bin" / "codex")
+    (worktree / ".agent-clis").unlink()
+    worktree.rmdir()
+    assert shim.exists()  # the link still resolves
