@@ -123,3 +123,34 @@ def test_compare_tests_a_cost_change_in_every_format(space: Workspace) -> None:
     page = space.root / "compare.html"
     assert _caliper(space, "compare", a, b, "--format", "html", "-o", str(page)).returncode == 0
     assert 'id="spend-changes-table"' in page.read_text(encoding="utf-8")
+
+
+def test_wall_time_per_attempt_counts_every_try_and_the_waits_between() -> None:
+    """Agent time is the scored try's; wall time adds the earlier tries and the waits."""
+    from caliper.results.models import AttemptRecord, Outcome, TryRecord
+    from caliper.results.spend import attempt_wall, spend_of
+
+    retried = AttemptRecord(
+        task_name="t", attempt=1, outcome=Outcome.PASS, duration_seconds=2.0,
+        tries=[TryRecord(outcome=Outcome.INFRA_ERROR, duration_seconds=1.5, waited_seconds=4.0)],
+    )  # fmt: skip
+    once = AttemptRecord(task_name="t", attempt=2, outcome=Outcome.PASS, duration_seconds=3.0)
+    never = AttemptRecord(task_name="t", attempt=3, outcome=Outcome.TASK_FAIL)
+    assert attempt_wall(retried) == 7.5  # 1.5 + 4.0 + 2.0
+    assert attempt_wall(once) == 3.0
+    assert attempt_wall(never) is None
+    spend = spend_of([retried, once, never])
+    assert spend.duration is not None and spend.wall is not None
+    assert (spend.duration.median, spend.wall.median) == (2.5, 5.25)  # of {2, 3}; of {7.5, 3}
+    assert spend.data()["wall_seconds"]["n"] == 2
+
+
+def test_the_views_show_wall_time_beside_agent_time(space: Workspace) -> None:
+    spec = space.spec(TWO_COSTS)
+    assert space.run(spec, "--k", "2").returncode == 0
+    assert "Wall time per attempt   median" in _report(space, str(spec)).stdout
+    markdown = _report(space, str(spec), "--format", "markdown").stdout
+    assert "| Wall time per attempt |" in markdown
+    page = space.root / "page.html"
+    assert _report(space, str(spec), "--format", "html", "-o", str(page)).returncode == 0
+    assert "<th>wall time per attempt</th>" in page.read_text(encoding="utf-8")

@@ -182,6 +182,7 @@ def spend_markdown(results: RunResults, confidence: float) -> list[str]:
         cost_spread_text,
         cost_total_text,
         time_text,
+        wall_text,
     )
     from caliper.results.spend import spend_of
 
@@ -192,11 +193,16 @@ def spend_markdown(results: RunResults, confidence: float) -> list[str]:
     lines = [
         f"### Cost and time ({escape(SPREAD_NOTE)})",
         "",
-        _row(["", "Cost", "Cost per attempt", "Agent time per attempt"]),
-        _row(["---", "---", "---", "---"]),
+        _row(["", "Cost", "Cost per attempt", "Agent time per attempt", "Wall time per attempt"]),
+        _row(["---", "---", "---", "---", "---"]),
     ]
     for name, spend in rows:
-        cells = [cost_total_text(spend), cost_spread_text(spend), time_text(spend)]
+        cells = [
+            cost_total_text(spend),
+            cost_spread_text(spend),
+            time_text(spend),
+            wall_text(spend),
+        ]
         lines.append(_row([name, *(escape(cell) for cell in cells)]))
     return [*lines, ""]
 

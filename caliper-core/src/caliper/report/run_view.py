@@ -377,6 +377,7 @@ def spend_lines(results: RunResults, confidence: float) -> list[Text]:
         cost_spread_text,
         cost_total_text,
         time_text,
+        wall_text,
     )
     from caliper.results.spend import spend_of
 
@@ -386,6 +387,7 @@ def spend_lines(results: RunResults, confidence: float) -> list[Text]:
     if run.cost is not None:
         lines.append(Text(f"   per attempt  {cost_spread_text(run)}"))
     lines.append(Text(f" Agent time per attempt  {time_text(run)}"))
+    lines.append(Text(f" Wall time per attempt   {wall_text(run)} (retries included)"))
     if len(results.tasks) > 1:
         for task in results.tasks:
             spend = spend_of(task.attempts, confidence, policy)
@@ -393,6 +395,7 @@ def spend_lines(results: RunResults, confidence: float) -> list[Text]:
             if spend.cost is not None:
                 lines.append(Text(f"     cost  {cost_spread_text(spend)}", style="dim"))
             lines.append(Text(f"     time  {time_text(spend)}", style="dim"))
+            lines.append(Text(f"     wall  {wall_text(spend)}", style="dim"))
     lines.append(Text(f" {SPREAD_NOTE}", style="dim"))
     return lines
 

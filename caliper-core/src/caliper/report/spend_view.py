@@ -56,4 +56,9 @@ def time_text(spend: Spend) -> str:
     return spread_text(spend.duration, DURATION) if spend.duration is not None else "—"
 
 
+def wall_text(spend: Spend) -> str:
+    """The wall time per attempt's spread, retries and their waits included (``—``: none)."""
+    return spread_text(spend.wall, DURATION) if spend.wall is not None else "—"
+
+
 SPREAD_NOTE = "median (IQR), mean [Student-t interval, what cost and time bars are judged on]"

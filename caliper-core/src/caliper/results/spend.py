@@ -2,7 +2,8 @@
 
 An attempt's cost is what its agent CLI reported in USD (``usage.cost_usd``), its earlier
 tries' included (money spent is spent); no price table is applied, so an attempt whose CLI
-reported no cost has none. Its agent time is the scored try's ``duration_seconds``. Counted
+reported no cost has none. Its agent time is the scored try's ``duration_seconds``; its wall
+time is every try's agent time plus the waits between tries (:func:`attempt_wall`). Counted
 attempts are those the token totals count (left-out infra and judge errors apart). Pure
 functions, no I/O; ``docs/results.md`` says how to read them.
 """
@@ -28,6 +29,15 @@ def attempt_cost(record: AttemptRecord) -> float | None:
     return math.fsum(known) if known else None
 
 
+def attempt_wall(record: AttemptRecord) -> float | None:
+    """The seconds ``record`` took from its first try's start to its scored try's end: every
+    try's agent time and the waits between them (``None`` when the scored try has none)."""
+    if record.duration_seconds is None:
+        return None
+    earlier = ((t.duration_seconds or 0.0) + (t.waited_seconds or 0.0) for t in record.tries)
+    return math.fsum([record.duration_seconds, *earlier])
+
+
 @attrs.frozen
 class Spend:
     """Cost and agent time of a set of attempts.
@@ -45,6 +55,8 @@ class Spend:
     duration: Spread | None
     cost_total: float | None
     cost_per_success: float | None
+    wall: Spread | None = None
+    """Wall time per attempt (:func:`attempt_wall`): differs from ``duration`` by retries."""
 
     def data(self) -> dict[str, object]:
         """Plain JSON data (``cost`` and ``duration`` as :meth:`Spread.data`)."""
@@ -56,6 +68,7 @@ class Spend:
             "cost_per_attempt_usd": self.cost.data() if self.cost else None,
             "cost_per_success_usd": self.cost_per_success,
             "agent_seconds": self.duration.data() if self.duration else None,
+            "wall_seconds": self.wall.data() if self.wall else None,
         }
 
 
@@ -94,6 +107,7 @@ def spend_of(
         cost_reported=len(costs),
         cost=spread_of(costs, confidence),
         duration=spread_of(attempt_durations(kept), confidence),
+        wall=spread_of([w for w in map(attempt_wall, kept) if w is not None], confidence),
         cost_total=total,
         cost_per_success=total / successes
         if complete and successes and total is not None

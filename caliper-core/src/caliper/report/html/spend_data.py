@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from caliper.report.spend_view import SPREAD_NOTE, cost_spread_text, cost_total_text, time_text
+from caliper.report.spend_view import (
+    SPREAD_NOTE,
+    cost_spread_text,
+    cost_total_text,
+    time_text,
+    wall_text,
+)
 from caliper.results.models import RunResults
 from caliper.results.spend import spend_of
 
 
 def spend_rows(results: RunResults, confidence: float) -> dict[str, Any]:
-    """``{"note": …, "rows": [{"name", "cost", "cost_spread", "time"}, …]}``; the last row
+    """``{"note": …, "rows": [{"name", "cost", "cost_spread", "time", "wall"}, …]}``; the last row
     is the run's (every counted attempt pooled)."""
     policy = results.meta.timeouts
     rows = []
@@ -24,6 +30,7 @@ def spend_rows(results: RunResults, confidence: float) -> dict[str, Any]:
                 "cost": cost_total_text(spend),
                 "cost_spread": cost_spread_text(spend),
                 "time": time_text(spend),
+                "wall": wall_text(spend),
             }
         )
     return {"note": SPREAD_NOTE, "rows": rows}
