@@ -8,6 +8,7 @@ saying how to provision the CLI, and pytest must exit non-zero.
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 import subprocess
@@ -36,14 +37,26 @@ BOGUS_PIN = {
 
 
 def standard_test_count() -> int:
-    """How many test items the kit's standard tests expand to (parametrised ones included)."""
+    """How many test items the kit's standard tests that drive the CLI (those taking the
+    ``kit`` fixture) expand to, parametrised ones included."""
     count = 0
     for name in dir(BackendConformance):
-        if name.startswith("test_"):
-            marks = getattr(getattr(BackendConformance, name), "pytestmark", [])
+        test = getattr(BackendConformance, name)
+        if name.startswith("test_") and "kit" in inspect.signature(test).parameters:
+            marks = getattr(test, "pytestmark", [])
             params = [m for m in marks if m.name == "parametrize"]
             count += len(params[0].args[1]) if params else 1
     return count
+
+
+def declaration_test_count() -> int:
+    """The standard tests that read only the backend's declarations (no CLI): they pass."""
+    return sum(
+        1
+        for name in dir(BackendConformance)
+        if name.startswith("test_")
+        and "kit" not in inspect.signature(getattr(BackendConformance, name)).parameters
+    )
 
 
 def run_plugin_module(
@@ -70,7 +83,10 @@ def outcome_counts(stdout: str) -> dict[str, int]:
 def test_an_unknown_cli_fails_every_standard_test(tmp_path: Path) -> None:
     done = run_plugin_module(tmp_path, "no-such-agent", {})
     assert done.returncode == 1, done.stdout + done.stderr
-    assert outcome_counts(done.stdout) == {"errors": standard_test_count()}, done.stdout
+    assert outcome_counts(done.stdout) == {
+        "errors": standard_test_count(),
+        "passed": declaration_test_count(),
+    }, done.stdout
     assert "unknown agent CLI 'no-such-agent'" in done.stdout
     assert "cli_pins" in done.stdout
 
@@ -80,7 +96,10 @@ def test_a_declared_but_unprovisioned_cli_fails_saying_how_to_provision_it(
 ) -> None:
     done = run_plugin_module(tmp_path, "bogus", BOGUS_PIN)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert outcome_counts(done.stdout) == {"errors": standard_test_count()}, done.stdout
+    assert outcome_counts(done.stdout) == {
+        "errors": standard_test_count(),
+        "passed": declaration_test_count(),
+    }, done.stdout
     said = " ".join(done.stdout.split())
     if "loopback-only" in said and "not provisioned" not in said:
         pytest.fail(f"no loopback-only namespace here: {said[-500:]}")
@@ -94,5 +113,8 @@ def test_a_path_override_that_points_nowhere_fails(tmp_path: Path) -> None:
     nowhere = tmp_path / "nowhere" / "bogus"
     done = run_plugin_module(tmp_path, "bogus", BOGUS_PIN, env={"BOGUS_CLI_PATH": str(nowhere)})
     assert done.returncode == 1, done.stdout + done.stderr
-    assert outcome_counts(done.stdout) == {"errors": standard_test_count()}, done.stdout
+    assert outcome_counts(done.stdout) == {
+        "errors": standard_test_count(),
+        "passed": declaration_test_count(),
+    }, done.stdout
     assert f"BOGUS_CLI_PATH={nowhere} does not exist" in " ".join(done.stdout.split())

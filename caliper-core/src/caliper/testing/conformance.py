@@ -371,14 +371,18 @@ class BackendConformance:
         assert self.backend().mcp_tool_name("echo", "echo") in check["reason"], check
 
     def test_usage_parsed_and_normalised(self, kit: ConformanceKit) -> None:
-        """Token usage is read from structured output, as four disjoint numbers."""
+        """Token usage is read from structured output, as four disjoint numbers; a cost, when
+        the CLI reports one (``cost_usd``), is a non-negative number of USD."""
         usage = attrs_dict(SCRIPTED_USAGE)
         server = self._plain(kit, "Counted.", usage=usage)
         spec = kit.spec([{"name": "usage", "prompt": "Count tokens.", "assert": "assert True"}])
         run = kit.run(spec, server)
         attempt = ok_run(run)
         assert len(server.model_requests()) == 1, "expected exactly one model request"
-        assert attempt["usage"] == self.expected_usage(SCRIPTED_USAGE), run.describe()
+        saved = dict(attempt["usage"] or {})
+        cost = saved.pop("cost_usd", None)
+        assert saved == self.expected_usage(SCRIPTED_USAGE), run.describe()
+        assert cost is None or (isinstance(cost, (int, float)) and cost >= 0), cost
 
     def test_model_name_resolved_and_recorded(self, kit: ConformanceKit) -> None:
         """The model asked for is the one sent to the server and recorded in the results."""
