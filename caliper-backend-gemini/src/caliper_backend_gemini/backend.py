@@ -26,6 +26,7 @@ from caliper_backend_gemini import (
     invocation,
     login,
     mcp_check,
+    user_setup,
     versions,
 )
 from caliper_backend_gemini.mcp import entries_of
@@ -77,6 +78,11 @@ class GeminiBackend(Backend):
         (:mod:`caliper_backend_gemini.history`)."""
         return True
 
+    def supports_user_customizations(self) -> bool:
+        """Yes: ``--user-customizations`` loads the user's ``~/.gemini`` setup
+        (:mod:`caliper_backend_gemini.user_setup`)."""
+        return True
+
     def mcp_tool_name(self, server: str, tool: str) -> str:
         """Gemini CLI names MCP tools ``mcp_<server>_<tool>``."""
         return f"mcp_{server}_{tool}"
@@ -114,14 +120,19 @@ class GeminiBackend(Backend):
 
     def attempt(self, cli: Path, request: AttemptRequest) -> AttemptResult:
         """One ``gemini`` run on the task prompt; activation from ``activate_skill`` calls."""
+        loaded = None
         try:
             seeded = self._seeded(request.sandbox)
             servers = entries_of(request.mcp)
-            if servers:
+            if request.user_customizations:
+                loaded = _load_user_setup(request.sandbox, seeded, servers)
+            elif servers:
                 home.with_mcp(request.sandbox, seeded, servers)
         except SetupError as exc:
             return AttemptResult(status=AgentStatus.SETUP_ERROR, error=exc.render())
         env = dict(seeded.env)
+        if loaded is not None:
+            env.update({k: v for k, v in loaded.env.items() if k not in env})
         if request.mcp is not None:
             env.update(request.mcp.env)
         argv = invocation.attempt_argv(cli, model=request.model)
@@ -139,6 +150,7 @@ class GeminiBackend(Backend):
             activated=activated,
             undeclared=undeclared,
             built_in=built_in,
+            user_setup=loaded.setup if loaded is not None else None,
             usage=run.usage,
             model=run.model or request.model,
             error=ending.error,
@@ -159,6 +171,23 @@ class GeminiBackend(Backend):
         return ending.prompt_result(
             run.final_answer, model=run.model or request.model, usage=run.usage
         )
+
+
+def _load_user_setup(
+    sandbox: AttemptSandbox, seeded: home.HomeSeed, servers: Mapping[str, object]
+) -> user_setup.LoadedSetup:
+    """Bring the user's setup in and write ``settings.json``: theirs under caliper's, with
+    their MCP servers beside the spec's (the spec's win)."""
+    user_dir = home.user_gemini_dir(sandbox.real_home, os.environ)
+    loaded = user_setup.load(
+        sandbox, user_dir, home.read_user_settings(user_dir), os.environ, servers
+    )
+    settings = user_setup.merge_under(loaded.settings, seeded.settings)
+    every = {**loaded.mcp_servers, **servers}
+    if every:
+        settings["mcpServers"] = every
+    home.write_settings(sandbox, settings, allowed=loaded.references)
+    return loaded
 
 
 def _split(

@@ -140,9 +140,12 @@ def with_mcp(sandbox: AttemptSandbox, seeded: HomeSeed, servers: Mapping[str, An
     write_settings(sandbox, {**seeded.settings, "mcpServers": dict(servers)})
 
 
-def write_settings(sandbox: AttemptSandbox, settings: Mapping[str, Any]) -> None:
-    """Write ``~/.gemini/settings.json``, refusing any ``$`` Gemini CLI would expand."""
-    check_no_references(settings)
+def write_settings(
+    sandbox: AttemptSandbox, settings: Mapping[str, Any], allowed: tuple[str, ...] = ()
+) -> None:
+    """Write ``~/.gemini/settings.json``, refusing any ``$`` Gemini CLI would expand except the
+    ``allowed`` references (the user's own, with ``--user-customizations``)."""
+    check_no_references(settings, allowed=allowed)
     path = gemini_dir(sandbox) / SETTINGS_FILE
     path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
 
