@@ -125,7 +125,8 @@ class GeminiBackend(Backend):
             seeded = self._seeded(request.sandbox)
             servers = entries_of(request.mcp)
             if request.user_customizations:
-                loaded = _load_user_setup(request.sandbox, seeded, servers)
+                declared = [skill.name for skill in request.skills]
+                loaded = _load_user_setup(request.sandbox, seeded, servers, declared)
             elif servers:
                 home.with_mcp(request.sandbox, seeded, servers)
         except SetupError as exc:
@@ -174,7 +175,10 @@ class GeminiBackend(Backend):
 
 
 def _load_user_setup(
-    sandbox: AttemptSandbox, seeded: home.HomeSeed, servers: Mapping[str, object]
+    sandbox: AttemptSandbox,
+    seeded: home.HomeSeed,
+    servers: Mapping[str, object],
+    declared: Sequence[str],
 ) -> user_setup.LoadedSetup:
     """Bring the user's setup in and write ``settings.json``: theirs under caliper's, with
     their MCP servers beside the spec's (the spec's win)."""
@@ -182,7 +186,7 @@ def _load_user_setup(
     loaded = user_setup.load(
         sandbox, user_dir, home.read_user_settings(user_dir), os.environ, servers
     )
-    settings = user_setup.merge_under(loaded.settings, seeded.settings)
+    settings = user_setup.merge_under(loaded.settings, seeded.settings, declared)
     every = {**loaded.mcp_servers, **servers}
     if every:
         settings["mcpServers"] = every

@@ -102,7 +102,7 @@ def base_settings(auth_type: str | None) -> dict[str, Any]:
         "telemetry": {"enabled": False, "logPrompts": False},
         "privacy": {"usageStatisticsEnabled": False},
         "ui": {"hideTips": True, "hideBanner": True},
-        "skills": {"disabled": list(BUILT_IN_SKILLS)},
+        "skills": {"enabled": True, "disabled": list(BUILT_IN_SKILLS)},
     }  # fmt: skip
     if auth_type:
         settings["security"] = {"auth": {"selectedType": auth_type}}

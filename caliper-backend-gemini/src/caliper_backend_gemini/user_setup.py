@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,22 +55,30 @@ class LoadedSetup:
     setup: UserSetup
 
 
-def merge_under(user: Mapping[str, Any], enforced: Mapping[str, Any]) -> dict[str, Any]:
+def merge_under(
+    user: Mapping[str, Any], enforced: Mapping[str, Any], declared: Sequence[str] = ()
+) -> dict[str, Any]:
     """``user`` with ``enforced`` laid over it, section by section (``enforced`` wins); the
-    user's ``skills.disabled`` names are kept beside caliper's."""
-    merged: dict[str, Any] = dict(user)
-    for key, value in enforced.items():
-        mine = merged.get(key)
-        if isinstance(value, Mapping) and isinstance(mine, Mapping):
-            merged[key] = merge_under(mine, value)
-        else:
-            merged[key] = value
+    user's ``skills.disabled`` names are kept beside caliper's, except the ``declared``
+    skills under test (a user's setup never switches those off)."""
+    merged = _laid_over(user, enforced)
     skills, own = merged.get("skills"), user.get("skills")
     if isinstance(skills, dict) and isinstance(own, Mapping):
         extra = own.get("disabled")
         if isinstance(extra, list):
-            names = [*skills.get("disabled", []), *extra]
+            names = [*skills.get("disabled", []), *(n for n in extra if n not in declared)]
             skills["disabled"] = [n for i, n in enumerate(names) if n not in names[:i]]
+    return merged
+
+
+def _laid_over(user: Mapping[str, Any], enforced: Mapping[str, Any]) -> dict[str, Any]:
+    merged: dict[str, Any] = dict(user)
+    for key, value in enforced.items():
+        mine = merged.get(key)
+        if isinstance(value, Mapping) and isinstance(mine, Mapping):
+            merged[key] = _laid_over(mine, value)
+        else:
+            merged[key] = value
     return merged
 
 

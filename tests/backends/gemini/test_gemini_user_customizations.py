@@ -72,7 +72,7 @@ def test_user_settings_merge_under_caliper_and_references_stay_references(
     try:
         seeded = home.seed(sandbox, environ={"GEMINI_API_KEY": "k", "HOME": str(real_home)})
         spec_servers = {"shared": {"command": "true", "args": ["spec"]}}
-        loaded = backend._load_user_setup(sandbox, seeded, spec_servers)
+        loaded = backend._load_user_setup(sandbox, seeded, spec_servers, ["under-test"])
         folder = home.gemini_dir(sandbox)
         written = json.loads((folder / "settings.json").read_text())
         assert written["general"]["maxAttempts"] == 1
@@ -113,6 +113,16 @@ def test_merge_under_lets_enforced_win_at_every_depth() -> None:
     assert user_setup.merge_under(user, enforced) == {"a": {"b": 9, "c": 2}, "d": 5, "f": 4}
 
 
+def test_the_users_settings_never_switch_off_skills_or_the_skill_under_test() -> None:
+    """``skills.enabled: false`` or a declared skill in the user's ``skills.disabled`` would
+    hide the skill under test from the model: caliper's ``enabled`` wins and the declared
+    names are dropped from the user's list (their other names stay)."""
+    user = {"skills": {"enabled": False, "disabled": ["under-test", "mine-off"]}}
+    merged = user_setup.merge_under(user, home.base_settings(None), ["under-test"])
+    assert merged["skills"]["enabled"] is True
+    assert merged["skills"]["disabled"] == [*home.BUILT_IN_SKILLS, "mine-off"]
+
+
 def test_memory_file_names_follow_context_file_name() -> None:
     """``context.fileName`` as a string or a list; a name with a path part is ignored."""
     assert user_setup.memory_file_names({}) == ["GEMINI.md"]
@@ -134,7 +144,7 @@ def test_a_stray_dollar_in_the_users_settings_is_refused(
     try:
         seeded = home.seed(sandbox, environ={"GEMINI_API_KEY": "k"})
         with pytest.raises(home.SetupError, match="would expand"):
-            backend._load_user_setup(sandbox, seeded, {})
+            backend._load_user_setup(sandbox, seeded, {}, [])
     finally:
         remove_sandbox(sandbox)
 
