@@ -76,7 +76,7 @@ def flip_ours(path: Path) -> int:
             seen += 1
             if seen % FLIP_EVERY:
                 continue
-            attempt["outcome"] = "fail"
+            attempt["outcome"] = "task_fail"
             for check in attempt["checks"]:
                 if check["key"] == "expect":
                     check["passed"], check["reason"] = False, "The greeting was not loud."
@@ -96,7 +96,7 @@ def flip_pred(path: Path) -> int:
             seen += 1
             if seen % FLIP_EVERY:
                 continue
-            attempt.update(outcome="fail", passed=False, autorater_passed=False)
+            attempt.update(outcome="task_fail", passed=False, autorater_passed=False)
             attempt["autorater_reasoning"] = "The greeting was not loud."
             task["successes"] -= 1
             flipped += 1
@@ -135,7 +135,7 @@ def main() -> int:
     pred_exe = None if args.smoke else predecessor()
     pairs = 1 if args.smoke else args.pairs
     base_tasks, k = (2, 2) if args.smoke else (50, 10)
-    sizes = [base_tasks * k * 2] if args.smoke else [int(s) for s in args.sizes.split(",")]
+    sizes = [base_tasks * k * 5] if args.smoke else [int(s) for s in args.sizes.split(",")]
     lines: list[str] = []
 
     def say(text: str = "") -> None:
@@ -175,8 +175,8 @@ def main() -> int:
                 for number, copy_no in enumerate(("a", "b")):
                     target = space.root / f"{side}-{attempts}-{copy_no}.json"
                     blow_up(bases[side], target, factor, key, name_key, number)
-                    if copy_no == "b":
-                        flip(target)
+                    if copy_no == "b" and not flip(target):
+                        raise SystemExit(f"no passing attempt to flip in {target}")
                     files[side, copy_no] = target
 
             def argv(exe: Path, side: str, command: str, files=files) -> list[str]:
