@@ -151,11 +151,14 @@ def marginal_pair(
     pred: Callable[[int], tuple[float, int]] | None,
     sizes: tuple[int, int],
     pairs: int,
+    floor: Callable[[], float] | None = None,
 ) -> dict:
     """Like :func:`pair`, but each side runs at two sizes (``k`` small, then ``k`` large) in
     every pair, so the per-run fixed cost (start-up, pre-flight, saving) cancels out:
     ``marginal`` is (wall at the large size − wall at the small one) per extra attempt, in
-    seconds. ``ours``/``pred`` take ``k``; ``sizes`` are the two attempt counts."""
+    seconds. ``ours``/``pred`` take ``k``; ``sizes`` are the two attempt counts. ``floor``
+    (the fake agent's own cost a start, in ms) is measured in every pair, right after our
+    side, so each pair's harness work subtracts the floor of its own moment (``floor_ms``)."""
     small_k, large_k = sizes
 
     def both(side: Callable[[int], tuple[float, int]]) -> tuple[tuple[float, int], float]:
@@ -163,8 +166,17 @@ def marginal_pair(
         large = side(large_k)
         return large, large[0] - small
 
-    rows = _alternate(lambda: both(ours), (lambda: both(pred)) if pred is not None else None, pairs)
+    floors: list[float] = []
+
+    def ours_side() -> tuple[tuple[float, int], float]:
+        out = both(ours)
+        if floor is not None:  # once per pair, right after our side
+            floors.append(floor())
+        return out
+
+    rows = _alternate(ours_side, (lambda: both(pred)) if pred is not None else None, pairs)
     result = {
+        "floor_ms": floors,
         "ours": [r[0][0] for r in rows],
         "pred": [r[1][0] for r in rows if r[1]],
         "ours_extra": [r[0][1] for r in rows],
@@ -316,6 +328,7 @@ def main() -> int:
                 ),
                 (small_k, k),
                 1 if tasks * k >= 5000 else pairs,
+                (lambda: agent_floor(space, env, 10 if smoke else 100)) if workers == 1 else None,
             )
             row(label, tasks * k, result)
             starts = 2 if check == "expect" else 1  # fake CLI starts per attempt
@@ -394,31 +407,33 @@ def main() -> int:
             say(
                 f"Each side ran every row at k={small_k} and at the row's k in each pair: the "
                 "difference per extra attempt is the **marginal** cost (start-up, pre-flight "
-                f"and saving cancel out). The fake agent alone costs {floor_ms:.1f} ms a start "
-                "(the floor below); **harness work** is the marginal cost minus the fake's "
-                "starts (1 a attempt, 2 with a judge), for the 1-worker rows only (with more "
-                "workers the starts overlap). Median (min–max) over the pairs."
+                "and saving cancel out). **Harness work** is the marginal cost minus the fake's "
+                "starts (1 a attempt, 2 with a judge) at the floor measured inside the same "
+                "pair (the fake agent alone started by a bare loop, column *floor ms*), for the "
+                "1-worker rows only (with more workers the starts overlap). Median (min–max) "
+                "over the pairs."
             )
             say()
             say(
                 "| work | ours ms / attempt | predecessor ms / attempt | ours / predecessor "
                 "(marginal) | ours harness ms | predecessor harness ms | ours / predecessor "
-                "(harness work) |"
+                "(harness work) | floor ms |"
             )
-            say("| --- | --- | --- | --- | --- | --- | --- |")
+            say("| --- | --- | --- | --- | --- | --- | --- | --- |")
             for label, extra, result, starts, workers in per_attempt:
                 ours_ms = [t / extra * 1000 for t in result["ours_extra"]]
                 pred_ms = [t / extra * 1000 for t in result["pred_extra"]]
                 if workers == 1:
-                    ours_h = [t - starts * floor_ms for t in ours_ms]
-                    pred_h = [t - starts * floor_ms for t in pred_ms]
+                    floors = result["floor_ms"]
+                    ours_h = [t - starts * f for t, f in zip(ours_ms, floors, strict=True)]
+                    pred_h = [t - starts * f for t, f in zip(pred_ms, floors, strict=bool(pred_ms))]
                     ratio_h = [a / b for a, b in zip(ours_h, pred_h, strict=bool(pred_h)) if b > 0]
                 else:
-                    ours_h = pred_h = ratio_h = []
+                    ours_h = pred_h = ratio_h = floors = []
                 say(
                     f"| {label} | {spread(ours_ms, '{:.1f}')} | {spread(pred_ms, '{:.1f}')} | "
                     f"{spread(result.get('marginal_ratio', []))} | {spread(ours_h, '{:.1f}')} | "
-                    f"{spread(pred_h, '{:.1f}')} | {spread(ratio_h)} |"
+                    f"{spread(pred_h, '{:.1f}')} | {spread(ratio_h)} | {spread(floors, '{:.1f}')} |"
                 )
 
         # ours alone: scaling of the per-attempt cost, parallel efficiency

@@ -69,7 +69,14 @@ def write_fake_claude(folder: Path, *, skill: str = "shout") -> Path:
                 "usage": {"input_tokens": 10, "output_tokens": 5},
             },
         },
-        {"type": "result", "subtype": "success", "is_error": False, "result": verdict},
+        {
+            "type": "result",
+            "subtype": "success",
+            "is_error": False,
+            "result": verdict,
+            "total_cost_usd": 0.0012,
+            "usage": {"input_tokens": 410, "output_tokens": 35},
+        },
     ]
     judge_stream.write_text("".join(json.dumps(e) + "\n" for e in judge_events))
     judge.write_text(
