@@ -34,7 +34,8 @@ def compared(tmp_path_factory, browser):
 
 
 def cells(row) -> list[str]:
-    return [c.text for c in row.find_elements(By.TAG_NAME, "td")]
+    """The row's cell texts, the lines of a cell (a figure above its note) joined by a space."""
+    return [" ".join(c.text.split("\n")) for c in row.find_elements(By.TAG_NAME, "td")]
 
 
 def test_side_by_side_with_delta_and_interval(compared):
@@ -81,6 +82,38 @@ def test_sorting_by_delta(compared):
     assert names == ["Plain answer", "Writes a commit", "Config file"]
 
 
+def test_attempts_open_in_the_viewer_with_answers_side_by_side(compared):
+    driver = compared.driver
+    row = driver.find_element(By.CSS_SELECTOR, '#compare-tasks tr[data-name="Writes a commit"]')
+    # after-run, attempt 2 (a failure in demo_run)
+    row.find_element(By.CSS_SELECTOR, 'button.att[data-side="b"][data-number="2"]').click()
+    viewer = driver.find_element(By.ID, "viewer")
+    assert viewer.is_displayed()
+    title = driver.find_element(By.ID, "viewer-title").text
+    assert title == "Writes a commit — after, attempt 2"
+    columns = driver.find_elements(By.CSS_SELECTOR, "#side-by-side .side-answer")
+    assert [c.get_attribute("data-side") for c in columns] == ["a", "b"]
+    assert all("Done." in c.text for c in columns)
+    assert "Says 41, not 42." in viewer.text  # the after run's failed check, from the viewer
+    driver.find_element(By.ID, "viewer-close").click()
+    assert not viewer.is_displayed()
+    assert compared.console_errors() == []
+    print(f"screenshot: {compared.screenshot('compare-viewer')}")
+
+
+def test_activation_card_and_run_page_commands(compared):
+    driver = compared.driver
+    # before: no task of _before asserts activation, so only the after run has it; the card
+    # is shown only when the comparison has an activation change
+    cards = driver.find_elements(By.ID, "activation-card")
+    commands = [c.text for c in driver.find_elements(By.CSS_SELECTOR, "#run-pages code")]
+    assert commands == [
+        "caliper report demo/2026-11-30T17-00-00Z --format html -o 2026-11-30T17-00-00Z.html",
+        "caliper report demo/2026-11-30T18-01-33Z --format html -o 2026-11-30T18-01-33Z.html",
+    ]
+    assert len(cards) <= 1  # the compare module's fixture pair (no shared activation task)
+
+
 def test_different_engines_get_a_matrix(tmp_path, browser):
     results = tmp_path / ".caliper" / "results" / "demo"
     a = save(demo_run(run_id="2026-11-30T17-00-00Z", backend="codex", model="gpt-9"), results)
@@ -117,7 +150,7 @@ def test_a_supported_regression_shows_p_and_verdict_and_exits_1(tmp_path, browse
     assert "regression" in row.get_attribute("class")
     # Fisher's exact test, two-sided, 8/10 vs 2/10: p = 0.02301 (R: fisher.test); one test,
     # so Holm leaves it as it is
-    assert row.find_element(By.CSS_SELECTOR, "td.p").text == "0.023 (0.023)"
+    assert row.find_element(By.CSS_SELECTOR, "td.p").text.split() == ["0.023", "(0.023)"]
     assert row.find_element(By.CSS_SELECTOR, ".verdict-tag").text == "regressed"
     assert browser.console_errors() == []
 
@@ -144,3 +177,32 @@ def test_a_pair_that_is_not_comparable_says_so_and_exits_2(tmp_path, browser):
     notice = browser.driver.find_element(By.ID, "not-comparable").text
     assert notice.startswith("Not comparable: the before run 2026-11-30T16-00-00Z")
     assert browser.console_errors() == []
+
+
+def test_readable_at_k55(tmp_path, browser):
+    names = [f"A fairly long task name number {i} about commits" for i in range(3)]
+    outcomes = [P, F] * 27 + [INFRA]
+    results = tmp_path / ".caliper" / "results" / "demo"
+    a = save(run([task(n, outcomes) for n in names], run_id="2026-11-30T16-00-00Z"), results)
+    b = save(run([task(n, list(reversed(outcomes))) for n in names]), results)
+    out = tmp_path / "k55.html"
+    done = caliper("compare", str(a), str(b), "--format", "html", "-o", str(out), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    browser.open(out)
+    driver = browser.driver
+    driver.set_window_size(1400, 900)
+    width = driver.execute_script("return document.documentElement.clientWidth")
+    line = driver.execute_script(
+        "return parseFloat(getComputedStyle(document.querySelector('#compare-tasks td.name'))"
+        ".lineHeight) || 20"
+    )
+    for row in driver.find_elements(By.CSS_SELECTOR, "#compare-tasks tr.cmp-row"):
+        verdict = row.find_element(By.CSS_SELECTOR, "td.verdict-cell")
+        right = driver.execute_script("return arguments[0].getBoundingClientRect().right", verdict)
+        assert right <= width
+        name = row.find_element(By.CSS_SELECTOR, "td.name .name-text")
+        height = driver.execute_script("return arguments[0].getBoundingClientRect().height", name)
+        assert height <= 2 * line + 1
+        assert len(row.find_elements(By.CSS_SELECTOR, 'button.att[data-side="a"]')) == 55
+    print(f"screenshot: {browser.screenshot('compare-k55')}")
+    browser.driver.set_window_size(1400, 1000)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from caliper.report import fmt
-from caliper.report.html.run_data import engine_label
+from caliper.report.html.run_data import attempt_details, engine_label
 from caliper.results.compare import REGRESSED, RunComparison, TaskComparison, ablated_names
 from caliper.results.models import RunResults, TaskResult
 from caliper.results.scoring import TaskScore, score_run
@@ -47,6 +47,58 @@ def _by_name(results: RunResults) -> dict[str, TaskResult]:
     return {t.name: t for t in results.tasks}
 
 
+def side_attempt_id(side: str, task_index: int, attempt_index: int) -> str:
+    """``a-t0-a1``: attempt ``attempt_index`` of task ``task_index`` (in the compare table's
+    order) on side ``a`` (before) or ``b`` (after)."""
+    return f"{side}-t{task_index}-a{attempt_index}"
+
+
+def _buttons(side: str, index: int, task: TaskResult | None) -> list[dict[str, Any]]:
+    """The clickable attempt strip of one side of a task row (empty without the task)."""
+    if task is None:
+        return []
+    return [
+        {
+            "id": side_attempt_id(side, index, j),
+            "number": a.attempt,
+            "outcome": a.outcome.value,
+            "symbol": fmt.STRIP_SYMBOLS[a.outcome][0],
+        }
+        for j, a in enumerate(task.attempts)
+    ]
+
+
+def _side_details(side: str, results: RunResults, names: list[str]) -> dict[str, Any]:
+    """The viewer's data for every attempt of ``results`` in the tasks ``names`` (the
+    compare table's rows), keyed by :func:`side_attempt_id`, plus the run's label."""
+    declared = [snapshot.name for snapshot in results.meta.skill_snapshots]
+    by_name = _by_name(results)
+    details: dict[str, Any] = {}
+    for i, name in enumerate(names):
+        task = by_name.get(name)
+        for j, record in enumerate(task.attempts if task else []):
+            details[side_attempt_id(side, i, j)] = attempt_details(task, record, declared)
+    return details
+
+
+def _activation_card(comparison: RunComparison) -> dict[str, Any] | None:
+    """The overall activation change the text compare prints (``None`` when neither run's
+    tasks assert ``activates:``)."""
+    if comparison.activation_delta is None:
+        return None
+    return {
+        "a": fmt.pct(comparison.a_activation_overall),
+        "b": fmt.pct(comparison.b_activation_overall),
+        "delta": comparison.activation_delta,
+        "delta_text": fmt.signed_points(comparison.activation_delta),
+        "interval": fmt.signed_interval(comparison.activation_delta_interval),
+        "p": fmt.p_value(comparison.activation_p_adjusted),
+        "verdict": comparison.activation_overall_verdict,
+        "verdict_class": _verdict_class(comparison.activation_overall_verdict),
+        "regression": comparison.activation_overall_regression,
+    }
+
+
 def p_text(value: float | None) -> str:
     """A p-value as people read it: ``0.031``, ``< 0.001``; ``—`` when there was no test."""
     if value is None:
@@ -59,10 +111,12 @@ def _verdict_class(verdict: str) -> str:
 
 
 def _task_row(
-    a: dict[str, TaskResult], b: dict[str, TaskResult], task: TaskComparison
+    index: int, a: dict[str, TaskResult], b: dict[str, TaskResult], task: TaskComparison
 ) -> dict[str, Any]:
     return {
         "name": task.name,
+        "a_attempts": _buttons("a", index, a.get(task.name)),
+        "b_attempts": _buttons("b", index, b.get(task.name)),
         "a": {
             "score": task.a_score,
             "text": fmt.pct(task.a_score),
@@ -88,6 +142,7 @@ def _task_row(
         "a_activation": fmt.pct(task.a_activation),
         "b_activation": fmt.pct(task.b_activation),
         "activation_delta": fmt.signed_pct(task.activation_delta),
+        "activation_p": fmt.p_value(task.activation_p_adjusted),
         "activation_verdict": task.activation_verdict,
         "activation_regression": task.activation_regression,
     }
@@ -134,13 +189,14 @@ def compare_view(
         if not side.complete
     ]
     a_tasks, b_tasks = _by_name(a), _by_name(b)
+    names = [task.name for task in comparison.tasks]
     return {
         "title": comparison.title,
         "headline": ablation_headline(comparison),
         "spec_name": comparison.spec_name,
         # runs are named by reference: a shared page carries no local path
-        "a": {"run_id": a.meta.run_id, "label": run_label(a), "ref": run_ref(a)},
-        "b": {"run_id": b.meta.run_id, "label": run_label(b), "ref": run_ref(b)},
+        "a": {"run_id": a.meta.run_id, "label": run_label(a), "ref": run_ref(a), "page": None},
+        "b": {"run_id": b.meta.run_id, "label": run_label(b), "ref": run_ref(b), "page": None},
         "a_overall": fmt.pct(comparison.a_overall),
         "b_overall": fmt.pct(comparison.b_overall),
         "a_interval": interval_data(comparison.a_overall_interval),
@@ -157,7 +213,9 @@ def compare_view(
         "regressed": REGRESSED,
         "correction": comparison.correction,
         "alpha": comparison.alpha,
-        "tasks": [_task_row(a_tasks, b_tasks, task) for task in comparison.tasks],
+        "tasks": [_task_row(i, a_tasks, b_tasks, task) for i, task in enumerate(comparison.tasks)],
+        "attempts": {**_side_details("a", a, names), **_side_details("b", b, names)},
+        "activation": _activation_card(comparison),
         "only_in_a": comparison.only_in_a,
         "only_in_b": comparison.only_in_b,
         "warnings": comparison.warnings,

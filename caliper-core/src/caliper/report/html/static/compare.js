@@ -1,0 +1,56 @@
+/* The compare page: a click on an attempt of either run opens it in the viewer, headed by
+   the final answers of the same attempt number in both runs side by side. Attempt details
+   are parsed from the JSON blob the first time one is opened. */
+(function () {
+  let details = null;
+  function data() {
+    if (details === null) details = JSON.parse(document.getElementById("attempt-data").textContent);
+    return details;
+  }
+  const SIDES = {a: "before", b: "after"};
+  const viewer = document.getElementById("viewer");
+  const body = document.getElementById("viewer-body");
+  let openButton = null;
+
+  /* One column of the side-by-side: that run's attempt with the same number, or a note. */
+  function answerColumn(row, side, number) {
+    const button = row ? row.querySelector('button.att[data-side="' + side + '"][data-number="' + number + '"]') : null;
+    const a = button ? data()[button.dataset.id] : null;
+    const head = el("h4", {text: SIDES[side] + (a ? ", attempt " + a.attempt + ": " + (a.verdict || a.outcome_label) : "")});
+    let content;
+    if (!a) content = [el("p", {cls: "note", text: "no attempt " + number + " in this run"})];
+    else if (!a.final_answer) content = [el("p", {cls: "note", text: "no final answer"})];
+    else content = [el("div", {cls: "final-answer md-answer"}, markdownNodes(a.final_answer))];
+    return el("div", {cls: "side-answer", "data-side": side}, [head].concat(content));
+  }
+
+  function open(button) {
+    const a = data()[button.dataset.id];
+    if (!a) return;
+    const row = button.closest("tr");
+    const number = button.dataset.number;
+    const pair = el("section", {cls: "v-section", id: "side-by-side"}, [
+      el("h3", {text: "Final answers of attempt " + number + ", side by side"}),
+      el("div", {cls: "side-by-side"}, [answerColumn(row, "a", number), answerColumn(row, "b", number)])]);
+    const heading = el("h3", {cls: "viewer-side", text: "The " + SIDES[button.dataset.side] + " run's attempt"});
+    body.replaceChildren.apply(body, [pair, heading].concat(attemptNodes(a)));
+    document.getElementById("viewer-title").textContent = a.task + " — " + SIDES[button.dataset.side] + ", attempt " + a.attempt;
+    viewer.hidden = false;
+    viewer.dataset.attempt = button.dataset.id;
+    if (openButton) openButton.classList.remove("open");
+    openButton = button;
+    button.classList.add("open");
+    viewer.scrollTop = 0;
+  }
+  function close() {
+    viewer.hidden = true;
+    if (openButton) openButton.classList.remove("open");
+    openButton = null;
+  }
+  document.getElementById("viewer-close").addEventListener("click", close);
+  document.addEventListener("keydown", function (e) { if (e.key === "Escape") close(); });
+  document.getElementById("compare-tasks").addEventListener("click", function (e) {
+    const button = e.target.closest("button.att");
+    if (button) open(button);
+  });
+})();
