@@ -110,6 +110,37 @@ def render_text(spec: str, rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def write_history_page(
+    name: str, entries, output: Path | None, confidence: float, default: Path | None = None
+) -> None:
+    """The html page over ``entries`` (one spec's saved runs): written at ``output`` (else
+    ``default``; else stdout) with each run's report page beside it, said on stderr."""
+    from caliper.report.html.history_output import runs_dir, write_history
+
+    rows = history_rows(entries, confidence)
+    target = output or default
+    written = write_history(name, rows, target, confidence)
+    if target is not None:
+        click.echo(f"Wrote {target} and {written} run report(s) in {runs_dir(target)}.", err=True)
+
+
+def report_spec_page(ref: str, output: Path | None, confidence: float) -> bool:
+    """``caliper report SPEC --format html``: write the page over SPEC's runs (the history
+    page) and return True; False when ``ref`` names one run or SPEC has no saved runs (the
+    run report then resolves or refuses it as before)."""
+    from caliper.results.store import list_runs, spec_of_ref
+
+    found = spec_of_ref(ref, cwd=Path.cwd())
+    if found is None:
+        return False
+    root, name = found
+    entries = list_runs(root, name)
+    if not entries:
+        return False
+    write_history_page(name, entries, output, confidence)
+    return True
+
+
 def _spec_name(spec: str) -> tuple[str, Path | None]:
     from caliper.commands.list_runs import _spec_name as name_of
 
@@ -142,7 +173,10 @@ def command(spec: str, output_format: str, output: Path | None, confidence: floa
     is shown with its engine, what it ablated and both rates with their intervals. The html
     form draws the rates over time with the intervals as bands (a colour per engine, hollow
     dots for ablated runs), a matrix of the latest run of each engine, and links each point
-    to that run's report page, which it writes beside the history page.
+    to that run's report page, which it writes beside the history page. In the page, pick a
+    run to see its tasks and scores, follow each task's score over the runs, and see derived
+    runs (regrade, retry, merge, review, resumed) with their parent and baseline pairs as one
+    pair. `caliper report SPEC --format html -o FILE` writes the same page.
 
     \b
     Examples:
@@ -168,14 +202,12 @@ def command(spec: str, output_format: str, output: Path | None, confidence: floa
         known = sorted({e.spec_name for e in list_runs(root)})
         hint = f"Specs with saved runs: {', '.join(known)}." if known else "Run it first."
         raise UsageError(f"No saved runs for spec {name!r} under {root / 'results'}.", hint=hint)
+    if output_format == "html":
+        default = root / "reports" / f"{name}-history.html"
+        write_history_page(name, entries, output, confidence, default=default)
+        return
     rows = history_rows(entries, confidence)
     if output_format == "json":
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
-    elif output_format == "text":
-        click.echo(render_text(name, rows))
     else:
-        from caliper.report.html.history_output import runs_dir, write_history
-
-        target = output or root / "reports" / f"{name}-history.html"
-        written = write_history(name, rows, target, confidence)
-        click.echo(f"Wrote {target} and {written} run report(s) in {runs_dir(target)}.", err=True)
+        click.echo(render_text(name, rows))

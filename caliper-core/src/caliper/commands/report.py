@@ -85,6 +85,9 @@ def command(
 
     REF is a results JSON file, a spec file (its latest run) or a spec name (its latest run
     under the nearest .caliper/ folder). Without REF, the most recent run of any spec.
+    With --format html, a spec name or spec file gives the page over all of the spec's runs
+    (the `caliper history --format html` page: pick a run to see its tasks, each task's score
+    over runs); a run id or results file gives that run's page.
     A run made with bars also shows the bars it was held to and their verdicts then (saved
     with it); bars given here judge it again and decide the exit code.
 
@@ -96,7 +99,8 @@ def command(
       caliper report my-skill --format json | jq .scores
       caliper report my-skill --min-score 0.8   # judge bars on a saved run
       caliper report my-skill --format markdown >> "$GITHUB_STEP_SUMMARY"
-      caliper report my-skill --format html -o my-skill.html
+      caliper report my-skill --format html -o my-skill.html   # all its runs
+      caliper report my-skill/2026-11-30T18-01-33Z --format html -o run.html
       caliper report my-skill --format csv -o attempts.csv   # or jsonl
       caliper report --matrix 2026-12-01T10-00-00Z-1a2b3c   # engines side by side
       caliper report RUN-A.json RUN-B.json --format markdown
@@ -133,6 +137,11 @@ def command(
         show_matrix(matrix_id, refs, output_format, confidence)
         return
     cwd = Path.cwd()
+    if output_format == "html" and refs:
+        from caliper.commands.history import report_spec_page
+
+        if report_spec_page(refs[0], output, confidence):  # a spec: the page over its runs
+            return
     path = _run_path(refs[0] if refs else None, cwd)
     if output is not None and output_format not in ("html", *TABLE_FORMATS):
         from caliper.errors import UsageError

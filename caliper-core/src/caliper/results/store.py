@@ -598,6 +598,23 @@ def _run_by_id(ref: str, cwd: Path) -> Path | None:
     )
 
 
+def spec_of_ref(ref: str, *, cwd: Path) -> tuple[Path, str] | None:
+    """The caliper root and spec name when ``ref`` names a spec (a spec name or spec file,
+    as :func:`resolve_run_ref` reads it); ``None`` when it names one run (a results or
+    journal file, a run id or ``SPEC/RUN-ID``)."""
+    if ref.endswith((".json", ".journal.jsonl")):
+        return None
+    candidate = Path(ref).expanduser()
+    if not candidate.is_absolute():
+        candidate = cwd / candidate
+    spec_part, _, last = ref.rpartition("/")
+    if not candidate.exists() and RUN_ID_RE.match(last) and "/" not in spec_part:
+        return None
+    if candidate.is_file() or _looks_like_spec_path(ref):
+        return caliper_root(cwd, candidate), spec_name_for(candidate)
+    return caliper_root(cwd, None), ref
+
+
 def resolve_run_ref(ref: str, *, cwd: Path) -> Path:
     """The results file that ``ref`` names.
 

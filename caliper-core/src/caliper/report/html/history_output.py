@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from caliper.report.html.output import write_page
+from caliper.report.html.history_tasks import history_detail
+from caliper.report.html.output import emit_page, write_page
 
 
 def runs_dir(page: Path) -> Path:
@@ -22,20 +23,23 @@ def _latest_per_variant(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(latest.values())
 
 
-def write_history(spec: str, rows: list[dict[str, Any]], target: Path, confidence: float) -> int:
+def write_history(
+    spec: str, rows: list[dict[str, Any]], target: Path | None, confidence: float
+) -> int:
     """Write the history page of ``spec`` at ``target`` and each run's report in
     ``<target stem>.runs/``; return how many run reports were written.
 
     Links are relative, so the page and its folder can be moved or published together. A
-    ``target`` written in place (a device, a FIFO, ``/dev/stdout``) gets the page alone.
+    ``target`` written in place (a device, a FIFO, ``/dev/stdout``) or ``None`` (stdout)
+    gets the page alone.
     """
     from caliper.report.html.compare_data import matrix_view
     from caliper.report.html.pages import history_page, run_page
     from caliper.results.store import load_run
     from caliper.system.output_file import writes_in_place
 
-    folder = runs_dir(target)
-    in_place = writes_in_place(target)  # a device or pipe has no folder beside it for pages
+    # stdout, a device or a pipe has no folder beside it for the runs' pages
+    in_place = target is None or writes_in_place(target)
     links: dict[str, str] = {}
     loaded = {}
     for row in rows:
@@ -45,10 +49,8 @@ def write_history(spec: str, rows: list[dict[str, Any]], target: Path, confidenc
         loaded[row["run_id"]] = results
         if in_place:
             continue
-        write_page(
-            run_page(results, confidence=confidence),
-            folder / f"{row['run_id']}.html",
-        )
+        folder = runs_dir(target)
+        write_page(run_page(results, confidence=confidence), folder / f"{row['run_id']}.html")
         links[row["run_id"]] = f"{folder.name}/{row['run_id']}.html"
     variants = _latest_per_variant(rows)
     matrix = (
@@ -56,5 +58,10 @@ def write_history(spec: str, rows: list[dict[str, Any]], target: Path, confidenc
         if len(variants) > 1
         else None
     )
-    write_page(history_page(spec, rows, links, matrix, confidence=confidence), target)
+    detail = history_detail(rows, loaded, confidence)
+    page = history_page(spec, rows, links, matrix, confidence=confidence, detail=detail)
+    if target is None:
+        emit_page(page, None)
+    else:
+        write_page(page, target)
     return len(links)

@@ -93,12 +93,16 @@ def history_page(
     matrix: dict[str, Any] | None,
     *,
     confidence: float = DEFAULT_CONFIDENCE,
+    detail: dict[str, Any] | None = None,
 ) -> str:
     """A spec's runs over time: score and activation charts with interval bands (a colour per
     engine, hollow dots for ablated runs, each dot a link to ``links[run_id]``), the runs
     table and, when there are several engines or ablations, the matrix of their latest runs.
 
-    ``rows`` are :func:`caliper.commands.history.history_rows`, oldest first.
+    ``rows`` are :func:`caliper.commands.history.history_rows`, oldest first. ``detail``
+    (:func:`caliper.report.html.history_tasks.history_detail`) adds a run picker showing the
+    chosen run's tasks and scores, a row per task with its score in each run, and the
+    baseline pairs.
     """
     from caliper.report.html import history_data
 
@@ -118,4 +122,5 @@ def history_page(
         table=history_data.table_rows(rows, links),
         matrix=matrix,
         confidence=confidence,
+        detail=detail,
     )
