@@ -242,6 +242,40 @@ def test_assert_scripts_get_the_transcript_file(tmp_path: Path) -> None:
     assert AssertJudge().check(other).passed is False
 
 
+def test_a_lone_surrogate_in_the_transcript_reaches_the_assert_as_a_replacement(
+    tmp_path: Path,
+) -> None:
+    """Model text that is not valid Unicode (a lone surrogate) once made writing the transcript
+    file fail, so every such attempt was a judge error; it is written with U+FFFD instead."""
+    from caliper.default_plugins.assert_judge import AssertJudge
+
+    code = (
+        "import json, os\n"
+        "data = json.load(open(os.environ['CALIPER_TRANSCRIPT'], encoding='utf-8'))\n"
+        "assert data['turns'][0]['content'] == 'half \\ufffd pair', data['turns'][0]\n"
+    )
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    context = JudgeContext(
+        task_name="t",
+        task_prompt="p",
+        value=code,
+        attempt=AttemptResult(
+            status=AgentStatus.COMPLETED,
+            transcript=(Turn(role="assistant", content="half \ud800 pair"),),
+        ),
+        workdir=workdir,
+        spec_dir=tmp_path,
+        declared_skills=(),
+        installed_skills=(),
+        timeout=30.0,
+        ask=lambda prompt, timeout=None: None,  # type: ignore[arg-type,return-value]
+        tools=CLAUDE,
+    )
+    verdict = AssertJudge().check(context)
+    assert verdict.passed is True, verdict
+
+
 def test_mcp_kind_follows_the_backends_naming() -> None:
     gemini = ToolNames(
         "gemini", {"shell": ("run_shell_command",)}, mcp_name=lambda s, t: f"mcp_{s}_{t}"

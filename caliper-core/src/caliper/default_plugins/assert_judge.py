@@ -166,16 +166,17 @@ class AssertJudge(Judge):
 
 def _write_transcript(folder: Path, context: JudgeContext) -> Path:
     """The attempt's normalised transcript as ``transcript.json`` in ``folder``, mode 0600
-    (tool outputs may hold what the agent read)."""
+    (tool outputs may hold what the agent read); lone surrogates (text a model sent that is
+    not valid Unicode) become U+FFFD, as in saved results."""
     import json
 
     from caliper.plugin.private_files import write_private
     from caliper.plugin.tools import transcript_data
+    from caliper.system.textsafe import well_formed
 
     data = transcript_data(context.transcript, context.tools)
-    return write_private(
-        folder / "transcript.json", json.dumps(data, ensure_ascii=False, default=str)
-    )
+    text = well_formed(json.dumps(data, ensure_ascii=False, default=str))
+    return write_private(folder / "transcript.json", text)
 
 
 def _read_result(path: Path) -> dict[str, Any] | None:
