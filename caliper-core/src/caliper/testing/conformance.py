@@ -350,10 +350,12 @@ class BackendConformance:
 
     def test_tools_check_of_an_mcp_call(self, kit: ConformanceKit) -> None:
         """``tools: [{called: mcp:SERVER/TOOL}]`` passes on the real CLI's MCP call, and
-        ``not_called: mcp:SERVER/*`` fails naming it (skipped without MCP support)."""
-        if not self.backend().supports_mcp():
-            pytest.skip("the backend refuses mcp: (test_mcp_tool_call checks the refusal)")
+        ``not_called: mcp:SERVER/*`` fails naming it. A backend without MCP support must refuse
+        the spec before any attempt instead."""
         mcp = {"echo": {"command": sys.executable, "args": ["-m", "caliper.testing.mcp_echo"]}}
+        if not self.backend().supports_mcp():
+            self._assert_mcp_refused(kit, mcp)
+            return
         call = self.mcp_call("echo", "echo", {"text": "MCP-TOOLS-3"})
         server = kit.server(kit.script([{"tool_calls": [_call(call)]}, {"text": "Echoed."}]))
         tasks = [
