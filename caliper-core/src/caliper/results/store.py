@@ -330,7 +330,13 @@ def save_assembled(
 
 def _save_summary(path: Path, results: RunResults) -> None:
     """Save the listing summary of the run just written to ``path`` beside it
-    (:mod:`caliper.results.run_summary`), so ``caliper list`` need not decode it."""
+    (:mod:`caliper.results.run_summary`), so ``caliper list`` need not decode it.
+
+    Not for a partial run (stopped, or a budget reached): scoring a large run takes seconds,
+    which would stand between a stopped run's save and its exit; ``caliper list`` summarises
+    such a run once, the first time it lists it."""
+    if results.meta.partial:
+        return
     from caliper.results.run_summary import summarize, write_summary
 
     write_summary(path, summarize(results))
