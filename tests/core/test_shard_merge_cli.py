@@ -85,7 +85,7 @@ def _stable(value: Any) -> Any:
         return {
             k: _stable(v)
             for k, v in value.items()
-            if k not in VOLATILE and "wall" not in k and "duration" not in k
+            if k not in VOLATILE and not any(w in k for w in ("wall", "duration", "seconds"))
         }
     if isinstance(value, list):
         return [_stable(v) for v in value]

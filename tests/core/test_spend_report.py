@@ -64,14 +64,17 @@ def test_the_json_spend_block_matches_hand_worked_values(space: Workspace) -> No
 
 def test_the_views_show_cost_and_time(space: Workspace) -> None:
     spec = space.spec(TWO_COSTS)
-    assert space.run(spec, "--k", "2").returncode == 0
+    run = space.run(spec, "--k", "2")
+    assert run.returncode == 0
     text = _report(space, str(spec)).stdout
     assert "$1.50 reported by 4 of 4 attempts · $0.75 per passed attempt" in text
     assert "Agent time per attempt  median" in text
     markdown = _report(space, str(spec), "--format", "markdown").stdout
     assert "### Cost and time" in markdown and "| dear |" in markdown
     page = space.root / "page.html"
-    assert _report(space, str(spec), "--format", "html", "-o", str(page)).returncode == 0
+    assert (
+        _report(space, str(run.results_path), "--format", "html", "-o", str(page)).returncode == 0
+    )
     html = page.read_text(encoding="utf-8")
     assert 'id="spend-table"' in html and "$0.75 per passed attempt" in html
 
@@ -147,10 +150,13 @@ def test_wall_time_per_attempt_counts_every_try_and_the_waits_between() -> None:
 
 def test_the_views_show_wall_time_beside_agent_time(space: Workspace) -> None:
     spec = space.spec(TWO_COSTS)
-    assert space.run(spec, "--k", "2").returncode == 0
+    run = space.run(spec, "--k", "2")
+    assert run.returncode == 0
     assert "Wall time per attempt   median" in _report(space, str(spec)).stdout
     markdown = _report(space, str(spec), "--format", "markdown").stdout
     assert "| Wall time per attempt |" in markdown
     page = space.root / "page.html"
-    assert _report(space, str(spec), "--format", "html", "-o", str(page)).returncode == 0
+    assert (
+        _report(space, str(run.results_path), "--format", "html", "-o", str(page)).returncode == 0
+    )
     assert "<th>wall time per attempt</th>" in page.read_text(encoding="utf-8")
