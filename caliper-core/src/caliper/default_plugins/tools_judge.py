@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import caliper
-from caliper.default_plugins.tools_spec import Check, Selector, Step, parse
 from caliper.plugin.judge import Judge, ValueProblem
 
 if TYPE_CHECKING:
+    from caliper.default_plugins.tools_spec import Check, Selector, Step
     from caliper.plugin.judge import JudgeContext, Verdict
     from caliper.plugin.tools import ToolCall, ToolNames
 
@@ -141,9 +141,12 @@ class ToolsJudge(Judge):
     def validate(
         self, value: Any, *, spec_dir: Path, declared_skills: tuple[str, ...]
     ) -> list[ValueProblem]:
+        from caliper.default_plugins.tools_spec import parse
+
         return parse(value)[1]
 
     def check(self, context: JudgeContext) -> Verdict:
+        from caliper.default_plugins.tools_spec import parse
         from caliper.plugin.tools import tool_calls
         from caliper.plugin.verdict import Verdict  # here: `caliper validate` never runs a check
 
