@@ -212,14 +212,18 @@ def test_a_run_reads_as_the_plain_read_builds_it(fake_run, which, chunk, transcr
 def test_report_json_is_the_plain_reads_text_byte_for_byte(fake_run):
     from test_results_support import caliper
 
+    from caliper.report.tool_usage_view import run_tool_usage
     from caliper.results.run_clock import clock_data, run_clock
     from caliper.results.scoring import score_run, scores_data, usage_data
+    from caliper.results.spend import spend_data
 
     plain = codec.from_data(json.loads(fake_run.read_text(encoding="utf-8")))
     expected = codec.to_data(plain)
     scored = score_run(plain)
     expected.update(path=str(fake_run), scores=scores_data(scored), usage_totals=usage_data(scored))
     expected["wall_clock"] = clock_data(run_clock(plain.meta))
+    expected["spend"] = spend_data(plain)
+    expected["tool_usage"] = run_tool_usage(plain).data()
     out = caliper("report", str(fake_run), "--format", "json", cwd=fake_run.parent)
     assert out.returncode == 0, out.stderr
     assert out.stdout == json.dumps(expected, indent=2, ensure_ascii=False) + "\n"
