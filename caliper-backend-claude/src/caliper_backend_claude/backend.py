@@ -48,7 +48,7 @@ _SMALL_CONTEXT_MODEL = re.compile(
 ``claude-3-7-sonnet-latest``)."""
 
 
-class ClaudeCodeBackend(Backend):
+class ClaudeCodeBackend(Backend[dict[str, str]]):
     """Anthropic's Claude Code CLI (``claude -p --output-format stream-json``)."""
 
     id = "claude-code"
@@ -192,8 +192,7 @@ class ClaudeCodeBackend(Backend):
         )
 
     def _settings_env(self, sandbox: AttemptSandbox) -> dict[str, str]:
-        seeded = self.seeded_home(sandbox)
-        return dict(seeded) if isinstance(seeded, dict) else {}
+        return dict(self.seeded_home(sandbox))
 
     def prompt(self, cli: Path, request: PromptRequest) -> PromptResult:
         """One tool-less question for a judge, isolated like an attempt."""

@@ -80,7 +80,7 @@ def detect_activation(
     )
 
 
-class CodexBackend(Backend):
+class CodexBackend(Backend[home.HomeSeed]):
     """OpenAI's Codex CLI (``codex exec --json``)."""
 
     id = "codex"
@@ -153,11 +153,6 @@ class CodexBackend(Backend):
         (attempts and judge calls alike); ``config.toml`` is written by the run itself."""
         return home.seed(sandbox)
 
-    def _seeded(self, sandbox: AttemptSandbox) -> home.HomeSeed:
-        """:meth:`prepare_home`'s answer for ``sandbox`` (made ahead, else made now)."""
-        seeded = self.seeded_home(sandbox)
-        return seeded if isinstance(seeded, home.HomeSeed) else home.seed(sandbox)
-
     def attempt(self, cli: Path, request: AttemptRequest) -> AttemptResult:
         """One ``codex exec`` run on the task prompt, then its rollout read for activation."""
         try:
@@ -165,7 +160,7 @@ class CodexBackend(Backend):
                 request.sandbox,
                 mcp_servers=tables_of(request.mcp),
                 user_customizations=request.user_customizations,
-                seeded=self._seeded(request.sandbox),
+                seeded=self.seeded_home(request.sandbox),
             )
         except SetupError as exc:
             return AttemptResult(status=AgentStatus.SETUP_ERROR, error=exc.render())
@@ -201,7 +196,7 @@ class CodexBackend(Backend):
         """One read-only, ephemeral ``codex exec`` question for a judge."""
         try:
             prepared = home.prepare(
-                request.sandbox, skill_instructions=False, seeded=self._seeded(request.sandbox)
+                request.sandbox, skill_instructions=False, seeded=self.seeded_home(request.sandbox)
             )
         except SetupError as exc:
             return PromptResult(status=AgentStatus.SETUP_ERROR, error=exc.render())

@@ -48,7 +48,7 @@ def loaded_skills(run: events.GeminiRun) -> list[str] | None:
     return names
 
 
-class GeminiBackend(Backend):
+class GeminiBackend(Backend[home.HomeSeed]):
     """Google's Gemini CLI (``gemini -o stream-json``)."""
 
     id = "gemini"
@@ -114,15 +114,11 @@ class GeminiBackend(Backend):
         environment (attempts and judge calls alike)."""
         return home.seed(sandbox)
 
-    def _seeded(self, sandbox: AttemptSandbox) -> home.HomeSeed:
-        seeded = self.seeded_home(sandbox)
-        return seeded if isinstance(seeded, home.HomeSeed) else home.seed(sandbox)
-
     def attempt(self, cli: Path, request: AttemptRequest) -> AttemptResult:
         """One ``gemini`` run on the task prompt; activation from ``activate_skill`` calls."""
         loaded = None
         try:
-            seeded = self._seeded(request.sandbox)
+            seeded = self.seeded_home(request.sandbox)
             servers = entries_of(request.mcp)
             if request.user_customizations:
                 declared = [skill.name for skill in request.skills]
@@ -162,7 +158,7 @@ class GeminiBackend(Backend):
     def prompt(self, cli: Path, request: PromptRequest) -> PromptResult:
         """One question for a judge, in the ``default`` approval mode (no changing tools)."""
         try:
-            seeded = self._seeded(request.sandbox)
+            seeded = self.seeded_home(request.sandbox)
         except SetupError as exc:
             return PromptResult(status=AgentStatus.SETUP_ERROR, error=exc.render())
         argv = invocation.prompt_argv(cli, model=request.model)

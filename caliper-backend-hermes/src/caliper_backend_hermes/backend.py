@@ -95,7 +95,7 @@ class SeededHermesHome:
     user_config: Mapping[str, Any]
 
 
-class HermesBackend(Backend):
+class HermesBackend(Backend[SeededHermesHome]):
     """Hermes Agent (``hermes``), isolated per attempt in its own ``HERMES_HOME``."""
 
     id = "hermes"
@@ -303,8 +303,6 @@ class HermesBackend(Backend):
         """Finish the attempt's ``HERMES_HOME`` (seeded by :meth:`prepare_home`, ahead or now)
         and build the environment Hermes runs with."""
         seeded = self.seeded_home(sandbox)
-        if not isinstance(seeded, SeededHermesHome):
-            seeded = self.prepare_home(sandbox)
         home = seeded.home
         finish_home(
             home, seeded.user_config, version=installed_version(cli), mcp_servers=mcp_servers

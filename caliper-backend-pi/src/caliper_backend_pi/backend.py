@@ -64,7 +64,7 @@ class SeededAgentDir:
     env: Mapping[str, str]
 
 
-class PiBackend(Backend):
+class PiBackend(Backend[SeededAgentDir]):
     """Runs attempts and judge prompts through the pi coding agent CLI."""
 
     id = "pi"
@@ -145,8 +145,6 @@ class PiBackend(Backend):
         """The seeded agent dir (:meth:`prepare_home`, made ahead or now) with the run's MCP
         servers; check a model will be chosen; return the env."""
         seeded = self.seeded_home(sandbox)
-        if not isinstance(seeded, SeededAgentDir):
-            seeded = self.prepare_home(sandbox)
         if not model and not has_default_model(seeded.settings):
             where = user_agent_dir(sandbox.real_home, os.environ) / "settings.json"
             raise SetupError(NO_DEFAULT_MODEL, hint=NO_DEFAULT_MODEL_HINT.format(settings=where))

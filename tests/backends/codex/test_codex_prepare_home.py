@@ -61,7 +61,7 @@ def test_the_home_is_the_same_whether_seeded_ahead_or_not(
         if judge
         else {"mcp_servers": {"echo": {"command": "echo"}}, "user_customizations": True}
     )
-    made = [home.prepare(box, seeded=backend._seeded(box), **options) for box in (now, ahead)]
+    made = [home.prepare(box, seeded=backend.seeded_home(box), **options) for box in (now, ahead)]
     assert tree(now) == tree(ahead)
     assert ".codex/config.toml" in tree(now)
     assert made[0].env["CODEX_HOME"] == str(now.home / ".codex")

@@ -12,7 +12,7 @@ import shutil
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import attrs
 
@@ -35,6 +35,10 @@ if TYPE_CHECKING:
     from caliper.plugin.skills import ResolvedSkill
     from caliper.plugin.tools import ToolNames
     from caliper.system.process import ProcessResult
+
+
+HomeT = TypeVar("HomeT")
+"""What a backend's :meth:`Backend.prepare_home` returns (``Backend[HomeT]``)."""
 
 
 @attrs.frozen
@@ -71,7 +75,7 @@ class CliUpdate:
         return bool(self.installed and self.latest and self.installed != self.latest)
 
 
-class Backend(abc.ABC):
+class Backend(abc.ABC, Generic[HomeT]):
     """An agent CLI caliper can run attempts through.
 
     Subclasses set the class attributes and implement :meth:`attempt` (and :meth:`prompt` for
@@ -367,7 +371,7 @@ class Backend(abc.ABC):
         :meth:`find_cli`. ``None`` when there is none."""
         return request.cli_path or self.find_cli()
 
-    def prepare_home(self, sandbox: AttemptSandbox) -> object:
+    def prepare_home(self, sandbox: AttemptSandbox) -> HomeT:
         """Seed ``sandbox``'s fresh HOME for one run of this agent (an attempt or a judge
         call): authentication and the settings that keep the user's setup out. Return what
         :meth:`attempt`/:meth:`prompt` need from it (an environment, a path); they get it back
@@ -376,16 +380,18 @@ class Backend(abc.ABC):
         The runner may call this ahead, on another thread, while the previous attempt's agent
         runs (so it is off the path between two agent starts). It must therefore depend only
         on the sandbox (never on the prompt, the history or a task's ``setup:``), spawn
-        nothing, and write only inside the sandbox. Default: nothing to seed.
+        nothing, and write only inside the sandbox. A backend that seeds declares what it
+        returns as the type parameter (``class MyBackend(Backend[MySeed])``), and
+        :meth:`seeded_home` gives back that type. Default: nothing to seed (``None``).
         """
-        return None
+        return cast("HomeT", None)
 
-    def seeded_home(self, sandbox: AttemptSandbox) -> object:
+    def seeded_home(self, sandbox: AttemptSandbox) -> HomeT:
         """What :meth:`prepare_home` returned for ``sandbox``: the runner's call made ahead
         (``sandbox.seeded``) when this backend made it, else a call made now."""
         ready = sandbox.seeded
         if ready is not None and ready.backend_id == self.id:
-            return ready.state
+            return cast("HomeT", ready.state)
         return self.prepare_home(sandbox)
 
     def run_attempt(self, request: AttemptRequest) -> AttemptResult:
