@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -293,3 +294,55 @@ def test_regrade_reads_the_runs_backend_vocabulary() -> None:
     assert names is not None and names.vocabulary["shell"] == ("Bash",)
     assert _tool_names(PluginHost(), "no-such-backend") is None
     assert _tool_names(PluginHost(), None) is None
+
+
+def test_a_killed_assert_leaves_nothing_in_the_system_temp_folder(tmp_path: Path) -> None:
+    """kill -9 of caliper while an assert sleeps: its code, result and transcript files were
+    in the sandbox's TMPDIR (which the ledger removes), none in the system temp folder."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    system_tmp, sandbox_tmp = tmp_path / "system-tmp", tmp_path / "sandbox" / "tmp"
+    system_tmp.mkdir()
+    sandbox_tmp.mkdir(parents=True)
+    marker = tmp_path / "started"
+    driver = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from caliper.default_plugins.assert_judge import AssertJudge\n"
+        "from caliper.plugin.judge import JudgeContext\n"
+        "from caliper.plugin.attempt import AgentStatus, AttemptResult\n"
+        "work, spec, tmp, marker = map(Path, sys.argv[1:5])\n"
+        "code = ('import os, pathlib, time\\n'\n"
+        "        f'pathlib.Path({str(marker)!r})'\n"
+        "        '.write_text(os.environ[\"CALIPER_TRANSCRIPT\"])\\n'\n"
+        "        'time.sleep(60)\\n')\n"
+        "context = JudgeContext(task_name='t', task_prompt='p', value=code,\n"
+        "    attempt=AttemptResult(status=AgentStatus.COMPLETED), workdir=work, spec_dir=spec,\n"
+        "    declared_skills=(), installed_skills=(), timeout=120.0, ask=lambda *a, **k: None,\n"
+        "    agent_env={'TMPDIR': str(tmp)})\n"
+        "AssertJudge().check(context)\n"
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "TMPDIR": str(system_tmp)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", driver, str(work), str(tmp_path), str(sandbox_tmp), str(marker)],
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists() and time.monotonic() < deadline:
+            assert proc.poll() is None, "the driver ended before the assert started"
+            time.sleep(0.05)
+        assert marker.exists(), "the assert never started"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    transcript = Path(marker.read_text())
+    assert transcript.is_relative_to(sandbox_tmp) and transcript.is_file()
+    # the warm assert server's own caliper-warm-* folder is per process, not per assert
+    assert [p.name for p in system_tmp.iterdir() if p.name.startswith("caliper-assert-")] == []

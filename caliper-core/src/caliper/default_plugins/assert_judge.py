@@ -98,6 +98,9 @@ class AssertJudge(Judge):
         return []
 
     def check(self, context: JudgeContext) -> Verdict:
+        """Run the assertion in a fresh interpreter; its code, result and transcript files go
+        in a folder inside the attempt's sandbox TMPDIR, so a killed run leaves them where the
+        ledger removes the sandbox, not in the system temp folder."""
         import tempfile  # here, not at import: `caliper validate` never runs a check
 
         from caliper.default_plugins import warm_assert
@@ -125,7 +128,9 @@ class AssertJudge(Judge):
             PYTHONDONTWRITEBYTECODE="1",
             PYTHONIOENCODING="utf-8",
         )
-        with tempfile.TemporaryDirectory(prefix="caliper-assert-") as temp:
+        with tempfile.TemporaryDirectory(
+            prefix="caliper-assert-", dir=_scratch_parent(context)
+        ) as temp:
             code_file = Path(temp) / "assertion.py"
             result_file = Path(temp) / "result.json"
             code_file.write_text(source, encoding="utf-8")
@@ -162,6 +167,20 @@ class AssertJudge(Judge):
                 details=details,
             )
         return _verdict(outcome, details)
+
+
+def _scratch_parent(context: JudgeContext) -> str | None:
+    """The sandbox TMPDIR the agent ran with (recreated if the agent removed it), where the
+    assert's files go; ``None`` (the system temp folder) when the context has no TMPDIR."""
+    tmpdir = context.agent_env.get("TMPDIR")
+    if not tmpdir:
+        return None
+    folder = Path(tmpdir)
+    try:
+        folder.mkdir(exist_ok=True)
+    except OSError:
+        return None
+    return str(folder)
 
 
 def _write_transcript(folder: Path, context: JudgeContext) -> Path:
