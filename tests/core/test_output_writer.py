@@ -69,6 +69,8 @@ COMMANDS = {
     "regrade --output": lambda p: ["regrade", p["runs"][0], "--output"],
     "merge --output": lambda p: ["merge", p["runs"][2], p["runs"][3], "--output"],
     "report -o": lambda p: ["report", p["runs"][0], "--format", "html", "-o"],
+    "report csv -o": lambda p: ["report", p["runs"][0], "--format", "csv", "-o"],
+    "report jsonl -o": lambda p: ["report", p["runs"][0], "--format", "jsonl", "-o"],
     "compare -o": lambda p: ["compare", p["runs"][0], p["runs"][1], "--format", "html", "-o"],
     "compare --junit": lambda p: ["compare", p["runs"][0], p["runs"][1], "--junit"],
     "history -o": lambda p: ["history", "demo", "--format", "html", "-o"],
