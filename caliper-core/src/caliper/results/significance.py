@@ -183,24 +183,63 @@ def _tail(items, observed: int, alternative: str) -> float:
     return min(1.0, p)
 
 
+# strata of one group are drawn this many at a time from their exactly convolved sum
+MONTE_CARLO_CHUNK = 64
+
+
+def _convolve_power(weights: list[float], count: int) -> list[float]:
+    """The law of the sum of ``count`` independent draws from ``weights`` (index = value)."""
+    result = [1.0]
+    for _ in range(count):
+        step = [0.0] * (len(result) + len(weights) - 1)
+        for i, mass in enumerate(result):
+            if mass:
+                for j, q in enumerate(weights):
+                    step[i + j] += mass * q
+        result = step
+    return result
+
+
 def _monte_carlo_p(strata, statistic, observed: int, alternative: str) -> float:
     """The p-value estimated from :data:`MONTE_CARLO_DRAWS` seeded draws of the strata
-    (``(hits + 1) / (draws + 1)``, never 0): each draw picks every stratum's after-side count
-    from its hypergeometric law by inverting its cumulative weights."""
-    rng = random.Random(MONTE_CARLO_SEED)
-    tables = []
+    (``(hits + 1) / (draws + 1)``, never 0).
+
+    Strata with the same ``(n_a, n_b, total successes)`` share one null law, so they are
+    grouped; each group is cut into chunks of at most :data:`MONTE_CARLO_CHUNK` strata, and
+    each draw picks every chunk's summed after-side count from its exactly convolved law by
+    inverting its cumulative weights (the statistic is linear in that count). Strata whose
+    count is fixed add a constant. A draw costs one pick per chunk, not per task."""
+    groups: dict[tuple[int, int, int], list] = {}
     for na, nb, total, values in strata:
-        points = [statistic(xb, na, nb, total) for xb in values]
-        cumulative, running = [], 0.0
-        for xb in values:
-            running += values[xb]
-            cumulative.append(running)
-        tables.append((points, cumulative, running, len(points) - 1))
+        groups.setdefault((na, nb, total), [values, 0])[1] += 1
+    constant = 0
+    tables = []
+    for (na, nb, total), (values, count) in groups.items():
+        low = min(values)
+        if len(values) == 1:
+            constant += count * statistic(low, na, nb, total)
+            continue
+        weights = [values.get(x, 0.0) for x in range(low, max(values) + 1)]
+        slope = statistic(low + 1, na, nb, total) - statistic(low, na, nb, total)
+        base = statistic(low, na, nb, total)
+        full, rest = divmod(count, MONTE_CARLO_CHUNK)
+        for size, times in ((MONTE_CARLO_CHUNK, full), (rest, 1 if rest else 0)):
+            if not times:
+                continue
+            law = _convolve_power(weights, size)
+            points = [size * base + slope * k for k in range(len(law))]
+            cumulative, running = [], 0.0
+            for mass in law:
+                running += mass
+                cumulative.append(running)
+            table = (points, cumulative, running, len(points) - 1)
+            tables.extend([table] * times)
+    rng = random.Random(MONTE_CARLO_SEED)
     draw = rng.random
     find = bisect.bisect_right
     hits = 0
     for _ in range(MONTE_CARLO_DRAWS):
-        value = 0
+        value = constant
         for points, cumulative, total_mass, last in tables:
             value += points[min(find(cumulative, draw() * total_mass), last)]
         if alternative == LESS:
