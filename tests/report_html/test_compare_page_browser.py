@@ -82,6 +82,24 @@ def test_sorting_by_delta(compared):
     assert names == ["Plain answer", "Writes a commit", "Config file"]
 
 
+def test_only_different_hides_tasks_alike_in_both_runs(compared):
+    driver = compared.driver
+    # Writes a commit (✗✗✓ → ✓✗✓) and Config file (✓✗? → ✓✓?) differ; Plain answer is ✗✗✗ twice
+    assert driver.find_element(By.ID, "different-count").text == "2 of 3 tasks differ"
+    toggle = driver.find_element(By.ID, "only-different")
+    toggle.click()
+    shown = [
+        r.get_attribute("data-name")
+        for r in driver.find_elements(By.CSS_SELECTOR, "tr.cmp-row")
+        if r.is_displayed()
+    ]
+    assert sorted(shown) == ["Config file", "Writes a commit"]
+    print(f"screenshot: {compared.screenshot('compare-only-different')}")
+    toggle.click()
+    assert all(r.is_displayed() for r in driver.find_elements(By.CSS_SELECTOR, "tr.cmp-row"))
+    assert compared.console_errors() == []
+
+
 def test_attempts_open_in_the_viewer_with_answers_side_by_side(compared):
     driver = compared.driver
     row = driver.find_element(By.CSS_SELECTOR, '#compare-tasks tr[data-name="Writes a commit"]')

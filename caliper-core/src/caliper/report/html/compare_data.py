@@ -81,6 +81,26 @@ def _side_details(side: str, results: RunResults, names: list[str]) -> dict[str,
     return details
 
 
+def different_attempts(
+    index: int, a_task: TaskResult | None, b_task: TaskResult | None
+) -> list[str]:
+    """The attempt ids (:func:`side_attempt_id`, both sides) of task row ``index`` whose
+    outcome differs from the attempt with the same position in the other run; an attempt
+    with no counterpart (one run has fewer attempts, or lacks the task) differs too."""
+    a_list = a_task.attempts if a_task else []
+    b_list = b_task.attempts if b_task else []
+    ids: list[str] = []
+    for j in range(max(len(a_list), len(b_list))):
+        a_out = a_list[j].outcome if j < len(a_list) else None
+        b_out = b_list[j].outcome if j < len(b_list) else None
+        if a_out != b_out:
+            if a_out is not None:
+                ids.append(side_attempt_id("a", index, j))
+            if b_out is not None:
+                ids.append(side_attempt_id("b", index, j))
+    return ids
+
+
 def _activation_card(comparison: RunComparison) -> dict[str, Any] | None:
     """The overall activation change the text compare prints (``None`` when neither run's
     tasks assert ``activates:``)."""
@@ -113,8 +133,13 @@ def _verdict_class(verdict: str) -> str:
 def _task_row(
     index: int, a: dict[str, TaskResult], b: dict[str, TaskResult], task: TaskComparison
 ) -> dict[str, Any]:
+    different = different_attempts(index, a.get(task.name), b.get(task.name))
     return {
         "name": task.name,
+        # the "different from the other run" view: success rate changed or an attempt's
+        # outcome differs from the same attempt index on the other side
+        "differs": bool(different) or task.a_score != task.b_score,
+        "different_attempts": different,
         "a_attempts": _buttons("a", index, a.get(task.name)),
         "b_attempts": _buttons("b", index, b.get(task.name)),
         "a": {
@@ -214,6 +239,12 @@ def compare_view(
         "correction": comparison.correction,
         "alpha": comparison.alpha,
         "tasks": [_task_row(i, a_tasks, b_tasks, task) for i, task in enumerate(comparison.tasks)],
+        "different_count": sum(
+            1
+            for i, task in enumerate(comparison.tasks)
+            if task.a_score != task.b_score
+            or different_attempts(i, a_tasks.get(task.name), b_tasks.get(task.name))
+        ),
         "attempts": {**_side_details("a", a, names), **_side_details("b", b, names)},
         "activation": _activation_card(comparison),
         "only_in_a": comparison.only_in_a,

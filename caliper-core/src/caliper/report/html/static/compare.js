@@ -49,6 +49,14 @@
   }
   document.getElementById("viewer-close").addEventListener("click", close);
   document.addEventListener("keydown", function (e) { if (e.key === "Escape") close(); });
+  /* The "different from the other run" view: only rows whose score or an attempt's outcome
+     differs between the runs. */
+  const onlyDifferent = document.getElementById("only-different");
+  if (onlyDifferent) onlyDifferent.addEventListener("change", function () {
+    document.querySelectorAll("#compare-tasks tr.cmp-row").forEach(function (row) {
+      row.hidden = onlyDifferent.checked && row.dataset.differs !== "1";
+    });
+  });
   document.getElementById("compare-tasks").addEventListener("click", function (e) {
     const button = e.target.closest("button.att");
     if (button) open(button);
