@@ -17,7 +17,9 @@ def readme_commands() -> list[str]:
 def test_ci_runs_the_readme_setup_and_test_commands_verbatim():
     setup_and_demo, tests = readme_commands()[:2]
     assert setup_and_demo.startswith("scripts/setup ") and "caliper.testing.demo" in setup_and_demo
-    assert "caliper.testing.offline" in tests and "pytest" in tests
+    assert tests == "scripts/test"
+    runner = (ROOT / "scripts" / "test").read_text(encoding="utf-8")
+    assert "caliper.testing.offline" in runner and ".venv/bin/pytest" in runner
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert setup_and_demo in ci
     assert tests in ci
