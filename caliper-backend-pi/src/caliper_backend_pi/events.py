@@ -16,6 +16,7 @@ printed to stdout) are skipped.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -63,7 +64,12 @@ class PiRun:
 
     @property
     def usage(self) -> Usage | None:
-        """Token usage summed over every finished assistant message."""
+        """Token usage summed over every finished assistant message, with the dollar cost pi
+        reports (``usage.cost.total``) when it reports one above zero.
+
+        pi prices tokens from its model table, or from the ``cost`` a custom model declares
+        in ``models.json``; a model with no price there reports 0, which is "not reported",
+        never a free attempt."""
         total: Usage | None = None
         for message in self.assistant_messages:
             raw = message.get("usage")
@@ -74,6 +80,7 @@ class PiRun:
                 output_tokens=_int(raw.get("output")),
                 cache_read_tokens=_int(raw.get("cacheRead")),
                 cache_creation_tokens=_int(raw.get("cacheWrite")),
+                cost_usd=_reported_cost(raw.get("cost")),
             )
             total = part if total is None else total + part
         return total
@@ -107,6 +114,15 @@ class PiRun:
                     )
                 )
         return calls
+
+
+def _reported_cost(cost: Any) -> float | None:
+    """``cost.total`` of one message's usage in dollars, or ``None`` when it is absent, not a
+    finite number, or not above zero (pi's figure for a model it has no price for)."""
+    total = cost.get("total") if isinstance(cost, Mapping) else None
+    if not isinstance(total, (int, float)) or isinstance(total, bool):
+        return None
+    return float(total) if math.isfinite(total) and total > 0 else None
 
 
 def _int(value: Any) -> int | None:

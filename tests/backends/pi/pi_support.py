@@ -66,8 +66,14 @@ def write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
 
 
-def models_json(base_url: str, api_key: str = "sk-test") -> dict[str, Any]:
-    """A custom provider pointing pi at the scripted server's Chat Completions endpoint."""
+def models_json(
+    base_url: str, api_key: str = "sk-test", cost: dict[str, float] | None = None
+) -> dict[str, Any]:
+    """A custom provider pointing pi at the scripted server's Chat Completions endpoint
+    (``cost``: the model's dollars per million tokens, pi's ``models.json`` field)."""
+    model: dict[str, Any] = {"id": MODEL_ID, "contextWindow": 128000, "maxTokens": 4096}
+    if cost is not None:
+        model["cost"] = cost
     return {
         "providers": {
             PROVIDER: {
@@ -75,7 +81,7 @@ def models_json(base_url: str, api_key: str = "sk-test") -> dict[str, Any]:
                 "api": "openai-completions",
                 "apiKey": api_key,
                 "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
-                "models": [{"id": MODEL_ID, "contextWindow": 128000, "maxTokens": 4096}],
+                "models": [model],
             }
         }
     }
@@ -91,8 +97,15 @@ class FakeUser:
     def agent_dir(self) -> Path:
         return self.home / ".pi" / "agent"
 
-    def configure(self, base_url: str, *, default: bool = True, **settings: Any) -> None:
-        write_json(self.agent_dir / "models.json", models_json(base_url))
+    def configure(
+        self,
+        base_url: str,
+        *,
+        default: bool = True,
+        cost: dict[str, float] | None = None,
+        **settings: Any,
+    ) -> None:
+        write_json(self.agent_dir / "models.json", models_json(base_url, cost=cost))
         base: dict[str, Any] = {"retry": {"enabled": True, "maxRetries": 5}}
         if default:
             base.update(defaultProvider=PROVIDER, defaultModel=MODEL_ID)

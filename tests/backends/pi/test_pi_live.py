@@ -74,6 +74,33 @@ def test_completed_run_reads_events_transcript_usage_and_activation(
     assert "Say HELLO-SKILL." not in first
 
 
+PRICE = {"input": 3.0, "output": 15.0, "cacheRead": 0.3, "cacheWrite": 3.75}
+
+
+@pytest.mark.parametrize("price", [PRICE, None], ids=["priced", "unpriced"])
+def test_cost_is_what_pi_prices_from_the_models_price_and_none_without_one(
+    pi_cli, backend, fake_user, sandbox, price
+):
+    """pi prices a custom model's tokens from its ``models.json`` ``cost`` (dollars per
+    million); without one it reports 0, which is no cost, not a free attempt."""
+    script = {
+        "turns": [{"text": "one", "usage": {"input": 1000, "output": 100, "cache_read": 400}}]
+    }
+    with ModelServer(script) as server:
+        fake_user.configure(server.openai_base_url, cost=price)
+        result = backend.run_attempt(request(sandbox))
+    assert result.status is AgentStatus.COMPLETED, result.error
+    usage = result.usage
+    assert usage is not None and usage.input_tokens and usage.output_tokens
+    if price is None:
+        assert usage.cost_usd is None
+        return
+    expected = (
+        usage.input_tokens * 3.0 + usage.output_tokens * 15.0 + (usage.cache_read_tokens or 0) * 0.3
+    ) / 1_000_000
+    assert usage.cost_usd == pytest.approx(expected, rel=1e-9)
+
+
 def test_activation_is_exact_per_skill(pi_cli, backend, fake_user, sandbox, neighbourhood):
     skills_root = agent_dir(sandbox) / "skills"
     relative = os.path.relpath(skills_root / "other-skill" / "SKILL.md", sandbox.workdir)
