@@ -12,37 +12,13 @@ engines' attempts go to **one** executor session (one pool of ``--workers``, per
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from caliper.errors import CaliperError, SetupError
-from caliper.host.plugins import PluginHost
-from caliper.plugin.cli_versions import version_in_background
-from caliper.plugin.executor import RunBundle, RunWork
-from caliper.plugin.sandbox import finish_removals
-from caliper.runner.adaptive import AdaptiveK, check_bar_tasks
-from caliper.runner.attempt.judge_calls import judge_engine_for
-from caliper.runner.attempt.judging import LazyEngine
-from caliper.runner.attempt.workdirs import WorkdirKeeper, archive_folder
-from caliper.runner.matrix_progress import MatrixProgress
-from caliper.runner.progress import Progress
-from caliper.runner.run.control import RunController
-from caliper.runner.run.ending import RunEnding
-from caliper.runner.run.executors import concurrency_limits, executor_settings, resolve_executor
-from caliper.runner.run.job_runner import JobRunner
-from caliper.runner.run.journaling import RunJournal
-from caliper.runner.run.meta import now_iso
-from caliper.runner.run.plan import Continuation, attempt_jobs, interleave, plan_run
-from caliper.runner.run.portable import pack
-from caliper.runner.run.prepare import prepare_run
-from caliper.runner.run.schedule import Events, schedule
-from caliper.runner.run.startup import FirstStarts, import_end_of_run
-from caliper.system import process
-from caliper.system.ledger import clean_dead_and_say, release_idle
-from caliper.system.textsafe import printable
+from caliper.runner.run.plan import interleave
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -110,6 +86,12 @@ def run_engines(
     Raises :class:`~caliper.errors.CaliperError` subclasses for problems found before the
     first attempt.
     """
+    from caliper.host.plugins import PluginHost
+    from caliper.runner.run.executors import concurrency_limits, executor_settings, resolve_executor
+    from caliper.runner.run.job_runner import JobRunner
+    from caliper.runner.run.plan import attempt_jobs
+    from caliper.runner.run.startup import FirstStarts, import_end_of_run
+    from caliper.system.ledger import clean_dead_and_say, release_idle
 
     continuations = _continuations(options, continuation)
     host = host or PluginHost()
@@ -167,6 +149,7 @@ def _continuations(
     continuation: Continuation | Mapping[str, Continuation] | None,
 ) -> dict[str, Continuation]:
     """The saved run each key continues: one continuation is of a one-key run."""
+    from caliper.runner.run.plan import Continuation
 
     if continuation is None:
         return {}
@@ -181,6 +164,8 @@ def _plans(
     runs: Mapping[str, PreparedRun], continuations: Mapping[str, Continuation], tie: Tie | None
 ) -> dict[str, RunPlan]:
     """Each key's plan, with the notes its ``tie`` gives it (``meta.matrix``, ``meta.baseline``)."""
+    from caliper.runner.run.meta import now_iso
+    from caliper.runner.run.plan import plan_run
 
     now = now_iso()
     plans = {key: plan_run(run, continuations.get(key), now) for key, run in runs.items()}
@@ -194,8 +179,10 @@ def bundle(prepared: PreparedRun) -> RunBundle:
     """``prepared`` as the executor contract's opaque bundle: packed
     (:func:`caliper.runner.run.portable.pack`) only when an executor asks for its payload,
     which the ``local`` executor never does."""
+    from caliper.plugin.executor import RunBundle
 
     def packed() -> bytes:
+        from caliper.runner.run.portable import pack
 
         return pack(prepared).to_bytes()
 
@@ -211,6 +198,7 @@ def run_work(
 ) -> RunWork:
     """What the executor gets for the prepared ``runs``: a bundle (:func:`bundle`) and a
     backend per engine key, how to run a job here, the run's limits and its stop state."""
+    from caliper.plugin.executor import RunWork
 
     return RunWork(
         bundles={key: bundle(run) for key, run in runs.items()},
@@ -230,6 +218,7 @@ class _Run:
         self, runs: Mapping[str, PreparedRun], plans: Mapping[str, RunPlan], host: PluginHost
     ) -> None:
         """Judge engines are made on first use; no journal is opened yet."""
+        from caliper.runner.run.control import RunController
 
         self.runs = runs
         self.plans = plans
@@ -294,6 +283,7 @@ def prepare_engines(options: Mapping[str, RunOptions], host: PluginHost) -> dict
     before any attempt. With one engine its error is raised as it is; with several, what fails
     is ONE error naming each engine that cannot run (with the worst exit code among them,
     e.g. ``3`` for a missing CLI)."""
+    from caliper.runner.run.prepare import prepare_run
 
     if len(options) == 1:
         return {key: prepare_run(opts, host) for key, opts in options.items()}
@@ -326,6 +316,8 @@ def _adaptive_k(runs: Mapping[str, PreparedRun]) -> dict[str, AdaptiveK]:
     for key, run in runs.items():
         settings = run.options.adaptive
         if settings is not None:
+            from caliper.runner.adaptive import AdaptiveK, check_bar_tasks
+
             names = [task.name for task in run.spec.tasks]
             check_bar_tasks(settings, names)
             found[key] = AdaptiveK(settings, names)
@@ -355,6 +347,8 @@ def _display(runs: Mapping[str, PreparedRun], console: Console | None, tie: Tie 
     first = next(iter(runs.values()))
     spec, k = first.spec, first.options.k
     if tie is None and len(runs) == 1:
+        from caliper.runner.progress import Progress
+
         title = f"caliper run {spec.name} ({first.engine.label})"
         one = Progress(spec.tasks, k, console=console, title=title)
         return _Display(
@@ -362,6 +356,7 @@ def _display(runs: Mapping[str, PreparedRun], console: Console | None, tie: Tie 
             attempt_done=lambda _key, record: one.attempt_done(record),
             task_aborted=lambda _key, name: one.task_aborted(name),
         )
+    from caliper.runner.matrix_progress import MatrixProgress
 
     title = tie.title if tie is not None else f"caliper run {spec.name} on {len(runs)} engines"
     many = MatrixProgress(list(runs), spec.tasks, k, console=console, title=title)
@@ -374,12 +369,17 @@ def _notify(shown: list[_Display], text: str) -> None:
     if shown:
         shown[0].notify(text)
         return
+    import sys
+
+    from caliper.system.textsafe import printable
 
     print(printable(text), file=sys.stderr, flush=True)
 
 
 def _judge_engine(host: PluginHost, prepared: PreparedRun) -> LazyEngine:
     """One engine's judge engine, made on first use."""
+    from caliper.runner.attempt.judge_calls import judge_engine_for
+    from caliper.runner.attempt.judging import LazyEngine
 
     return LazyEngine(lambda: judge_engine_for(host, prepared.options, prepared))
 
@@ -389,6 +389,8 @@ def _open_journal(
 ) -> tuple[RunJournal, WorkdirKeeper | None]:
     """One engine's journal (opened: the run id is claimed) and the ``--keep-workdirs``
     keeper (``None`` without the flag)."""
+    from caliper.plugin.cli_versions import version_in_background
+    from caliper.runner.run.journaling import RunJournal
 
     journal = RunJournal(
         prepared,
@@ -401,6 +403,8 @@ def _open_journal(
     keeper = None
     options = prepared.options
     if options.keep_workdirs:
+        from caliper.runner.attempt.workdirs import WorkdirKeeper, archive_folder
+
         assert journal.run_id is not None
         keeper = WorkdirKeeper(
             archive_folder(journal.folder, journal.run_id),
@@ -416,6 +420,7 @@ def _stop_handling(controller: RunController) -> Iterator[None]:
     first attempt until the results are saved; afterwards this process is as it was (its
     signal handlers back, no longer adopting orphans), which matters to :func:`caliper.run`'s
     callers."""
+    from caliper.system import process
 
     process.reset_stop()
     process.adopt_orphans()
@@ -440,6 +445,9 @@ def _execute(
     """Schedule ``jobs`` on the executor's ``session``; then ``drained`` (the sandboxes made
     ahead and never used are removed), end orphaned processes and wait for the sandboxes'
     background deletion."""
+    from caliper.plugin.sandbox import finish_removals
+    from caliper.runner.run.schedule import schedule
+    from caliper.system import process
 
     try:
         execution = schedule(
@@ -464,6 +472,7 @@ def _events(
 ) -> Events:
     """Each finished attempt to its engine's journal and to the progress display (both made
     by ``started``, which the scheduler calls before the first attempt is handed back)."""
+    from caliper.runner.run.schedule import Events
 
     def attempt_done(finished: FinishedAttempt) -> None:
         assert finished.record is not None
@@ -487,6 +496,8 @@ def _finish(
     adaptive: AdaptiveK | None,
 ) -> RunEnding:
     """Assemble and save engine ``key``'s run from its journal; how it ended."""
+    from caliper.errors import SetupError
+    from caliper.runner.run.ending import RunEnding
 
     stop_reason = None
     if execution.interrupted or execution.fatal is not None or execution.budget_stop:
