@@ -34,7 +34,7 @@ def user_setup_label(meta: RunMeta) -> str:
     return "; ".join(parts) or "requested, but nothing was found to load"
 
 
-DERIVED_KINDS = ("regrade", "retry", "merge")
+DERIVED_KINDS = ("regrade", "retry", "merge", "review")
 """The commands that make a run from saved runs (``meta.derived_by``)."""
 
 _WHAT_RAN = {
@@ -46,8 +46,9 @@ _WHAT_RAN = {
 
 
 def derived_kind(meta: RunMeta) -> str | None:
-    """``regrade``, ``retry`` or ``merge`` when the run was made from saved runs, else ``None``
-    (a merged run saved before ``derived_by`` existed is known by its ``merged_from``)."""
+    """``regrade``, ``retry``, ``review`` or ``merge`` when the run was made from saved runs,
+    else ``None`` (a merged run saved before ``derived_by`` existed is known by its
+    ``merged_from``)."""
     if meta.derived_by:
         return meta.derived_by
     if meta.merged_from:

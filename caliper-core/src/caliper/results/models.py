@@ -230,7 +230,8 @@ class RunMeta:
     retries: int | None = None
     """``--retries``: automatic tries per attempt after a transient failure."""
     parent_run: str | None = None
-    """``SPEC/RUN-ID`` of the run this one was derived from (``caliper retry``/``regrade``)."""
+    """``SPEC/RUN-ID`` of the run this one was derived from (``caliper retry``, ``regrade``,
+    ``review``)."""
     derived_by: str | None = None
     """``retry``, ``regrade`` or ``review`` when this run was derived from ``parent_run``."""
     changes: list[str] = attrs.field(factory=list)
