@@ -50,11 +50,20 @@ def _attempt_lines(journal: Path) -> int:
     return sum(1 for line in lines[1:] if line.startswith('{"attempt"'))
 
 
+def _has_header(journal: Path) -> bool:
+    """The journal's first line (the run's header) is written whole: the run claims its id by
+    creating the file before it writes the header, and a kill in between leaves no run."""
+    try:
+        return b"\n" in journal.read_bytes()
+    except FileNotFoundError:
+        return False
+
+
 def _kill_when(process: subprocess.Popen[str], space: Workspace, at_least: int) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         found = _journals(space)
-        if found and _attempt_lines(found[0]) >= at_least:
+        if found and _has_header(found[0]) and _attempt_lines(found[0]) >= at_least:
             break
         if process.poll() is not None:
             raise AssertionError(f"the run ended first: {process.communicate()[1]}")

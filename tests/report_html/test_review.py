@@ -105,6 +105,18 @@ def test_page_overrides_export_and_review_round_trip(saved, tmp_path, browser):
         {"task": "Plain answer", "attempt": 1, "verdict": "pass", "note": "41 is fine " + PAYLOAD}
     ]
     assert browser.alert_text() is None and browser.console_errors() == []
+    # a reload keeps the override and the reviewer's name (the browser's local storage)
+    driver.refresh()
+    assert driver.find_element(By.ID, "review-count").text == "1 override(s)"
+    assert driver.find_element(By.ID, "review-name").get_attribute("value") == "ana"
+    driver.find_element(By.CSS_SELECTOR, 'button.att[data-id="t2-a0"]').click()
+    viewer = driver.find_element(By.ID, "viewer")
+    assert viewer.find_element(By.CSS_SELECTOR, ".review-status").text == "overridden: pass"
+    viewer.find_element(By.CSS_SELECTOR, "button.review-clear").click()
+    driver.refresh()
+    assert driver.find_element(By.ID, "review-count").text == "0 override(s)"
+    assert browser.console_errors() == []
+    driver.execute_script("window.localStorage.clear()")
     done = caliper("review", str(saved), str(target), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     child = load_run(max(p for p in saved.parent.glob("*.json") if p != saved))

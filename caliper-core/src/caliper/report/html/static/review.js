@@ -1,14 +1,40 @@
 /* Human review in the page: in the viewer, a reader sets an attempt's verdict (pass / fail)
-   with a note; the overrides are kept in this page (until it is closed) and exported as the
+   with a note; the overrides are kept in the browser's local storage under the run's id (so a
+   reload or a reopened page keeps them; nothing leaves the machine) and exported as the
    OVERRIDES file of `caliper review RUN OVERRIDES`, which saves them as a derived run. */
 const reviewOverrides = new Map();
+const reviewStore = "caliper-review:" + document.getElementById("review-export").dataset.run;
 
 function reviewKey(task, attempt) { return JSON.stringify([task, attempt]); }
+
+/* Keep the overrides and the reviewer's name (storage may be off: then they last the page). */
+function reviewSave() {
+  try {
+    window.localStorage.setItem(reviewStore, JSON.stringify({
+      reviewer: document.getElementById("review-name").value,
+      overrides: Array.from(reviewOverrides.values())}));
+  } catch (e) { /* no storage: kept in this page only */ }
+}
+
+function reviewLoad() {
+  let doc = null;
+  try { doc = JSON.parse(window.localStorage.getItem(reviewStore) || "null"); } catch (e) { doc = null; }
+  if (!doc || !Array.isArray(doc.overrides)) return;
+  for (const o of doc.overrides) {
+    if (o && typeof o.task === "string" && Number.isInteger(o.attempt) &&
+        (o.verdict === "pass" || o.verdict === "fail") && typeof o.note === "string") {
+      reviewOverrides.set(reviewKey(o.task, o.attempt),
+        {task: o.task, attempt: o.attempt, verdict: o.verdict, note: o.note});
+    }
+  }
+  if (typeof doc.reviewer === "string") document.getElementById("review-name").value = doc.reviewer;
+}
 
 function reviewCount() {
   const n = reviewOverrides.size;
   document.getElementById("review-count").textContent = n + " override(s)";
   document.getElementById("review-export").disabled = n === 0;
+  reviewSave();
 }
 
 /* The viewer's review section for attempt `a` (its task name and 1-based number). */
@@ -49,3 +75,7 @@ document.getElementById("review-export").addEventListener("click", function () {
   link.remove();
   setTimeout(function () { URL.revokeObjectURL(url); }, 1000);
 });
+
+document.getElementById("review-name").addEventListener("change", reviewSave);
+reviewLoad();
+reviewCount();
