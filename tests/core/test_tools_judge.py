@@ -61,6 +61,26 @@ def judge(value: Any, turns: list[Turn], names: ToolNames | None = CLAUDE) -> Ve
     return ToolsJudge().check(context)
 
 
+def assert_context(tmp_path: Path, code: str, turns: tuple[Turn, ...]) -> JudgeContext:
+    """An ``assert:`` check of ``code`` on an attempt whose transcript is ``turns`` (Claude
+    Code's tool names), with a fresh working folder."""
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    return JudgeContext(
+        task_name="t",
+        task_prompt="p",
+        value=code,
+        attempt=AttemptResult(status=AgentStatus.COMPLETED, transcript=turns),
+        workdir=workdir,
+        spec_dir=tmp_path,
+        declared_skills=(),
+        installed_skills=(),
+        timeout=30.0,
+        ask=lambda prompt, timeout=None: None,  # type: ignore[arg-type,return-value]
+        tools=CLAUDE,
+    )
+
+
 def problems(value: Any) -> list[str]:
     return [p.message for p in ToolsJudge().validate(value, spec_dir=Path("."), declared_skills=())]
 
@@ -223,21 +243,7 @@ def test_assert_scripts_get_the_transcript_file(tmp_path: Path) -> None:
         "assert data['backend'] == 'claude', data\n"
         "assert [c['text'] for c in data['calls'] if c['kind'] == 'shell'] == ['git status']\n"
     )
-    workdir = tmp_path / "work"
-    workdir.mkdir()
-    context = JudgeContext(
-        task_name="t",
-        task_prompt="p",
-        value=code,
-        attempt=AttemptResult(status=AgentStatus.COMPLETED, transcript=(bash("git status"),)),
-        workdir=workdir,
-        spec_dir=tmp_path,
-        declared_skills=(),
-        installed_skills=(),
-        timeout=30.0,
-        ask=lambda prompt, timeout=None: None,  # type: ignore[arg-type,return-value]
-        tools=CLAUDE,
-    )
+    context = assert_context(tmp_path, code, (bash("git status"),))
     assert AssertJudge().check(context).passed is True
     other = attrs.evolve(context, attempt=AttemptResult(status=AgentStatus.COMPLETED))
     assert AssertJudge().check(other).passed is False
@@ -255,24 +261,7 @@ def test_a_lone_surrogate_in_the_transcript_reaches_the_assert_as_a_replacement(
         "data = json.load(open(os.environ['CALIPER_TRANSCRIPT'], encoding='utf-8'))\n"
         "assert data['turns'][0]['content'] == 'half \\ufffd pair', data['turns'][0]\n"
     )
-    workdir = tmp_path / "work"
-    workdir.mkdir()
-    context = JudgeContext(
-        task_name="t",
-        task_prompt="p",
-        value=code,
-        attempt=AttemptResult(
-            status=AgentStatus.COMPLETED,
-            transcript=(Turn(role="assistant", content="half \ud800 pair"),),
-        ),
-        workdir=workdir,
-        spec_dir=tmp_path,
-        declared_skills=(),
-        installed_skills=(),
-        timeout=30.0,
-        ask=lambda prompt, timeout=None: None,  # type: ignore[arg-type,return-value]
-        tools=CLAUDE,
-    )
+    context = assert_context(tmp_path, code, (Turn(role="assistant", content="half \ud800 pair"),))
     verdict = AssertJudge().check(context)
     assert verdict.passed is True, verdict
 
