@@ -8,9 +8,12 @@ a live run's leftovers are never touched.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -187,3 +190,78 @@ def test_a_live_runs_leftovers_are_never_cleaned(space: Workspace) -> None:
     assert not list(space.sandboxes.glob(".caliper-ledger-*/*.ledger")), (
         "a run that ended as usual leaves no ledger"
     )
+
+
+WARM_SPEC = """\
+    tasks:
+      - name: quick
+        prompt: "fake: say hello"
+        assert: "assert True"
+      - name: slow
+        prompt: "fake: sleep 60"
+        assert: "assert True"
+    """
+
+
+def _warm_servers(folder: Path) -> list[int]:
+    """Live processes serving a socket inside ``folder`` (the warm assert server)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if str(folder).encode() in Path(f"/proc/{name}/cmdline").read_bytes():
+                found.append(int(name))
+    return found
+
+
+def test_a_killed_runs_warm_assert_server_and_its_folder_are_cleaned(space: Workspace) -> None:
+    temp = Path(tempfile.mkdtemp(prefix="cw", dir="/tmp"))  # short: the socket's path limit
+    env = space.env(TMPDIR=str(temp))
+    try:
+        process = space.start(
+            space.spec(WARM_SPEC), "--k", "1", "--workers", "2", "--timeout", "90", env=env
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while not (list(temp.glob("caliper-warm-*/s")) and len(_agents(space)) >= 1):
+                assert process.poll() is None, process.communicate()[1]
+                assert time.monotonic() < deadline, "the quick task's assert never ran warm"
+                time.sleep(0.05)
+            os.kill(process.pid, signal.SIGKILL)
+            process.communicate(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        (warm,) = temp.glob("caliper-warm-*")
+        servers = _warm_servers(warm)
+        assert servers, "the killed run's warm assert server keeps running"
+        cleaned = subprocess.run(
+            [str(CALIPER), "clean"],
+            cwd=space.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert cleaned.returncode == 0, cleaned.stderr
+        assert not warm.exists(), cleaned.stdout
+        deadline = time.monotonic() + 5
+        while any(pid_alive(pid) for pid in servers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(pid_alive(pid) for pid in servers), "the warm server was ended"
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def test_a_run_that_ends_leaves_no_warm_assert_folder(space: Workspace) -> None:
+    temp = Path(tempfile.mkdtemp(prefix="cw", dir="/tmp"))
+    try:
+        done = space.run(
+            space.spec(QUICK, name="quick"), "--k", "2", env=space.env(TMPDIR=str(temp))
+        )
+        assert done.returncode == 0, done.stderr
+        assert list(temp.iterdir()) == []
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)

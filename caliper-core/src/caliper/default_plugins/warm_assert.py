@@ -1,7 +1,10 @@
 """Caliper's side of the warm ``assert:`` runner (see ``_warm_server.py``).
 
 One server per caliper process, started lazily by the first ``assert:``; every assert is then a
-child forked from it instead of a fresh interpreter. :func:`starter` hands
+child forked from it instead of a fresh interpreter. Its folder (holding its socket) is a
+sandbox of the process's ledger (in the system temp folder, which keeps the socket's path
+short) and the server is a process noted there, so a killed caliper's
+server and folder are removed by the next run or ``caliper clean``. :func:`starter` hands
 :func:`caliper.system.process.run_process` a way to start the assert there, so the forked child gets
 the same treatment as any started process: its own session, the ``CALIPER_PROCESS_TAG``
 marker (in the environment it runs with and hands to what it starts), the timeout, the kill of
@@ -26,7 +29,8 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
-from caliper.system import process
+from caliper.system import ledger, process
+from caliper.system.temp_root import remove_tree
 
 SERVER = Path(__file__).with_name("_warm_server.py")
 START_SECONDS = 10.0
@@ -113,17 +117,22 @@ class _Server:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._popen: subprocess.Popen[bytes] | None = None
-        self._folder: tempfile.TemporaryDirectory[str] | None = None
+        self._folder: Path | None = None
         self._socket = ""
         self._dead = False
+        self._stop_at_exit = False
 
     def died(self) -> None:
         """Stop using the server: every later assert runs in a fresh interpreter."""
         self._dead = True
 
     def _start(self) -> bool:
-        self._folder = tempfile.TemporaryDirectory(prefix="caliper-warm-")
-        self._socket = os.path.join(self._folder.name, "s")
+        # the system temp folder keeps the socket's path short (AF_UNIX allows ~108 bytes)
+        self._folder = ledger.new_sandbox_root(Path(tempfile.gettempdir()), "caliper-warm-")
+        if not self._stop_at_exit:
+            atexit.register(self.stop)
+            self._stop_at_exit = True
+        self._socket = os.path.join(self._folder, "s")
         env = {
             **os.environ,
             "PYTHONDONTWRITEBYTECODE": "1",
@@ -132,11 +141,10 @@ class _Server:
         }
         try:
             self._popen = process.start_service(
-                [sys.executable, str(SERVER), self._socket], env=env, cwd=Path(self._folder.name)
+                [sys.executable, str(SERVER), self._socket], env=env, cwd=self._folder
             )
         except OSError:
             return False
-        atexit.register(self.stop)
         deadline = time.monotonic() + START_SECONDS
         while time.monotonic() < deadline:
             if os.path.exists(self._socket):
@@ -193,19 +201,19 @@ class _Server:
     def stop(self) -> None:
         """End the server (its stdin closes; killed if it does not go within a second)."""
         popen, self._popen = self._popen, None
-        if popen is None:
-            return
-        with contextlib.suppress(OSError):
-            if popen.stdin is not None:
-                popen.stdin.close()
-        try:
-            popen.wait(timeout=1.0)
-        except subprocess.TimeoutExpired:
-            popen.kill()
-            popen.wait()
-        process.forget_service(popen)
-        if self._folder is not None:
-            self._folder.cleanup()
+        if popen is not None:
+            with contextlib.suppress(OSError):
+                if popen.stdin is not None:
+                    popen.stdin.close()
+            try:
+                popen.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                popen.kill()
+                popen.wait()
+            process.forget_service(popen)
+        folder, self._folder = self._folder, None
+        if folder is not None and remove_tree(folder):
+            ledger.sandbox_removed(folder)
 
 
 _server = _Server()
