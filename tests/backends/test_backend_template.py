@@ -23,7 +23,7 @@ PACKAGES = {
     "pi": ("caliper_backend_pi", "PiBackend", "PiSkillInstaller"),
     "hermes": ("caliper_backend_hermes", "HermesBackend", "HermesSkillInstaller"),
 }
-INSTALLER_MODULES = {"claude": "skills", "codex": "skills", "pi": "installer", "hermes": "skills"}
+INSTALLER_MODULES = {"claude": "skills", "codex": "skills", "pi": "skills", "hermes": "skills"}
 
 
 def _backend(name: str):  # type: ignore[no-untyped-def]

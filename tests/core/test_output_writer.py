@@ -198,7 +198,7 @@ ALLOWED = {
     "caliper-core/src/caliper/default_plugins/_warm_server.py": {"os.rename": 1},
     "caliper-core/src/caliper/default_plugins/assert_judge.py": {"write_text": 1},
     "caliper-backend-claude/src/caliper_backend_claude/history.py": {"write_text": 1},
-    "caliper-backend-claude/src/caliper_backend_claude/isolation.py": {"write_bytes": 1},
+    "caliper-backend-claude/src/caliper_backend_claude/home.py": {"write_bytes": 1},
     "caliper-backend-codex/src/caliper_backend_codex/history.py": {"write_text": 1},
     "caliper-backend-codex/src/caliper_backend_codex/home.py": {"write_bytes": 1},
     "caliper-backend-hermes/src/caliper_backend_hermes/home.py": {"write_text": 2},

@@ -18,12 +18,12 @@ from caliper.plugin.attempt import (
 from caliper.plugin.backend import Backend, CliUpdate, run_agent
 from caliper_backend_claude import (
     errors,
+    events,
     history,
+    home,
     invocation,
-    isolation,
     login,
     mcp,
-    stream,
     versions,
 )
 
@@ -144,42 +144,42 @@ class ClaudeCodeBackend(Backend[dict[str, str]]):
 
     def prepare_home(self, sandbox: AttemptSandbox) -> dict[str, str]:
         """Authentication and caliper's settings in the sandbox HOME (attempts and judge calls
-        alike); the forwarded ``env`` of the user's settings, for :func:`isolation.build_env`."""
-        return isolation.seed_home(sandbox)
+        alike); the forwarded ``env`` of the user's settings, for :func:`home.build_env`."""
+        return home.seed_home(sandbox)
 
     def attempt(self, cli: Path, request: AttemptRequest) -> AttemptResult:
         """One headless agent run in the sandbox; the prompt goes to stdin."""
         settings_env = self._settings_env(request.sandbox)
-        env = isolation.build_env(request.sandbox, settings_env)
+        env = home.build_env(request.sandbox, settings_env)
         mcp_argv: tuple[str, ...] = ()
         if request.mcp is not None:
             mcp_argv = tuple(request.mcp.argv)
             env.update(request.mcp.env)
         user = None
         if request.user_customizations:
-            user = isolation.load_user_setup(request.sandbox, declared_mcp=request.mcp_names)
+            user = home.load_user_setup(request.sandbox, declared_mcp=request.mcp_names)
             mcp_argv += user.mcp_argv
-            isolation.with_bundled_skills(env)
+            home.with_bundled_skills(env)
         argv = invocation.attempt_argv(cli, model=request.model, mcp_argv=mcp_argv)
         if request.history is not None:
             argv += history.resume_argv(history.plant_session(request.history, request.sandbox))
         process = run_agent(argv, env, request)
-        parsed = stream.parse_stream(process.stdout)
+        parsed = events.parse_stream(process.stdout)
         ending = errors.classify(process, parsed, timeout=request.timeout)
         unavailable = mcp.unavailable_servers(parsed.init) if request.mcp is not None else []
         if unavailable and ending.status in (AgentStatus.COMPLETED, AgentStatus.TASK_FAILED):
             ending = AgentEnding(AgentStatus.SETUP_ERROR, mcp.unavailable_message(unavailable))
         installed = [skill.name for skill in request.skills]
-        undeclared = stream.undeclared_skills(parsed, installed)
+        undeclared = events.undeclared_skills(parsed, installed)
         built_in: list[str] | None = None
         if user is not None:
-            split = stream.outside_loads(parsed, installed, user.skill_names)
+            split = events.outside_loads(parsed, installed, user.skill_names)
             undeclared, built_in = split if split is not None else (None, None)
         return AttemptResult(
             status=ending.status,
             final_answer=parsed.final_answer,
             transcript=tuple(parsed.turns),
-            activated=stream.activated_skills(parsed, installed),
+            activated=events.activated_skills(parsed, installed),
             undeclared=undeclared,
             built_in=built_in,
             user_setup=user.setup if user else None,
@@ -197,9 +197,9 @@ class ClaudeCodeBackend(Backend[dict[str, str]]):
     def prompt(self, cli: Path, request: PromptRequest) -> PromptResult:
         """One tool-less question for a judge, isolated like an attempt."""
         settings_env = self._settings_env(request.sandbox)
-        env = isolation.build_env(request.sandbox, settings_env)
+        env = home.build_env(request.sandbox, settings_env)
         process = run_agent(invocation.prompt_argv(cli, model=request.model), env, request)
-        parsed = stream.parse_stream(process.stdout)
+        parsed = events.parse_stream(process.stdout)
         ending = errors.classify(process, parsed, timeout=request.timeout)
         return ending.prompt_result(
             parsed.final_answer, model=parsed.model or request.model, usage=parsed.usage

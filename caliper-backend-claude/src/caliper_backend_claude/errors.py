@@ -14,7 +14,7 @@ from typing import Any
 from caliper.plugin import ProcessResult
 from caliper.plugin.agent_ending import COMPLETED, AgentEnding, status_for_http, stopped_early
 from caliper.plugin.attempt import AgentStatus
-from caliper_backend_claude.stream import ClaudeStream
+from caliper_backend_claude.events import ClaudeStream
 
 LOGIN_HINT = (
     "Log in with `claude /login` (Claude subscription) or set ANTHROPIC_API_KEY in the "

@@ -1,7 +1,7 @@
 """Plant a task's ``history:`` as a stored Claude Code session and resume it.
 
 Claude Code keeps each conversation as JSONL under ``<config dir>/projects/<cwd slug>/<id>.jsonl``
-(the config dir is ``<sandbox home>/.claude`` here, see ``isolation``) and ``claude -p --resume
+(the config dir is ``<sandbox home>/.claude`` here, see ``home``) and ``claude -p --resume
 <id>`` continues it: every stored ``user``/``assistant`` entry, linked by ``parentUuid``, is
 sent to the model as a real message before the new prompt. The slug is the absolute working
 directory with every character that is not a letter or digit replaced by ``-`` (checked

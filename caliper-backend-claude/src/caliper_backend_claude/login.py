@@ -15,7 +15,7 @@ from pathlib import Path
 import attrs
 
 from caliper.plugin import SetupError, run_process
-from caliper_backend_claude import isolation
+from caliper_backend_claude import home
 
 STATUS_TIMEOUT = 30.0
 
@@ -37,7 +37,7 @@ def logged_in(cli: Path, real_home: Path) -> bool | None:
     made = make_sandbox(spec_dir=Path.cwd(), prefix="caliper-login-check-")
     sandbox = attrs.evolve(made, real_home=real_home)
     try:
-        env = isolation.build_env(sandbox, isolation.seed_home(sandbox))
+        env = home.build_env(sandbox, home.seed_home(sandbox))
         result = run_process(
             [str(cli), "auth", "status"], env=env, cwd=sandbox.workdir, timeout=STATUS_TIMEOUT
         )
@@ -59,5 +59,5 @@ def check_login(cli: Path | None, real_home: Path) -> None:
         return
     import os
 
-    config = isolation.real_config_dir(real_home, os.environ)
+    config = home.real_config_dir(real_home, os.environ)
     raise SetupError(NOT_LOGGED_IN.format(config=config), hint=NOT_LOGGED_IN_HINT)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from caliper.plugin.cli_versions import version_from_cli
-from caliper_backend_claude.isolation import QUIET_SWITCHES
+from caliper_backend_claude.home import QUIET_SWITCHES
 
 NPM_PACKAGE = "@anthropic-ai/claude-code"
 

@@ -23,10 +23,17 @@ from caliper.plugin.attempt import (
 from caliper.plugin.backend import Backend, CliUpdate
 from caliper.plugin.conversation import PlantedConversation
 from caliper_backend_hermes import history
-from caliper_backend_hermes.failure import (
+from caliper_backend_hermes.errors import (
     classify_api_failure,
     classify_no_session,
     session_error_lines,
+)
+from caliper_backend_hermes.events import (
+    Session,
+    activated_skills,
+    parse_export,
+    transcript,
+    undeclared_skills,
 )
 from caliper_backend_hermes.home import (
     finish_home,
@@ -36,26 +43,19 @@ from caliper_backend_hermes.home import (
     seed_home,
     user_hermes_home,
 )
-from caliper_backend_hermes.launch import (
+from caliper_backend_hermes.invocation import (
     chat_command,
     console_script_python,
     model_options,
     split_model,
 )
-from caliper_backend_hermes.mcp_status import (
+from caliper_backend_hermes.mcp_check import (
     read_agent_log,
     unusable_message,
     unusable_servers,
 )
 from caliper_backend_hermes.probe import has_mcp_support, installed_version
 from caliper_backend_hermes.readiness import check_provider
-from caliper_backend_hermes.session import (
-    Session,
-    activated_skills,
-    parse_export,
-    transcript,
-    undeclared_skills,
-)
 from caliper_backend_hermes.skills import hermes_home
 
 QUIET_OPTIONS = ("--quiet", "--yolo", "--ignore-rules")

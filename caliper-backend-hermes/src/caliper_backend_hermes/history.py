@@ -29,7 +29,7 @@ from caliper.plugin.conversation import (
     UserTurn,
     call_id,
 )
-from caliper_backend_hermes.launch import console_script_python
+from caliper_backend_hermes.invocation import console_script_python
 
 PLANT_TIMEOUT = 60.0
 SHELL_TOOL = "terminal"

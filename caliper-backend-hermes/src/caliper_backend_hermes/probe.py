@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from caliper.plugin import run_process
-from caliper_backend_hermes.launch import console_script_python
+from caliper_backend_hermes.invocation import console_script_python
 
 PROBE_TIMEOUT = 30.0
 _CLEAN_PATH = "import sys; sys.path = [p for p in sys.path if p]; "

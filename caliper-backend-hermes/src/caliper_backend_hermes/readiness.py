@@ -17,7 +17,7 @@ from pathlib import Path
 
 from caliper.plugin import SetupError, run_process
 from caliper_backend_hermes.home import prepare_home, user_hermes_home
-from caliper_backend_hermes.launch import console_script_python
+from caliper_backend_hermes.invocation import console_script_python
 
 PROBE_TIMEOUT = 30.0
 _ASK = (

@@ -22,9 +22,11 @@ from caliper.plugin.attempt import (
 )
 from caliper.plugin.backend import Backend, CliUpdate, run_agent
 from caliper.plugin.conversation import PlantedConversation
-from caliper_backend_pi import history, mcp, mcp_check, version
+from caliper_backend_pi import history, mcp, mcp_check, versions
 from caliper_backend_pi.activation import activated_skills, undeclared_skills
-from caliper_backend_pi.agentdir import (
+from caliper_backend_pi.errors import classify_run
+from caliper_backend_pi.events import PiRun, parse_output
+from caliper_backend_pi.home import (
     attempt_env,
     check_no_foreign_skills,
     has_default_model,
@@ -34,8 +36,6 @@ from caliper_backend_pi.agentdir import (
     skills_root,
     user_agent_dir,
 )
-from caliper_backend_pi.events import PiRun, parse_output
-from caliper_backend_pi.outcome import classify_run
 from caliper_backend_pi.transcript import build_transcript, final_answer
 
 BASE_ARGS = ("--print", "--mode", "json", "--no-session", "--no-context-files")
@@ -69,7 +69,7 @@ class PiBackend(Backend[SeededAgentDir]):
 
     id = "pi"
     cli_name = "pi"
-    install_hint = f"npm install -g {version.PACKAGE}"
+    install_hint = f"npm install -g {versions.PACKAGE}"
 
     def hides_model_disabled_skills(self) -> bool:
         """Yes: pi (0.74 and 1.6) leaves `disable-model-invocation` skills out of the prompt's
@@ -81,7 +81,7 @@ class PiBackend(Backend[SeededAgentDir]):
         return True
 
     def cli_version(self, path: Path) -> str | None:
-        return version.cached_version(path)
+        return versions.cached_version(path)
 
     def tool_vocabulary(self) -> Mapping[str, Sequence[str]]:
         """pi's lower-case tools; it has no skill tool (it loads a skill by ``read``-ing its
@@ -92,27 +92,27 @@ class PiBackend(Backend[SeededAgentDir]):
     def supports_mcp(self) -> bool:
         """True when the pi that would run (``PI_CLI_PATH`` or PATH) is 1.0 or newer."""
         cli = self.find_cli()
-        return cli is not None and mcp.has_mcp(version.cached_version(cli))
+        return cli is not None and mcp.has_mcp(versions.cached_version(cli))
 
     def mcp_refusal(self) -> str | None:
         """Why the pi found cannot honour ``mcp:``, naming its version and the way out."""
         if self.supports_mcp():
             return None
         cli = self.find_cli()
-        found = version.cached_version(cli) if cli is not None else None
-        return mcp.refusal(cli, found, version.UPDATE_COMMAND)
+        found = versions.cached_version(cli) if cli is not None else None
+        return mcp.refusal(cli, found, versions.UPDATE_COMMAND)
 
     def supports_history(self) -> bool:
         """True when the pi that would run reads the session format caliper plants (0.74+)."""
         cli = self.find_cli()
-        return cli is not None and history.has_history(version.cached_version(cli))
+        return cli is not None and history.has_history(versions.cached_version(cli))
 
     def history_refusal(self) -> str | None:
         """Why the pi found cannot start from a planted conversation."""
         if self.supports_history():
             return None
         cli = self.find_cli()
-        return history.refusal(cli, version.cached_version(cli) if cli is not None else None)
+        return history.refusal(cli, versions.cached_version(cli) if cli is not None else None)
 
     def check_ready(self, model: str | None, real_home: Path) -> None:
         """Without ``pi:<model>``, the user's pi settings must name a default model."""
@@ -125,7 +125,7 @@ class PiBackend(Backend[SeededAgentDir]):
     def update_info(self, check_latest: bool) -> CliUpdate:
         """Installed and newest pi versions (npm), with a note when the newest needs a newer
         Node or pi still comes from its old package name."""
-        return version.update_info(self.id, self.find_cli(), check_latest)
+        return versions.update_info(self.id, self.find_cli(), check_latest)
 
     # -- shared ---------------------------------------------------------------------------
     def prepare_home(self, sandbox: AttemptSandbox) -> SeededAgentDir:

@@ -30,7 +30,7 @@ from caliper.plugin.conversation import (
     UserTurn,
     call_id,
 )
-from caliper_backend_pi.agentdir import agent_dir
+from caliper_backend_pi.home import agent_dir
 from caliper_backend_pi.mcp import version_tuple
 
 HISTORY_MIN_VERSION = (0, 74, 0)

@@ -25,7 +25,7 @@ from caliper.plugin.attempt import AttemptSandbox, McpServerConfig, NativeMcpCon
 from caliper.plugin.backend import McpTranslator
 from caliper.plugin.mcp import EnvReferences
 from caliper.plugin.private_files import write_secret_file
-from caliper_backend_pi.agentdir import agent_dir
+from caliper_backend_pi.home import agent_dir
 
 MCP_MIN_VERSION = (1, 0, 0)
 """The first pi release line caliper gives MCP servers to."""

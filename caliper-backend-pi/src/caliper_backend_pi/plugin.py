@@ -26,7 +26,7 @@ def register_backends(register: Callable[[Backend], None]) -> None:
 @caliper.hookimpl
 def register_skill_installers(register: Callable[[SkillInstaller], None]) -> None:
     """Register the installer that puts skills in pi's agent dir."""
-    from caliper_backend_pi.installer import PiSkillInstaller
+    from caliper_backend_pi.skills import PiSkillInstaller
 
     register(PiSkillInstaller())
 

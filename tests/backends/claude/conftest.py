@@ -13,7 +13,7 @@ from claude_support import claude_cli
 from caliper.plugin.attempt import AttemptSandbox
 from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 from caliper_backend_claude.backend import ClaudeCodeBackend
-from caliper_backend_claude.isolation import is_forwarded
+from caliper_backend_claude.home import is_forwarded
 
 
 @pytest.fixture

@@ -15,7 +15,8 @@ from caliper.plugin.attempt import McpServerConfig
 from caliper.plugin.backend import npm_update
 from caliper.plugin.cli_versions import parse_version
 from caliper.plugin.skills import ResolvedSkill
-from caliper_backend_claude import isolation, plugin, versions
+from caliper_backend_claude import home as claude_home
+from caliper_backend_claude import plugin, versions
 from caliper_backend_claude.backend import ClaudeCodeBackend
 from caliper_backend_claude.mcp import ClaudeMcpTranslator
 from caliper_backend_claude.skills import ClaudeSkillInstaller
@@ -124,7 +125,7 @@ def test_seeding_copies_only_authentication(sandbox, fake_real_home):
             }
         )
     )
-    settings_env = isolation.seed_home(sandbox, environ={})
+    settings_env = claude_home.seed_home(sandbox, environ={})
     assert settings_env == {"ANTHROPIC_AUTH_TOKEN": "tok"}
     home = sandbox.home
     settings = json.loads((home / ".claude" / "settings.json").read_text())
@@ -148,7 +149,7 @@ def test_seeding_reads_claude_config_dir_and_tolerates_broken_files(sandbox, tmp
     (config / ".credentials.json").write_text("{}")
     (config / "settings.json").write_text("{not json")
     (config / ".claude.json").write_text('["not", "an", "object"]')
-    assert isolation.seed_home(sandbox, environ={"CLAUDE_CONFIG_DIR": str(config)}) == {}
+    assert claude_home.seed_home(sandbox, environ={"CLAUDE_CONFIG_DIR": str(config)}) == {}
     assert (sandbox.home / ".claude" / ".credentials.json").read_text() == "{}"
     assert not (sandbox.home / ".claude.json").exists()
 
@@ -168,7 +169,7 @@ def test_environment_forwards_auth_and_provider_variables_only(sandbox, fake_rea
         "OPENAI_API_KEY": "secret",
         "DISABLE_TELEMETRY": "0",
     }
-    env = isolation.build_env(
+    env = claude_home.build_env(
         sandbox, {"ANTHROPIC_MODEL": "claude-x", "DISABLE_AUTOUPDATER": "0"}, environ
     )
     for name in (

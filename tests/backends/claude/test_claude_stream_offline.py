@@ -17,7 +17,7 @@ from claude_support import attempt
 from caliper.plugin.attempt import AgentStatus, PromptRequest
 from caliper.system.process import ProcessResult
 from caliper_backend_claude import errors
-from caliper_backend_claude.stream import (
+from caliper_backend_claude.events import (
     activated_skills,
     outside_loads,
     parse_stream,
@@ -413,7 +413,7 @@ def test_a_field_of_the_wrong_json_type_says_what_the_cli_sent(event, said):
 
 
 def test_an_event_that_cannot_be_read_is_named_with_its_line(monkeypatch):
-    from caliper_backend_claude import stream as stream_module
+    from caliper_backend_claude import events as stream_module
 
     def unreadable(self, event):
         raise TypeError("unhashable type: 'list'")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from caliper.plugin.attempt import AgentStatus
 from caliper_backend_hermes.backend import mcp_failure
-from caliper_backend_hermes.mcp_status import (
+from caliper_backend_hermes.mcp_check import (
     UnusableServer,
     read_agent_log,
     unusable_message,

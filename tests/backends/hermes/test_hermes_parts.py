@@ -23,11 +23,12 @@ from caliper.plugin.attempt import (
 )
 from caliper_backend_hermes import plugin
 from caliper_backend_hermes.backend import HermesBackend
-from caliper_backend_hermes.failure import (
+from caliper_backend_hermes.errors import (
     classify_api_failure,
     classify_no_session,
     session_error_lines,
 )
+from caliper_backend_hermes.events import activated_skills, parse_export, transcript
 from caliper_backend_hermes.home import (
     MCP_DISCOVERY_WAIT,
     neutral_config,
@@ -36,7 +37,7 @@ from caliper_backend_hermes.home import (
     read_user_config,
     user_hermes_home,
 )
-from caliper_backend_hermes.launch import (
+from caliper_backend_hermes.invocation import (
     MAX_ARGUMENT_BYTES,
     chat_command,
     console_script_python,
@@ -44,7 +45,6 @@ from caliper_backend_hermes.launch import (
     split_model,
 )
 from caliper_backend_hermes.mcp import HermesMcpTranslator
-from caliper_backend_hermes.session import activated_skills, parse_export, transcript
 from caliper_backend_hermes.skills import HermesSkillInstaller
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from caliper.plugin.attempt import InstalledSkill
-from caliper_backend_hermes.session import activated_skills, transcript, undeclared_skills
+from caliper_backend_hermes.events import activated_skills, transcript, undeclared_skills
 
 ROOT = Path("/h/.hermes/skills/workspace")
 

@@ -13,7 +13,7 @@ from caliper.plugin.attempt import AttemptRequest, AttemptSandbox, InstalledSkil
 from caliper.plugin.skills import ResolvedSkill
 from caliper.testing import agent_clis, offline
 from caliper_backend_pi import mcp
-from caliper_backend_pi.installer import PiSkillInstaller
+from caliper_backend_pi.skills import PiSkillInstaller
 
 PI_UNDER_TEST = os.environ.get("CALIPER_TEST_PI_CLI")
 """Optional: one other pi build to run the live tests against instead of the pinned ones."""

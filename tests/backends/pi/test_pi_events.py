@@ -19,8 +19,8 @@ import pytest
 from caliper.plugin.attempt import AgentStatus, InstalledSkill, Usage
 from caliper.system.process import ProcessResult
 from caliper_backend_pi.activation import activated_skills
+from caliper_backend_pi.errors import classify_run
 from caliper_backend_pi.events import parse_lines, parse_output
-from caliper_backend_pi.outcome import classify_run
 from caliper_backend_pi.transcript import build_transcript, final_answer
 
 FIXTURES = Path(__file__).parent / "fixtures"

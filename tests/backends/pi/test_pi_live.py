@@ -17,7 +17,7 @@ from pi_support import MODEL, PI_UNDER_TEST, USER_MARKER, install, request
 from caliper.errors import SetupError
 from caliper.plugin.attempt import AgentStatus, PromptRequest, Usage
 from caliper.testing.model_server import ModelServer
-from caliper_backend_pi.agentdir import agent_dir
+from caliper_backend_pi.home import agent_dir
 
 pytestmark = pytest.mark.e2e
 

@@ -15,8 +15,8 @@ from caliper.errors import SetupError
 from caliper.plugin.attempt import AgentStatus, McpServerConfig, NativeMcpConfig
 from caliper.testing.model_server import ModelServer
 from caliper_backend_pi import mcp
-from caliper_backend_pi.agentdir import agent_dir
 from caliper_backend_pi.backend import PiBackend
+from caliper_backend_pi.home import agent_dir
 
 SECRET = "tok-SECRET-5c1e"
 

@@ -13,8 +13,8 @@ from caliper.errors import SetupError
 from caliper.plugin.attempt import AttemptSandbox, NativeMcpConfig
 from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 from caliper.runner.attempt.environment import seed_ahead
-from caliper_backend_pi.agentdir import load_user_setup
 from caliper_backend_pi.backend import PiBackend, SeededAgentDir
+from caliper_backend_pi.home import load_user_setup
 
 
 def tree(sandbox: AttemptSandbox) -> dict[str, bytes]:

@@ -17,7 +17,10 @@ from caliper.plugin.backend import CliUpdate
 from caliper.system.process import ProcessResult
 from caliper_backend_pi import plugin
 from caliper_backend_pi.activation import activated_skills
-from caliper_backend_pi.agentdir import (
+from caliper_backend_pi.backend import PiBackend
+from caliper_backend_pi.errors import classify_error_message, classify_run
+from caliper_backend_pi.events import PiRun, ToolCall
+from caliper_backend_pi.home import (
     attempt_env,
     attempt_settings,
     foreign_skill_folders,
@@ -25,9 +28,6 @@ from caliper_backend_pi.agentdir import (
     prepare_agent_dir,
     user_agent_dir,
 )
-from caliper_backend_pi.backend import PiBackend
-from caliper_backend_pi.events import PiRun, ToolCall
-from caliper_backend_pi.outcome import classify_error_message, classify_run
 
 HOME = Path("/box/home")
 CWD = Path("/box/work")

@@ -52,7 +52,7 @@ def test_pi_installs_with_the_shared_copy_rules(tmp_path: Path) -> None:
     from caliper.plugin.backend import FolderSkillInstaller
     from caliper.plugin.sandbox import make_sandbox, remove_sandbox
     from caliper.plugin.skills import ResolvedSkill
-    from caliper_backend_pi.installer import PiSkillInstaller
+    from caliper_backend_pi.skills import PiSkillInstaller
 
     assert issubclass(PiSkillInstaller, FolderSkillInstaller)
     source = tmp_path / "src" / "linky"

@@ -18,7 +18,7 @@ from typing import Any
 from caliper.plugin import run_process
 from caliper.plugin.backend import CliUpdate
 from caliper.plugin.cli_versions import version_from_cli
-from caliper_backend_pi.agentdir import AGENT_DIR_VARIABLE, OFFLINE_ENV
+from caliper_backend_pi.home import AGENT_DIR_VARIABLE, OFFLINE_ENV
 
 PACKAGE = "@earendil-works/pi-coding-agent"
 OLD_PACKAGE = "@mariozechner/pi-coding-agent"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from caliper.plugin.attempt import AttemptSandbox
 from caliper.plugin.backend import FolderSkillInstaller
-from caliper_backend_pi.agentdir import skills_root
+from caliper_backend_pi.home import skills_root
 
 
 class PiSkillInstaller(FolderSkillInstaller):
