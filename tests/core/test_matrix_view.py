@@ -189,13 +189,16 @@ def test_matrix_errors_are_one_clear_message(project: Path) -> None:
         cwd=project,
     )
     assert mixed.returncode == 2 and "runs of different specs" in mixed.stderr
-    html = caliper("report", "--matrix", MATRIX, "--format", "html", cwd=project)
-    assert html.returncode == 2 and "text, json or markdown" in html.stderr
+    output = caliper("report", "--matrix", MATRIX, "-o", "m.txt", cwd=project)
+    assert output.returncode == 2 and "-o/--output is for --format html" in output.stderr
+    assert not (project / "m.txt").exists()
+    table = caliper("report", "--matrix", MATRIX, "--format", "csv", cwd=project)
+    assert table.returncode == 2 and "attempt table of one run" in table.stderr
     bars = caliper("report", "--matrix", MATRIX, "--min-score", "0.5", cwd=project)
     assert bars.returncode == 2 and "Bars" in bars.stderr
     both = caliper("compare", "a.json", "--matrix", MATRIX, cwd=project)
     assert both.returncode == 2 and "--matrix takes no BEFORE/AFTER" in both.stderr
-    for done in (missing, mixed, html, bars, both):
+    for done in (missing, mixed, output, table, bars, both):
         assert "Traceback" not in done.stderr
 
 
@@ -287,6 +290,23 @@ def test_matrix_shows_activation_in_every_form(activation_project: Path) -> None
     assert 'skill loaded 100.0% <span class="note">3/3' in matrix_html
     assert 'skill loaded 0.0% <span class="note">0/3' in matrix_html
     assert "<th>skill loaded</th>" in matrix_html
+    # the matrix page (compare --matrix takes --format html and -o like report --matrix)
+    matrix_page = project / "matrix.html"
+    done = caliper(
+        "compare",
+        "--matrix",
+        ACTIVATION_MATRIX,
+        "--format",
+        "html",
+        "-o",
+        str(matrix_page),
+        cwd=project,
+    )
+    assert done.returncode == 0, done.stderr
+    grid = matrix_page.read_text(encoding="utf-8").split('id="matrix-grid"', 1)[1]
+    assert 'class="mx-score">trigger only</div>' in grid.split("</table>")[0]
+    assert "skill 3/3 100.0%" in grid and "skill 0/3 0.0%" in grid
+    assert 'id="matrix-skill-loaded"' in grid
 
 
 def test_every_difference_interval_agrees_with_its_verdict(project: Path) -> None:

@@ -145,7 +145,8 @@ def test_templates_and_static_files_are_in_the_wheel(tmp_path):
         "compare.html.j2",
         "history.html.j2",
         "macros.html.j2",
+        "matrix.html.j2",
     ):
         assert f"caliper/report/html/templates/{name}" in names
-    for name in ("page.css", "common.js", "run.js"):
+    for name in ("page.css", "common.js", "run.js", "matrix.css", "matrix.js"):
         assert f"caliper/report/html/static/{name}" in names

@@ -39,7 +39,8 @@ class NotComparable(CaliperError):
 @click.argument("after", required=False)
 @matrix_option(
     "Instead of BEFORE and AFTER: the runs of a matrix (`caliper run SPEC --model A "
-    "--model B`), engines side by side per task, every pair tested (Holm-corrected)."
+    "--model B`), engines side by side per task, every pair tested (Holm-corrected); "
+    "with --format html, the `caliper report --matrix ID --format html` page."
 )
 @format_option(
     "text: a before → after table; json: the full comparison for scripts; markdown: "
@@ -175,12 +176,14 @@ def command(
     if matrix_id is not None:  # engines side by side
         from caliper.commands.matrix_report import show_matrix
 
-        if before is not None or junit is not None or output is not None:
+        if before is not None or junit is not None:
             raise UsageError(
-                "--matrix takes no BEFORE/AFTER, --junit or -o.",
+                "--matrix takes no BEFORE/AFTER or --junit.",
                 hint="`caliper compare --matrix ID` finds the matrix's runs itself.",
             )
-        show_matrix(matrix_id, (), output_format, confidence)
+        if output is not None and output_format != "html":
+            raise UsageError("-o/--output is for --format html.", hint="Add --format html.")
+        show_matrix(matrix_id, (), output_format, confidence, output)
         return
     if before is None or after is None:
         raise UsageError(

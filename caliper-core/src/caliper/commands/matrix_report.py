@@ -14,7 +14,7 @@ from caliper.errors import UsageError
 if TYPE_CHECKING:
     from caliper.results.models import RunResults
 
-FORMATS = ("text", "json", "markdown")
+FORMATS = ("text", "json", "markdown", "html")
 
 
 def matrix_paths(matrix_id: str, cwd: Path) -> list[Path]:
@@ -47,11 +47,12 @@ def matrix_paths(matrix_id: str, cwd: Path) -> list[Path]:
     return [path for _, path in sorted(found, key=lambda item: item[0])]
 
 
-def load_matrix_runs(paths: list[Path]) -> list[RunResults]:
-    """The runs at ``paths`` (summaries); runs of different specs are refused (exit 2)."""
+def load_matrix_runs(paths: list[Path], *, transcripts: bool = False) -> list[RunResults]:
+    """The runs at ``paths`` (summaries, or with their transcripts when ``transcripts``);
+    runs of different specs are refused (exit 2)."""
     from caliper.results.store import load_run
 
-    runs = [load_run(path, transcripts=False) for path in paths]
+    runs = [load_run(path, transcripts=transcripts) for path in paths]
     first = runs[0]
     for path, run in zip(paths[1:], runs[1:], strict=True):
         if run.meta.spec_name != first.meta.spec_name:
@@ -65,17 +66,22 @@ def load_matrix_runs(paths: list[Path]) -> list[RunResults]:
 
 
 def show_matrix(
-    matrix_id: str | None, refs: tuple[str, ...], output_format: str, confidence: float
+    matrix_id: str | None,
+    refs: tuple[str, ...],
+    output_format: str,
+    confidence: float,
+    output: Path | None = None,
 ) -> None:
     """Print the matrix of ``matrix_id``'s runs, or of the runs ``refs`` name, as
-    ``output_format`` (``text``, ``json`` or ``markdown``)."""
+    ``output_format`` (``text``, ``json``, ``markdown`` or ``html``; the page goes to
+    ``output`` when given, else to stdout)."""
     from caliper.results.matrix import build_matrix, matrix_data
     from caliper.results.store import resolve_run_ref
 
     if output_format not in FORMATS:
         raise UsageError(
             f"--format {output_format} is not available for a matrix.",
-            hint="Use --format text, json or markdown.",
+            hint="Use --format text, json, markdown or html.",
         )
     cwd = Path.cwd()
     if matrix_id is not None and refs:
@@ -88,6 +94,9 @@ def show_matrix(
     )
     if len({p.resolve() for p in paths}) != len(paths):
         raise UsageError("The same run is given twice.", hint="Name each run once.")
+    if output_format == "html":
+        _emit_html(paths, confidence, output)
+        return
     matrix = build_matrix(load_matrix_runs(paths), confidence)
     if output_format == "json":
         data = matrix_data(matrix)
@@ -102,3 +111,17 @@ def show_matrix(
         from caliper.report.matrix_view import render_matrix
 
         render_matrix(matrix, make_console())
+
+
+def _emit_html(paths: list[Path], confidence: float, output: Path | None) -> None:
+    """The matrix page of the runs at ``paths`` (read with their transcripts, for the
+    viewer), written to ``output`` or stdout. The page names runs as ``SPEC/RUN-ID``, never
+    by their paths: it is meant to be shared."""
+    from caliper.report.html.output import emit_page
+    from caliper.report.html.pages import matrix_page
+    from caliper.results.codec import kept_until_exit
+    from caliper.results.matrix import build_matrix
+
+    with kept_until_exit():
+        runs = load_matrix_runs(paths, transcripts=True)
+    emit_page(matrix_page(build_matrix(runs, confidence), runs), output)

@@ -53,7 +53,9 @@ def report_data(results, path: Path, confidence: float = DEFAULT_CONFIDENCE) -> 
 @matrix_option(
     "Show the runs of a matrix (`caliper run SPEC --model A --model B`) side by side: "
     "each engine's rate per task with its interval, and which differences are significant. "
-    "Several REFs show those runs side by side the same way."
+    "Several REFs show those runs side by side the same way. With --format html: one page "
+    "whose cells open their attempts, with each task's final answers side by side across "
+    "engines."
 )
 @format_option(
     "text: the same report `caliper run` prints; json: the saved run plus derived "
@@ -104,13 +106,15 @@ def command(
       caliper report my-skill --format csv -o attempts.csv   # or jsonl
       caliper report --matrix 2026-12-01T10-00-00Z-1a2b3c   # engines side by side
       caliper report RUN-A.json RUN-B.json --format markdown
+      caliper report --matrix 2026-12-01T10-00-00Z-1a2b3c --format html -o matrix.html
 
     \b
     Exit codes:
       0  the report was shown
       2  REF matches no saved run, the file is not a readable results file, or
          -o FILE cannot be written; --matrix ID matches no run; runs of
-         different specs given side by side
+         different specs given side by side; bars, or -o without --format
+         html, with a matrix
       3  a --min-score/--min-activation/--max-cost-per-attempt/--max-duration bar
          was not met (see `caliper run --help`)
     """
@@ -127,14 +131,20 @@ def command(
                 hint="Give one REF, without --matrix.",
             )
         bars_given = (*min_score, *min_activation, *max_cost_per_attempt, *max_duration)
-        if bars_given or output is not None:
+        if bars_given:
             from caliper.errors import UsageError
 
             raise UsageError(
-                "Bars and -o apply to one run, not to a matrix.",
+                "Bars apply to one run, not to a matrix.",
                 hint="Report one engine's run to judge bars on it.",
             )
-        show_matrix(matrix_id, refs, output_format, confidence)
+        if output is not None and output_format != "html":
+            from caliper.errors import UsageError
+
+            raise UsageError(
+                "-o/--output is for --format html with a matrix.", hint="Add --format html."
+            )
+        show_matrix(matrix_id, refs, output_format, confidence, output)
         return
     cwd = Path.cwd()
     if output_format == "html" and refs:

@@ -25,7 +25,8 @@ WHOLE_RUN = "whole run"
 MEASURE_NAMES = {"success": "pass rate", "activation": "skill loaded"}
 
 
-def _success_text(cell: MatrixCell, marked: bool, sep: str = "  ") -> str:
+def success_text(cell: MatrixCell, marked: bool, sep: str = "  ") -> str:
+    """``3/4  75.0% [30.1–95.4]`` (with `` *`` when ``marked``): the cell's pass rate."""
     if not cell.usable and cell.status == "TRIGGER-ONLY":
         return "trigger only"
     if not cell.usable:
@@ -47,14 +48,14 @@ def activation_text(cell: MatrixCell, marked: bool, sep: str = "  ") -> str:
 def _cell_text(matrix: Matrix, task: str, engine: str, cell: MatrixCell | None) -> str:
     if cell is None:
         return "not in this run"
-    text = _success_text(cell, matrix.significant_on(task, engine))
+    text = success_text(cell, matrix.significant_on(task, engine))
     if cell.asserts_activation:
         marked = matrix.significant_on(task, engine, "activation")
         text += "\n" + activation_text(cell, marked)
     return text
 
 
-def _delta_text(difference: MatrixDifference) -> str:
+def delta_text(difference: MatrixDifference) -> str:
     """``−80 pts [−94 to −38]``: the difference in points with its interval."""
     delta = fmt.signed_points(difference.delta)
     return f"{delta} {fmt.signed_interval(difference.interval)}".strip()
@@ -71,11 +72,13 @@ def verdict(difference: MatrixDifference) -> str:
     return "not significant"
 
 
-def _measure(difference: MatrixDifference) -> str:
+def measure_name(difference: MatrixDifference) -> str:
+    """``pass rate`` or ``skill loaded``: what ``difference`` measures, as the views say it."""
     return MEASURE_NAMES.get(difference.measure, difference.measure)
 
 
-def _tests_sentence(matrix: Matrix) -> str:
+def tests_sentence(matrix: Matrix) -> str:
+    """How many tests Holm's correction covered, as the differences' heading says it."""
     if not matrix.activation_tests:
         return f"{matrix.tests} tests corrected together with Holm"
     return (
@@ -84,7 +87,8 @@ def _tests_sentence(matrix: Matrix) -> str:
     )
 
 
-def _title(matrix: Matrix) -> str:
+def matrix_title(matrix: Matrix) -> str:
+    """``Matrix ID — SPEC on N engines (95% intervals)``."""
     level = f"{matrix.confidence * 100:g}%"
     ident = f" {matrix.matrix_id}" if matrix.matrix_id else ""
     return (
@@ -98,7 +102,7 @@ def render_matrix(matrix: Matrix, console: Console) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    console.print(Text(_title(matrix), style="bold"), soft_wrap=True)
+    console.print(Text(matrix_title(matrix), style="bold"), soft_wrap=True)
     for engine in matrix.engines:
         note = "  (partial run)" if engine.partial else ""
         console.print(
@@ -128,7 +132,7 @@ def render_matrix(matrix: Matrix, console: Console) -> None:
     if matrix.asserts_activation:
         table.add_row(
             Text("Skill loaded", style="bold"),
-            *(Text(_overall_activation(matrix, e)) for e in matrix.engines),
+            *(Text(overall_activation(matrix, e)) for e in matrix.engines),
         )
     console.print(table)
     if not matrix.differences:
@@ -136,7 +140,7 @@ def render_matrix(matrix: Matrix, console: Console) -> None:
         return
     console.print(
         Text(
-            f" Differences (b − a, {_tests_sentence(matrix)}; "
+            f" Differences (b − a, {tests_sentence(matrix)}; "
             f"{MARK} = significant at {matrix.confidence * 100:g}%)",
             style="bold",
         ),
@@ -149,17 +153,18 @@ def render_matrix(matrix: Matrix, console: Console) -> None:
         shown = verdict(d)
         diffs.add_row(
             Text(d.task if d.task is not None else WHOLE_RUN),
-            Text(_measure(d)),
+            Text(measure_name(d)),
             Text(d.a),
             Text(d.b),
-            Text(_delta_text(d)),
+            Text(delta_text(d)),
             Text(fmt.p_value(d.p_adjusted)),
             Text(shown, style="bold" if d.significant else "dim"),
         )
     console.print(diffs)
 
 
-def _overall_activation(matrix: Matrix, engine) -> str:
+def overall_activation(matrix: Matrix, engine) -> str:
+    """An engine's mean activation rate with its interval (`` *`` when significant)."""
     text = fmt.pct_interval(engine.activation_score, engine.activation_interval)
     return text + (f" {MARK}" if matrix.significant_on(None, engine.label, "activation") else "")
 
@@ -174,7 +179,7 @@ def _md_mark(text: str) -> str:
 def _md_cell(matrix: Matrix, task: str, engine: str, cell: MatrixCell | None) -> str:
     if cell is None:
         return "not in this run"
-    text = _md_mark(_success_text(cell, matrix.significant_on(task, engine), sep=" "))
+    text = _md_mark(success_text(cell, matrix.significant_on(task, engine), sep=" "))
     if cell.asserts_activation:
         marked = matrix.significant_on(task, engine, "activation")
         text += " · " + _md_mark(activation_text(cell, marked, sep=" "))
@@ -183,7 +188,7 @@ def _md_cell(matrix: Matrix, task: str, engine: str, cell: MatrixCell | None) ->
 
 def matrix_markdown(matrix: Matrix) -> str:
     """``matrix`` as a Markdown summary (ends with a newline)."""
-    lines = [f"### {escape(_title(matrix))}", ""]
+    lines = [f"### {escape(matrix_title(matrix))}", ""]
     lines.append("| Task | " + " | ".join(escape(e.label) for e in matrix.engines) + " |")
     lines.append("| --- |" + " ---: |" * len(matrix.engines))
     for task in matrix.tasks:
@@ -199,12 +204,12 @@ def matrix_markdown(matrix: Matrix) -> str:
     ]
     lines.append("| **Score** | " + " | ".join(scores) + " |")
     if matrix.asserts_activation:
-        loaded = [_md_mark(_overall_activation(matrix, e)) for e in matrix.engines]
+        loaded = [_md_mark(overall_activation(matrix, e)) for e in matrix.engines]
         lines.append("| **Skill loaded** | " + " | ".join(loaded) + " |")
     lines.append("")
     if matrix.differences:
         lines.append(
-            f"Differences (b − a), {_tests_sentence(matrix)}; "
+            f"Differences (b − a), {tests_sentence(matrix)}; "
             f"\\* = significant at {matrix.confidence * 100:g}%:"
         )
         lines.append("")
@@ -217,10 +222,10 @@ def matrix_markdown(matrix: Matrix) -> str:
                 + " | ".join(
                     [
                         escape(d.task if d.task is not None else WHOLE_RUN),
-                        escape(_measure(d)),
+                        escape(measure_name(d)),
                         escape(d.a),
                         escape(d.b),
-                        escape(_delta_text(d)),
+                        escape(delta_text(d)),
                         escape(fmt.p_value(d.p_adjusted)),
                         f"**{shown}**" if d.significant else shown,
                     ]

@@ -1,7 +1,8 @@
-"""The three pages: one run, two runs compared, one spec's history. Each returns HTML text."""
+"""The pages: one run, two runs compared, one spec's history, a matrix. Each returns HTML text."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from caliper.report.html.compare_data import compare_view
@@ -9,6 +10,7 @@ from caliper.report.html.env import render
 from caliper.report.html.run_data import meta_line, run_view
 from caliper.results.baseline import BaselineVerdict
 from caliper.results.compare import RunComparison
+from caliper.results.matrix import Matrix
 from caliper.results.models import RunResults
 from caliper.results.stats import DEFAULT_CONFIDENCE
 
@@ -124,3 +126,13 @@ def history_page(
         confidence=confidence,
         detail=detail,
     )
+
+
+def matrix_page(matrix: Matrix, runs: Sequence[RunResults]) -> str:
+    """The runs of a matrix side by side (``caliper report --matrix ID --format html``):
+    engines across, tasks down, each cell clickable into its attempts, every task's final
+    answers side by side across engines, and the pairwise differences the text form lists."""
+    from caliper.report.html.matrix_data import matrix_page_view
+
+    view = matrix_page_view(matrix, runs)
+    return render("matrix.html.j2", title=view["title"], view=view)
