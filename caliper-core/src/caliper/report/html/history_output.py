@@ -40,13 +40,17 @@ def write_history(
 
     # stdout, a device or a pipe has no folder beside it for the runs' pages
     in_place = target is None or writes_in_place(target)
+    from caliper.results.meta_labels import parent_label
+
     links: dict[str, str] = {}
     loaded = {}
+    rows = [dict(row) for row in rows]
     for row in rows:
         if "error" in row:
             continue
         results = load_run(Path(row["path"]))
         loaded[row["run_id"]] = results
+        row["parent"] = parent_label(results.meta)  # a merge's shards, not just "shards"
         if in_place:
             continue
         folder = runs_dir(target)
