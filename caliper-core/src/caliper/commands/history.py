@@ -10,10 +10,11 @@ import click
 from caliper.commands.confidence import confidence_option
 
 
-def history_rows(entries, confidence: float) -> list[dict]:
+def history_rows(entries, confidence: float, keep: dict | None = None) -> list[dict]:
     """One row per saved run (oldest first): engine, ablation, rates with intervals.
 
-    An unreadable file gets a row with ``error`` instead of numbers.
+    An unreadable file gets a row with ``error`` instead of numbers. ``keep`` (when given)
+    gets each run read, by run id, so the html page need not read them again.
     """
     from caliper.results.meta_labels import ablated_names, derived_kind, derived_short
     from caliper.results.scoring import score_run
@@ -29,6 +30,8 @@ def history_rows(entries, confidence: float) -> list[dict]:
             row["error"] = exc.message
             rows.append(row)
             continue
+        if keep is not None:
+            keep[entry.run_id] = results
         meta = results.meta
         run = score_run(results, confidence)
         row.update(
@@ -117,9 +120,10 @@ def write_history_page(
     ``default``; else stdout) with each run's report page beside it, said on stderr."""
     from caliper.report.html.history_output import runs_dir, write_history
 
-    rows = history_rows(entries, confidence)
+    loaded: dict = {}
+    rows = history_rows(entries, confidence, keep=loaded)
     target = output or default
-    written = write_history(name, rows, target, confidence)
+    written = write_history(name, rows, target, confidence, loaded=loaded)
     if target is not None:
         click.echo(f"Wrote {target} and {written} run report(s) in {runs_dir(target)}.", err=True)
 

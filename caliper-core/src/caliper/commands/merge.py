@@ -94,6 +94,7 @@ def _merge(runs: list, output: Path | None) -> None:
         claim_results,
         find_caliper_dir,
         new_run_id,
+        release_claim,
         save_assembled,
     )
 
@@ -114,9 +115,8 @@ def _merge(runs: list, output: Path | None) -> None:
 
         results = codec.from_data(json.loads(text), transcripts=False)
         saved = save_assembled(text, results, path=path, output=output)
-    except BaseException:
-        if path.exists() and path.stat().st_size == 0:
-            path.unlink(missing_ok=True)  # give the claimed name back
+    except BaseException:  # Ctrl-C or a failed save: give the claimed name back
+        release_claim(path)
         raise
     _show(results, saved, len(runs), output)
 

@@ -219,29 +219,25 @@ def _new_meta(
 def _save(path: Path, data: dict, new_meta: dict, attempts: list, output: Path | None):
     """Save the new run beside its parent ``path`` (and to ``output``); its results and the
     file it was saved to."""
-    from caliper.errors import CaliperError
     from caliper.results import codec
     from caliper.results.journal import assemble
-    from caliper.results.store import ResultsWriteError, claim_results, new_run_id, save_assembled
+    from caliper.results.store import claim_results, new_run_id, release_claim, save_assembled
 
+    target, run_id = claim_results(path.parent, new_run_id())
     try:
-        target, run_id = claim_results(path.parent, new_run_id())
-    except ResultsWriteError as exc:
-        raise exc from None
-    new_meta["run_id"] = run_id
-    task_headers = [{k: v for k, v in t.items() if k != "attempts"} for t in data["tasks"]]
-    assembled = assemble(
-        new_meta,
-        task_headers,
-        attempts,
-        {t["name"] for t in data["tasks"] if t.get("aborted")},
-    )
-    text = codec.dumps_data(assembled)
-    results = codec.from_data(json.loads(text))
-    try:
+        new_meta["run_id"] = run_id
+        task_headers = [{k: v for k, v in t.items() if k != "attempts"} for t in data["tasks"]]
+        assembled = assemble(
+            new_meta,
+            task_headers,
+            attempts,
+            {t["name"] for t in data["tasks"] if t.get("aborted")},
+        )
+        text = codec.dumps_data(assembled)
+        results = codec.from_data(json.loads(text))
         saved = save_assembled(text, results, path=target, output=output)
-    except CaliperError:
-        target.unlink(missing_ok=True)
+    except BaseException:  # Ctrl-C or a failed save: give the claimed name back
+        release_claim(target)
         raise
     return results, saved
 

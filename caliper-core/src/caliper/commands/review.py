@@ -30,6 +30,8 @@ Exit codes:
   0  the reviewed run was saved
   1  every attempt is still unusable, or the results could not be saved
   2  RUN not found; OVERRIDES unreadable, malformed, or naming an attempt RUN does not have
+  130  stopped by Ctrl-C (143 SIGTERM, 129 SIGHUP); no new run is left unless it was
+       saved whole before the signal
 """
 
 VERDICTS = {"pass": "pass", "fail": "task_fail"}

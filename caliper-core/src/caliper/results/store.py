@@ -18,6 +18,7 @@ not a regular file is refused.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import re
@@ -175,6 +176,15 @@ def claim_results(folder: Path, base: str) -> tuple[Path, str]:
         return _claim(folder, base)
     except OSError as exc:
         raise _write_error(folder, exc) from exc
+
+
+def release_claim(path: Path) -> None:
+    """Give back a name :func:`claim_results` reserved when nothing was written to it yet (it
+    is still the empty file the claim made), so a save stopped by Ctrl-C or an error leaves no
+    empty run in the store; a file the whole run was written to is kept."""
+    with contextlib.suppress(OSError):
+        if path.stat().st_size == 0:
+            path.unlink()
 
 
 def rescue(

@@ -24,14 +24,19 @@ def _latest_per_variant(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def write_history(
-    spec: str, rows: list[dict[str, Any]], target: Path | None, confidence: float
+    spec: str,
+    rows: list[dict[str, Any]],
+    target: Path | None,
+    confidence: float,
+    loaded: dict[str, Any] | None = None,
 ) -> int:
     """Write the history page of ``spec`` at ``target`` and each run's report in
     ``<target stem>.runs/``; return how many run reports were written.
 
     Links are relative, so the page and its folder can be moved or published together. A
     ``target`` written in place (a device, a FIFO, ``/dev/stdout``) or ``None`` (stdout)
-    gets the page alone.
+    gets the page alone. ``loaded`` holds runs already read, by run id (the rest are read
+    here).
     """
     from caliper.report.html.compare_data import matrix_view
     from caliper.report.html.pages import history_page, run_page
@@ -40,13 +45,18 @@ def write_history(
 
     # stdout, a device or a pipe has no folder beside it for the runs' pages
     in_place = target is None or writes_in_place(target)
+    from caliper.results.meta_labels import parent_label
+
     links: dict[str, str] = {}
+    read = dict(loaded or {})
     loaded = {}
+    rows = [dict(row) for row in rows]
     for row in rows:
         if "error" in row:
             continue
-        results = load_run(Path(row["path"]))
+        results = read.get(row["run_id"]) or load_run(Path(row["path"]))
         loaded[row["run_id"]] = results
+        row["parent"] = parent_label(results.meta)  # a merge's shards, not just "shards"
         if in_place:
             continue
         folder = runs_dir(target)

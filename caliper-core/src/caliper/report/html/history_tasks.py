@@ -61,7 +61,7 @@ def history_detail(
                 "engine": row.get("engine") or "unknown",
                 "score_text": fmt.pct(row["score"]),
                 "derived": row.get("derived"),
-                "parent": row.get("parent_run"),
+                "parent": row.get("parent") or row.get("parent_run"),
                 "baseline": baseline_label(row),
                 "tasks": [_task_line(t) for t in scored.tasks],
             }
