@@ -119,16 +119,17 @@ def test_attempts_open_in_the_viewer_with_answers_side_by_side(compared):
     print(f"screenshot: {compared.screenshot('compare-viewer')}")
 
 
-def test_activation_card_and_run_page_commands(compared):
+def test_activation_card_and_run_page_links(compared):
     driver = compared.driver
     # before: no task of _before asserts activation, so only the after run has it; the card
     # is shown only when the comparison has an activation change
     cards = driver.find_elements(By.ID, "activation-card")
-    commands = [c.text for c in driver.find_elements(By.CSS_SELECTOR, "#run-pages code")]
-    assert commands == [
-        "caliper report demo/2026-11-30T17-00-00Z --format html -o 2026-11-30T17-00-00Z.html",
-        "caliper report demo/2026-11-30T18-01-33Z --format html -o 2026-11-30T18-01-33Z.html",
+    links = driver.find_elements(By.CSS_SELECTOR, "#run-pages a.run-page")
+    assert [a.get_attribute("href").rsplit("/", 2)[1:] for a in links] == [
+        ["compare.runs", "2026-11-30T17-00-00Z.html"],
+        ["compare.runs", "2026-11-30T18-01-33Z.html"],
     ]
+    assert driver.find_elements(By.CSS_SELECTOR, "#run-pages code") == []
     assert len(cards) <= 1  # the compare module's fixture pair (no shared activation task)
 
 

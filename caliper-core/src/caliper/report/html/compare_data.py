@@ -68,6 +68,18 @@ def _buttons(side: str, index: int, task: TaskResult | None) -> list[dict[str, A
     ]
 
 
+def _side(side: str, results: RunResults, page: str | None) -> dict[str, Any]:
+    """One run of the pair as the page's header names it: by reference, never by a local
+    path (a shared page carries none), with the relative link to its own page if any."""
+    return {
+        "side": side,
+        "run_id": results.meta.run_id,
+        "label": run_label(results),
+        "ref": run_ref(results),
+        "page": page,
+    }
+
+
 def _side_details(side: str, results: RunResults, names: list[str]) -> dict[str, Any]:
     """The viewer's data for every attempt of ``results`` in the tasks ``names`` (the
     compare table's rows), keyed by :func:`side_attempt_id`, plus the run's label."""
@@ -198,8 +210,13 @@ def compare_view(
     b: RunResults,
     comparison: RunComparison,
     confidence: float = DEFAULT_CONFIDENCE,
+    pages: tuple[str | None, str | None] = (None, None),
 ) -> dict[str, Any]:
-    """The compare page as data: both sides per task, Δ with its interval, p-values, verdicts."""
+    """The compare page as data: both sides per task, Δ with its interval, p-values, verdicts.
+
+    ``pages`` are relative links to the before and after runs' own report pages, where they
+    were written beside the compare page (``None``: the page shows the command that makes it).
+    """
     from caliper.report.compare_view import ablation_headline  # the text report's own sentence
 
     engines_differ = a.meta.spec_name == b.meta.spec_name and engine_label(
@@ -219,9 +236,8 @@ def compare_view(
         "title": comparison.title,
         "headline": ablation_headline(comparison),
         "spec_name": comparison.spec_name,
-        # runs are named by reference: a shared page carries no local path
-        "a": {"run_id": a.meta.run_id, "label": run_label(a), "ref": run_ref(a), "page": None},
-        "b": {"run_id": b.meta.run_id, "label": run_label(b), "ref": run_ref(b), "page": None},
+        "a": _side("a", a, pages[0]),
+        "b": _side("b", b, pages[1]),
         "a_overall": fmt.pct(comparison.a_overall),
         "b_overall": fmt.pct(comparison.b_overall),
         "a_interval": interval_data(comparison.a_overall_interval),

@@ -1,0 +1,161 @@
+"""The compare page as a workspace, in headless Chromium: each run's own page is written
+beside the compare page and linked from its header by a relative link."""
+
+from __future__ import annotations
+
+import errno
+
+import pytest
+from html_support import INFRA, PAYLOAD, F, P, caliper, demo_run, run, save, task
+from selenium.webdriver.common.by import By
+
+BEFORE = "2026-11-30T17-00-00Z"
+AFTER = "2026-11-30T18-01-33Z"  # demo_run's id
+
+
+def _before():
+    return run(
+        [
+            task("Writes a commit", [F, F, P]),
+            task("Config file", [P, F, INFRA]),
+            task("Plain answer", [F, F, F]),
+            task("Short", [P, P]),
+            task(f"Task {PAYLOAD}", [P]),
+        ],
+        run_id=BEFORE,
+    )
+
+
+def _after():
+    after = demo_run()
+    after.tasks += [task("Short", [P, P, F]), task(f"Task {PAYLOAD}", [F])]
+    for i, t in enumerate(after.tasks):
+        t.index = i
+    return after
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("workspace")
+    results = folder / ".caliper" / "results" / "demo"
+    return folder, save(_before(), results), save(_after(), results)
+
+
+@pytest.fixture(scope="module")
+def page(pair, browser):
+    folder, a, b = pair
+    out = folder / "site" / "compare.html"
+    done = caliper("compare", str(a), str(b), "--format", "html", "-o", str(out), cwd=folder)
+    assert done.returncode == 0, done.stderr
+    assert f"Wrote {out}" in done.stderr and str(folder / "site" / "compare.runs") in done.stderr
+    browser.open(out)
+    browser.out = out
+    return browser
+
+
+def test_each_runs_page_is_written_beside_it_and_linked_relatively(page, pair):
+    folder, _, _ = pair
+    driver = page.driver
+    page.open(page.out)
+    links = driver.find_elements(By.CSS_SELECTOR, "#run-pages a.run-page")
+    hrefs = [a.get_attribute("href") for a in links]  # resolved by the browser
+    raw = [driver.execute_script("return arguments[0].getAttribute('href')", a) for a in links]
+    assert raw == [f"compare.runs/{BEFORE}.html", f"compare.runs/{AFTER}.html"]
+    assert [a.text for a in links] == [f"demo/{BEFORE}", f"demo/{AFTER}"]
+    assert driver.find_element(By.ID, "run-pages").text.startswith("Each run's own page: before")
+    site = folder / "site"
+    assert sorted(p.name for p in (site / "compare.runs").iterdir()) == [
+        f"{BEFORE}.html",
+        f"{AFTER}.html",
+    ]
+    for path in [page.out, *(site / "compare.runs").iterdir()]:
+        text = path.read_text(encoding="utf-8")
+        assert str(folder) not in text and "file://" not in text, path
+        assert "http://" not in text and "https://" not in text, path
+    for href, run_id in zip(hrefs, (BEFORE, AFTER), strict=True):
+        driver.get(href)
+        assert driver.find_element(By.ID, "run-id").text == run_id
+        assert driver.find_element(By.ID, "spec-name").text == "demo"
+        assert page.alert_text() is None and page.console_errors() == []
+    # a click follows the link too
+    page.open(page.out)
+    driver.find_element(By.CSS_SELECTOR, '#run-pages a.run-page[data-side="b"]').click()
+    assert driver.find_element(By.ID, "run-id").text == AFTER
+    # with its transcripts (the compare read the runs whole for its pages)
+    driver.find_element(By.CSS_SELECTOR, 'button.att[data-id="t0-a0"]').click()
+    assert "Transcript (4 turns)" in driver.find_element(By.ID, "viewer-body").text
+    print(f"screenshot: {page.screenshot('compare-linked-run-page')}")
+
+
+def test_a_page_to_stdout_shows_the_commands_instead(pair, tmp_path):
+    _, a, b = pair
+    done = caliper("compare", str(a), str(b), "--format", "html", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert 'class="run-page-command"' in done.stdout and 'class="run-page"' not in done.stdout
+    assert f"caliper report demo/{BEFORE} --format html -o {BEFORE}.html" in done.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_hostile_run_id_is_a_safe_file_name_and_an_inert_link(tmp_path, browser):
+    run_id = '2026-11-30T17-00-00Z"><img src=x onerror=alert(1)> #?%'
+    results = tmp_path / ".caliper" / "results" / "demo"
+    a = save(run([task("Writes a commit", [F, F, P])], run_id=run_id), results)
+    b = save(run([task("Writes a commit", [P, F, P])], run_id=AFTER), results)
+    out = tmp_path / "my compare.html"
+    done = caliper("compare", str(a), str(b), "--format", "html", "-o", str(out), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    written = sorted(p.name for p in (tmp_path / "my compare.runs").iterdir())
+    assert written == [
+        "2026-11-30T17-00-00Z___img_src_x_onerror_alert_1______.html",
+        f"{AFTER}.html",
+    ]
+    browser.open(out)
+    driver = browser.driver
+    assert browser.alert_text() is None and browser.console_errors() == []
+    link = driver.find_element(By.CSS_SELECTOR, '#run-pages a.run-page[data-side="a"]')
+    assert link.text == f"demo/{run_id}"
+    assert driver.execute_script("return arguments[0].getAttribute('href')", link) == (
+        "my%20compare.runs/2026-11-30T17-00-00Z___img_src_x_onerror_alert_1______.html"
+    )
+    assert driver.find_elements(By.CSS_SELECTOR, "img") == []
+    link.click()
+    assert driver.find_element(By.ID, "run-id").text == run_id
+    assert browser.alert_text() is None and browser.console_errors() == []
+
+
+def test_a_full_disk_while_writing_a_run_page_is_exit_74_and_no_compare_page(
+    pair, tmp_path, monkeypatch
+):
+    """In-process: the run pages go through the one output writer, so a full disk there is
+    its one message and exit 74, and the compare page (written last) is not written."""
+    from caliper.errors import CaliperError
+    from caliper.report.html.output import emit_compare
+    from caliper.results.compare import compare_runs
+    from caliper.results.store import load_run
+    from caliper.system import output_file
+
+    _, a_path, b_path = pair
+    a, b = load_run(a_path), load_run(b_path)
+
+    def full(fd: int, payload: bytes) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(output_file, "_write_all", full)
+    out = tmp_path / "compare.html"
+    with pytest.raises(CaliperError) as raised:
+        emit_compare(a, b, compare_runs(a, b), out, 0.95)
+    assert raised.value.exit_code == 74
+    assert "no space left" in raised.value.message
+    assert str(tmp_path / "compare.runs" / f"{BEFORE}.html") in raised.value.message
+    assert not out.exists()
+    assert list((tmp_path / "compare.runs").iterdir()) == []  # no temporary file left
+
+
+def test_an_output_that_is_a_folder_is_refused_before_anything_is_written(pair, tmp_path):
+    _, a, b = pair
+    target = tmp_path / "compare.html"
+    target.mkdir()
+    done = caliper("compare", str(a), str(b), "--format", "html", "-o", str(target), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "is a directory" in done.stderr and "Traceback" not in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["compare.html"]
