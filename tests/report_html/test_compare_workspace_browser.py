@@ -1,5 +1,6 @@
-"""The compare page as a workspace, in headless Chromium: each run's own page is written
-beside the compare page and linked from its header by a relative link."""
+"""The compare page as a workspace, in headless Chromium: the attempts that differ from the
+other run are marked, and each run's own page is written beside the compare page and linked
+from its header by a relative link."""
 
 from __future__ import annotations
 
@@ -34,6 +35,21 @@ def _after():
     return after
 
 
+# Worked out by hand from the outcomes above, attempt by attempt (number = position + 1):
+# Writes a commit ✗✗✓ → ✓✗✓: attempt 1 differs; Config file ✓✗? → ✓✓?: attempt 2 differs;
+# Plain answer ✗✗✗ → ✗✗✗: none; Short ✓✓ → ✓✓✗: the after run's attempt 3 has no
+# counterpart; the hostile task ✓ → ✗: attempt 1.
+DIFFERING = {
+    ("Writes a commit", "a", "1"),
+    ("Writes a commit", "b", "1"),
+    ("Config file", "a", "2"),
+    ("Config file", "b", "2"),
+    ("Short", "b", "3"),
+    (f"Task {PAYLOAD}", "a", "1"),
+    (f"Task {PAYLOAD}", "b", "1"),
+}
+
+
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory):
     folder = tmp_path_factory.mktemp("workspace")
@@ -51,6 +67,47 @@ def page(pair, browser):
     browser.open(out)
     browser.out = out
     return browser
+
+
+def _button(driver, name: str, side: str, number: str):
+    row = driver.find_element(By.CSS_SELECTOR, f'#compare-tasks tr[data-name="{name}"]')
+    return row.find_element(
+        By.CSS_SELECTOR, f'button.att[data-side="{side}"][data-number="{number}"]'
+    )
+
+
+def test_exactly_the_differing_attempts_are_marked_and_explained(page):
+    driver = page.driver
+    marked = set()
+    for button in driver.find_elements(By.CSS_SELECTOR, "#compare-tasks button.att"):
+        if "differs" in button.get_attribute("class").split():
+            row = button.find_element(By.XPATH, "./ancestor::tr")
+            marked.add(
+                (
+                    row.get_attribute("data-name"),
+                    button.get_attribute("data-side"),
+                    button.get_attribute("data-number"),
+                )
+            )
+    assert marked == DIFFERING
+    # the mark is visible: another background than an attempt that is alike in both runs
+    same = _button(driver, "Plain answer", "a", "1")
+    differs = _button(driver, "Writes a commit", "a", "1")
+    background = "return getComputedStyle(arguments[0]).backgroundColor"
+    assert driver.execute_script(background, same) != driver.execute_script(background, differs)
+    # and explained: in each marked attempt's title and in the legend above the table
+    assert differs.get_attribute("title") == (
+        "attempt 1: task_fail; differs from the after run, where the same attempt was pass"
+    )
+    assert _button(driver, "Short", "b", "3").get_attribute("title") == (
+        "attempt 3: task_fail; differs from the before run, where the same attempt is missing"
+    )
+    assert same.get_attribute("title") == "attempt 1: task_fail"
+    legend = driver.find_element(By.ID, "differs-legend")
+    assert "differs from the other run" in legend.text and "7 attempt(s) marked" in legend.text
+    assert driver.find_element(By.ID, "different-count").text == "4 of 5 tasks differ"
+    assert page.alert_text() is None and page.console_errors() == []
+    print(f"screenshot: {page.screenshot('compare-differing-attempts')}")
 
 
 def test_each_runs_page_is_written_beside_it_and_linked_relatively(page, pair):

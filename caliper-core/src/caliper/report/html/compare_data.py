@@ -53,16 +53,25 @@ def side_attempt_id(side: str, task_index: int, attempt_index: int) -> str:
     return f"{side}-t{task_index}-a{attempt_index}"
 
 
-def _buttons(side: str, index: int, task: TaskResult | None) -> list[dict[str, Any]]:
-    """The clickable attempt strip of one side of a task row (empty without the task)."""
+def _buttons(
+    side: str, index: int, task: TaskResult | None, other: TaskResult | None, different: set[str]
+) -> list[dict[str, Any]]:
+    """The clickable attempt strip of one side of a task row (empty without the task).
+
+    Each attempt says whether it is one of ``different`` (:func:`different_attempts`) and,
+    as ``other``, what the attempt with the same position in the other run's task ``other``
+    was (its outcome, or ``None`` when there is none there)."""
     if task is None:
         return []
+    others = other.attempts if other else []
     return [
         {
             "id": side_attempt_id(side, index, j),
             "number": a.attempt,
             "outcome": a.outcome.value,
             "symbol": fmt.STRIP_SYMBOLS[a.outcome][0],
+            "differs": side_attempt_id(side, index, j) in different,
+            "other": others[j].outcome.value if j < len(others) else None,
         }
         for j, a in enumerate(task.attempts)
     ]
@@ -145,15 +154,16 @@ def _verdict_class(verdict: str) -> str:
 def _task_row(
     index: int, a: dict[str, TaskResult], b: dict[str, TaskResult], task: TaskComparison
 ) -> dict[str, Any]:
-    different = different_attempts(index, a.get(task.name), b.get(task.name))
+    a_task, b_task = a.get(task.name), b.get(task.name)
+    different = different_attempts(index, a_task, b_task)
     return {
         "name": task.name,
         # the "different from the other run" view: success rate changed or an attempt's
         # outcome differs from the same attempt index on the other side
         "differs": bool(different) or task.a_score != task.b_score,
         "different_attempts": different,
-        "a_attempts": _buttons("a", index, a.get(task.name)),
-        "b_attempts": _buttons("b", index, b.get(task.name)),
+        "a_attempts": _buttons("a", index, a_task, b_task, set(different)),
+        "b_attempts": _buttons("b", index, b_task, a_task, set(different)),
         "a": {
             "score": task.a_score,
             "text": fmt.pct(task.a_score),
@@ -232,6 +242,7 @@ def compare_view(
     ]
     a_tasks, b_tasks = _by_name(a), _by_name(b)
     names = [task.name for task in comparison.tasks]
+    rows = [_task_row(i, a_tasks, b_tasks, task) for i, task in enumerate(comparison.tasks)]
     return {
         "title": comparison.title,
         "headline": ablation_headline(comparison),
@@ -254,13 +265,9 @@ def compare_view(
         "regressed": REGRESSED,
         "correction": comparison.correction,
         "alpha": comparison.alpha,
-        "tasks": [_task_row(i, a_tasks, b_tasks, task) for i, task in enumerate(comparison.tasks)],
-        "different_count": sum(
-            1
-            for i, task in enumerate(comparison.tasks)
-            if task.a_score != task.b_score
-            or different_attempts(i, a_tasks.get(task.name), b_tasks.get(task.name))
-        ),
+        "tasks": rows,
+        "different_count": sum(1 for row in rows if row["differs"]),
+        "different_attempt_count": sum(len(row["different_attempts"]) for row in rows),
         "attempts": {**_side_details("a", a, names), **_side_details("b", b, names)},
         "activation": _activation_card(comparison),
         "only_in_a": comparison.only_in_a,
