@@ -1,6 +1,7 @@
 """The compare page as a workspace, in headless Chromium: the attempts that differ from the
-other run are marked, and each run's own page is written beside the compare page and linked
-from its header by a relative link."""
+other run are marked, j/k/arrows move through the shown attempts, ``#attempt=<side>-…``
+reopens one after a reload, Escape closes it and clears the address, and each run's own page
+is written beside the compare page and linked from its header by a relative link."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import errno
 import pytest
 from html_support import INFRA, PAYLOAD, F, P, caliper, demo_run, run, save, task
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 
 BEFORE = "2026-11-30T17-00-00Z"
 AFTER = "2026-11-30T18-01-33Z"  # demo_run's id
@@ -69,11 +71,36 @@ def page(pair, browser):
     return browser
 
 
+def _reload(page) -> None:
+    page.driver.refresh()
+    page.driver.find_element(By.ID, "compare-tasks")
+
+
+def _fresh(page) -> None:
+    """The page loaded again without an address fragment (nothing open)."""
+    page.open(page.out)
+
+
 def _button(driver, name: str, side: str, number: str):
     row = driver.find_element(By.CSS_SELECTOR, f'#compare-tasks tr[data-name="{name}"]')
     return row.find_element(
         By.CSS_SELECTOR, f'button.att[data-side="{side}"][data-number="{number}"]'
     )
+
+
+def _key(page, *keys: str) -> None:
+    body = page.driver.find_element(By.TAG_NAME, "body")
+    for key in keys:
+        body.send_keys(key)
+
+
+def _open_id(page) -> str | None:
+    viewer = page.driver.find_element(By.ID, "viewer")
+    return viewer.get_attribute("data-attempt") if viewer.is_displayed() else None
+
+
+def _hash(page) -> str:
+    return page.driver.execute_script("return location.hash")
 
 
 def test_exactly_the_differing_attempts_are_marked_and_explained(page):
@@ -108,6 +135,65 @@ def test_exactly_the_differing_attempts_are_marked_and_explained(page):
     assert driver.find_element(By.ID, "different-count").text == "4 of 5 tasks differ"
     assert page.alert_text() is None and page.console_errors() == []
     print(f"screenshot: {page.screenshot('compare-differing-attempts')}")
+
+
+def test_j_and_k_move_through_the_shown_attempts(page):
+    _fresh(page)
+    driver = page.driver
+    driver.find_element(By.TAG_NAME, "body").click()
+    _key(page, "j")
+    assert _open_id(page) == "a-t0-a0" and _hash(page) == "#attempt=a-t0-a0"
+    assert driver.find_element(By.ID, "viewer-title").text == "Writes a commit — before, attempt 1"
+    _key(page, "j", Keys.ARROW_DOWN, "j")  # past the before strip into the after strip
+    assert _open_id(page) == "b-t0-a0" and _hash(page) == "#attempt=b-t0-a0"
+    _key(page, "k")
+    assert _open_id(page) == "a-t0-a2"
+    _key(page, Keys.ARROW_UP)
+    assert _open_id(page) == "a-t0-a1"
+    # only the differing tasks shown: from the Config file's last attempt the next shown one
+    # is Short's (Plain answer is hidden)
+    driver.find_element(By.ID, "only-different").click()
+    _key(page, Keys.ESCAPE)  # the viewer covers the right of the page
+    _button(driver, "Config file", "b", "3").click()
+    assert _open_id(page) == "b-t1-a2"
+    _key(page, "j")
+    assert _open_id(page) == "a-t3-a0"
+    assert driver.find_element(By.ID, "viewer-title").text == "Short — before, attempt 1"
+    driver.find_element(By.ID, "only-different").click()
+    # typing in a field does not move (the checkbox is an input)
+    driver.find_element(By.ID, "only-different").send_keys("j")
+    assert _open_id(page) == "a-t3-a0"
+    # Enter on a focused attempt opens it
+    driver.execute_script("arguments[0].focus()", _button(driver, "Plain answer", "b", "2"))
+    driver.switch_to.active_element.send_keys(Keys.ENTER)
+    assert _open_id(page) == "b-t2-a1" and _hash(page) == "#attempt=b-t2-a1"
+    assert page.console_errors() == []
+    print(f"screenshot: {page.screenshot('compare-keys-viewer')}")
+
+
+def test_the_address_reopens_the_attempt_after_a_reload_and_escape_clears_it(page):
+    driver = page.driver
+    _fresh(page)
+    _button(driver, "Config file", "b", "2").click()
+    assert _hash(page) == "#attempt=b-t1-a1"
+    _reload(page)
+    assert _open_id(page) == "b-t1-a1"
+    assert driver.find_element(By.ID, "viewer-title").text == "Config file — after, attempt 2"
+    assert "open" in _button(driver, "Config file", "b", "2").get_attribute("class").split()
+    columns = driver.find_elements(By.CSS_SELECTOR, "#side-by-side .side-answer")
+    assert [c.get_attribute("data-side") for c in columns] == ["a", "b"]
+    # the transcript is in the viewer (the page reads the runs with their transcripts)
+    assert "Transcript (4 turns)" in driver.find_element(By.ID, "viewer-body").text
+    _key(page, Keys.ESCAPE)
+    assert _open_id(page) is None
+    assert _hash(page) == "" and "#" not in driver.current_url
+    _reload(page)
+    assert _open_id(page) is None
+    # an address naming no attempt of the page (or the run page's form) opens nothing
+    for fragment in ("#attempt=c-t0-a0", "#attempt=t0-a0", "#attempt=a-t9-a9"):
+        driver.get(page.out.resolve().as_uri() + fragment)
+        assert _open_id(page) is None
+    assert page.alert_text() is None and page.console_errors() == []
 
 
 def test_each_runs_page_is_written_beside_it_and_linked_relatively(page, pair):
