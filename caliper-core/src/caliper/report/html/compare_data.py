@@ -77,6 +77,18 @@ def _buttons(
     ]
 
 
+STRIP_LINE = 10
+"""Attempts per line of a strip in the compare table (k=55: six lines, attempt 11 starts
+the second, so an attempt's number can be read off its place)."""
+
+
+def strip_buttons(rows: list[dict[str, Any]]) -> int:
+    """How many attempt buttons wide the compare table's strips are: the longest strip of
+    ``rows`` (:func:`_task_row`), at most :data:`STRIP_LINE`, at least 1."""
+    longest = max((len(r[key]) for r in rows for key in ("a_attempts", "b_attempts")), default=1)
+    return max(1, min(longest, STRIP_LINE))
+
+
 def _side(side: str, results: RunResults, page: str | None) -> dict[str, Any]:
     """One run of the pair as the page's header names it: by reference, never by a local
     path (a shared page carries none), with the relative link to its own page if any."""
@@ -268,6 +280,7 @@ def compare_view(
         "tasks": rows,
         "different_count": sum(1 for row in rows if row["differs"]),
         "different_attempt_count": sum(len(row["different_attempts"]) for row in rows),
+        "strip_buttons": strip_buttons(rows),
         "attempts": {**_side_details("a", a, names), **_side_details("b", b, names)},
         "activation": _activation_card(comparison),
         "only_in_a": comparison.only_in_a,
