@@ -30,8 +30,8 @@ def _before():
 
 
 def _after():
-    after = demo_run()
-    after.tasks += [task("Short", [P, P, F]), task(f"Task {PAYLOAD}", [F])]
+    after = demo_run()  # Short first: its place in the after run is not its compare row's
+    after.tasks = [task("Short", [P, P, F]), *after.tasks, task(f"Task {PAYLOAD}", [F])]
     for i, t in enumerate(after.tasks):
         t.index = i
     return after
@@ -225,9 +225,22 @@ def test_each_runs_page_is_written_beside_it_and_linked_relatively(page, pair):
     driver.find_element(By.CSS_SELECTOR, '#run-pages a.run-page[data-side="b"]').click()
     assert driver.find_element(By.ID, "run-id").text == AFTER
     # with its transcripts (the compare read the runs whole for its pages)
-    driver.find_element(By.CSS_SELECTOR, 'button.att[data-id="t0-a0"]').click()
+    driver.find_element(By.CSS_SELECTOR, 'button.att[data-id="t1-a0"]').click()
     assert "Transcript (4 turns)" in driver.find_element(By.ID, "viewer-body").text
     print(f"screenshot: {page.screenshot('compare-linked-run-page')}")
+    # the viewer links an attempt to the same attempt on its run's page: the after run's
+    # Short, attempt 3, is row 3 here and task 0 there
+    page.open(page.out)
+    _button(driver, "Short", "b", "3").click()
+    link = driver.find_element(By.CSS_SELECTOR, "#viewer a.run-attempt-link")
+    assert link.text == "open on the after run's page"
+    assert driver.execute_script("return arguments[0].getAttribute('href')", link) == (
+        f"compare.runs/{AFTER}.html#attempt=t0-a2"
+    )
+    link.click()
+    assert driver.find_element(By.ID, "run-id").text == AFTER
+    assert driver.find_element(By.ID, "viewer-title").text == "Short — attempt 3"
+    assert page.alert_text() is None and page.console_errors() == []
 
 
 def test_a_page_to_stdout_shows_the_commands_instead(pair, tmp_path):

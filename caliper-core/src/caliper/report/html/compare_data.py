@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from caliper.report import fmt
-from caliper.report.html.run_data import attempt_details, engine_label
+from caliper.report.html.run_data import attempt_details, attempt_id, engine_label
 from caliper.results.compare import REGRESSED, RunComparison, TaskComparison, ablated_names
 from caliper.results.models import RunResults, TaskResult
 from caliper.results.scoring import TaskScore, score_run
@@ -103,14 +103,18 @@ def _side(side: str, results: RunResults, page: str | None) -> dict[str, Any]:
 
 def _side_details(side: str, results: RunResults, names: list[str]) -> dict[str, Any]:
     """The viewer's data for every attempt of ``results`` in the tasks ``names`` (the
-    compare table's rows), keyed by :func:`side_attempt_id`, plus the run's label."""
+    compare table's rows), keyed by :func:`side_attempt_id`; each also has ``run_attempt``,
+    its id on the run's own page (:func:`caliper.report.html.run_data.attempt_id`)."""
     declared = [snapshot.name for snapshot in results.meta.skill_snapshots]
     by_name = _by_name(results)
+    position = {t.name: k for k, t in enumerate(results.tasks)}  # the task by_name holds
     details: dict[str, Any] = {}
     for i, name in enumerate(names):
         task = by_name.get(name)
         for j, record in enumerate(task.attempts if task else []):
-            details[side_attempt_id(side, i, j)] = attempt_details(task, record, declared)
+            data = attempt_details(task, record, declared)
+            data["run_attempt"] = attempt_id(position[name], j)
+            details[side_attempt_id(side, i, j)] = data
     return details
 
 

@@ -31,9 +31,17 @@
     const pair = el("section", {cls: "v-section", id: "side-by-side"}, [
       el("h3", {text: "Final answers of attempt " + number + ", side by side"}),
       el("div", {cls: "side-by-side"}, [answerColumn(row, "a", number), answerColumn(row, "b", number)])]);
-    const heading = el("h3", {cls: "viewer-side", text: "The " + SIDES[button.dataset.side] + " run's attempt"});
+    const side = button.dataset.side;
+    const heading = el("h3", {cls: "viewer-side", text: "The " + SIDES[side] + " run's attempt"});
+    /* The same attempt on the run's own page, when that page was written beside this one. */
+    const page = document.querySelector('#run-pages a.run-page[data-side="' + side + '"]');
+    if (page && /^t\d+-a\d+$/.test(a.run_attempt)) {
+      heading.appendChild(document.createTextNode(" "));
+      heading.appendChild(el("a", {cls: "run-attempt-link", href: page.getAttribute("href") + "#attempt=" + a.run_attempt,
+        text: "open on the " + SIDES[side] + " run's page"}));
+    }
     body.replaceChildren.apply(body, [pair, heading].concat(attemptNodes(a)));
-    document.getElementById("viewer-title").textContent = a.task + " — " + SIDES[button.dataset.side] + ", attempt " + a.attempt;
+    document.getElementById("viewer-title").textContent = a.task + " — " + SIDES[side] + ", attempt " + a.attempt;
     return true;
   }
   const viewer = attemptViewer({
