@@ -315,3 +315,26 @@ def test_an_output_that_is_a_folder_is_refused_before_anything_is_written(pair, 
     assert done.returncode == 2, done.stderr
     assert "is a directory" in done.stderr and "Traceback" not in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["compare.html"]
+
+
+def test_run_pages_of_runs_with_one_id_get_distinct_plain_names(tmp_path):
+    """Two specs' runs can share a run id; a run id can hold a path separator or a leading
+    dot: each page still gets its own plain file name inside the runs folder."""
+    from caliper.report.html.output import write_run_pages
+
+    runs = [
+        run([task("t", [P])], spec_name="one", run_id=BEFORE),
+        run([task("t", [P])], spec_name="two", run_id=BEFORE),
+        run([task("t", [F])], spec_name="three", run_id="../../escaped"),
+        run([task("t", [F])], spec_name="four", run_id=".hidden"),
+    ]
+    links = write_run_pages(runs, tmp_path / "site" / "cmp.html", 0.95)
+    assert links == [
+        f"cmp.runs/{BEFORE}.html",
+        f"cmp.runs/{BEFORE}-2.html",
+        "cmp.runs/run.._.._escaped.html",
+        "cmp.runs/run.hidden.html",
+    ]
+    written = sorted(p.name for p in (tmp_path / "site" / "cmp.runs").iterdir())
+    assert written == sorted(link.split("/", 1)[1] for link in links)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # nothing escaped
