@@ -34,9 +34,10 @@ def runs_dir(page: Path) -> Path:
 
 
 def _page_name(run_id: str, taken: set[str]) -> str:
-    """A file name for the report page of run ``run_id``: ``<run-id>.html`` when the id is a
-    plain file name (letters, digits, ``.``, ``_``, ``-``, not starting with a dot), else the id
-    with every other character replaced by ``_``; ``-2``, ``-3``... when the name is taken."""
+    """A file name for the report page of run ``run_id`` that ``taken`` (names already given,
+    lower-cased) does not hold: ``<run-id>.html`` when the id is a plain file name (letters,
+    digits, ``.``, ``_``, ``-``), else the id with every other character replaced by ``_``;
+    ``run`` in front when it would start with a dot; ``-2``, ``-3``... when the name is taken."""
     stem = re.sub(r"[^A-Za-z0-9._-]", "_", run_id)
     if not stem or stem.startswith("."):
         stem = "run" + stem
