@@ -10,7 +10,7 @@ import click
 
 from caliper.commands.confidence import confidence_option
 from caliper.commands.gate_options import junit_option
-from caliper.commands.output_options import format_option, matrix_option, page_output_option
+from caliper.commands.output_options import format_option, matrix_option, output_file_option
 from caliper.errors import CaliperError
 
 if TYPE_CHECKING:
@@ -47,7 +47,11 @@ class NotComparable(CaliperError):
     "a summary table for $GITHUB_STEP_SUMMARY; html: a self-contained page (to stdout, or "
     "to -o FILE)."
 )
-@page_output_option
+@output_file_option(
+    "With --format html: write the page to FILE instead of stdout. For BEFORE AFTER, each "
+    "run's own report page is written beside it, in a folder named after FILE (-o "
+    "site/compare.html: site/compare.runs/<run-id>.html), and linked from the page's header."
+)
 @confidence_option
 @click.option(
     "--fail-on",
@@ -125,6 +129,7 @@ def command(
       caliper compare BASE.json my-skill --fail-on both --format json
       caliper compare BASE.json my-skill --junit compare.xml --format markdown
       caliper compare RUN-A.json RUN-B.json --format html -o compare.html
+                     # also writes compare.runs/<run-id>.html: each run's own page
       caliper compare --matrix 2026-12-01T10-00-00Z-1a2b3c   # every engine pair
       caliper compare --baseline 2026-12-01T10-00-00Z-4d5e6f --require-improvement
 
@@ -192,7 +197,7 @@ def command(
         )
     if output is not None and output_format != "html":
         raise UsageError("-o/--output is for --format html.", hint="Add --format html.")
-    a, b, a_path, b_path = _load_pair(before, after)
+    a, b, a_path, b_path = _load_pair(before, after, transcripts=output_format == "html")
     comparison = compare_runs(a, b, a_path=str(a_path), b_path=str(b_path), confidence=confidence)
     _print(comparison, a, b, output_format, output, confidence, explain, allow_partial)
     _write_junit(junit, comparison, fail_on)
@@ -202,9 +207,10 @@ def command(
     _check_regressions(comparison, fail_on)
 
 
-def _load_pair(before: str, after: str):
-    """The two runs BEFORE and AFTER name and their files; a usage error when they are the
-    same run."""
+def _load_pair(before: str, after: str, *, transcripts: bool = False):
+    """The two runs BEFORE and AFTER name and their files (with their transcripts when
+    ``transcripts``: the html page's viewer and run pages show them; else a summary); a
+    usage error when they are the same run."""
     from caliper.errors import UsageError
     from caliper.results.codec import kept_until_exit
     from caliper.results.compare import same_run
@@ -219,7 +225,8 @@ def _load_pair(before: str, after: str):
             hint="Name two different runs: `caliper list SPEC` shows their results files.",
         )
     with kept_until_exit():
-        a, b = load_run(a_path, transcripts=False), load_run(b_path, transcripts=False)
+        a = load_run(a_path, transcripts=transcripts)
+        b = load_run(b_path, transcripts=transcripts)
     if same_run(a, b):
         raise UsageError(
             f"{a_path} and {b_path} hold the same run ({a.meta.spec_name} {a.meta.run_id}).",
@@ -242,10 +249,9 @@ def _print(
     from caliper.results.compare import comparison_data
 
     if output_format == "html":
-        from caliper.report.html import compare_page
-        from caliper.report.html.output import emit_page
+        from caliper.report.html.output import emit_compare
 
-        emit_page(compare_page(a, b, comparison, confidence=confidence), output)
+        emit_compare(a, b, comparison, output, confidence)
     elif output_format == "json":
         click.echo(json.dumps(comparison_data(comparison), indent=2, ensure_ascii=False))
     elif output_format == "markdown":

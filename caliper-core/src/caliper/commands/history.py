@@ -118,7 +118,8 @@ def write_history_page(
 ) -> None:
     """The html page over ``entries`` (one spec's saved runs): written at ``output`` (else
     ``default``; else stdout) with each run's report page beside it, said on stderr."""
-    from caliper.report.html.history_output import runs_dir, write_history
+    from caliper.report.html.history_output import write_history
+    from caliper.report.html.output import runs_dir
 
     loaded: dict = {}
     rows = history_rows(entries, confidence, keep=loaded)

@@ -29,10 +29,12 @@ def compare_page(
     comparison: RunComparison,
     *,
     confidence: float = DEFAULT_CONFIDENCE,
+    pages: tuple[str | None, str | None] = (None, None),
 ) -> str:
     """Two runs side by side per task: both scores with intervals, Δ with its interval, the
-    significance figures the comparison carries, and an engine matrix when engines differ."""
-    view = compare_view(a, b, comparison, confidence)
+    significance figures the comparison carries, and an engine matrix when engines differ.
+    ``pages``: relative links to each run's own report page, where written (else ``None``)."""
+    view = compare_view(a, b, comparison, confidence, pages)
     return render("compare.html.j2", title=f"{comparison.spec_name}: {comparison.title}", view=view)
 
 
