@@ -84,19 +84,13 @@ class BundleTooLarge(CaliperError):
 
 @attrs.frozen
 class PortableSkill:
-    """A resolved skill without its folder path: its metadata and the files it installs."""
+    """A resolved skill and the files it installs, without this machine's paths."""
 
-    name: str
-    description: str
+    skill: ResolvedSkill
+    """The skill as resolved on the driver, its folder and scan left out (paths of the
+    driver): the node sets ``source_dir`` to where it unpacks :attr:`archive`."""
     archive: bytes
     """The skill's files as an uncompressed tar (what ``caliper.system.skill_tree`` copies)."""
-    source_kind: str = "path"
-    declared_as: str = ""
-    git_repo: str | None = None
-    git_ref: str | None = None
-    git_sha: str | None = None
-    content_hash: str | None = None
-    model_invocable: bool = True
 
 
 @attrs.frozen
@@ -192,18 +186,8 @@ def _pack_skill(skill: ResolvedSkill, limit: int) -> PortableSkill:
         text = str(tree.fatal_text())
         raise BundleTooLarge(text[0].upper() + text[1:] + ".")
     archive = _tar([(f.relative, f.source) for f in tree.files], f"skill {skill.name!r}", limit)
-    return PortableSkill(
-        name=skill.name,
-        description=skill.description,
-        archive=archive,
-        source_kind=skill.source_kind,
-        declared_as=skill.declared_as,
-        git_repo=skill.git_repo,
-        git_ref=skill.git_ref,
-        git_sha=skill.git_sha,
-        content_hash=skill.content_hash,
-        model_invocable=skill.model_invocable,
-    )
+    shipped = attrs.evolve(skill, source_dir=Path(), tree=None, source_root=None)
+    return PortableSkill(skill=shipped, archive=archive)
 
 
 def secret_names(prepared: PreparedRun) -> tuple[str, ...]:
@@ -295,22 +279,9 @@ def missing_variables(portable: PortableRun, environ: Mapping[str, str]) -> list
 
 def _skills(portable: PortableRun, folder: Path) -> tuple[ResolvedSkill, ...]:
     """The bundle's skills as resolved skills whose files are in the unpacked ``folder``."""
-    from caliper.plugin.skills import ResolvedSkill
-
     return tuple(
-        ResolvedSkill(
-            name=skill.name,
-            description=skill.description,
-            source_dir=folder / "skills" / str(index),
-            source_kind=skill.source_kind,
-            declared_as=skill.declared_as,
-            git_repo=skill.git_repo,
-            git_ref=skill.git_ref,
-            git_sha=skill.git_sha,
-            content_hash=skill.content_hash,
-            model_invocable=skill.model_invocable,
-        )
-        for index, skill in enumerate(portable.skills)
+        attrs.evolve(packed.skill, source_dir=folder / "skills" / str(index))
+        for index, packed in enumerate(portable.skills)
     )
 
 
