@@ -29,6 +29,7 @@ import hashlib
 import io
 import os
 import pickle
+import shutil
 import stat
 import tarfile
 import tempfile
@@ -39,6 +40,9 @@ from typing import TYPE_CHECKING
 import attrs
 
 from caliper.errors import CaliperError
+from caliper.plugin.mcp import VARIABLE
+from caliper.spec.safetar import extract
+from caliper.system.skill_tree import scan
 
 if TYPE_CHECKING:
     from caliper.plugin.skills import ResolvedSkill
@@ -169,8 +173,6 @@ def _tar(files: Sequence[tuple[str, Path]], what: str, limit: int) -> bytes:
 
 
 def _pack_skill(skill: ResolvedSkill, limit: int) -> PortableSkill:
-    from caliper.system.skill_tree import scan
-
     tree = skill.tree
     if tree is None or tree.root != skill.source_dir:
         tree = scan(skill.source_dir, max_bytes=limit, source_root=skill.source_root)
@@ -184,8 +186,6 @@ def _pack_skill(skill: ResolvedSkill, limit: int) -> PortableSkill:
 
 def secret_names(prepared: PreparedRun) -> tuple[str, ...]:
     """The ``${VAR}`` names the run's (non-ablated) ``mcp:`` servers refer to, in order."""
-    from caliper.plugin.mcp import VARIABLE
-
     names: list[str] = []
     for server in prepared.spec.mcp:
         if server.name in prepared.ablation.mcp:
@@ -238,8 +238,6 @@ def bundle_root() -> Path:
 
 def _untar(data: bytes, destination: Path, label: str) -> None:
     """Unpack one of the bundle's archives through the one bounded, checked unpacker."""
-    from caliper.spec.safetar import extract
-
     extract(Path(label), destination, data=data)
 
 
@@ -258,7 +256,5 @@ def unpack(portable: PortableRun, root: Path | None = None) -> Path:
     try:
         os.rename(staging, target)
     except OSError:  # another process of this node was first
-        import shutil
-
         shutil.rmtree(staging, ignore_errors=True)
     return target
