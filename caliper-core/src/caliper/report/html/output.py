@@ -8,22 +8,20 @@ from pathlib import Path
 import click
 
 from caliper.errors import UsageError
+from caliper.report.html.pages import run_page
 from caliper.results.models import RunResults
+from caliper.system.output_file import OutputWriteError, write_output
 
 
 def run_html(results: RunResults, path: Path | None, confidence: float) -> str:
     """The run page of ``results`` (read from ``path``, which the page does not show: it is
     meant to be shared), intervals at ``confidence``."""
-    from caliper.report.html.pages import run_page
-
     return run_page(results, confidence=confidence)
 
 
 def write_page(text: str, output: Path) -> None:
     """Write ``text`` to ``output`` through the one output writer (a file whole or not at
     all, a device or FIFO in place); an error becomes a usage error (74 for a full disk)."""
-    from caliper.system.output_file import OutputWriteError, write_output
-
     if output.is_dir():
         raise UsageError(f"-o {output} is a folder.", hint="Name a file, e.g. -o report.html.")
     try:
