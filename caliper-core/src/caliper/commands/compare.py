@@ -8,10 +8,20 @@ from typing import TYPE_CHECKING
 
 import click
 
+from caliper.commands.compare_baseline import compare_baseline
 from caliper.commands.confidence import confidence_option
-from caliper.commands.gate_options import junit_option
+from caliper.commands.gate_options import junit_option, write_junit_report
+from caliper.commands.matrix_report import show_matrix
 from caliper.commands.output_options import format_option, matrix_option, output_file_option
-from caliper.errors import CaliperError
+from caliper.commands.run_baseline import BaselineRequest
+from caliper.errors import CaliperError, UsageError
+from caliper.report import make_console
+from caliper.report.compare_view import render_compare
+from caliper.report.junit_compare import compare_junit_document
+from caliper.report.markdown_compare import compare_markdown
+from caliper.results.codec import kept_until_exit
+from caliper.results.compare import NEVER_STARTED, compare_runs, comparison_data, same_run
+from caliper.results.store import load_run, resolve_run_ref
 
 if TYPE_CHECKING:
     from caliper.results.compare import RunComparison
@@ -146,13 +156,7 @@ def command(
       1  also: the --junit report could not be written
       3  with --baseline: --require-improvement or --min-lift failed
     """
-    from caliper.errors import UsageError
-    from caliper.results.compare import compare_runs
-
     if baseline_id is not None:  # a baseline pair
-        from caliper.commands.compare_baseline import compare_baseline
-        from caliper.commands.run_baseline import BaselineRequest
-
         if before is not None or matrix_id is not None:
             raise UsageError(
                 "--baseline takes no BEFORE/AFTER or --matrix.",
@@ -179,8 +183,6 @@ def command(
             "--fail-on ...` for two runs.",
         )
     if matrix_id is not None:  # engines side by side
-        from caliper.commands.matrix_report import show_matrix
-
         if before is not None or junit is not None:
             raise UsageError(
                 "--matrix takes no BEFORE/AFTER or --junit.",
@@ -211,11 +213,6 @@ def _load_pair(before: str, after: str, *, transcripts: bool = False):
     """The two runs BEFORE and AFTER name and their files (with their transcripts when
     ``transcripts``: the html page's viewer and run pages show them; else a summary); a
     usage error when they are the same run."""
-    from caliper.errors import UsageError
-    from caliper.results.codec import kept_until_exit
-    from caliper.results.compare import same_run
-    from caliper.results.store import load_run, resolve_run_ref
-
     cwd = Path.cwd()
     a_path = resolve_run_ref(before, cwd=cwd)
     b_path = resolve_run_ref(after, cwd=cwd)
@@ -246,8 +243,6 @@ def _print(
     allow_partial: bool,
 ) -> None:
     """Show the comparison in ``output_format`` (html to ``output`` or stdout)."""
-    from caliper.results.compare import comparison_data
-
     if output_format == "html":
         from caliper.report.html.output import emit_compare
 
@@ -255,21 +250,14 @@ def _print(
     elif output_format == "json":
         click.echo(json.dumps(comparison_data(comparison), indent=2, ensure_ascii=False))
     elif output_format == "markdown":
-        from caliper.report.markdown_compare import compare_markdown
-
         click.echo(compare_markdown(comparison), nl=False)
     else:
-        from caliper.report import make_console
-        from caliper.report.compare_view import render_compare
-
         render_compare(comparison, make_console(), explain=explain, allow_partial=allow_partial)
 
 
 def _check_never_started(comparison: RunComparison) -> None:
     """Not comparable (exit 2) when a side never started, whatever ``--allow-partial`` says:
     there is nothing on that side."""
-    from caliper.results.compare import NEVER_STARTED
-
     never = [
         f"the {label} run {run_id}"
         for label, run_id, side in (
@@ -292,8 +280,6 @@ def _write_junit(junit: Path | None, comparison: RunComparison, fail_on: str) ->
     """``--junit PATH``: one test case per task with its regression verdict."""
     if junit is None:
         return
-    from caliper.commands.gate_options import write_junit_report
-    from caliper.report.junit_compare import compare_junit_document
 
     write_junit_report(junit, compare_junit_document(comparison, fail_on=fail_on))
 
@@ -311,8 +297,6 @@ def _not_comparable_message(comparison) -> str:
 
 
 def _never_reason(comparison) -> str:
-    from caliper.results.compare import NEVER_STARTED
-
     for side in (comparison.a_side, comparison.b_side):
         if side.state == NEVER_STARTED and side.reason:
             return side.reason.rstrip(". ")

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from caliper.commands.confidence import confidence_option
+from caliper.errors import UsageError
 
 
 def history_rows(entries, confidence: float, keep: dict | None = None) -> list[dict]:
@@ -195,7 +196,6 @@ def command(spec: str, output_format: str, output: Path | None, confidence: floa
       2  SPEC has no saved runs, a bad --confidence, or the html page cannot be
          written
     """
-    from caliper.errors import UsageError
     from caliper.results.store import caliper_root, list_runs
 
     if output is not None and output_format != "html":

@@ -30,6 +30,7 @@ import fcntl
 import json
 import os
 import secrets
+import signal
 import stat
 import tempfile
 import threading
@@ -39,6 +40,7 @@ from pathlib import Path
 
 import attrs
 
+from caliper.system.process._table import _full_table, _start_time, _with_descendants
 from caliper.system.temp_root import TMPDIR_VARIABLE, remove_tree, sandbox_parent
 
 FOLDER_PREFIX = ".caliper-ledger-"
@@ -90,8 +92,6 @@ def _private_folder(folder: Path, *, create: bool) -> bool:
 
 
 def _start_ticks(pid: int) -> int:
-    from caliper.system.process._table import _start_time
-
     return _start_time(pid)
 
 
@@ -410,10 +410,6 @@ def _read_entries(fd: int) -> _Entries | None:
 
 def _end_processes(entries: _Entries) -> int:
     """SIGKILL the live processes that are provably the dead run's; how many were ended."""
-    import signal
-
-    from caliper.system.process._table import _full_table, _with_descendants
-
     ended: set[int] = set()
     mine = os.getpid()
     for _ in range(20):

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from caliper.report import fmt
+from caliper.report.compare_spend_view import change_cells, shown_changes, unmeasured_note
+from caliper.report.compare_view import ablation_headline
 from caliper.report.html.run_data import attempt_details, attempt_id, engine_label
 from caliper.results.compare import REGRESSED, RunComparison, TaskComparison, ablated_names
 from caliper.results.models import RunResults, TaskResult
@@ -243,8 +245,6 @@ def compare_view(
     ``pages`` are relative links to the before and after runs' own report pages, where they
     were written beside the compare page (``None``: the page shows the command that makes it).
     """
-    from caliper.report.compare_view import ablation_headline  # the text report's own sentence
-
     engines_differ = a.meta.spec_name == b.meta.spec_name and engine_label(
         a.meta.backend, a.meta.model
     ) != engine_label(b.meta.backend, b.meta.model)
@@ -314,8 +314,6 @@ def compare_view(
 
 def _spend_changes(comparison: RunComparison) -> dict[str, Any]:
     """The cost and agent-time changes table of the compare page."""
-    from caliper.report.compare_spend_view import change_cells, shown_changes, unmeasured_note
-
     return {
         "method": comparison.spend_method,
         "rows": [change_cells(c) for c in shown_changes(comparison.spend)],

@@ -5,8 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from caliper.report.html.compare_data import matrix_view
 from caliper.report.html.history_tasks import history_detail
 from caliper.report.html.output import emit_page, write_page, write_run_pages
+from caliper.report.html.pages import history_page
+from caliper.results.meta_labels import parent_label
+from caliper.results.store import load_run
+from caliper.system.output_file import writes_in_place
 
 
 def _latest_per_variant(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -34,14 +39,8 @@ def write_history(
     gets the page alone. ``loaded`` holds runs already read, by run id (the rest are read
     here).
     """
-    from caliper.report.html.compare_data import matrix_view
-    from caliper.report.html.pages import history_page
-    from caliper.results.store import load_run
-    from caliper.system.output_file import writes_in_place
-
     # stdout, a device or a pipe has no folder beside it for the runs' pages
     in_place = target is None or writes_in_place(target)
-    from caliper.results.meta_labels import parent_label
 
     links: dict[str, str] = {}
     read = dict(loaded or {})

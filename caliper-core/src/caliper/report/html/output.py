@@ -13,7 +13,9 @@ from urllib.parse import quote
 import click
 
 from caliper.errors import UsageError
+from caliper.report.html.pages import compare_page, run_page
 from caliper.results.models import RunResults
+from caliper.system.output_file import OutputWriteError, write_output, writes_in_place
 
 if TYPE_CHECKING:
     from caliper.results.compare import RunComparison
@@ -22,8 +24,6 @@ if TYPE_CHECKING:
 def run_html(results: RunResults, path: Path | None, confidence: float) -> str:
     """The run page of ``results`` (read from ``path``, which the page does not show: it is
     meant to be shared), intervals at ``confidence``."""
-    from caliper.report.html.pages import run_page
-
     return run_page(results, confidence=confidence)
 
 
@@ -53,8 +53,6 @@ def write_run_pages(runs: Sequence[RunResults], page: Path, confidence: float) -
     """Write the report page of each of ``runs`` into :func:`runs_dir` of ``page`` through
     :func:`write_page`; return each one's link, relative to ``page``'s folder and URL-quoted,
     in the order of ``runs``. The caller writes ``page`` itself, after these."""
-    from caliper.report.html.pages import run_page
-
     _refuse_folder(page)  # before anything is written beside it
     folder = runs_dir(page)
     taken: set[str] = set()
@@ -74,8 +72,6 @@ def _refuse_folder(output: Path) -> None:
 def write_page(text: str, output: Path) -> None:
     """Write ``text`` to ``output`` through the one output writer (a file whole or not at
     all, a device or FIFO in place); an error becomes a usage error (74 for a full disk)."""
-    from caliper.system.output_file import OutputWriteError, write_output
-
     _refuse_folder(output)
     try:
         write_output(output, text)
@@ -114,9 +110,6 @@ def emit_compare(
     (:func:`write_run_pages`, in ``<stem>.runs/``), linked from its header by relative links;
     a page written in place (stdout, a device, a FIFO) has no folder beside it, so it shows
     the ``caliper report`` command that makes each run's page instead."""
-    from caliper.report.html.pages import compare_page
-    from caliper.system.output_file import writes_in_place
-
     if output is None or writes_in_place(output):
         emit_page(compare_page(a, b, comparison, confidence=confidence), output)
         return
