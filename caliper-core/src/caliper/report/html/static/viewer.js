@@ -112,6 +112,7 @@ function attemptNodes(a) {
    the viewer. The address names the open attempt (#attempt=ID), so a link or a reload opens
    it again; closing clears it. replaceState keeps the back button for leaving the page.
 
+   Opening waits for the page's attempt data (attempts.js: at once when it is unpacked).
    options.render(id, button) fills #viewer-title and #viewer-body for attempt id and returns
    false when there is no such attempt; options.shown() lists the attempt buttons still shown,
    in page order; options.button(id) finds an attempt's button; options.ids is a RegExp source
@@ -126,6 +127,9 @@ function attemptViewer(options) {
     try { window.history.replaceState(null, "", url); } catch (err) { /* file: in some browsers */ }
   }
   function open(id, button) {
+    withAttempts(function () { show(id, button); });
+  }
+  function show(id, button) {
     button = button || options.button(id);
     if (!options.render(id, button)) return;
     viewer.hidden = false;
