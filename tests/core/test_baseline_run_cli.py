@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from page_support import page_text
 
 from caliper_fakeagent.harness import CALIPER, Workspace
 
@@ -195,7 +196,7 @@ def test_formats_json_markdown_html_and_junit(space: Workspace, tmp_path: Path) 
         "--page", str(page),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    html = page.read_text(encoding="utf-8")
+    html = page_text(page.read_text(encoding="utf-8"))
     assert 'id="baseline-verdict"' in html and str(space.root) not in html
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from page_support import page_text
 from test_results_support import F, P, caliper, run, snapshot, task
 
 from caliper.results.codec import dumps
@@ -48,9 +49,9 @@ def _shared_outputs(project: Path) -> dict[str, str]:
     for name, args in steps.items():
         done = caliper(*args, str(out / name), cwd=project)
         assert done.returncode in (0, 1), done.stderr
-        made[name] = (out / name).read_text(encoding="utf-8")
+        made[name] = page_text((out / name).read_text(encoding="utf-8"))
     for extra in sorted((out / "history.runs").glob("*.html")):
-        made[f"history.runs/{extra.name}"] = extra.read_text(encoding="utf-8")
+        made[f"history.runs/{extra.name}"] = page_text(extra.read_text(encoding="utf-8"))
     made["report.md"] = caliper(
         "report", f"demo/{AFTER}", "--format", "markdown", cwd=project
     ).stdout
@@ -103,7 +104,7 @@ def test_run_junit_and_the_run_page_of_a_real_run_hold_no_local_path(tmp_path: P
     root = str(tmp_path.resolve())
     for name, text in (
         ("junit.xml", junit.read_text(encoding="utf-8")),
-        ("run.html", page.read_text(encoding="utf-8")),
+        ("run.html", page_text(page.read_text(encoding="utf-8"))),
         ("markdown", markdown),
     ):
         assert root not in text, f"{name} holds the local path {root}"

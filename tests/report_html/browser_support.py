@@ -33,6 +33,13 @@ CHROME_FLAGS = (
 )
 
 
+WAIT_FOR_ATTEMPTS = """
+const done = arguments[arguments.length - 1];
+if (!document.getElementById('attempt-data')) { done(true); return; }
+attemptData().then(() => done(true), (err) => done(String(err)));
+"""
+
+
 def _required() -> bool:
     ci = os.environ.get("CI", "").strip().lower()
     return os.environ.get("CALIPER_REQUIRE_E2E") == "1" or ci in ("1", "true", "yes")
@@ -74,11 +81,20 @@ class Browser:
         self.driver.set_page_load_timeout(120)
 
     def open(self, path: Path) -> float:
-        """Load ``path`` (a local file) and return the seconds until its load event."""
+        """Load ``path`` (a local file) and return the seconds until its load event; then
+        wait until the page's attempt data is unpacked (:meth:`wait_for_attempts`)."""
         start = time.monotonic()
         self.driver.get(path.resolve().as_uri())
         elapsed = time.monotonic() - start
+        self.wait_for_attempts()
         return elapsed
+
+    def wait_for_attempts(self) -> None:
+        """Wait until the page's packed attempt data is unpacked (at once on a page without
+        any), so a click on an attempt opens it before the click returns; fail if it cannot
+        be unpacked."""
+        result = self.driver.execute_async_script(WAIT_FOR_ATTEMPTS)
+        assert result is True, f"the page's attempt data did not unpack: {result}"
 
     def console_errors(self) -> list[dict]:
         """Console entries of level SEVERE since the last call (errors, CSP violations)."""

@@ -9,6 +9,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from page_support import page_attempts as page_attempts  # re-exported for the report tests
+from page_support import page_text as page_text
+
 from caliper.plugin.attempt import Turn, Usage
 from caliper.results.models import (
     AttemptRecord,

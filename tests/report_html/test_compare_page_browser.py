@@ -256,3 +256,40 @@ def test_readable_at_k55(tmp_path, browser):
             assert round((last["bottom"] - first["top"]) / (eleventh["top"] - first["top"])) == 6
     print(f"screenshot: {browser.screenshot('compare-k55')}")
     browser.driver.set_window_size(1400, 1000)
+
+
+SIGHT = """
+const b = arguments[0].getBoundingClientRect(), v = arguments[1].getBoundingClientRect();
+const hit = document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);
+return {right: b.right, viewer_left: v.left, top: b.top, bottom: b.bottom,
+        window_height: window.innerHeight, hit: hit === arguments[0]};
+"""
+
+
+def test_the_open_attempt_stays_in_sight_beside_the_viewer(tmp_path, browser):
+    """At 1400 px, with strips of 10 attempts, the open viewer leaves the table's strips
+    uncovered: the open attempt's button, the after run's too, is in the window, left of the
+    viewer and not under it."""
+    results = tmp_path / ".caliper" / "results" / "demo"
+    names = ["Writes a commit", "Config file", "Plain answer"]
+    a = save(run([task(n, [P, F] * 5) for n in names], run_id="2026-11-30T16-00-00Z"), results)
+    b = save(run([task(n, [P, P, F, P, P] * 2) for n in names]), results)
+    out = tmp_path / "k10.html"
+    done = caliper("compare", str(a), str(b), "--format", "html", "-o", str(out), cwd=tmp_path)
+    assert done.returncode in (0, 1), done.stderr
+    browser.open(out)
+    driver = browser.driver
+    driver.set_window_size(1400, 1000)
+    viewer = driver.find_element(By.ID, "viewer")
+    for side in "ab":
+        row = driver.find_element(By.CSS_SELECTOR, '#compare-tasks tr[data-name="Config file"]')
+        button = row.find_elements(By.CSS_SELECTOR, f'button.att[data-side="{side}"]')[9]
+        button.click()
+        assert viewer.is_displayed() and "open" in button.get_attribute("class").split()
+        seen = driver.execute_script(SIGHT, button, viewer)
+        assert seen["hit"] and seen["right"] <= seen["viewer_left"], (side, seen)
+        assert seen["top"] >= 0 and seen["bottom"] <= seen["window_height"] + 1, (side, seen)
+    print(f"screenshot: {browser.screenshot('compare-viewer-open')}")
+    driver.find_element(By.ID, "viewer-close").click()
+    assert not viewer.is_displayed()
+    assert browser.console_errors() == []

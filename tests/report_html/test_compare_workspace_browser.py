@@ -8,7 +8,7 @@ from __future__ import annotations
 import errno
 
 import pytest
-from html_support import INFRA, PAYLOAD, F, P, caliper, demo_run, run, save, task
+from html_support import INFRA, PAYLOAD, F, P, caliper, demo_run, page_text, run, save, task
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
@@ -74,6 +74,7 @@ def page(pair, browser):
 def _reload(page) -> None:
     page.driver.refresh()
     page.driver.find_element(By.ID, "compare-tasks")
+    page.wait_for_attempts()
 
 
 def _fresh(page) -> None:
@@ -212,7 +213,7 @@ def test_each_runs_page_is_written_beside_it_and_linked_relatively(page, pair):
         f"{AFTER}.html",
     ]
     for path in [page.out, *(site / "compare.runs").iterdir()]:
-        text = path.read_text(encoding="utf-8")
+        text = page_text(path.read_text(encoding="utf-8"))
         assert str(folder) not in text and "file://" not in text, path
         assert "http://" not in text and "https://" not in text, path
     for href, run_id in zip(hrefs, (BEFORE, AFTER), strict=True):

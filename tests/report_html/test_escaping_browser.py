@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from html_support import PAYLOAD, caliper, run, save, snapshot, task, transcript
+from html_support import PAYLOAD, caliper, page_attempts, run, save, snapshot, task, transcript
 from selenium.webdriver.common.by import By
 
 from caliper.plugin.attempt import Turn
@@ -47,7 +47,7 @@ def planted_page(tmp_path_factory, browser):
     return browser, out
 
 
-def _assert_nothing_ran(browser, scripts=("application/json", "")) -> None:
+def _assert_nothing_ran(browser, scripts=("application/gzip", "")) -> None:
     driver = browser.driver
     assert browser.alert_text() is None, "an alert was raised"
     assert driver.find_elements(By.CSS_SELECTOR, "img") == [], "an <img> was injected"
@@ -86,14 +86,15 @@ def test_payloads_do_not_run_and_show_literally(planted_page):
     print(f"screenshot: {shot}")
 
 
-def test_the_json_blob_cannot_end_its_script_element(planted_page):
+def test_the_attempt_data_cannot_end_its_script_element(planted_page):
     _browser, out = planted_page
     html = out.read_text(encoding="utf-8")
     blob = re.search(
-        r'<script type="application/json" id="attempt-data">(.*?)</script>', html, re.S
+        r'<script type="application/gzip" id="attempt-data">(.*?)</script>', html, re.S
     ).group(1)
-    assert "<" not in blob and ">" not in blob and "&" not in blob
-    assert "\\u003c/script\\u003e" in blob
+    # packed: base64 text, nothing the HTML parser reacts to, whatever the attempts say
+    assert re.fullmatch(r"[A-Za-z0-9+/]*={0,2}", blob)
+    assert "</script>" in page_attempts(html)["t0-a0"]["final_answer"]
     # only our own two script elements exist in the source
     assert html.count("<script") == 2 and html.count("</script>") == 2
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from caliper.commands.history import sparkline
-from caliper.report.html.safe_json import script_json
+from caliper.report.html.safe_json import packed_json, script_json
 from caliper.report.html.svg import ChartPoint, interval_bar, time_chart
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,6 +31,19 @@ def test_script_json_has_no_markup_characters_and_round_trips(text):
     encoded = script_json(data)
     assert not set(encoded) & set("<>&\u2028\u2029")
     assert json.loads(encoded) == data
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["</script>", "</SCRIPT >", "<!--", "a & b", "\u2028\u2029", "é ✓ 日本", "bad byte: \udcff"],
+)
+def test_packed_json_is_base64_of_gzip_of_the_json_and_the_same_each_time(text):
+    data = {"t": text, "nested": [text, {"k": text}]}
+    packed = packed_json(data)
+    assert re.fullmatch(r"[A-Za-z0-9+/]*={0,2}", packed)
+    expected = json.loads(json.dumps(data).replace("\\udcff", "?"))  # lone surrogates: "?"
+    assert json.loads(gzip.decompress(base64.b64decode(packed))) == expected
+    assert packed_json(data) == packed  # no timestamp in the gzip header
 
 
 def test_script_json_refuses_nan():
@@ -148,5 +164,5 @@ def test_templates_and_static_files_are_in_the_wheel(tmp_path):
         "matrix.html.j2",
     ):
         assert f"caliper/report/html/templates/{name}" in names
-    for name in ("page.css", "common.js", "run.js", "matrix.css", "matrix.js"):
+    for name in ("page.css", "common.js", "run.js", "attempts.js", "matrix.css", "matrix.js"):
         assert f"caliper/report/html/static/{name}" in names

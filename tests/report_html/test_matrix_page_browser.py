@@ -16,7 +16,7 @@ from pathlib import Path
 from statistics import NormalDist
 
 import pytest
-from html_support import INFRA, PAYLOAD, PAYLOADS, F, P, caliper, run, save, task
+from html_support import INFRA, PAYLOAD, PAYLOADS, F, P, caliper, page_text, run, save, task
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
@@ -310,7 +310,7 @@ def test_hostile_names_and_answers_stay_inert(page):
     assert browser.alert_text() is None
     assert driver.find_elements(By.CSS_SELECTOR, "img") == []
     scripts = [s.get_attribute("type") or "" for s in driver.find_elements(By.TAG_NAME, "script")]
-    assert scripts == ["application/json", "application/json", ""]
+    assert scripts == ["application/gzip", "application/json", ""]
     assert browser.console_errors() == []
     html = out.read_text(encoding="utf-8")
     assert "<img src=x" not in html and "<script>alert" not in html
@@ -318,7 +318,7 @@ def test_hostile_names_and_answers_stay_inert(page):
 
 def test_the_page_holds_no_local_path_and_loads_nothing(page, project):
     _, out = page
-    html = out.read_text(encoding="utf-8")
+    html = page_text(out.read_text(encoding="utf-8"))
     assert str(project) not in html
     assert "/work/demo.eval.yaml" not in html  # the runs' spec_path
     assert ".caliper/results" not in html

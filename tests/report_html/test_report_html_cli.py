@@ -10,7 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from html_support import caliper, demo_run, run, save, task
+from html_support import caliper, demo_run, page_text, run, save, task
 
 from caliper.results.models import AttemptRecord, Outcome
 
@@ -143,7 +143,7 @@ def test_undecodable_text_in_a_transcript_does_not_break_the_page(tmp_path):
     out = tmp_path / "odd.html"
     done = caliper("report", str(path), "--format", "html", "-o", str(out), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "bad byte: ?" in out.read_text(encoding="utf-8")
+    assert "bad byte: ?" in page_text(out.read_text(encoding="utf-8"))
 
 
 def test_setup_and_cleanup_failures_show_in_the_viewer(tmp_path, browser):

@@ -107,6 +107,7 @@ def test_page_overrides_export_and_review_round_trip(saved, tmp_path, browser):
     assert browser.alert_text() is None and browser.console_errors() == []
     # a reload keeps the override and the reviewer's name (the browser's local storage)
     driver.refresh()
+    browser.wait_for_attempts()
     assert driver.find_element(By.ID, "review-count").text == "1 override(s)"
     assert driver.find_element(By.ID, "review-name").get_attribute("value") == "ana"
     driver.find_element(By.CSS_SELECTOR, 'button.att[data-id="t2-a0"]').click()

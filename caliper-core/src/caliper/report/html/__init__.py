@@ -1,8 +1,9 @@
 """Self-contained HTML pages for saved runs: one run, a comparison, a spec's history.
 
 Every page is one file with its CSS, JavaScript and charts inline (no network), rendered by
-Jinja2 with autoescaping on. Attempt details travel as JSON inside
-``<script type="application/json">`` and are turned into DOM only when a person opens them.
+Jinja2 with autoescaping on. Attempt details travel as gzip-compressed, base64-encoded JSON
+inside ``<script type="application/gzip">``, unpacked by the browser after the page has
+loaded and turned into DOM only when a person opens them.
 The page functions live in :mod:`caliper.report.html.pages`; importing this package alone
 imports nothing heavy (Jinja2 loads with ``pages``).
 """

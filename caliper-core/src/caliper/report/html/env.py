@@ -10,7 +10,7 @@ import jinja2
 from markupsafe import Markup
 
 from caliper.report import fmt
-from caliper.report.html.safe_json import script_json
+from caliper.report.html.safe_json import packed_json, script_json
 from caliper.report.html.svg import interval_bar
 
 
@@ -57,6 +57,7 @@ def environment() -> jinja2.Environment:
         duration=fmt.duration,
         interval_text=interval_text,
         script_json=lambda data: Markup(script_json(data)),
+        packed_json=lambda data: Markup(packed_json(data)),
     )
     env.globals.update(
         ibar=_ibar,

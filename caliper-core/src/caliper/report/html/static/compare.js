@@ -1,13 +1,9 @@
 /* The compare page: a click on an attempt of either run (or j / k, or an address
    #attempt=a-t0-a1, a- before and b- after; viewer.js) opens it in the viewer, headed by the
-   final answers of the same attempt number in both runs side by side. Attempt details are
-   parsed from the JSON blob the first time one is opened. */
+   final answers of the same attempt number in both runs side by side. Attempt details come
+   from the page's packed attempt data (attempts.js; viewer.js waits for it). */
 (function () {
-  let details = null;
-  function data() {
-    if (details === null) details = JSON.parse(document.getElementById("attempt-data").textContent);
-    return details;
-  }
+  function data() { return loadedAttempts(); }
   const SIDES = {a: "before", b: "after"};
   const body = document.getElementById("viewer-body");
 

@@ -2,12 +2,13 @@
    attempt data and downloaded as a Blob (nothing leaves the machine). The rows, their
    columns and number format are those of `caliper report RUN --format csv|jsonl`
    (caliper.report.attempt_table); the page exports the attempts the filters show, in the
-   run's order. */
+   run's order. attemptTable needs the attempt data unpacked (attempts.js); the buttons wait
+   for it. */
 const TABLE_COLUMNS = ["task", "attempt", "outcome", "kind", "verdict", "duration_seconds",
   "input_tokens", "output_tokens", "total_tokens", "activated", "expected", "final_answer"];
 
 function attemptTableRows(onlyShown) {
-  const all = JSON.parse(document.getElementById("attempt-data").textContent);
+  const all = loadedAttempts();
   const buttons = Array.from(document.querySelectorAll("#tasks button.att"));
   const kinds = {}, shown = {};
   buttons.forEach(function (b) {
@@ -51,7 +52,8 @@ function attemptTable(format, onlyShown) {
 }
 
 document.querySelectorAll("button.export").forEach(function (button) {
-  button.addEventListener("click", function () {
+  button.addEventListener("click", function () { withAttempts(download); });
+  function download() {
     const format = button.dataset.format;
     const text = attemptTable(format, true);
     const type = format === "csv" ? "text/csv" : "application/x-ndjson";
@@ -61,5 +63,5 @@ document.querySelectorAll("button.export").forEach(function (button) {
     link.click();
     link.remove();
     setTimeout(function () { URL.revokeObjectURL(url); }, 1000);
-  });
+  }
 });

@@ -1,13 +1,10 @@
 /* The matrix page: a click on a cell opens that engine's attempts of the task in the viewer
    (viewer.js), with the cell's attempt strip on top to move between them; "answers side by
-   side" sets attempt i of every engine in columns, with verdicts. Attempt details are parsed
-   from the JSON blob the first time one is needed; all text goes in as text (el()). */
+   side" sets attempt i of every engine in columns, with verdicts. Attempt details come from
+   the page's packed attempt data (attempts.js: a click waits for it to be unpacked); all text
+   goes in as text (el()). */
 (function () {
-  let details = null;
-  function data() {
-    if (details === null) details = JSON.parse(document.getElementById("attempt-data").textContent);
-    return details;
-  }
+  function data() { return loadedAttempts(); }
   const engines = JSON.parse(document.getElementById("matrix-engines").textContent);
   const viewer = document.getElementById("viewer");
   const body = document.getElementById("viewer-body");
@@ -90,11 +87,11 @@
   });
   document.getElementById("matrix-grid").addEventListener("click", function (e) {
     const more = e.target.closest("button.mx-answers");
-    if (more) { openAnswers(more.dataset.row); return; }
+    if (more) { withAttempts(function () { openAnswers(more.dataset.row); }); return; }
     const button = e.target.closest("button.att");
-    if (button) { openAttempt(button.dataset.id); return; }
+    if (button) { withAttempts(function () { openAttempt(button.dataset.id); }); return; }
     const cell = e.target.closest("td.mx-cell");
     const first = cell ? cell.querySelector("button.att") : null;
-    if (first) openAttempt(first.dataset.id);
+    if (first) withAttempts(function () { openAttempt(first.dataset.id); });
   });
 })();

@@ -1,11 +1,7 @@
-/* The run page: filters, the transcript viewer. Attempt details are parsed from the JSON
-   blob the first time one is opened, and each attempt's DOM is built only when opened. */
+/* The run page: filters, the transcript viewer. Attempt details come from the page's packed
+   attempt data (attempts.js), and each attempt's DOM is built only when opened. */
 (function () {
-  let details = null;
-  function data() {
-    if (details === null) details = JSON.parse(document.getElementById("attempt-data").textContent);
-    return details;
-  }
+  function data() { return loadedAttempts(); }
 
   /* The viewer (viewer.js: clicks, keys, the #attempt=t0-a1 address) over the attempts the
      filters still show. */
@@ -49,7 +45,8 @@
   }
 
   /* Search: a case-insensitive regular expression over each attempt's final answer, its
-     transcript's text, tool inputs and tool outputs (the text is gathered the first time). */
+     transcript's text, tool inputs and tool outputs (the text is gathered the first time;
+     a search typed before the attempt data is unpacked applies when it is). */
   function haystack(id) {
     if (haystacks === null) {
       haystacks = {};
@@ -107,7 +104,9 @@
   [fOutcome, fSkill].forEach(function (f) { f.addEventListener("change", applyFilters); });
   fSearch.addEventListener("input", function () {
     clearTimeout(searchTimer);
-    searchTimer = setTimeout(function () { setSearch(fSearch.value); applyFilters(); }, 150);
+    searchTimer = setTimeout(function () {
+      withAttempts(function () { setSearch(fSearch.value); applyFilters(); });
+    }, 150);
   });
   fTask.addEventListener("input", applyFilters);
   document.getElementById("filters").addEventListener("submit", function (e) { e.preventDefault(); });

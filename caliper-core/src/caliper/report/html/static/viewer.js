@@ -110,8 +110,11 @@ function attemptNodes(a) {
    attempt button (and Enter on a focused one) opens it; j / ArrowDown opens the next attempt
    still shown, k / ArrowUp the previous one (typing in a field is left alone); Escape closes
    the viewer. The address names the open attempt (#attempt=ID), so a link or a reload opens
-   it again; closing clears it. replaceState keeps the back button for leaving the page.
+   it again; closing clears it. replaceState keeps the back button for leaving the page. While
+   it is open the body has the class viewer-open (the compare page then lays itself out beside
+   the viewer), and the open attempt's button is scrolled into sight.
 
+   Opening waits for the page's attempt data (attempts.js: at once when it is unpacked).
    options.render(id, button) fills #viewer-title and #viewer-body for attempt id and returns
    false when there is no such attempt; options.shown() lists the attempt buttons still shown,
    in page order; options.button(id) finds an attempt's button; options.ids is a RegExp source
@@ -126,6 +129,9 @@ function attemptViewer(options) {
     try { window.history.replaceState(null, "", url); } catch (err) { /* file: in some browsers */ }
   }
   function open(id, button) {
+    withAttempts(function () { show(id, button); });
+  }
+  function show(id, button) {
     button = button || options.button(id);
     if (!options.render(id, button)) return;
     viewer.hidden = false;
@@ -133,11 +139,14 @@ function attemptViewer(options) {
     if (openButton) openButton.classList.remove("open");
     openButton = button || null;
     if (openButton) openButton.classList.add("open");
+    document.body.classList.add("viewer-open");
+    if (openButton) openButton.scrollIntoView({block: "nearest", inline: "nearest"});
     viewer.scrollTop = 0;
     setFragment("#attempt=" + id);
   }
   function close() {
     viewer.hidden = true;
+    document.body.classList.remove("viewer-open");
     if (openButton) openButton.classList.remove("open");
     openButton = null;
     setFragment("");
@@ -157,7 +166,6 @@ function attemptViewer(options) {
     let at = openButton ? shown.indexOf(openButton) : -1;
     at = at < 0 ? (step > 0 ? 0 : shown.length - 1) : Math.min(Math.max(at + step, 0), shown.length - 1);
     open(shown[at].dataset.id, shown[at]);
-    shown[at].scrollIntoView({block: "nearest"});
   }
   document.getElementById("viewer-close").addEventListener("click", close);
   document.addEventListener("keydown", onKey);
@@ -165,9 +173,7 @@ function attemptViewer(options) {
   document.addEventListener("DOMContentLoaded", function () {
     const m = new RegExp("^#attempt=(" + options.ids + ")$").exec(window.location.hash);
     if (!m) return;
-    const button = options.button(m[1]);
-    open(m[1], button);
-    if (button) button.scrollIntoView({block: "nearest"});
+    open(m[1], options.button(m[1]));
   });
   return {open: open, close: close};
 }
