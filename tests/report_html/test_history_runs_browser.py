@@ -5,7 +5,7 @@ with its score per run, derived runs with their parent and baseline pairs as one
 from __future__ import annotations
 
 import re
-import time
+import resource
 
 import pytest
 from html_support import PAYLOAD, F, P, caliper, page_text, run, save, task
@@ -44,6 +44,16 @@ def project(tmp_path):
     return tmp_path
 
 
+def _with_cpu(command):
+    """``command()``'s result and the CPU seconds (user+sys) of the processes it ran and
+    waited for: a loaded machine stretches wall time, not this (benchmarks/report_pages.py
+    measures the wall time)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result = command()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return result, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def _without_nonce(page) -> str:
     """The page's text without its script nonce, which differs on every render."""
     return re.sub(r"nonce[-=]['\"]?[\w+/=-]+", "", page.read_text(encoding="utf-8"))
@@ -52,9 +62,10 @@ def _without_nonce(page) -> str:
 def test_report_of_a_spec_is_the_history_page(project):
     by_report = project / "a" / "demo.html"
     by_history = project / "b" / "demo.html"
-    start = time.monotonic()
-    done = caliper("report", "demo", "--format", "html", "-o", str(by_report), cwd=project)
-    assert time.monotonic() - start <= 3, "the page took over 3 s to write"
+    done, cpu = _with_cpu(
+        lambda: caliper("report", "demo", "--format", "html", "-o", str(by_report), cwd=project)
+    )
+    assert cpu <= 3, f"the page took {cpu:.2f} s of CPU (over 3 s) to write"
     assert done.returncode == 0, done.stderr
     assert "4 run report(s)" in done.stderr
     done = caliper(
@@ -138,9 +149,10 @@ def test_ten_runs_page_is_fast(tmp_path, browser):
         tasks = [task(f"task {i}", [P, F, P, P]) for i in range(20)]
         save(run(tasks, run_id=f"2026-11-{day + 10}T10-00-00Z"), results)
     page = tmp_path / "h.html"
-    start = time.monotonic()
-    done = caliper("history", "demo", "--format", "html", "-o", str(page), cwd=tmp_path)
+    done, cpu = _with_cpu(
+        lambda: caliper("history", "demo", "--format", "html", "-o", str(page), cwd=tmp_path)
+    )
     assert done.returncode == 0, done.stderr
-    assert time.monotonic() - start <= 3, "a 10-run history page took over 3 s to write"
+    assert cpu <= 3, f"a 10-run history page took {cpu:.2f} s of CPU (over 3 s) to write"
     assert browser.open(page) <= 1.0, "a 10-run history page took over 1 s to load"
     assert len(browser.driver.find_elements(By.CSS_SELECTOR, "#task-history tbody tr")) == 20
