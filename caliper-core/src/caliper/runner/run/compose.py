@@ -87,6 +87,7 @@ def run_engines(
     first attempt.
     """
     from caliper.host.plugins import PluginHost
+    from caliper.plugin.sandbox import finish_removals
     from caliper.runner.run.executors import concurrency_limits, executor_settings, resolve_executor
     from caliper.runner.run.job_runner import JobRunner
     from caliper.runner.run.plan import attempt_jobs
@@ -129,6 +130,7 @@ def run_engines(
                     warm_up()
 
             jobs = attempt_jobs(run.plans, runs, tie.order if tie is not None else interleave)
+            runner.expect(None if adaptive else len(jobs))  # --k auto: more may come
             events = _events(run.journals, run.shown, start_the_rest)
             execution = _execute(run, settings, session, jobs, events, adaptive, runner.close)
             live.close()
@@ -137,10 +139,11 @@ def run_engines(
                     "Note: no attempt reported a cost, so --max-cost could not limit this run "
                     "(the agent CLI does not report one)."
                 )
-            return run.endings(execution, adaptive)
+            return run.endings(execution, adaptive)  # saved while the sandboxes are deleted
     finally:
         session.close()
         run.close()
+        finish_removals()
         release_idle()  # the run's sandboxes are gone: so is its ledger
 
 
@@ -443,9 +446,8 @@ def _execute(
     drained: Callable[[], None],
 ) -> Execution:
     """Schedule ``jobs`` on the executor's ``session``; then ``drained`` (the sandboxes made
-    ahead and never used are removed), end orphaned processes and wait for the sandboxes'
-    background deletion."""
-    from caliper.plugin.sandbox import finish_removals
+    ahead and never used are removed) and end orphaned processes. The sandboxes' background
+    deletion goes on: :func:`run_engines` waits for it once the results are saved."""
     from caliper.runner.run.schedule import schedule
     from caliper.system import process
 
@@ -463,7 +465,6 @@ def _execute(
     finally:
         drained()
     process.sweep_orphans()
-    finish_removals()
     return execution
 
 
