@@ -3,7 +3,7 @@
 Run from the repository root (it re-enters the loopback-only namespace itself)::
 
     .venv/bin/python benchmarks/harness/real_cli.py [--k 10] [--workers 2] [--pairs 3]
-        [--backend gemini] [--smoke]
+        [--backend gemini] [--smoke] [--caliper OTHER/.venv/bin/caliper]
 
 Both sides talk to the same scripted model server (``caliper.testing.model_server``): the model
 loads the ``whisper`` skill and answers ``good night, everyone.``. caliper runs
@@ -322,6 +322,12 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--backend", choices=("claude", "gemini"), default="claude")
     parser.add_argument("--smoke", action="store_true", help="sameness check and one k=1 pair")
+    parser.add_argument(
+        "--caliper",
+        type=Path,
+        default=ROOT / ".venv" / "bin" / "caliper",
+        help="the caliper console script to measure (default: this checkout's)",
+    )
     args = parser.parse_args()
     gemini = args.backend == "gemini"
     from caliper.testing import agent_clis
@@ -337,7 +343,7 @@ def main() -> int:
     cli = agent_clis.bin_path("gemini" if gemini else "claude")
     seed = gemini_turn if gemini else claude_turn
     check = check_gemini if gemini else check_claude
-    caliper = ROOT / ".venv" / "bin" / "caliper"
+    caliper = args.caliper
     with (
         ModelServer(GEMINI_SCRIPT if gemini else EXAMPLE / "scripted-model.yaml") as server,
         tempfile.TemporaryDirectory(prefix="caliper-real-cli-") as temp,
