@@ -87,12 +87,11 @@ def run_engines(
     first attempt.
     """
     from caliper.host.plugins import PluginHost
-    from caliper.plugin.sandbox import finish_removals
     from caliper.runner.run.executors import concurrency_limits, executor_settings, resolve_executor
     from caliper.runner.run.job_runner import JobRunner
     from caliper.runner.run.plan import attempt_jobs
     from caliper.runner.run.startup import FirstStarts, import_end_of_run
-    from caliper.system.ledger import clean_dead_and_say, release_idle
+    from caliper.system.ledger import clean_dead_and_say
 
     continuations = _continuations(options, continuation)
     host = host or PluginHost()
@@ -143,8 +142,17 @@ def run_engines(
     finally:
         session.close()
         run.close()
-        finish_removals()
-        release_idle()  # the run's sandboxes are gone: so is its ledger
+        _release_sandboxes()
+
+
+def _release_sandboxes() -> None:
+    """Wait for the run's sandboxes to be deleted (in the background since each attempt
+    ended), then close the run's ledger: its sandboxes are gone."""
+    from caliper.plugin.sandbox import finish_removals
+    from caliper.system.ledger import release_idle
+
+    finish_removals()
+    release_idle()
 
 
 def _continuations(
