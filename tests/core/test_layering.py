@@ -10,13 +10,17 @@ The rules (docs/architecture.md, "The rooms"):
   ``caliper.errors`` (imports for type checkers included);
 * ``caliper/system/`` imports only ``caliper.system`` and ``caliper.errors``;
 * no import circle between core modules (imports for type checkers left out);
-* no function over 80 lines, click command bodies aside.
+* no function over 80 lines, click command bodies aside;
+* imports at the module's head: one inside a function is for a module in
+  :data:`DEFERRED_IMPORTS`, which says what start-up it keeps light or what circle it breaks.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
+import importlib.util
 import subprocess
 import sys
 import warnings
@@ -41,6 +45,113 @@ LONGEST_FUNCTION = 80
 
 STILL_LONG: set[str] = set()
 """Functions over the limit that are still to be split (``path::name``): may only shrink."""
+
+DEFERRED_IMPORTS: dict[str, str] = {
+    # imported module (or "path::module", the path under caliper/): why it is imported where
+    # it is used, not at the head. The start-ups named are those the tests measure:
+    # tests/core/test_ux_cli.py, test_run_first_spawn.py, test_quick_exit.py,
+    # test_judge_contract.py, test_plugins.py, tests/report_html/test_html_units.py.
+    # -- the command line: `caliper --help` and each command's start-up
+    "cli.py::caliper.commands.help_order": "`caliper --help` lists the commands without it",
+    "cli.py::caliper.system.os_errors": "only for an OSError that reaches the command line",
+    "cli.py::caliper.system.quick_exit": "only for the commands that end without teardown",
+    "difflib": "only for a 'did you mean' after a mistyped name or key",
+    "caliper.commands.run_start": "`caliper run --help` without the run's start-up",
+    "caliper.commands.resume_pair": "`caliper run` starts its first agent without --resume",
+    "caliper.commands.run_baseline": "`caliper run` starts its first agent without --baseline",
+    "caliper.commands.history": "`caliper report` on a run, not on a spec's history",
+    "caliper.commands.matrix_report": "`caliper report` on a run, not on a matrix",
+    "caliper.commands.list_runs": "`caliper history --help` without the run listing",
+    "caliper.replay.probe": "`caliper validate` without --probe runs no agent",
+    "caliper.runner.attempt.judge_calls": "`caliper validate` without --probe calls no judge",
+    "caliper.runner.run.options": "`caliper validate` without --probe builds no run options",
+    "json": "`caliper validate` and `--help`s read and write no JSON",
+    # -- the plugin machinery (pluggy, stevedore, entry points)
+    "caliper.host.plugins": "the plugin host: `--help`, `list`, `history`, `report --help`"
+    " and `run --help` load no plugin",
+    "caliper.plugin.hookspecs": "validate and installed() read entry points without pluggy",
+    "pluggy": "validate and installed() read entry points without the plugin manager",
+    "stevedore": "validate and installed() read entry points without stevedore",
+    "importlib.metadata": "validate finds the judges' entry points without the metadata scan",
+    "caliper.host.install_hints": "only for the message about a missing plugin or CLI",
+    "caliper.host.engine": "the judge engine is resolved when a check first asks for it",
+    "caliper.default_plugins.local_executor": "`caliper run --help` without the executor",
+    "plugin/judge.py::caliper.plugin.verdict": "the check-time types, made on first use: the"
+    " judge contract imports without them",
+    "report/html/__init__.py::caliper.report.html.pages": "importing the package does not"
+    " import Jinja2",
+    # -- what a check needs: `caliper validate` loads the judges and runs none
+    "caliper.plugin.verdict": "`caliper validate` loads the judges and runs no check",
+    "caliper.plugin.tools": "the tool-call records: validate and `plugins` read none",
+    "caliper.plugin.private_files": "an assert's private files: validate runs no check",
+    "caliper.default_plugins.warm_assert": "the warm assert server: validate runs no check",
+    "caliper.default_plugins.tools_spec": "the tools check's parser: validate runs no check",
+    "caliper.system.process": "an assert's process: validate runs no check",
+    "tempfile": "validate, `list` and `history` make no temporary file",
+    "hashlib": "validate and `list` show no hash of a spec, skill or run",
+    "caliper.plugin.cli_versions": "the CLI version probe runs after the first agent starts",
+    "caliper.system.skill_tree": "the skill copy: `plugins` and `report` install no skill",
+    "caliper.system.ledger": "the process ledger: `plugins` and `report` start no agent",
+    # -- a spec's optional parts
+    "caliper.spec.gitcache": "git (subprocess, tarfile) only for a spec with git skills",
+    "caliper.spec.history": "only for a task with `history:`",
+    "caliper.spec.mcpspec": "only for a spec with an `mcp:` block",
+    "caliper.spec.yamldoc": "only for a --min-score file written as YAML",
+    # -- the run: its first agent starts before the journal, the display and the report
+    "caliper.runner.run.compose": "importing a caliper.runner module does not compose a run",
+    "caliper.runner.run.journaling": "the journal is opened once the first agents are out",
+    "caliper.results.journal": "the journal is opened once the first agents are out",
+    "caliper.results.codec": "cattrs: after the first agent, and `list` reads no whole run",
+    "caliper.results.runlock": "the run's lock is taken once the first agents are out",
+    "caliper.runner.progress": "the live display starts after the first agent",
+    "caliper.runner.matrix_progress": "the matrix's live display starts after the first agent",
+    "caliper.runner.attempt.workdirs": "the kept-workdir copy, after the first agent",
+    "caliper.runner.run.portable": "the bundle is packed only when an executor asks for it",
+    "caliper.runner.adaptive": "only for --k auto",
+    "caliper.runner.shard": "only for --shard",
+    "caliper.runner.matrix": "only for a matrix run",
+    "caliper.results.matrix": "only for a matrix run",
+    "caliper.runner.run.control": "the run's control, for an interrupted run's message only",
+    "caliper.results.gate": "only for --min-score / --min-activation",
+    "caliper.results.gate_spend": "only for --max-cost-per-pass",
+    "caliper.results.scoring": "only for a gate or a report, after the first agent",
+    "caliper.results.sequential": "only for a sequential gate",
+    "caliper.results.exact_binomial": "only for a gate with few attempts",
+    "caliper.results.store": "`--help`s of report, history and run read no saved run",
+    "caliper.results.legacy": "only for a results file of an earlier version",
+    "caliper.results.run_summary": "the run summaries, for listing runs only",
+    "caliper.results.meta_labels": "`caliper history --help` without the run labels",
+    "caliper.results.run_clock": "`caliper report --help` without the run clock",
+    "caliper.results.spend": "the spend figures, for a report that shows them",
+    "caliper.results.stats": "`caliper history --help` without the statistics",
+    "caliper.system.output_file": "only when an output file is written",
+    # -- the reports (rich, Jinja2): only the output asked for
+    "caliper.report": "the report package (rich), after the first agent or for text output",
+    "caliper.report.run_view": "the final report, after the first agent or for text output",
+    "caliper.report.gate_view": "only for a gate's verdict",
+    "caliper.report.junit": "only for --junit",
+    "caliper.report.markdown": "only for --format markdown",
+    "caliper.report.matrix_view": "only for a matrix run's report",
+    "caliper.report.list_view": "only for `caliper list` in text",
+    "caliper.report.attempt_table": "only for `caliper report --attempts`",
+    "caliper.report.spend_view": "only for a run that has spend figures",
+    "caliper.report.tool_usage_view": "only for a run with tool calls",
+    "caliper.report.html": "Jinja2 only for --format html",
+    "caliper.report.html.output": "Jinja2 only for --format html",
+    "caliper.report.html.pages": "Jinja2 only for --format html",
+    "caliper.report.html.history_output": "Jinja2 only for --format html",
+    "rich.box": "rich only when a table is drawn with it",
+    "rich.cells": "rich only when a table is drawn with it",
+    "rich.console": "rich only when a console is made (importing caliper.report does not)",
+    "rich.markup": "rich only when a table is drawn with it",
+    "rich.measure": "rich only when a table is drawn with it",
+    "rich.segment": "rich only when a console is made (importing caliper.report does not)",
+    "rich.table": "rich only when a table is drawn with it",
+    "rich.text": "rich only when a table is drawn with it",
+    # -- a script run as a process of its own, which starts on the standard library only
+    "default_plugins/_warm_server.py::traceback": "only for a failed assert's traceback",
+}
+"""Modules imported inside a function in core (``caliper/testing/`` aside), and why."""
 
 
 def _python_files(folder: Path) -> list[Path]:
@@ -222,6 +333,78 @@ def test_no_function_over_eighty_lines():
     long = _long_functions()
     assert {name: n for name, n in long.items() if name not in STILL_LONG} == {}
     assert set(long) >= STILL_LONG, "split already: take these off STILL_LONG"
+
+
+def _imported_module(module: str, name: str | None) -> str:
+    """What ``from module import name`` imports: the submodule when ``name`` is one."""
+    if name is None:
+        return module
+    try:
+        found = importlib.util.find_spec(f"{module}.{name}") is not None
+    except (ImportError, ValueError):
+        found = False
+    return f"{module}.{name}" if found else module
+
+
+@functools.cache
+def _function_imports() -> tuple[tuple[str, int, str], ...]:
+    """``(path under caliper/, line, module)`` for every import inside a function of core
+    (``caliper/testing/`` and imports for type checkers aside)."""
+    return tuple(_scan_function_imports())
+
+
+def _scan_function_imports() -> Iterator[tuple[str, int, str]]:
+    for path in _python_files(CALIPER):
+        where = path.relative_to(CALIPER).as_posix()
+        if where.startswith("testing/"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip = _type_checking_nodes(tree)
+        functions = [
+            n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        ]
+        seen: set[int] = set()
+        for function in functions:
+            for node in ast.walk(function):
+                if id(node) in skip or id(node) in seen:
+                    continue
+                seen.add(id(node))
+                if isinstance(node, ast.Import):
+                    for alias in node.names:
+                        yield where, node.lineno, alias.name
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    for alias in node.names:
+                        yield where, node.lineno, _imported_module(node.module, alias.name)
+
+
+def _unexplained_imports(allowed: dict[str, str]) -> tuple[list[str], set[str]]:
+    """The function-level imports ``allowed`` does not name, and its entries none uses."""
+    found, used = [], set()
+    for where, line, module in _function_imports():
+        key = next((k for k in (f"{where}::{module}", module) if k in allowed), None)
+        if key is None:
+            found.append(f"caliper/{where}:{line}: imports {module} inside a function")
+        else:
+            used.add(key)
+    return found, set(allowed) - used
+
+
+def test_imports_are_at_the_module_head_unless_deferred_for_a_reason():
+    """An import inside a function is for a module :data:`DEFERRED_IMPORTS` names (the
+    start-up it keeps light, the heavy dependency it avoids); any other goes at the head."""
+    found, unused = _unexplained_imports(DEFERRED_IMPORTS)
+    assert found == []
+    assert unused == set(), "deferred nowhere now: take these off DEFERRED_IMPORTS"
+    assert all(reason.strip() for reason in DEFERRED_IMPORTS.values())
+
+
+def test_the_import_rule_names_an_import_left_unexplained():
+    allowed = {k: v for k, v in DEFERRED_IMPORTS.items() if k != "caliper.runner.shard"}
+    found, unused = _unexplained_imports(allowed)
+    assert found and all(
+        item.endswith("imports caliper.runner.shard inside a function") for item in found
+    )
+    assert unused == set()
 
 
 def _documented_names() -> set[str]:

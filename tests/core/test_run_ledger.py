@@ -265,3 +265,46 @@ def test_a_run_that_ends_leaves_no_warm_assert_folder(space: Workspace) -> None:
         assert list(temp.iterdir()) == []
     finally:
         shutil.rmtree(temp, ignore_errors=True)
+
+
+LIVING_PROCESS = """\
+import os, sys
+from pathlib import Path
+from caliper import api
+from caliper.default_plugins import warm_assert
+from caliper.runner import RunOptions
+
+sandboxes = Path(os.environ["CALIPER_TMPDIR"])
+for run in (1, 2):  # the process lives on between runs, like a Ray worker between jobs
+    ending = api.run(sys.argv[1], RunOptions(model="fake", k=2))
+    assert ending.exit_code == 0, ending.problem()
+    print(f"run {run} warm:", warm_assert._server._stop_at_exit)  # set by the server's start
+    print(f"run {run} left:", sorted(p.name for p in sandboxes.iterdir()))
+    print(f"run {run} warm folders:", len(list(Path(os.environ["TMPDIR"]).iterdir())))
+"""
+
+
+def test_a_process_that_lives_on_keeps_no_ledger_in_the_sandbox_parent(space: Workspace) -> None:
+    """A run in a process that goes on (a Ray worker) ends the warm assert server it started
+    and leaves its sandbox parent empty, its ledger included; the next run starts the server
+    again."""
+    temp = Path(tempfile.mkdtemp(prefix="cw", dir="/tmp"))  # short: the socket's path limit
+    try:
+        script = space.root / "lives_on.py"
+        script.write_text(LIVING_PROCESS, encoding="utf-8")
+        done = subprocess.run(
+            [str(CALIPER.parent / "python"), str(script), str(space.spec(QUICK, name="quick"))],
+            cwd=space.root,
+            env=space.env(TMPDIR=str(temp)),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        for run in (1, 2):
+            assert f"run {run} warm: True" in done.stdout, "the assert did not run warm"
+            assert f"run {run} left: []" in done.stdout, done.stdout
+            assert f"run {run} warm folders: 0" in done.stdout, done.stdout
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)

@@ -5,6 +5,7 @@ the very bytes it loaded), find the results folder. Each test counts, in-process
 from __future__ import annotations
 
 import hashlib
+import sys
 import textwrap
 
 import pytest
@@ -48,7 +49,9 @@ def project(tmp_path, monkeypatch):
     return spec
 
 
-def _counting(monkeypatch, module, name):
+def _counting(monkeypatch, module, name, *, everywhere=False):
+    """The calls of ``module.name`` from now on; ``everywhere``: also through every loaded
+    caliper module that imported the function by name."""
     calls = []
     real = getattr(module, name)
 
@@ -57,6 +60,10 @@ def _counting(monkeypatch, module, name):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(module, name, counted)
+    if everywhere:
+        for loaded in [m for n, m in sys.modules.items() if n.startswith("caliper.")]:
+            if vars(loaded).get(name) is real:
+                monkeypatch.setattr(loaded, name, counted)
     return calls
 
 
@@ -98,7 +105,7 @@ def test_the_spec_hash_is_of_the_bytes_that_were_loaded(project, monkeypatch):
 
 
 def test_caliper_run_finds_the_results_folder_once(project, monkeypatch):
-    found = _counting(monkeypatch, caliper.results.store, "caliper_root")
+    found = _counting(monkeypatch, caliper.results.store, "caliper_root", everywhere=True)
     monkeypatch.setenv("CALIPER_LOAD_PLUGINS", "fake,assert")
     code = main(["run", str(project), "--model", "fake", "--k", "1"])
     assert code == 0

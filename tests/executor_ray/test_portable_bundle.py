@@ -1,4 +1,5 @@
-"""caliper.runner.run.portable: a prepared run as a secret-free bundle, rebuilt "on a node".
+"""caliper.runner.run.portable and caliper.remote: a prepared run as a secret-free bundle,
+rebuilt "on a node".
 
 The node here is this machine with another unpack folder and another environment, which is
 what a remote node sees: the bundle's bytes and its own environment, nothing else.
@@ -15,9 +16,11 @@ import pytest
 
 from caliper.errors import SetupError
 from caliper.host.plugins import PluginHost
+from caliper.remote import _rebuild as rebuild
+from caliper.remote import _run_portable as run_job
 from caliper.runner.run.control import RunController
 from caliper.runner.run.options import RunOptions
-from caliper.runner.run.portable import PortableRun, pack, rebuild, run_job, unpack
+from caliper.runner.run.portable import PortableRun, pack, unpack
 from caliper.runner.run.prepare import prepare_run
 from caliper.system.skill_tree import content_hash
 from caliper_fakeagent.harness import FAKE_AGENT, Workspace
@@ -234,9 +237,7 @@ def test_remote_says_what_a_node_lacks(
     monkeypatch.delenv("BUNDLE_TOKEN")
     monkeypatch.setenv("CALIPER_BUNDLE_DIR", str(tmp_path / "other-node"))
     monkeypatch.setattr(remote, "_portables", {})
-    from caliper.runner.run import portable
-
-    monkeypatch.setattr(portable, "_cache", {})
+    monkeypatch.setattr(remote, "_prepared", {})
     problem = remote.check_node(shipped)
     assert problem is not None and "${BUNDLE_TOKEN}" in problem
     assert remote.cli_version(shipped) is None

@@ -119,16 +119,17 @@ def test_attempts_open_in_the_viewer_with_answers_side_by_side(compared):
     print(f"screenshot: {compared.screenshot('compare-viewer')}")
 
 
-def test_activation_card_and_run_page_commands(compared):
+def test_activation_card_and_run_page_links(compared):
     driver = compared.driver
     # before: no task of _before asserts activation, so only the after run has it; the card
     # is shown only when the comparison has an activation change
     cards = driver.find_elements(By.ID, "activation-card")
-    commands = [c.text for c in driver.find_elements(By.CSS_SELECTOR, "#run-pages code")]
-    assert commands == [
-        "caliper report demo/2026-11-30T17-00-00Z --format html -o 2026-11-30T17-00-00Z.html",
-        "caliper report demo/2026-11-30T18-01-33Z --format html -o 2026-11-30T18-01-33Z.html",
+    links = driver.find_elements(By.CSS_SELECTOR, "#run-pages a.run-page")
+    assert [a.get_attribute("href").rsplit("/", 2)[1:] for a in links] == [
+        ["compare.runs", "2026-11-30T17-00-00Z.html"],
+        ["compare.runs", "2026-11-30T18-01-33Z.html"],
     ]
+    assert driver.find_elements(By.CSS_SELECTOR, "#run-pages code") == []
     assert len(cards) <= 1  # the compare module's fixture pair (no shared activation task)
 
 
@@ -197,30 +198,61 @@ def test_a_pair_that_is_not_comparable_says_so_and_exits_2(tmp_path, browser):
     assert browser.console_errors() == []
 
 
+K55_NAMES = [
+    "A fairly long task name number 0 about commits",
+    "polls the deploy a bounded number of times (tools form)",
+    "writes_a_conventional_commit_message_for_the_staged_change_in_the_monorepo",
+    "refuses to force-push to a protected branch and explains which branch protection rule "
+    "applies here",
+]
+
+
+def _k55_task(name: str, outcomes) -> object:
+    """A k=55 task that asserts activation (so the activation column has figures)."""
+    activated = [["git-commit"] if o is P else [] for o in outcomes]
+    return task(name, outcomes, expected=["git-commit"], activated=activated)
+
+
 def test_readable_at_k55(tmp_path, browser):
-    names = [f"A fairly long task name number {i} about commits" for i in range(3)]
-    outcomes = [P, F] * 27 + [INFRA]
+    # names of 46, 55, 74 (one word) and 98 characters; a drop in every task, so every
+    # verdict is "regressed" or "not significant" and the activation notes are long
+    before = [P] * 40 + [F] * 14 + [INFRA]
+    after = [P, F] * 27 + [INFRA]
     results = tmp_path / ".caliper" / "results" / "demo"
-    a = save(run([task(n, outcomes) for n in names], run_id="2026-11-30T16-00-00Z"), results)
-    b = save(run([task(n, list(reversed(outcomes))) for n in names]), results)
+    a = save(run([_k55_task(n, before) for n in K55_NAMES], run_id="2026-11-30T16-00-00Z"), results)
+    b = save(run([_k55_task(n, after) for n in K55_NAMES]), results)
     out = tmp_path / "k55.html"
     done = caliper("compare", str(a), str(b), "--format", "html", "-o", str(out), cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # the drops are regressions
     browser.open(out)
     driver = browser.driver
     driver.set_window_size(1400, 900)
     width = driver.execute_script("return document.documentElement.clientWidth")
+    assert driver.execute_script("return document.documentElement.scrollWidth") <= width
     line = driver.execute_script(
         "return parseFloat(getComputedStyle(document.querySelector('#compare-tasks td.name'))"
         ".lineHeight) || 20"
     )
+    box = "return arguments[0].getBoundingClientRect()"
     for row in driver.find_elements(By.CSS_SELECTOR, "#compare-tasks tr.cmp-row"):
+        name = row.get_attribute("data-name")
         verdict = row.find_element(By.CSS_SELECTOR, "td.verdict-cell")
-        right = driver.execute_script("return arguments[0].getBoundingClientRect().right", verdict)
-        assert right <= width
-        name = row.find_element(By.CSS_SELECTOR, "td.name .name-text")
-        height = driver.execute_script("return arguments[0].getBoundingClientRect().height", name)
-        assert height <= 2 * line + 1
-        assert len(row.find_elements(By.CSS_SELECTOR, 'button.att[data-side="a"]')) == 55
+        assert driver.execute_script(box, verdict)["right"] <= width
+        activation = row.find_element(By.CSS_SELECTOR, "td.activation")
+        assert driver.execute_script(box, activation)["right"] <= width
+        # up to 60 characters on two lines, the 98-character name on three
+        text = row.find_element(By.CSS_SELECTOR, "td.name .name-text")
+        lines = 2 if len(name) <= 60 else 3
+        assert driver.execute_script(box, text)["height"] <= lines * line + 1, name
+        # the strips are 10 attempts a line: 55 attempts on 6 lines, attempt 11 under 1
+        for side in "ab":
+            buttons = row.find_elements(By.CSS_SELECTOR, f'button.att[data-side="{side}"]')
+            assert len(buttons) == 55
+            first, tenth, eleventh, last = (
+                driver.execute_script(box, buttons[i]) for i in (0, 9, 10, 54)
+            )
+            assert tenth["top"] == first["top"] and eleventh["top"] > first["top"]
+            assert eleventh["left"] == first["left"]
+            assert round((last["bottom"] - first["top"]) / (eleventh["top"] - first["top"])) == 6
     print(f"screenshot: {browser.screenshot('compare-k55')}")
     browser.driver.set_window_size(1400, 1000)

@@ -6,6 +6,8 @@ Each inner suite runs in its own pytest process, with a stand-in "provisioned CL
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 pytest_plugins = ["pytester"]
@@ -96,12 +98,17 @@ def test_marked_runs_a_pinned_cli():
 def test_unmarked_runs_something_else():
     subprocess.run(["true"], check=True)
 
+def test_unmarked_passes_the_inherited_path_on():
+    subprocess.run(["true"], env={"PATH": os.environ["PATH"]}, check=True)
+
 def test_unmarked_uses_the_agent_cli_fixture(agent_cli):
     pass
 """
 
 
-def test_an_unmarked_test_that_starts_a_pinned_cli_fails_naming_it(pytester, clis):
+def test_an_unmarked_test_that_starts_a_pinned_cli_fails_naming_it(pytester, clis, monkeypatch):
+    # the pinned CLIs on the inherited PATH, as `. .agent-clis/env.sh` puts them
+    monkeypatch.setenv("PATH", f"{clis / 'bin'}{os.pathsep}{os.environ['PATH']}")
     pytester.makepyfile(test_inner=STARTS_CLIS)
     result = pytester.runpytest_subprocess(*PLUGINS, "-rA")
     out = result.stdout.str()
@@ -117,3 +124,4 @@ def test_an_unmarked_test_that_starts_a_pinned_cli_fails_naming_it(pytester, cli
     assert "PASSED test_inner.py::test_unmarked_runs_something_else" in out
     assert "uses the agent_cli fixture (a real agent CLI) but is not marked" in out
     assert "test_unmarked_runs_something_else started" not in out
+    assert "PASSED test_inner.py::test_unmarked_passes_the_inherited_path_on" in out

@@ -22,10 +22,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
+from caliper.host.plugins import PluginHost
+from caliper.runner import RunOptions, run_spec
+
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from caliper.runner import RunEnding, RunOptions
+    from caliper.runner import RunEnding
 
 
 def run(
@@ -49,11 +54,6 @@ def run(
     the returned :class:`~caliper.runner.RunEnding` (``exit_code``, ``problem()``). Signals
     are handled as by ``caliper run`` only when called from the main thread.
     """
-    import attrs
-
-    from caliper.host.plugins import PluginHost
-    from caliper.runner import RunOptions, run_spec
-
     path = Path(spec)
     options = (
         RunOptions(spec_path=path) if options is None else attrs.evolve(options, spec_path=path)

@@ -16,12 +16,16 @@ if os.path.basename(sys.argv[0] if sys.argv else "") == "caliper":
     stop_policy.install()
 
 # after the stop policy: a Ctrl-C while importing is handled
+import contextlib
+import gc
 import importlib
 from typing import Any
 
 import click
 
 from caliper import __version__
+from caliper.errors import CaliperError
+from caliper.system.textsafe import printable
 
 EXIT_INTERNAL = 70  # an unexpected error: a bug (sysexits' EX_SOFTWARE)
 EXIT_CANNOT_WRITE = 74  # an output could not be written: a full disk (sysexits' EX_IOERR)
@@ -162,8 +166,6 @@ def resume_collector() -> None:
     stay for the whole process: the collector need never walk them again)."""
     if not _collector_paused[0]:
         return
-    import gc
-
     _collector_paused[0] = False
     gc.freeze()
     gc.enable()
@@ -185,8 +187,6 @@ def main(argv: list[str] | None = None) -> int:
     quick = argv is None and command in QUICK_EXIT_COMMANDS and "--probe" not in sys.argv
     if not quick:
         return _run(argv)
-    import gc
-
     paused = command in NO_COLLECTOR_COMMANDS
     if paused:
         gc.disable()
@@ -212,8 +212,6 @@ def _run(argv: list[str] | None) -> int:
 
 def _stopped(stop: stop_policy.StopSignal) -> int:
     """One line for a command ended by a stop signal; its exit code (128 + the signal)."""
-    import contextlib
-
     with contextlib.suppress(OSError, ValueError):  # after SIGHUP the terminal may be gone
         click.echo(f"Stopped ({stop.label}).", err=True)
     return stop.exit_code
@@ -237,9 +235,6 @@ def _command_code(argv: list[str] | None) -> int:
 
 def _guarded(argv: list[str] | None) -> int:
     """The CLI run on ``argv``, every way it can end turned into an exit status."""
-    from caliper.errors import CaliperError
-    from caliper.system.textsafe import printable
-
     try:
         if stop_policy.installed():
             stop_policy.begin()
@@ -303,8 +298,6 @@ def _cwd_gone() -> int:
 
 def _internal_error(exc: Exception) -> int:
     """One line for a bug (``CALIPER_DEBUG=1`` re-raises it for the traceback)."""
-    from caliper.system.textsafe import printable
-
     if os.environ.get("CALIPER_DEBUG"):
         raise exc
     click.echo(
@@ -322,10 +315,7 @@ def _cannot_write(exc: OSError) -> int:
     When the output that failed is standard output, whatever is still buffered for it is
     dropped (it is pointed at the null device), so the interpreter's own flush at exit does
     not fail a second time with a traceback of its own."""
-    import contextlib
-
     from caliper.system.os_errors import describe_os_error
-    from caliper.system.textsafe import printable
 
     where = printable(str(exc.filename)) if exc.filename else "the output"
     if not exc.filename:

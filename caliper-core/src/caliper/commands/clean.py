@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import click
 
+from caliper.errors import CaliperError
+from caliper.system.ledger import clean_dead, ledger_folder, location
+
 EPILOG = """\b
 Every caliper process notes in a ledger, before making them, the sandbox folders it makes,
 the private files it writes into them (generated configs holding resolved ${VAR} secrets,
@@ -30,14 +33,10 @@ def command() -> None:
 
     Prints one line per kind of thing removed, with counts.
     """
-    from caliper.system.ledger import clean_dead, ledger_folder, location
-
     try:
         base = location()
         cleaned = clean_dead(base)
     except OSError as exc:
-        from caliper.errors import CaliperError
-
         raise CaliperError(
             f"Cannot clean: the sandbox folder cannot be used ({exc.strerror or exc}).",
             hint="Check CALIPER_TMPDIR.",

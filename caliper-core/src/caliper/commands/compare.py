@@ -8,10 +8,20 @@ from typing import TYPE_CHECKING
 
 import click
 
+from caliper.commands.compare_baseline import compare_baseline
 from caliper.commands.confidence import confidence_option
-from caliper.commands.gate_options import junit_option
-from caliper.commands.output_options import format_option, matrix_option, page_output_option
-from caliper.errors import CaliperError
+from caliper.commands.gate_options import junit_option, write_junit_report
+from caliper.commands.matrix_report import show_matrix
+from caliper.commands.output_options import format_option, matrix_option, output_file_option
+from caliper.commands.run_baseline import BaselineRequest
+from caliper.errors import CaliperError, UsageError
+from caliper.report import make_console
+from caliper.report.compare_view import render_compare
+from caliper.report.junit_compare import compare_junit_document
+from caliper.report.markdown_compare import compare_markdown
+from caliper.results.codec import kept_until_exit
+from caliper.results.compare import NEVER_STARTED, compare_runs, comparison_data, same_run
+from caliper.results.store import load_run, resolve_run_ref
 
 if TYPE_CHECKING:
     from caliper.results.compare import RunComparison
@@ -47,7 +57,11 @@ class NotComparable(CaliperError):
     "a summary table for $GITHUB_STEP_SUMMARY; html: a self-contained page (to stdout, or "
     "to -o FILE)."
 )
-@page_output_option
+@output_file_option(
+    "With --format html: write the page to FILE instead of stdout. For BEFORE AFTER, each "
+    "run's own report page is written beside it, in a folder named after FILE (-o "
+    "site/compare.html: site/compare.runs/<run-id>.html), and linked from the page's header."
+)
 @confidence_option
 @click.option(
     "--fail-on",
@@ -125,6 +139,7 @@ def command(
       caliper compare BASE.json my-skill --fail-on both --format json
       caliper compare BASE.json my-skill --junit compare.xml --format markdown
       caliper compare RUN-A.json RUN-B.json --format html -o compare.html
+                     # also writes compare.runs/<run-id>.html: each run's own page
       caliper compare --matrix 2026-12-01T10-00-00Z-1a2b3c   # every engine pair
       caliper compare --baseline 2026-12-01T10-00-00Z-4d5e6f --require-improvement
 
@@ -141,13 +156,7 @@ def command(
       1  also: the --junit report could not be written
       3  with --baseline: --require-improvement or --min-lift failed
     """
-    from caliper.errors import UsageError
-    from caliper.results.compare import compare_runs
-
     if baseline_id is not None:  # a baseline pair
-        from caliper.commands.compare_baseline import compare_baseline
-        from caliper.commands.run_baseline import BaselineRequest
-
         if before is not None or matrix_id is not None:
             raise UsageError(
                 "--baseline takes no BEFORE/AFTER or --matrix.",
@@ -174,8 +183,6 @@ def command(
             "--fail-on ...` for two runs.",
         )
     if matrix_id is not None:  # engines side by side
-        from caliper.commands.matrix_report import show_matrix
-
         if before is not None or junit is not None:
             raise UsageError(
                 "--matrix takes no BEFORE/AFTER or --junit.",
@@ -192,7 +199,7 @@ def command(
         )
     if output is not None and output_format != "html":
         raise UsageError("-o/--output is for --format html.", hint="Add --format html.")
-    a, b, a_path, b_path = _load_pair(before, after)
+    a, b, a_path, b_path = _load_pair(before, after, transcripts=output_format == "html")
     comparison = compare_runs(a, b, a_path=str(a_path), b_path=str(b_path), confidence=confidence)
     _print(comparison, a, b, output_format, output, confidence, explain, allow_partial)
     _write_junit(junit, comparison, fail_on)
@@ -202,14 +209,10 @@ def command(
     _check_regressions(comparison, fail_on)
 
 
-def _load_pair(before: str, after: str):
-    """The two runs BEFORE and AFTER name and their files; a usage error when they are the
-    same run."""
-    from caliper.errors import UsageError
-    from caliper.results.codec import kept_until_exit
-    from caliper.results.compare import same_run
-    from caliper.results.store import load_run, resolve_run_ref
-
+def _load_pair(before: str, after: str, *, transcripts: bool = False):
+    """The two runs BEFORE and AFTER name and their files (with their transcripts when
+    ``transcripts``: the html page's viewer and run pages show them; else a summary); a
+    usage error when they are the same run."""
     cwd = Path.cwd()
     a_path = resolve_run_ref(before, cwd=cwd)
     b_path = resolve_run_ref(after, cwd=cwd)
@@ -219,7 +222,8 @@ def _load_pair(before: str, after: str):
             hint="Name two different runs: `caliper list SPEC` shows their results files.",
         )
     with kept_until_exit():
-        a, b = load_run(a_path, transcripts=False), load_run(b_path, transcripts=False)
+        a = load_run(a_path, transcripts=transcripts)
+        b = load_run(b_path, transcripts=transcripts)
     if same_run(a, b):
         raise UsageError(
             f"{a_path} and {b_path} hold the same run ({a.meta.spec_name} {a.meta.run_id}).",
@@ -239,31 +243,21 @@ def _print(
     allow_partial: bool,
 ) -> None:
     """Show the comparison in ``output_format`` (html to ``output`` or stdout)."""
-    from caliper.results.compare import comparison_data
-
     if output_format == "html":
-        from caliper.report.html import compare_page
-        from caliper.report.html.output import emit_page
+        from caliper.report.html.output import emit_compare
 
-        emit_page(compare_page(a, b, comparison, confidence=confidence), output)
+        emit_compare(a, b, comparison, output, confidence)
     elif output_format == "json":
         click.echo(json.dumps(comparison_data(comparison), indent=2, ensure_ascii=False))
     elif output_format == "markdown":
-        from caliper.report.markdown_compare import compare_markdown
-
         click.echo(compare_markdown(comparison), nl=False)
     else:
-        from caliper.report import make_console
-        from caliper.report.compare_view import render_compare
-
         render_compare(comparison, make_console(), explain=explain, allow_partial=allow_partial)
 
 
 def _check_never_started(comparison: RunComparison) -> None:
     """Not comparable (exit 2) when a side never started, whatever ``--allow-partial`` says:
     there is nothing on that side."""
-    from caliper.results.compare import NEVER_STARTED
-
     never = [
         f"the {label} run {run_id}"
         for label, run_id, side in (
@@ -286,8 +280,6 @@ def _write_junit(junit: Path | None, comparison: RunComparison, fail_on: str) ->
     """``--junit PATH``: one test case per task with its regression verdict."""
     if junit is None:
         return
-    from caliper.commands.gate_options import write_junit_report
-    from caliper.report.junit_compare import compare_junit_document
 
     write_junit_report(junit, compare_junit_document(comparison, fail_on=fail_on))
 
@@ -305,8 +297,6 @@ def _not_comparable_message(comparison) -> str:
 
 
 def _never_reason(comparison) -> str:
-    from caliper.results.compare import NEVER_STARTED
-
     for side in (comparison.a_side, comparison.b_side):
         if side.state == NEVER_STARTED and side.reason:
             return side.reason.rstrip(". ")

@@ -12,7 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from caliper.commands.finishing import exit_for
+from caliper.commands.run_baseline import judged_pair, pair_problems, show_pairs, write_junit
+from caliper.commands.run_matrix import worst
 from caliper.errors import CaliperError, UsageError
+from caliper.results.baseline_store import latest_pair, saved_arms
+from caliper.results.store import caliper_root, load_run
 
 if TYPE_CHECKING:
     from caliper.commands.run_baseline import BaselineRequest, ShownPair
@@ -28,15 +33,9 @@ def compare_baseline(
     reference: str, request: BaselineRequest, *, allow_partial: bool = False
 ) -> None:
     """Show the pair(s) of baseline ``reference`` and leave with the exit they call for."""
-    from caliper.commands.finishing import exit_for
-    from caliper.commands.run_baseline import pair_problems, show_pairs
-    from caliper.commands.run_matrix import worst
-
     pairs = load_pairs(reference, request)
     show_pairs(pairs, request, reference.rpartition("/")[2], None)
     if request.junit is not None:
-        from caliper.commands.run_baseline import write_junit
-
         write_junit(request, pairs)
     incomplete = [p for p in pairs if not p.verdict.comparison.comparable]
     if incomplete and not allow_partial:
@@ -62,10 +61,6 @@ def compare_baseline(
 
 def load_pairs(reference: str, request: BaselineRequest) -> list[ShownPair]:
     """Every engine's pair of baseline ``reference``, judged, in the order first saved."""
-    from caliper.commands.run_baseline import judged_pair
-    from caliper.results.baseline_store import latest_pair, saved_arms
-    from caliper.results.store import caliper_root, load_run
-
     spec_name, _, ident = reference.rpartition("/")
     root = caliper_root(Path.cwd(), None)
     arms = saved_arms(root, spec_name or None, ident)

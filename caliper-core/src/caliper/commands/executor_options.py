@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from caliper.runner.run.executors import LOCAL
+from caliper.runner.run.executors import LOCAL, resolve_executor
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,7 +54,6 @@ class ExecutorCommand(click.Command):
         ctx.meta[NAMES_KEY] = names
         if executor_id != LOCAL and not ctx.resilient_parsing:
             from caliper.host.plugins import PluginHost
-            from caliper.runner.run.executors import resolve_executor
 
             executor = resolve_executor(PluginHost(), executor_id)
             for option in executor.options:

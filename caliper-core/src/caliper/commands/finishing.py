@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 
+from caliper.commands.gate_options import evaluate, gate_error, record_gate, write_junit_report
+from caliper.errors import CaliperError
+from caliper.runner.run.ending import RunInterrupted
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from caliper.errors import CaliperError
     from caliper.results.gate import Bar, GateResult
     from caliper.runner import RunEnding
 
@@ -30,8 +33,6 @@ def finish_report(
 ) -> None:
     """Print a finished run's report and raise the exit its ending calls for (decided by
     :meth:`caliper.runner.RunEnding.problem`; this only maps it to the command line)."""
-    from caliper.commands.gate_options import gate_error, write_junit_report
-
     if report.never_started and report.fatal is not None:
         raise never_started_error(report.fatal)
     show_safely(
@@ -63,8 +64,6 @@ def show_safely(
     terminal is gone (``interrupted`` and writing fails): the runs are saved, so the exit goes
     on with the signal's code. Ctrl-C while it is drawn stops it: exit 130, saying where the
     results already are."""
-    from caliper.errors import CaliperError
-
     try:
         try:
             render()
@@ -110,7 +109,6 @@ def judge_bars(
     or a signal stopped the run."""
     if not bars or report.interrupted:
         return None
-    from caliper.commands.gate_options import evaluate, record_gate
     from caliper.report import make_console
     from caliper.report.gate_view import render_gate
 
@@ -129,8 +127,6 @@ def exit_for(problem: CaliperError | None) -> None:
     """Leave the command as ``problem`` (from :meth:`caliper.runner.RunEnding.problem`)
     says: return for none, raise it otherwise. A stop signal's message is printed here, so
     a closed terminal (SIGHUP) cannot turn the signal's exit code into another."""
-    from caliper.runner.run.ending import RunInterrupted
-
     if isinstance(problem, RunInterrupted):
         with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) is not an error
             click.echo(f"Error: {problem.message}", err=True)

@@ -8,14 +8,16 @@ The logic lives in :mod:`caliper.results.gate`; this module is only the command-
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from caliper.errors import CaliperError, UsageError
+
 if TYPE_CHECKING:
-    from caliper.errors import CaliperError
     from caliper.results.gate import Bar, GateResult
     from caliper.results.models import RunResults
 
@@ -148,7 +150,6 @@ def spec_task_names(
 
 def check_bars(bars: Sequence[Bar], task_names: list[str], activation_tasks: list[str]) -> None:
     """A usage error (exit 2) when a bar names no task of the spec (with a did-you-mean)."""
-    from caliper.errors import UsageError
     from caliper.results.gate import BarSyntaxError, check_bar_tasks
 
     try:
@@ -280,7 +281,6 @@ def gate_error(gate: GateResult | None) -> CaliperError | None:
     """The exit-3 error naming every bar that stopped the gate (``None``: it passed)."""
     if gate is None or gate.passed:
         return None
-    from caliper.errors import CaliperError
     from caliper.results.gate import BarVerdict
 
     failures = gate.failures
@@ -332,9 +332,7 @@ def check_junit_target(path: Path | None) -> None:
     """Fail before any attempt when ``--junit PATH`` obviously cannot be written."""
     if path is None:
         return
-    import os
 
-    from caliper.errors import UsageError
     from caliper.system.output_file import output_problem, writes_in_place
 
     if writes_in_place(path):
@@ -359,7 +357,6 @@ def write_junit_report(path: Path | None, tree: Any) -> None:
     the disk is full)."""
     if path is None:
         return
-    from caliper.errors import CaliperError
     from caliper.report.junit import write_junit
     from caliper.system.output_file import OutputWriteError
 

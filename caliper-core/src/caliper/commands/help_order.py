@@ -9,6 +9,7 @@ docstring's trailing sections into the epilog, in front of what the epilog alrea
 
 from __future__ import annotations
 
+import inspect
 import re
 
 import click
@@ -26,8 +27,6 @@ def options_first(command: click.Command) -> click.Command:
     help_text = command.help or ""
     found = _FIRST_SECTION.search(help_text)
     if found is not None:
-        import inspect
-
         sections = help_text[found.start() :].strip("\n")
         epilog = inspect.cleandoc(command.epilog) if command.epilog else ""
         command.help = help_text[: found.start()].rstrip()

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from caliper.commands.confidence import confidence_option
+from caliper.errors import UsageError
 
 
 def history_rows(entries, confidence: float, keep: dict | None = None) -> list[dict]:
@@ -118,7 +119,8 @@ def write_history_page(
 ) -> None:
     """The html page over ``entries`` (one spec's saved runs): written at ``output`` (else
     ``default``; else stdout) with each run's report page beside it, said on stderr."""
-    from caliper.report.html.history_output import runs_dir, write_history
+    from caliper.report.html.history_output import write_history
+    from caliper.report.html.output import runs_dir
 
     loaded: dict = {}
     rows = history_rows(entries, confidence, keep=loaded)
@@ -194,7 +196,6 @@ def command(spec: str, output_format: str, output: Path | None, confidence: floa
       2  SPEC has no saved runs, a bad --confidence, or the html page cannot be
          written
     """
-    from caliper.errors import UsageError
     from caliper.results.store import caliper_root, list_runs
 
     if output is not None and output_format != "html":

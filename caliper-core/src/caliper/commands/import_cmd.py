@@ -7,6 +7,10 @@ from pathlib import Path
 
 import click
 
+from caliper.errors import UsageError
+from caliper.system.output_file import write_output, writes_in_place
+from caliper.tune.importer import convert, render_spec
+
 EPILOG = """\b
 Examples:
   caliper import skill-creator skills/pdf                 # skills/pdf/evals/evals.json
@@ -61,10 +65,6 @@ def skill_creator(
     paths: tuple[Path, ...], output: Path | None, skill: Path | None, force: bool
 ) -> None:
     """Convert skill-creator's evals/evals.json and trigger-eval files into one .eval.yaml."""
-    from caliper.errors import UsageError
-    from caliper.system.output_file import write_output, writes_in_place
-    from caliper.tune.importer import convert, render_spec
-
     for path in paths:
         if not path.exists():
             raise UsageError(f"{path}: no such file or folder.")

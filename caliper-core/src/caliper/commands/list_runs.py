@@ -7,6 +7,10 @@ from pathlib import Path
 
 import click
 
+from caliper.errors import UsageError
+from caliper.results.store import SPEC_SUFFIXES, ResultsError, caliper_root, list_runs, load_run
+from caliper.spec.model import spec_name_for
+
 
 def run_row(entry) -> dict:
     """One run as ``caliper list SPEC`` shows it (an unreadable file gets an ``error``): the
@@ -14,7 +18,6 @@ def run_row(entry) -> dict:
     run's row is read from the summary saved beside it (:mod:`caliper.results.run_summary`);
     a run without one is decoded and scored once and its summary saved."""
     from caliper.results.run_summary import read_summary, summarize, write_summary
-    from caliper.results.store import ResultsError, load_run
 
     row: dict = {"run_id": entry.run_id, "path": str(entry.path)}
     saved = read_summary(entry.path)
@@ -35,8 +38,6 @@ def run_row(entry) -> dict:
 
 def spec_rows(root: Path) -> list[dict]:
     """Each spec with saved runs: how many, and the latest."""
-    from caliper.results.store import list_runs
-
     by_spec: dict[str, list] = {}
     for entry in list_runs(root):
         by_spec.setdefault(entry.spec_name, []).append(entry)
@@ -52,9 +53,6 @@ def spec_rows(root: Path) -> list[dict]:
 
 
 def _spec_name(spec: str) -> tuple[str, Path | None]:
-    from caliper.results.store import SPEC_SUFFIXES
-    from caliper.spec.model import spec_name_for
-
     if spec.endswith(SPEC_SUFFIXES) or "/" in spec or Path(spec).is_file():
         path = Path(spec)
         return spec_name_for(path), path
@@ -92,9 +90,6 @@ def command(spec: str | None, output_format: str) -> None:
       0  the list was shown (an empty list included)
       2  SPEC has no saved runs
     """
-    from caliper.errors import UsageError
-    from caliper.results.store import ResultsError, caliper_root, list_runs
-
     cwd = Path.cwd()
     if spec is None:
         try:

@@ -10,6 +10,11 @@ from typing import TYPE_CHECKING
 import click
 
 from caliper.errors import UsageError
+from caliper.report import make_console
+from caliper.report.matrix_view import matrix_markdown, render_matrix
+from caliper.results.codec import kept_until_exit
+from caliper.results.matrix import build_matrix, matrix_data
+from caliper.results.store import caliper_root, list_runs, load_run, load_run_data, resolve_run_ref
 
 if TYPE_CHECKING:
     from caliper.results.models import RunResults
@@ -20,8 +25,6 @@ FORMATS = ("text", "json", "markdown", "html")
 def matrix_paths(matrix_id: str, cwd: Path) -> list[Path]:
     """The saved runs whose ``meta.matrix.id`` is ``matrix_id`` (``SPEC/ID`` looks in that
     spec's runs only), in the order of the matrix's ``--model`` flags."""
-    from caliper.results.store import caliper_root, list_runs, load_run_data
-
     spec_name, _, ident = matrix_id.rpartition("/")
     root = caliper_root(cwd, None)
     needle = json.dumps(ident).encode("utf-8")
@@ -50,8 +53,6 @@ def matrix_paths(matrix_id: str, cwd: Path) -> list[Path]:
 def load_matrix_runs(paths: list[Path], *, transcripts: bool = False) -> list[RunResults]:
     """The runs at ``paths`` (summaries, or with their transcripts when ``transcripts``);
     runs of different specs are refused (exit 2)."""
-    from caliper.results.store import load_run
-
     runs = [load_run(path, transcripts=transcripts) for path in paths]
     first = runs[0]
     for path, run in zip(paths[1:], runs[1:], strict=True):
@@ -75,9 +76,6 @@ def show_matrix(
     """Print the matrix of ``matrix_id``'s runs, or of the runs ``refs`` name, as
     ``output_format`` (``text``, ``json``, ``markdown`` or ``html``; the page goes to
     ``output`` when given, else to stdout)."""
-    from caliper.results.matrix import build_matrix, matrix_data
-    from caliper.results.store import resolve_run_ref
-
     if output_format not in FORMATS:
         raise UsageError(
             f"--format {output_format} is not available for a matrix.",
@@ -103,13 +101,8 @@ def show_matrix(
         data["paths"] = [str(p) for p in paths]
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     elif output_format == "markdown":
-        from caliper.report.matrix_view import matrix_markdown
-
         click.echo(matrix_markdown(matrix), nl=False)
     else:
-        from caliper.report import make_console
-        from caliper.report.matrix_view import render_matrix
-
         render_matrix(matrix, make_console())
 
 
@@ -119,8 +112,6 @@ def _emit_html(paths: list[Path], confidence: float, output: Path | None) -> Non
     by their paths: it is meant to be shared."""
     from caliper.report.html.output import emit_page
     from caliper.report.html.pages import matrix_page
-    from caliper.results.codec import kept_until_exit
-    from caliper.results.matrix import build_matrix
 
     with kept_until_exit():
         runs = load_matrix_runs(paths, transcripts=True)

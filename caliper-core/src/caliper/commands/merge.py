@@ -2,9 +2,28 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
+
+from caliper.commands.run_setup import check_save_targets
+from caliper.errors import UsageError
+from caliper.report import make_console
+from caliper.report.run_view import render_run
+from caliper.results import codec
+from caliper.results.merge import ShardRun, check_shards, merge_data, merge_notes
+from caliper.results.store import (
+    RESULTS_DIR,
+    ROOT_DIR,
+    claim_results,
+    find_caliper_dir,
+    load_run_data,
+    new_run_id,
+    release_claim,
+    resolve_run_ref,
+    save_assembled,
+)
 
 EPILOG = """\b
 Examples:
@@ -42,10 +61,6 @@ def command(shards: tuple[str, ...], output: Path | None) -> None:
     folder at or above the current folder, else in a new .caliper/ in the current folder
     (never beside the spec path the shards recorded, which may be another machine's).
     """
-    from caliper.errors import UsageError
-    from caliper.results.merge import ShardRun
-    from caliper.results.store import load_run_data, resolve_run_ref
-
     cwd = Path.cwd()
     runs = []
     for ref in shards:
@@ -85,19 +100,6 @@ def arm_groups(runs: list) -> list[list]:
 
 def _merge(runs: list, output: Path | None) -> None:
     """Check the shards of one run, merge them, save the merged run and show it."""
-    from caliper.commands.run_setup import check_save_targets
-    from caliper.results import codec
-    from caliper.results.merge import check_shards, merge_data, merge_notes
-    from caliper.results.store import (
-        RESULTS_DIR,
-        ROOT_DIR,
-        claim_results,
-        find_caliper_dir,
-        new_run_id,
-        release_claim,
-        save_assembled,
-    )
-
     cwd = Path.cwd()
     check_shards(runs)
     for note in merge_notes(runs):
@@ -111,8 +113,6 @@ def _merge(runs: list, output: Path | None) -> None:
     try:
         data = merge_data(runs, run_id)
         text = codec.dumps_data(data)
-        import json
-
         results = codec.from_data(json.loads(text), transcripts=False)
         saved = save_assembled(text, results, path=path, output=output)
     except BaseException:  # Ctrl-C or a failed save: give the claimed name back
@@ -123,9 +123,6 @@ def _merge(runs: list, output: Path | None) -> None:
 
 def _show(results, saved: Path, count: int, output: Path | None) -> None:
     """The merged run's report, then where it was saved."""
-    from caliper.report import make_console
-    from caliper.report.run_view import render_run
-
     console = make_console()
     render_run(results, console, path=saved)
     attempts = sum(len(task.attempts) for task in results.tasks)

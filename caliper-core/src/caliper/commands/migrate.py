@@ -3,9 +3,17 @@
 
 from __future__ import annotations
 
+import difflib
+import os
 from pathlib import Path
 
 import click
+
+from caliper.errors import CaliperError, UsageError
+from caliper.results import store
+from caliper.results.store import ResultsWriteError
+from caliper.spec.migrate import NotASpec, plan_migration
+from caliper.system.os_errors import describe_os_error
 
 EPILOG = """\b
 Examples:
@@ -38,9 +46,6 @@ Exit codes:
 @click.option("--dry-run", is_flag=True, help="Show what would change as a diff; write nothing.")
 def command(specs: tuple[Path, ...], dry_run: bool) -> None:
     """Convert specs and history files of the earlier caliper-eval (0.21 and before)."""
-    from caliper.errors import UsageError
-    from caliper.spec.migrate import NotASpec, plan_migration
-
     files = _spec_files(specs)
     plans = []
     seen: set[Path] = set()
@@ -71,8 +76,6 @@ def command(specs: tuple[Path, ...], dry_run: bool) -> None:
 
 
 def _spec_files(specs: tuple[Path, ...]) -> list[Path]:
-    from caliper.errors import UsageError
-
     files: list[Path] = []
     for spec in specs:
         if spec.is_dir():
@@ -92,8 +95,6 @@ def _spec_files(specs: tuple[Path, ...]) -> list[Path]:
 
 
 def _show_diff(changes: list) -> None:
-    import difflib
-
     for change in changes:
         click.echo(f"Would rewrite {change.path} ({'; '.join(change.why)}):")
         diff = difflib.unified_diff(
@@ -121,18 +122,12 @@ def backup_path(path: Path) -> Path:
 def _apply(changes: list) -> None:
     """Copy each original to its backup, then replace it with the migrated text (both
     atomically), so no step can leave a file half-written or lose the original."""
-    import os
-
-    from caliper.errors import CaliperError
-    from caliper.results.store import ResultsWriteError, write_atomic
-    from caliper.system.os_errors import describe_os_error
-
     for change in changes:
         target = Path(os.path.realpath(change.path))  # a symlinked spec keeps its link
         backup = backup_path(target)
         try:
-            write_atomic(backup, change.old)
-            write_atomic(target, change.new)
+            store.write_atomic(backup, change.old)
+            store.write_atomic(target, change.new)
         except ResultsWriteError as exc:
             cause = exc.__cause__
             why = describe_os_error(cause) if isinstance(cause, OSError) else str(exc)

@@ -11,9 +11,30 @@ import click
 from caliper.commands.attempt_options import judge_model_option, judge_timeout_option
 from caliper.commands.confidence import confidence_option
 from caliper.commands.output_options import results_output_option, verbose_option
+from caliper.commands.run_setup import check_save_targets
+from caliper.errors import CaliperError, UsageError
+from caliper.host.plugins import PluginHost
+from caliper.plugin.mcp import resolve_servers
+from caliper.replay.regrade import JUDGED, Regrader, environ, spec_file_hash
+from caliper.report import make_console
+from caliper.report.run_view import render_run
+from caliper.results import codec
+from caliper.results.compact import StorageLimits
+from caliper.results.journal import assemble
+from caliper.results.store import (
+    claim_results,
+    load_run_data,
+    new_run_id,
+    release_claim,
+    resolve_run_ref,
+    save_assembled,
+)
+from caliper.runner.attempt.judge_calls import judge_engine_named
+from caliper.runner.attempt.judging import FatalJudgeError, LazyEngine
+from caliper.runner.run.meta import now_iso
+from caliper.spec.load import load_spec
 
 if TYPE_CHECKING:
-    from caliper.host.plugins import PluginHost
     from caliper.plugin.tools import ToolNames
 
 EPILOG = """\b
@@ -54,24 +75,12 @@ def command(
     confidence: float,
 ) -> None:
     """Re-run the judges of the saved run RUN on its saved attempts and save a new run."""
-    from caliper.commands.run_setup import check_save_targets
-    from caliper.host.plugins import PluginHost
-    from caliper.plugin.mcp import resolve_servers
-    from caliper.replay.regrade import Regrader, environ
-    from caliper.results.store import load_run_data, resolve_run_ref
-    from caliper.runner.attempt.judge_calls import judge_engine_named
-    from caliper.runner.attempt.judging import LazyEngine
-    from caliper.runner.run.meta import now_iso
-    from caliper.spec.load import load_spec
-
     path = resolve_run_ref(ref, cwd=Path.cwd())
     data = load_run_data(path)
     meta = data["meta"]
     name = f"{meta.get('spec_name')}/{meta.get('run_id')}"
     spec_path = Path(meta.get("spec_path") or "")
     if not spec_path.is_file():
-        from caliper.errors import UsageError
-
         raise UsageError(
             f"Cannot regrade run {name}: its spec {spec_path} is not there any more.",
             hint="Put the spec back where the run read it, then regrade.",
@@ -131,8 +140,6 @@ def _judge_asked(meta: dict, judge_model: str | None) -> str | None:
 def _split_attempts(data: dict, spec) -> tuple[list, list]:
     """The saved attempts as ``(todo, kept)``: ``todo`` the judged ones of a task the spec
     still has, with that task; ``kept`` the rest, copied over unchanged."""
-    from caliper.replay.regrade import JUDGED
-
     tasks = {task.name: task for task in spec.tasks}
     judged_outcomes = {o.value for o in JUDGED}
     todo, kept = [], []
@@ -149,8 +156,6 @@ def _split_attempts(data: dict, spec) -> tuple[list, list]:
 
 def _check_workdirs(regrader, todo: list, name: str) -> None:
     """A usage error when a local check needs a working directory that was not kept."""
-    from caliper.errors import UsageError
-
     missing = regrader.missing_workdirs(todo)
     if missing:
         raise UsageError(
@@ -164,10 +169,6 @@ def _check_workdirs(regrader, todo: list, name: str) -> None:
 
 def _regrade_all(regrader, todo: list) -> list[dict]:
     """Each attempt of ``todo`` judged again, as saved data; a fatal judge error ends it."""
-    from caliper.results import codec
-    from caliper.results.compact import StorageLimits
-    from caliper.runner.attempt.judging import FatalJudgeError
-
     limits = StorageLimits()
     regraded = []
     try:
@@ -184,9 +185,6 @@ def _new_meta(
 ) -> dict:
     """The new run's metadata: the parent's, naming it and what changed (``count`` attempts
     judged again, the spec's hash, the judge ``engine`` if one was resolved)."""
-    from caliper.replay.regrade import spec_file_hash
-    from caliper.runner.run.meta import now_iso
-
     new_meta = dict(meta)
     changes = [f"judges re-run on {count} attempt(s) with the spec's current checks"]
     now_hash = spec_file_hash(spec_path)
@@ -219,10 +217,6 @@ def _new_meta(
 def _save(path: Path, data: dict, new_meta: dict, attempts: list, output: Path | None):
     """Save the new run beside its parent ``path`` (and to ``output``); its results and the
     file it was saved to."""
-    from caliper.results import codec
-    from caliper.results.journal import assemble
-    from caliper.results.store import claim_results, new_run_id, release_claim, save_assembled
-
     target, run_id = claim_results(path.parent, new_run_id())
     try:
         new_meta["run_id"] = run_id
@@ -243,10 +237,6 @@ def _save(path: Path, data: dict, new_meta: dict, attempts: list, output: Path |
 
 
 def _show(results, saved: Path, verbose: bool, confidence: float) -> None:
-    from caliper.errors import CaliperError
-    from caliper.report import make_console
-    from caliper.report.run_view import render_run
-
     render_run(results, make_console(), verbose=verbose, path=saved, confidence=confidence)
     records = [a for task in results.tasks for a in task.attempts]
     if records and not any(r.outcome.usable or r.outcome.value == "not_checked" for r in records):

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from caliper.commands.confidence import DEFAULT_CONFIDENCE, confidence_option
-from caliper.commands.gate_options import bar_options
+from caliper.commands.gate_options import bar_options, check_bars, evaluate, raise_if_failed
 from caliper.commands.output_options import (
     FORMATS,
     TABLE_FORMATS,
@@ -18,6 +18,7 @@ from caliper.commands.output_options import (
     output_file_option,
     verbose_option,
 )
+from caliper.errors import UsageError
 
 SAVED_GATE_TITLE = "Bars this run was held to (as judged when it ran)"
 
@@ -124,23 +125,17 @@ def command(
         from caliper.commands.matrix_report import show_matrix
 
         if output_format in TABLE_FORMATS:
-            from caliper.errors import UsageError
-
             raise UsageError(
                 f"--format {output_format} is the attempt table of one run.",
                 hint="Give one REF, without --matrix.",
             )
         bars_given = (*min_score, *min_activation, *max_cost_per_attempt, *max_duration)
         if bars_given:
-            from caliper.errors import UsageError
-
             raise UsageError(
                 "Bars apply to one run, not to a matrix.",
                 hint="Report one engine's run to judge bars on it.",
             )
         if output is not None and output_format != "html":
-            from caliper.errors import UsageError
-
             raise UsageError(
                 "-o/--output is for --format html with a matrix.", hint="Add --format html."
             )
@@ -154,8 +149,6 @@ def command(
             return
     path = _run_path(refs[0] if refs else None, cwd)
     if output is not None and output_format not in ("html", *TABLE_FORMATS):
-        from caliper.errors import UsageError
-
         raise UsageError(
             "-o/--output is for --format html, csv or jsonl.", hint="Add --format html."
         )
@@ -185,7 +178,6 @@ def command(
         _print_markdown(results, confidence, gate)
     else:
         _print_text(results, _shown_path(path, cwd), verbose, confidence, gate)
-    from caliper.commands.gate_options import raise_if_failed
 
     raise_if_failed(gate)
 
@@ -268,7 +260,6 @@ def _gate(
     """Judge bars given on the command line on a saved run (``None`` without bars)."""
     if not bars:
         return None
-    from caliper.commands.gate_options import check_bars, evaluate
 
     names = [task.name for task in results.tasks]
     activation = [task.name for task in results.tasks if task.activation_expected is not None]

@@ -14,13 +14,17 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from caliper.commands.run_setup import lock_continued_run, results_root
 from caliper.errors import UsageError
+from caliper.results.baseline_store import baseline_of, pair_of, saved_arms
+from caliper.results.store import ResultsError, latest_run, load_run_data, resolve_run_ref
+from caliper.runner.baseline import CONTROL, FULL, ArmKey
+from caliper.runner.run.plan import Continuation
+from caliper.spec.model import spec_name_for
 
 if TYPE_CHECKING:
     from caliper.commands.run_start import RunFlags
-    from caliper.runner.baseline import ArmKey
     from caliper.runner.run.options import RunOptions
-    from caliper.runner.run.plan import Continuation
 
 
 @attrs.frozen
@@ -36,10 +40,6 @@ class ResumedPair:
 
 def _named_run(spec: Path, ref: str) -> Path | None:
     """The results file (or journal) ``--resume [RUN]`` names; ``None`` when there is none."""
-    from caliper.commands.run_setup import results_root
-    from caliper.results.store import ResultsError, latest_run, resolve_run_ref
-    from caliper.spec.model import spec_name_for
-
     if ref:
         return resolve_run_ref(ref, cwd=Path.cwd())
     try:
@@ -51,8 +51,6 @@ def _named_run(spec: Path, ref: str) -> Path | None:
 
 def resumed_run_is_an_arm(spec: Path, ref: str) -> bool:
     """Whether the run ``--resume`` names is an arm of a baseline pair."""
-    from caliper.results.baseline_store import baseline_of
-
     path = _named_run(spec, ref)
     return path is not None and baseline_of(path) is not None
 
@@ -60,13 +58,6 @@ def resumed_run_is_an_arm(spec: Path, ref: str) -> bool:
 def resume_pair(flags: RunFlags, options: RunOptions) -> ResumedPair:
     """Lock and read both arms of the pair ``flags.resume`` names; the options of its full
     arm (k, engine, judge, ablation and timeouts from the saved run unless given again)."""
-    from caliper.commands.run_setup import lock_continued_run
-    from caliper.results.baseline_store import baseline_of, pair_of, saved_arms
-    from caliper.results.store import load_run_data
-    from caliper.runner.baseline import CONTROL, FULL, ArmKey
-    from caliper.runner.run.plan import Continuation
-    from caliper.spec.model import spec_name_for
-
     root = options.results_root
     assert root is not None
     spec_name = spec_name_for(flags.spec)

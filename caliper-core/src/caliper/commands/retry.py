@@ -8,8 +8,16 @@ import click
 
 from caliper.commands.attempt_options import force_option, retries_option, workers_option
 from caliper.commands.confidence import confidence_option
+from caliper.commands.finishing import finish_report
 from caliper.commands.output_options import results_output_option, verbose_option
 from caliper.commands.retry_checks import has_work, missing_attempts, refuse_running_parent
+from caliper.commands.retry_pair import retry_pair
+from caliper.commands.run_setup import check_save_targets, results_root
+from caliper.errors import UsageError
+from caliper.results.store import load_run_data, resolve_run_ref
+from caliper.runner import run_spec
+from caliper.runner.run.options import RunOptions
+from caliper.runner.run.plan import RETRYABLE, Continuation, saved_ablate
 
 __all__ = ["command", "has_work", "missing_attempts", "parse_only", "refuse_running_parent"]
 
@@ -37,9 +45,6 @@ Nothing to retry: 0.
 
 def parse_only(value: str) -> tuple[str, ...]:
     """``--only`` as outcome names; anything but the unusable outcomes is a usage error."""
-    from caliper.errors import UsageError
-    from caliper.runner.run.plan import RETRYABLE
-
     names = tuple(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
     wrong = [name for name in names if name not in RETRYABLE]
     if wrong or not names:
@@ -81,14 +86,6 @@ def command(
     RUN is a run id, SPEC/RUN-ID, a results file, a spec file or a spec name (its latest
     run), as for `caliper report`.
     """
-    from caliper.commands.finishing import finish_report
-    from caliper.commands.run_setup import check_save_targets, results_root
-    from caliper.errors import UsageError
-    from caliper.results.store import load_run_data, resolve_run_ref
-    from caliper.runner import run_spec
-    from caliper.runner.run.options import RunOptions
-    from caliper.runner.run.plan import Continuation, saved_ablate
-
     outcomes = parse_only(only)
     path = resolve_run_ref(ref, cwd=Path.cwd())
     refuse_running_parent(path)
@@ -125,8 +122,6 @@ def command(
     )
     check_save_targets(spec, output, root)
     if meta.get("baseline"):  # an arm of a baseline pair: both arms are retried, as a pair
-        from caliper.commands.retry_pair import retry_pair
-
         retry_pair(path, data, options, outcomes, force, confidence)
         return
     continuation = Continuation(kind="retry", path=path, data=data, only=outcomes, force=force)

@@ -4,18 +4,19 @@ still running it, how many of its attempts never ran, and whether there is anyth
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import click
+
+from caliper.errors import UsageError
+from caliper.results import runlock
+from caliper.results.journal import JOURNAL_SUFFIX, is_locked, journal_path
 
 
 def refuse_running_parent(path: Path) -> None:
     """Refuse (exit 2) to retry a run another caliper process still runs or resumes: its
     journal or its journal lock is held."""
-    from caliper.errors import UsageError
-    from caliper.results import runlock
-    from caliper.results.journal import JOURNAL_SUFFIX, is_locked, journal_path
-
     journal = path if path.name.endswith(JOURNAL_SUFFIX) else journal_path(path)
     run_id = journal.name[: -len(JOURNAL_SUFFIX)]
     if is_locked(journal) or runlock.held_elsewhere(path.parent, run_id):
@@ -51,10 +52,6 @@ def has_work(data: dict, todo: list, outcomes: tuple[str, ...]) -> bool:
     """Whether the run has attempts to retry (``todo``); says what it leaves out. A usage
     error for a killed run with attempts missing (they are resumed, not retried), or a
     stopped one with nothing else to retry."""
-    import shlex
-
-    from caliper.errors import UsageError
-
     meta = data["meta"]
     name = f"{meta.get('spec_name')}/{meta.get('run_id')}"
     missing = missing_attempts(data)

@@ -14,8 +14,14 @@ from typing import Any
 import attrs
 import click
 
+from caliper.commands.retry_checks import has_work, refuse_running_parent
+from caliper.commands.run_baseline import BaselineRequest, run_and_finish_baseline
 from caliper.errors import UsageError
+from caliper.results.baseline_store import pair_of, saved_arms
+from caliper.results.store import load_run_data
+from caliper.runner.baseline import ArmKey
 from caliper.runner.run.options import RunOptions
+from caliper.runner.run.plan import Continuation, saved_ablate
 
 
 def retry_pair(
@@ -27,13 +33,6 @@ def retry_pair(
     confidence: float,
 ) -> None:
     """Retry the pair whose arm ``path`` (read as ``data``) is; ``options`` are that arm's."""
-    from caliper.commands.retry_checks import has_work, refuse_running_parent
-    from caliper.commands.run_baseline import BaselineRequest, run_and_finish_baseline
-    from caliper.results.baseline_store import pair_of, saved_arms
-    from caliper.results.store import load_run_data
-    from caliper.runner.baseline import ArmKey
-    from caliper.runner.run.plan import Continuation, saved_ablate
-
     meta = data["meta"]
     baseline = meta["baseline"]
     engine = str(baseline.get("engine") or "")

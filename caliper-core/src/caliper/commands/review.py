@@ -11,7 +11,10 @@ import click
 
 from caliper.commands.confidence import confidence_option
 from caliper.commands.output_options import results_output_option, verbose_option
+from caliper.commands.regrade import _save, _show
 from caliper.errors import UsageError
+from caliper.results.store import load_run_data, resolve_run_ref
+from caliper.runner.run.meta import now_iso
 
 EPILOG = """\b
 OVERRIDES is a JSON file:
@@ -53,10 +56,6 @@ def command(
     confidence: float,
 ) -> None:
     """Save RUN with a person's verdicts (OVERRIDES) as a new run derived from it."""
-    from caliper.commands.regrade import _save, _show
-    from caliper.results.store import load_run_data, resolve_run_ref
-    from caliper.runner.run.meta import now_iso
-
     path = resolve_run_ref(ref, cwd=Path.cwd())
     doc = read_overrides(overrides_file)
     who = reviewer or doc.get("reviewer")

@@ -19,7 +19,16 @@ from typing import TYPE_CHECKING
 import attrs
 import click
 
+from caliper.commands.finishing import exit_for, judge_bars, never_started_error, show_safely
+from caliper.commands.gate_options import gate_error, write_junit_report
+from caliper.commands.run_matrix import worst
 from caliper.errors import CaliperError, UsageError
+from caliper.report import make_console
+from caliper.report.baseline_view import baseline_markdown, render_baseline
+from caliper.report.junit_compare import baseline_junit_document
+from caliper.report.run_view import render_run
+from caliper.results.baseline import gate_failures, judge_pair, verdict_data
+from caliper.runner.baseline import run_baseline
 
 if TYPE_CHECKING:
     from caliper.results.baseline import BaselineVerdict
@@ -96,8 +105,6 @@ def run_and_finish_baseline(
     seed: int | None = None,
 ) -> None:
     """Run the baseline (one pair per engine) and leave as :func:`finish_baseline` says."""
-    from caliper.runner.baseline import run_baseline
-
     many = [attrs.evolve(options, model=engine) for engine in engines] if engines else [options]
     ending = run_baseline(
         many,
@@ -122,9 +129,6 @@ class ShownPair:
 
 def finish_baseline(ending: BaselineEnding, request: BaselineRequest) -> None:
     """Show the finished pairs and raise the exit they call for (see the module's doc)."""
-    from caliper.commands.finishing import exit_for, never_started_error, show_safely
-    from caliper.commands.run_matrix import worst
-
     for arm in ending.endings:
         if arm.never_started and arm.fatal is not None:
             raise never_started_error(arm.fatal)
@@ -161,8 +165,6 @@ def judged_pair(
 ) -> ShownPair:
     """``control`` → ``full`` judged (:func:`caliper.results.baseline.judge_pair`), with the
     lift gate's failures."""
-    from caliper.results.baseline import judge_pair
-
     verdict = judge_pair(
         control,
         full,
@@ -188,8 +190,6 @@ def _judged(ending: BaselineEnding, index: int, request: BaselineRequest) -> Sho
 
 def _gate(verdict: BaselineVerdict, request: BaselineRequest) -> list[str]:
     """The lift gate's failures (empty when passed, not asked, or the pair is not judged)."""
-    from caliper.results.baseline import gate_failures
-
     if not verdict.comparison.comparable:
         return []
     return gate_failures(
@@ -226,9 +226,6 @@ def _pair_problem(
 
 def _bar_problems(ending: BaselineEnding, request: BaselineRequest) -> list[CaliperError]:
     """``--min-score``/``--min-activation`` bars, judged on each engine's full arm."""
-    from caliper.commands.finishing import judge_bars
-    from caliper.commands.gate_options import gate_error
-
     if not request.bars:
         return []
     found = []
@@ -244,8 +241,6 @@ def _bar_problems(ending: BaselineEnding, request: BaselineRequest) -> list[Cali
 def _show(ending: BaselineEnding, pairs: list[ShownPair], request: BaselineRequest) -> None:
     """The pairs in the asked format, then where the runs were saved (on stderr when stdout
     carries json, markdown or html)."""
-    from caliper.report import make_console
-
     show_pairs(pairs, request, ending.baseline_id, ending.seed)
     _saved_lines(ending, make_console(stderr=request.output_format != "text"))
 
@@ -254,12 +249,8 @@ def show_pairs(
     pairs: list[ShownPair], request: BaselineRequest, baseline_id: str, seed: int | None
 ) -> None:
     """Each engine's pair in ``request.output_format`` (text, json, markdown or html)."""
-    from caliper.report import make_console
-
     fmt = request.output_format
     if fmt == "json":
-        from caliper.results.baseline import verdict_data
-
         data = {
             "baseline_id": baseline_id,
             "seed": seed,
@@ -267,8 +258,6 @@ def show_pairs(
         }
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     elif fmt == "markdown":
-        from caliper.report.baseline_view import baseline_markdown
-
         click.echo("\n".join(baseline_markdown(p.verdict, p.gate) for p in pairs), nl=False)
     elif fmt == "html":
         _pages(pairs, request)
@@ -277,11 +266,7 @@ def show_pairs(
 
 
 def _text(pairs: list[ShownPair], request: BaselineRequest, console) -> None:
-    from caliper.report.baseline_view import render_baseline
-
     if request.verbose:
-        from caliper.report.run_view import render_run
-
         for pair in pairs:
             for results in (pair.control, pair.full):
                 render_run(results, console, verbose=True)
@@ -327,8 +312,6 @@ def write_junit(request: BaselineRequest, pairs: list[ShownPair]) -> None:
     """``--junit PATH``: the first (only) pair as JUnit XML."""
     if request.junit is None or not pairs:
         return
-    from caliper.commands.gate_options import write_junit_report
-    from caliper.report.junit_compare import baseline_junit_document
 
     pair = pairs[0]
     write_junit_report(

@@ -16,7 +16,10 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from caliper.commands.finishing import exit_for, judge_bars, never_started_error, show_safely
+from caliper.commands.gate_options import gate_error
 from caliper.errors import CaliperError, UsageError
+from caliper.runner.run.ending import AllUnusable, RunInterrupted
 
 if TYPE_CHECKING:
     from caliper.results.gate import Bar
@@ -83,14 +86,6 @@ def finish_matrix(
     one run (:func:`caliper.commands.finishing.finish_report`) for each engine, each engine's exit
     decided by :meth:`caliper.runner.RunEnding.problem`, the matrix leaving with every
     engine's problem named once and the worst (highest) exit code."""
-    from caliper.commands.finishing import (
-        exit_for,
-        judge_bars,
-        never_started_error,
-        show_safely,
-    )
-    from caliper.commands.gate_options import gate_error
-
     show_safely(
         lambda: _show(ending, verbose, confidence),
         [report.saved_to for report in ending.reports],
@@ -111,8 +106,6 @@ def finish_matrix(
 def _engine_problem(engine: str, report: RunEnding, problem: CaliperError) -> CaliperError:
     """``problem`` as the matrix says it: what stopped the whole matrix (a fatal error, a
     signal) as it is; what is about one engine's run named by its ``--model``."""
-    from caliper.runner.run.ending import AllUnusable, RunInterrupted
-
     if problem is report.fatal or isinstance(problem, RunInterrupted):
         return problem
     if isinstance(problem, AllUnusable):
@@ -132,8 +125,6 @@ def worst(problems: list[CaliperError]) -> CaliperError | None:
     """One error for the matrix: each distinct problem once (the engines share a fatal error
     or a signal), with the highest exit code; a signal's kind is kept, so the exit goes on
     with its code even when the terminal is gone."""
-    from caliper.runner.run.ending import RunInterrupted
-
     distinct = list({problem.message: problem for problem in problems}.values())
     if len(distinct) <= 1:
         return distinct[0] if distinct else None

@@ -9,7 +9,22 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from caliper.cli import resume_collector
+from caliper.errors import UsageError
+from caliper.results.store import (
+    RESULTS_DIR,
+    ResultsError,
+    ResultsWriteError,
+    caliper_root,
+    export_problem,
+    latest_run,
+    load_run_data,
+    resolve_run_ref,
+    writes_directly,
+)
 from caliper.runner.run.options import DEFAULT_K
+from caliper.runner.run.plan import Continuation, saved_ablate
+from caliper.spec.model import spec_name_for
 
 if TYPE_CHECKING:
     from caliper.results.gate import Bar
@@ -20,10 +35,7 @@ def resumed(spec: Path, resume: str, force: bool, root: Path, adaptive, given: t
     ``given`` on the command line as ``(k, model, judge_model, ablate, timeouts)``, each one
     not given taken from that run."""
     if adaptive is not None:
-        from caliper.errors import UsageError
-
         raise UsageError("--resume cannot be combined with --k auto yet.")
-    from caliper.runner.run.plan import saved_ablate
 
     k, model, judge_model, ablate, timeouts = given
     continuation = resume_source(spec, resume, force, root)
@@ -71,8 +83,6 @@ def adaptive_settings(
     stops (the gate's outcome is settled). With ``decides_difference`` (a baseline) what
     each task is decided on is the difference between the arms, so no bar is needed.
     """
-    from caliper.errors import UsageError
-
     if k != "auto":
         used = [
             flag
@@ -126,25 +136,12 @@ def adaptive_settings(
 def results_root(spec: Path) -> Path:
     """The ``.caliper/`` folder a run of ``spec`` from here is saved in (absolute), found
     once per command: the nearest one at or above the current folder, else beside the spec."""
-    from caliper.results.store import caliper_root
-
     return caliper_root(Path.cwd(), spec).absolute()
 
 
 def resume_source(spec: Path, ref: str, force: bool, root: Path | None = None):
     """The saved run ``--resume [RUN]`` names (default: SPEC's latest), as a continuation;
     ``root`` is the results folder (default: found from the current folder)."""
-    from caliper.errors import UsageError
-    from caliper.results.store import (
-        ResultsError,
-        caliper_root,
-        latest_run,
-        load_run_data,
-        resolve_run_ref,
-    )
-    from caliper.runner.run.plan import Continuation
-    from caliper.spec.model import spec_name_for
-
     cwd = Path.cwd()
     if ref:
         path = resolve_run_ref(ref, cwd=cwd)
@@ -177,10 +174,8 @@ def lock_continued_run(path: Path, root: Path, spec_name: str) -> Path:
 
     Raises :class:`~caliper.errors.UsageError` (exit 2) when another caliper process holds the
     lock or the journal: the run is still going (or being resumed)."""
-    from caliper.errors import UsageError
     from caliper.results import runlock
     from caliper.results.journal import JOURNAL_SUFFIX, is_locked, journal_path, results_path
-    from caliper.results.store import RESULTS_DIR, ResultsWriteError
 
     journal = path.name.endswith(JOURNAL_SUFFIX)
     run_id = path.name[: -len(JOURNAL_SUFFIX)] if journal else path.stem
@@ -220,9 +215,6 @@ def check_save_targets(spec: Path, output: Path | None, root: Path | None = None
     """Fail before any attempt runs when the results obviously cannot be saved: ``--output``
     is a folder or under a file or read-only folder, or the results store (``root``, default:
     found from the current folder) is read-only."""
-    from caliper.errors import UsageError
-    from caliper.results.store import caliper_root, export_problem, writes_directly
-
     if output is not None:
         if output.is_dir():
             raise UsageError(f"--output {output}: is a directory; name a file such as run.json.")
@@ -274,6 +266,5 @@ def import_the_report() -> None:
     from rich.text import Text
 
     ReprHighlighter()(Text("0"))  # each pattern compiled into re's cache
-    from caliper.cli import resume_collector
 
     resume_collector()

@@ -12,14 +12,30 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from caliper.cli import resume_collector
+from caliper.commands.executor_options import settings_from
+from caliper.commands.finishing import finish_report
+from caliper.commands.gate_options import check_bars_before_run, check_junit_target
+from caliper.commands.run_matrix import run_and_finish_matrix, split_models
+from caliper.commands.run_setup import (
+    adaptive_settings,
+    check_save_targets,
+    import_the_report,
+    results_root,
+    resumed,
+    shard_of,
+)
 from caliper.errors import UsageError
 from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_CHARS
+from caliper.runner import RunOptions, run_spec
+from caliper.runner.run.executors import parse_max_concurrent
 from caliper.runner.run.options import (
     DEFAULT_K,
     DEFAULT_RETRIES,
     DEFAULT_SETUP_TIMEOUT,
     DEFAULT_TIMEOUT,
     DEFAULT_WORKERS,
+    judge_timeout_from_env,
 )
 
 if TYPE_CHECKING:
@@ -123,11 +139,6 @@ def _spec_from_baseline(baseline: tuple[str, ...]) -> tuple[Path, tuple[str, ...
 
 def start_run(flags: RunFlags) -> None:
     """Run what ``flags`` ask for and leave with its exit (see ``caliper run --help``)."""
-    from caliper.commands.finishing import finish_report
-    from caliper.commands.gate_options import check_bars_before_run, check_junit_target
-    from caliper.commands.run_matrix import split_models
-    from caliper.commands.run_setup import check_save_targets, import_the_report
-
     baseline = flags.baseline_asked or _resumes_a_pair(flags)
     _check_baseline_flags(flags, baseline)
     model, engines = split_models(
@@ -144,15 +155,11 @@ def start_run(flags: RunFlags) -> None:
         _start_baseline(flags, options, engines, continuation)
         return
     if engines:  # many engines in one run
-        from caliper.cli import resume_collector
-        from caliper.commands.run_matrix import run_and_finish_matrix
-
         resume_collector()
         run_and_finish_matrix(
             options, engines, flags.verbose, flags.confidence, flags.bars, flags.inconclusive
         )
         return
-    from caliper.runner import run_spec
 
     report = run_spec(options, continuation=continuation, warm_up=import_the_report)
     finish_report(
@@ -205,12 +212,6 @@ def run_options(
     """The :class:`RunOptions` of ``flags`` (``--resume`` fills what was not given from the
     saved run; ``--k auto`` sets k to ``--max-k``) and the continuation of a resumed run
     (``None`` for a new run or a resumed baseline, whose pair is found later)."""
-    from caliper.commands.executor_options import settings_from
-    from caliper.commands.run_setup import adaptive_settings, results_root, resumed, shard_of
-    from caliper.runner import RunOptions
-    from caliper.runner.run.executors import parse_max_concurrent
-    from caliper.runner.run.options import judge_timeout_from_env
-
     judge_timeout = flags.judge_timeout
     if judge_timeout is None:
         judge_timeout = judge_timeout_from_env()
@@ -301,7 +302,6 @@ def _start_baseline(
     continuation: Continuation | None,
 ) -> None:
     """A baseline run (or the resume of one pair), to its end."""
-    from caliper.cli import resume_collector
     from caliper.commands.run_baseline import check_request, run_and_finish_baseline
 
     request = baseline_request(flags)

@@ -11,12 +11,27 @@ import click
 
 from caliper.commands.attempt_options import model_option, timeout_option, workers_option
 from caliper.commands.confidence import confidence_option
+from caliper.errors import CaliperError, SetupError, UsageError
+from caliper.host.engine import resolve_engine
+from caliper.host.plugins import PluginHost
+from caliper.plugin.sandbox import resolve_extra_path
+from caliper.results.store import ROOT_DIR, find_caliper_dir, new_run_id
+from caliper.spec.frontmatter import check_skill_file
+from caliper.spec.problems import Problem, SpecInvalid
+from caliper.spec.skills import resolve_skills
+from caliper.system import stop_policy
+from caliper.system.output_file import OutputWriteError, replace_problem, write_output
+from caliper.tune.description import replace_description
+from caliper.tune.loop import Tuner, TuneSettings, check_budget, check_reachable, write_json
+from caliper.tune.measure import Neighbourhood, RunSettings
+from caliper.tune.probes import ProbesInvalid, load_probes
+from caliper.tune.split import split_probes
 
 if TYPE_CHECKING:
     from caliper.results.stats import Interval
     from caliper.spec.model import Spec
     from caliper.tune.loop import TuneOutcome
-    from caliper.tune.measure import Measurement, Neighbourhood
+    from caliper.tune.measure import Measurement
     from caliper.tune.probes import ProbeSet
 
 EPILOG = """\b
@@ -141,13 +156,6 @@ def command(
     keeps a revision only when its gain is statistically supported, and finally reports
     recall, precision and accuracy on the held-out test probes, before → after.
     """
-    from caliper.host.plugins import PluginHost
-    from caliper.system import stop_policy
-    from caliper.tune.loop import Tuner, TuneSettings, check_budget, check_reachable, write_json
-    from caliper.tune.measure import RunSettings
-    from caliper.tune.probes import load_probes
-    from caliper.tune.split import split_probes
-
     skill_file, name, description = _read_skill(skill_dir)
     if write:
         _check_writable(skill_file)
@@ -156,8 +164,6 @@ def command(
     neighbourhood = _neighbourhood(skill_file.parent, name, probe_set)
     split = split_probes(probe_set.probes, name, seed=seed, test_fraction=test_fraction)
     if not split.train:
-        from caliper.errors import UsageError
-
         raise UsageError(f"{probes_path}: no probe is left for train.")
     check_budget(split, k, max_attempts)
     check_reachable(split, k, 1.0 - confidence)
@@ -199,9 +205,6 @@ def command(
 def _proposer(host, model: str | None, proposer_model: str | None):
     """The proposer's engine (``--proposer-model``, else ``--model``'s), once both engines
     resolve and their agent CLIs are installed (else a setup error, exit 3)."""
-    from caliper.errors import SetupError
-    from caliper.host.engine import resolve_engine
-
     engine = resolve_engine(host, model)
     proposer = resolve_engine(host, proposer_model or model, flag="--proposer-model")
     for backend in dict.fromkeys([engine.backend, proposer.backend]):
@@ -220,10 +223,6 @@ def shown(path: Path | str) -> str:
 
 
 def _read_skill(skill_dir: Path) -> tuple[Path, str, str]:
-    from caliper.errors import UsageError
-    from caliper.spec.frontmatter import check_skill_file
-    from caliper.spec.problems import SpecInvalid
-
     skill_file = skill_dir if skill_dir.name == "SKILL.md" else skill_dir / "SKILL.md"
     if not skill_file.is_file():
         raise UsageError(
@@ -237,12 +236,6 @@ def _read_skill(skill_dir: Path) -> tuple[Path, str, str]:
 
 def _neighbourhood(skill_dir: Path, name: str, probe_set: ProbeSet) -> Neighbourhood:
     """The tuned skill and its competitors: the spec's skills, or the probe file's."""
-    from caliper.spec.frontmatter import check_skill_file
-    from caliper.spec.problems import Problem
-    from caliper.spec.skills import resolve_skills
-    from caliper.tune.measure import Neighbourhood
-    from caliper.tune.probes import ProbesInvalid
-
     problems: list[Problem] = []
     neighbours: dict[str, Path] = {}
     if probe_set.spec is not None:
@@ -295,8 +288,6 @@ def _neighbourhood(skill_dir: Path, name: str, probe_set: ProbeSet) -> Neighbour
 def _spec_sections(spec: Spec) -> tuple[dict | None, dict | None]:
     """The spec's ``sandbox:`` (paths made absolute) and ``mcp:`` (``${VAR}`` kept as
     written, so no secret is copied) as plain data for the measurement specs."""
-    from caliper.plugin.sandbox import resolve_extra_path
-
     sandbox: dict = {}
     if spec.sandbox.extra_path:
         sandbox["extra_path"] = resolve_extra_path(spec.sandbox.extra_path, spec.directory)
@@ -319,8 +310,6 @@ def _spec_sections(spec: Spec) -> tuple[dict | None, dict | None]:
 
 
 def _session_folder(name: str) -> Path:
-    from caliper.results.store import ROOT_DIR, find_caliper_dir, new_run_id
-
     root = find_caliper_dir(Path.cwd()) or Path.cwd() / ROOT_DIR
     base = root / "tune" / name
     base.mkdir(parents=True, exist_ok=True)
@@ -372,9 +361,6 @@ def _runs(before: Measurement, after: Measurement) -> None:
 def _check_writable(skill_file: Path) -> None:
     """Refuse ``--write`` before any attempt when ``skill_file`` cannot be replaced (it is
     read-only, or its folder takes no new file)."""
-    from caliper.errors import UsageError
-    from caliper.system.output_file import replace_problem
-
     problem = replace_problem(skill_file)
     if problem is not None:
         raise UsageError(
@@ -385,9 +371,6 @@ def _check_writable(skill_file: Path) -> None:
 
 
 def _apply(outcome: TuneOutcome, skill_file: Path, write: bool, session: Path) -> None:
-    from caliper.system.output_file import OutputWriteError, write_output
-    from caliper.tune.description import replace_description
-
     if outcome.winner is None:
         click.echo("The description is unchanged: no candidate's gain was statistically supported.")
         return
@@ -397,8 +380,6 @@ def _apply(outcome: TuneOutcome, skill_file: Path, write: bool, session: Path) -
         try:
             write_output(skill_file, new, make_parents=False)
         except OutputWriteError as exc:
-            from caliper.errors import CaliperError
-
             why = "no space left on the device" if exc.full else exc.reason.rstrip(".")
             raise CaliperError(
                 f"Could not write the new description to {skill_file} ({why}); the original "

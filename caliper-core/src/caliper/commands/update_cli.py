@@ -10,6 +10,7 @@ import attrs
 import click
 
 from caliper.errors import CaliperError
+from caliper.host.engine import find_backend
 from caliper.host.plugins import PluginHost
 from caliper.plugin.backend import CliUpdate
 
@@ -20,8 +21,6 @@ def gather_updates(
     """Ask each backend about its CLI: ``Backend.update_info`` first, then (for plugins that
     answer through it) the ``cli_update_info`` hook."""
     if backend_ids:
-        from caliper.host.engine import find_backend
-
         chosen = [find_backend(host, name, flag="update-cli") for name in backend_ids]
     else:
         backends = host.backends()

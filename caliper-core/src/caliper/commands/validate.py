@@ -15,6 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from caliper.errors import CaliperError, SpecError, UsageError
+from caliper.host.direct_judges import load_judges
+from caliper.host.plugins import JUDGES, PluginHost
+from caliper.plugin.skill_listing import LISTING_CHECK_FLOOR, listing_chars
+from caliper.spec.load import check_spec
+from caliper.spec.problems import Problem
+
 if TYPE_CHECKING:
     from caliper.replay.probe import ProbeCheck
     from caliper.spec.load import SpecCheck
@@ -154,12 +161,9 @@ class _Host:
 
     def judges(self) -> tuple[dict[str, Any], list[Any]]:
         """The installed judges by key, and the judge plugins that failed to load."""
-        from caliper.host.direct_judges import load_judges
-
         loaded = load_judges()
         if loaded is not None:
             return loaded
-        from caliper.host.plugins import JUDGES
 
         judges = self.host.judges()
         return judges, [f for f in self.host.failures if f.entry.group == JUDGES]
@@ -168,8 +172,6 @@ class _Host:
     def host(self) -> Any:
         """The :class:`caliper.host.plugins.PluginHost`, made on first use."""
         if self._host is None:
-            from caliper.host.plugins import PluginHost
-
             self._host = PluginHost()
         return self._host
 
@@ -184,9 +186,6 @@ def _add_listing_warnings(host: _Host, results: list[tuple[Path, SpecCheck]]) ->
     Backends are loaded only for listings over ``LISTING_CHECK_FLOOR`` characters, so
     ordinary specs still validate without importing any backend.
     """
-    from caliper.plugin.skill_listing import LISTING_CHECK_FLOOR, listing_chars
-    from caliper.spec.problems import Problem
-
     backends = None
     for path, check in results:
         pairs = [(s.name, s.description) for s in check.skills]
@@ -269,9 +268,6 @@ def command(
     skill sources are checked only when cached. Nothing is run: no agent, no setup command,
     no assertion.
     """
-    from caliper.errors import SpecError
-    from caliper.spec.load import check_spec
-
     host = _Host()
     judges, load_failures = host.judges()
     failures = {f.entry.name: f.error for f in load_failures}
@@ -287,8 +283,6 @@ def command(
     ]
     _add_listing_warnings(host, results)
     if judge_model is not None and not probe:
-        from caliper.errors import UsageError
-
         raise UsageError("--judge-model is used only with --probe.")
     probes = _run_probes(host.host, judges, results, judge_model) if probe else None
     if output_format == "json":
@@ -370,8 +364,6 @@ def _render_probes_text(probes: dict[Path, list[ProbeCheck]]) -> None:
 
 
 def _raise_if_flagged(probes: dict[Path, list[ProbeCheck]]) -> None:
-    from caliper.errors import CaliperError
-
     flagged = [c for found in probes.values() for c in found if c.status.flagged]
     if flagged:
         raise CaliperError(

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import caliper
 from caliper.plugin.judge import Judge, ValueProblem
 from caliper.spec.fields import type_name
+from caliper.system.textsafe import well_formed
 
 if TYPE_CHECKING:
     from caliper.plugin.verdict import JudgeContext, Verdict
@@ -191,7 +192,6 @@ def _write_transcript(folder: Path, context: JudgeContext) -> Path:
 
     from caliper.plugin.private_files import write_private
     from caliper.plugin.tools import transcript_data
-    from caliper.system.textsafe import well_formed
 
     data = transcript_data(context.transcript, context.tools)
     text = well_formed(json.dumps(data, ensure_ascii=False, default=str))

@@ -2,15 +2,17 @@
 
 One server per caliper process, started lazily by the first ``assert:``; every assert is then a
 child forked from it instead of a fresh interpreter. Its folder (holding its socket) is a
-sandbox of the process's ledger (in the system temp folder, which keeps the socket's path
-short) and the server is a process noted there, so a killed caliper's
-server and folder are removed by the next run or ``caliper clean``. :func:`starter` hands
-:func:`caliper.system.process.run_process` a way to start the assert there, so the forked child gets
-the same treatment as any started process: its own session, the ``CALIPER_PROCESS_TAG``
-marker (in the environment it runs with and hands to what it starts), the timeout, the kill of
-its group and of every descendant, bounded output. Where ``fork`` or descriptor passing is
-missing, when ``CALIPER_WARM_ASSERT=0``, or once the server has failed or died, asserts run in
-a fresh interpreter as before.
+sandbox of the process's ledger (made in the system temp folder, which keeps the socket's path
+short) and the server is a process noted there, so a killed caliper's server and folder are
+removed by the next run or ``caliper clean``. The end of the run that started it ends it
+(:func:`caliper.system.ledger.stop_at_release`), so a process that goes on (a Ray worker)
+keeps no ledger open between runs; its next run's first ``assert:`` starts a new one.
+:func:`starter` hands :func:`caliper.system.process.run_process` a way to start the assert
+there, so the forked child gets the same treatment as any started process: its own session,
+the ``CALIPER_PROCESS_TAG`` marker (in the environment it runs with and hands to what it
+starts), the timeout, the kill of its group and of every descendant, bounded output. Where
+``fork`` or descriptor passing is missing, when ``CALIPER_WARM_ASSERT=0``, or once the server
+has failed or died, asserts run in a fresh interpreter as before.
 """
 
 from __future__ import annotations
@@ -129,6 +131,7 @@ class _Server:
     def _start(self) -> bool:
         # the system temp folder keeps the socket's path short (AF_UNIX allows ~108 bytes)
         self._folder = ledger.new_sandbox_root(Path(tempfile.gettempdir()), "caliper-warm-")
+        ledger.stop_at_release(stop)  # the run's end ends the server, so its ledger can go
         if not self._stop_at_exit:
             atexit.register(self.stop)
             self._stop_at_exit = True

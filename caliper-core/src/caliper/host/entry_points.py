@@ -23,6 +23,7 @@ own on ``sys.meta_path``, a line ``importlib.metadata`` would reject), it hands 
 
 from __future__ import annotations
 
+import importlib.machinery
 import os
 import re
 import sys
@@ -99,7 +100,6 @@ def _finds_distributions(finder: object) -> bool:
     """Whether a ``sys.meta_path`` finder adds distributions beyond the path finder's."""
     if not hasattr(finder, "find_distributions"):
         return False
-    import importlib.machinery
 
     return finder is not importlib.machinery.PathFinder
 

@@ -21,10 +21,13 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import attrs
+
+import caliper
 
 OUR_DISTRIBUTIONS = (
     "caliper-eval",
@@ -59,15 +62,11 @@ class InstallSource:
 
 
 def _version() -> str:
-    import caliper
-
     return caliper.__version__
 
 
 def _direct_url(name: str) -> dict | None:
     """The PEP 610 ``direct_url.json`` of an installed distribution, if it has one."""
-    from importlib import metadata
-
     try:
         text = metadata.distribution(name).read_text("direct_url.json")
     except (metadata.PackageNotFoundError, OSError):

@@ -31,7 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from caliper import PROJECT_NAME
 from caliper.errors import CaliperError, UsageError
+from caliper.host.entry_points import read_entry_points
 
 if TYPE_CHECKING:
     import pluggy
@@ -123,8 +125,6 @@ def _scan(path: tuple[str, ...]) -> dict[str, list[FoundEntryPoint]]:
     """Every ``caliper.*`` entry point of the installed packages, read once (a command asks
     for several groups). Keyed by ``sys.path``, so a folder added to it is scanned;
     :func:`rescan` forgets what was read."""
-    from caliper.host.entry_points import read_entry_points
-
     return read_entry_points(path, "caliper.")
 
 
@@ -326,7 +326,6 @@ def make_plugin_manager() -> pluggy.PluginManager:
     """A fresh plugin manager with Caliper's hook specs (a factory, never a global)."""
     import pluggy
 
-    from caliper import PROJECT_NAME
     from caliper.plugin import hookspecs
 
     manager = pluggy.PluginManager(PROJECT_NAME)

@@ -16,21 +16,21 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import attrs
 
+from caliper.errors import CaliperError
+from caliper.plugin.attempt import AgentStatus, AttemptResult, InstalledSkill, PromptResult
 from caliper.plugin.skill_listing import LISTING_CHECK_FLOOR as LISTING_CHECK_FLOOR  # re-exported
 from caliper.plugin.skill_listing import listing_chars as listing_chars  # re-exported
+from caliper.system.process import run_process
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from caliper.plugin.attempt import (
         AttemptRequest,
-        AttemptResult,
         AttemptSandbox,
-        InstalledSkill,
         McpServerConfig,
         NativeMcpConfig,
         PromptRequest,
-        PromptResult,
     )
     from caliper.plugin.skills import ResolvedSkill
     from caliper.plugin.tools import ToolNames
@@ -402,8 +402,6 @@ class Backend(abc.ABC, Generic[HomeT]):
         """
         cli = self.cli_for(request)
         if cli is None:
-            from caliper.plugin.attempt import AgentStatus, AttemptResult
-
             return AttemptResult(status=AgentStatus.SETUP_ERROR, error=self.missing_cli_message())
         return self.attempt(cli, request)
 
@@ -431,8 +429,6 @@ class Backend(abc.ABC, Generic[HomeT]):
             self.prompt(Path(), request)
         cli = self.cli_for(request)
         if cli is None:
-            from caliper.plugin.attempt import AgentStatus, PromptResult
-
             return PromptResult(status=AgentStatus.SETUP_ERROR, error=self.missing_cli_message())
         return self.prompt(cli, request)
 
@@ -490,8 +486,6 @@ def run_agent(
 ) -> ProcessResult:
     """Run an agent CLI for ``request``: in its workdir, its prompt on stdin, killed (with
     its whole process group) at its timeout. Never pass a prompt on argv."""
-    from caliper.system.process import run_process
-
     return run_process(
         list(argv),
         env=dict(env),
@@ -532,8 +526,6 @@ class FolderSkillInstaller(SkillInstaller):
     def install(
         self, skills: Sequence[ResolvedSkill], sandbox: AttemptSandbox
     ) -> list[InstalledSkill]:
-        from caliper.plugin.attempt import InstalledSkill
-
         root = self.skills_root(sandbox)
         root.mkdir(parents=True, exist_ok=True)
         installed = []
@@ -594,8 +586,6 @@ def skill_folder_name(skill: ResolvedSkill) -> str:
     """The skill's name, checked to be usable as one folder name (never a path)."""
     name = skill.name
     if not name or name in (".", "..") or "/" in name or "\\" in name or name.startswith("."):
-        from caliper.errors import CaliperError
-
         raise CaliperError(
             f"Skill {skill.source_dir} has the name {name!r}, which cannot be a folder name.",
             hint="Give it a plain `name:` in its SKILL.md frontmatter.",
@@ -637,7 +627,6 @@ def copy_skill_tree(skill: ResolvedSkill, destination: Path) -> None:
     once per attempt. Raises :class:`caliper.errors.CaliperError` when the folder is over the
     size cap.
     """
-    from caliper.errors import CaliperError
     from caliper.system.skill_tree import SkillUnusable, copy_tree
 
     try:

@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from caliper.system.output_file import OutputWriteError, write_output
 from caliper.system.process import run_process
 
 VERSION_TIMEOUT = 20.0
@@ -85,7 +86,6 @@ def _write_cache(path: Path, key: str, version: str) -> None:
     entries[key] = version
     if len(entries) > CACHE_ENTRIES:
         entries = dict(list(entries.items())[-CACHE_ENTRIES:])
-    from caliper.system.output_file import OutputWriteError, write_output
 
     with contextlib.suppress(OutputWriteError):
         write_output(path, json.dumps(entries))

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from caliper.plugin.attempt import AttemptSandbox
+from caliper.system.ledger import new_sandbox_root, sandbox_removed
 from caliper.system.temp_root import TMPDIR_VARIABLE as TMPDIR_VARIABLE  # re-exported
 from caliper.system.temp_root import remove_tree
 from caliper.system.temp_root import sandbox_parent as sandbox_parent  # re-exported
@@ -70,8 +71,6 @@ def make_sandbox(
 
     ``parent`` overrides where the root is created (judges nest their sandbox in the attempt's).
     """
-    from caliper.system.ledger import new_sandbox_root
-
     root = new_sandbox_root(parent, prefix)
     home, work, private, tmp = (root / name for name in ("home", "work", "private", "tmp"))
     for folder in (home, work, tmp):
@@ -90,8 +89,6 @@ def make_sandbox(
 
 def _remove_now(root: Path) -> None:
     if remove_tree(root):
-        from caliper.system.ledger import sandbox_removed
-
         sandbox_removed(root)
 
 

@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterable, Sequence
 
 from caliper.plugin.attempt import InstalledSkill
+from caliper.system.skill_tree import skill_file_name
 
 
 def activated_by_reads(reads: Iterable[str], skills: Sequence[InstalledSkill]) -> list[str]:
@@ -34,8 +35,6 @@ def undeclared_reads(
     """``SKILL.md`` files under ``skills_root`` that were read but belong to no declared skill
     (e.g. one nested inside a declared skill's folder), by frontmatter name (the folder name
     when it has none), in first-read order."""
-    from caliper.system.skill_tree import skill_file_name
-
     declared = {os.path.realpath(skill.skill_file) for skill in skills}
     root = os.path.realpath(skills_root)
     found: list[str] = []

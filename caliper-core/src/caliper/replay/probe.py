@@ -24,12 +24,15 @@ import attrs
 
 from caliper.errors import CaliperError
 from caliper.plugin.attempt import AgentStatus, AttemptResult, AttemptSandbox
+from caliper.plugin.judge import JudgeContext, Verdict
 from caliper.plugin.sandbox import make_sandbox, remove_sandbox
+from caliper.runner.attempt.judge_calls import judge_ask
 from caliper.runner.attempt.sandbox import describe_shell_failure, run_shell
+from caliper.spec.yamldoc import load_document
 
 if TYPE_CHECKING:
     from caliper.host.engine import Engine
-    from caliper.plugin.judge import Judge, JudgeContext, Verdict
+    from caliper.plugin.judge import Judge
     from caliper.spec.model import Spec, Task
 
 MEASURES_NOTHING = "passes without the agent doing anything: it measures nothing"
@@ -86,8 +89,6 @@ class ProbeCheck:
 
 def _key_lines(spec: Spec) -> Mapping[tuple[int, str], int]:
     """The spec line of every task key, as ``(task index, key) -> line`` (1-based)."""
-    from caliper.spec.yamldoc import load_document
-
     document, _ = load_document(spec.path)
     if document is None:
         return {}
@@ -110,8 +111,6 @@ def _empty_attempt() -> AttemptResult:
 
 
 def _judge(judge: Judge, context: JudgeContext) -> Verdict:
-    from caliper.plugin.judge import Verdict
-
     try:
         return judge.check(context)
     except CaliperError as exc:
@@ -222,9 +221,6 @@ class Prober:
         )
 
     def _context(self, task: Task, key: str, sandbox: AttemptSandbox) -> JudgeContext:
-        from caliper.plugin.judge import JudgeContext
-        from caliper.runner.attempt.judge_calls import judge_ask
-
         @contextlib.contextmanager
         def judge_sandbox() -> Iterator[AttemptSandbox]:
             nested = self._sandbox(parent=sandbox)

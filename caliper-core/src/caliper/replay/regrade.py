@@ -15,8 +15,10 @@ The result is a new run: ``parent_run`` names the parent, ``derived_by`` is ``re
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import tarfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,10 +27,15 @@ import attrs
 
 from caliper.errors import UsageError
 from caliper.plugin.attempt import AgentStatus, AttemptResult, AttemptSandbox
+from caliper.plugin.judge import JudgeContext
+from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 from caliper.results.models import AttemptRecord, Outcome
+from caliper.runner.attempt.judge_calls import judge_ask
+from caliper.runner.attempt.judging import judge_attempt
+from caliper.spec.safetar import ArchiveTooBig, extract
 
 if TYPE_CHECKING:
-    from caliper.plugin.judge import Judge, JudgeContext
+    from caliper.plugin.judge import Judge
     from caliper.plugin.mcp import SecretSet
     from caliper.plugin.tools import ToolNames
     from caliper.runner.attempt.judging import LazyEngine
@@ -77,9 +84,6 @@ class Regrader:
 
     def regrade(self, task: Task, record: AttemptRecord) -> AttemptRecord:
         """``record`` judged again (a copy; its tries and observations kept)."""
-        from caliper.plugin.sandbox import make_sandbox, remove_sandbox
-        from caliper.runner.attempt.judging import judge_attempt
-
         result = AttemptResult(
             status=AgentStatus.COMPLETED,
             final_answer=record.final_answer,
@@ -114,10 +118,6 @@ class Regrader:
 
     @staticmethod
     def _unpack(archive: Path, workdir: Path) -> None:
-        import zlib
-
-        from caliper.spec.safetar import ArchiveTooBig, extract
-
         try:
             extract(archive, workdir)
         except ArchiveTooBig as exc:
@@ -134,10 +134,6 @@ class Regrader:
             ) from None
 
     def _contexts(self, task: Task, result: AttemptResult, sandbox: AttemptSandbox):
-        from caliper.plugin.judge import JudgeContext
-        from caliper.plugin.sandbox import make_sandbox, remove_sandbox
-        from caliper.runner.attempt.judge_calls import judge_ask
-
         @contextlib.contextmanager
         def judge_sandbox() -> Iterator[AttemptSandbox]:
             box = make_sandbox(spec_dir=self.spec.directory, parent=sandbox.root, prefix="judge-")
@@ -179,8 +175,6 @@ def _redact_checks(record: AttemptRecord, secrets: SecretSet) -> None:
 
 def spec_file_hash(path: Path) -> str:
     """SHA-256 of the spec file's bytes now."""
-    import hashlib
-
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 

@@ -6,6 +6,8 @@ import functools
 import os
 from typing import TYPE_CHECKING, Any
 
+from caliper.system.textsafe import printable
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -27,8 +29,6 @@ def _safe_console_class() -> type[Console]:
     importing this package does not import rich)."""
     from rich.console import Console
     from rich.segment import Segment
-
-    from caliper.system.textsafe import printable
 
     class SafeConsole(Console):
         """Strips escape sequences and control characters from everything it prints.

@@ -17,8 +17,12 @@ from rich.rule import Rule
 from rich.text import Text
 
 from caliper.report.baseline_text import pair_title, sequential_note, verdict_sentence
+from caliper.report.compare_view import render_compare
+from caliper.report.markdown_compare import compare_markdown
+from caliper.report.run_view import activation_table, outside_loads
 from caliper.results.baseline import HELPS, HURTS, NO_DIFFERENCE, BaselineVerdict
 from caliper.results.models import RunResults
+from caliper.results.scoring import score_run
 
 __all__ = ["baseline_markdown", "pair_title", "render_baseline", "verdict_sentence"]
 
@@ -36,8 +40,6 @@ def render_baseline(
 ) -> None:
     """Print one engine's pair: compare, the two activation scoreboards, the verdict, and
     the gate's failures (``gate``; empty: passed or not asked)."""
-    from caliper.report.compare_view import render_compare
-
     console.print(Rule(pair_title(verdict), style="dim"))
     render_compare(verdict.comparison, console, explain=explain, allow_partial=True)
     _activation_side_by_side(verdict, control, full, console)
@@ -55,9 +57,6 @@ def _activation_side_by_side(
     verdict: BaselineVerdict, control: RunResults, full: RunResults, console: Console
 ) -> None:
     """Both arms' activation scoreboards, next to each other when the terminal is wide."""
-    from caliper.report.run_view import activation_table, outside_loads
-    from caliper.results.scoring import score_run
-
     confidence = verdict.comparison.confidence
     tables = []
     for label, results in (
@@ -78,8 +77,6 @@ def _activation_side_by_side(
 def baseline_markdown(verdict: BaselineVerdict, gate: Sequence[str] = ()) -> str:
     """The pair as Markdown (for ``$GITHUB_STEP_SUMMARY``): the verdict, the gate, then
     compare's table."""
-    from caliper.report.markdown_compare import compare_markdown
-
     lines = [f"## {pair_title(verdict)}", "", f"**Verdict:** {verdict_sentence(verdict)}", ""]
     note = sequential_note(verdict)
     if note is not None:

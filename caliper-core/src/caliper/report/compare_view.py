@@ -11,6 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from caliper.report import fmt, plain_table
+from caliper.report.compare_explain import render_explain
+from caliper.report.compare_spend_view import change_cells, shown_changes, unmeasured_note
 from caliper.results.compare import (
     IMPROVED,
     NEVER_STARTED,
@@ -159,8 +161,6 @@ def usage_delta_lines(usage: UsageDelta) -> list[Text]:
 def spend_change_lines(comparison: RunComparison) -> list[Text]:
     """Cost and agent time per attempt, before → after (means), with the permutation test's
     adjusted p and verdict (a change in cost or time is never a regression)."""
-    from caliper.report.compare_spend_view import change_cells, shown_changes, unmeasured_note
-
     changes = shown_changes(comparison.spend)
     lines = []
     if changes:
@@ -276,8 +276,6 @@ def render_compare(
     _verdict(comparison, console, allow_partial)
     _notes(comparison, console)
     if explain:
-        from caliper.report.compare_explain import render_explain
-
         render_explain(comparison, console)
     elif _undecided(comparison):
         line = sensitivity_line(comparison)

@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from caliper.results.gate import BarResult, BarVerdict, GateResult, format_measure
+from caliper.results.gate import BarResult, BarVerdict, GateResult, format_measure, gate_from_data
 
 VERDICT_STYLE = {
     BarVerdict.MET: ("✓ met", "green"),
@@ -75,8 +75,6 @@ def render_gate(gate: GateResult, console: Console, title: str = "Bars") -> None
 def render_saved_gate(data: object, console: Console, title: str) -> None:
     """Print the bars a run was held to when it ran (its ``meta.gate``), as they were
     judged then, under ``title``; nothing when the stored block cannot be read."""
-    from caliper.results.gate import gate_from_data
-
     gate = gate_from_data(data)
     if gate is not None:
         render_gate(gate, console, title=title)

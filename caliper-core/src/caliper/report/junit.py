@@ -18,6 +18,7 @@ step never reads half a report; a device or FIFO is written in place). Standard 
 
 from __future__ import annotations
 
+import io
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
@@ -25,9 +26,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from caliper.report.fmt import STRIP_SYMBOLS
+from caliper.results.gate import format_fraction
 from caliper.results.models import Outcome, RunResults, TaskResult
+from caliper.results.run_clock import run_clock
 from caliper.results.scoring import TaskScore, TaskStatus, score_run
 from caliper.results.stats import DEFAULT_CONFIDENCE, Interval
+from caliper.system.output_file import write_output
 
 if TYPE_CHECKING:
     from caliper.results.gate import BarResult, GateResult
@@ -53,8 +57,6 @@ def attempt_strip(outcomes: Iterable[Outcome]) -> str:
 
 def _rate(value: float | None, interval: Interval | None) -> str:
     """``75% [30.1%–95.4%] (95% interval)``; ``—`` when nothing was measured."""
-    from caliper.results.gate import format_fraction
-
     if value is None:
         return "—"
     if interval is None:
@@ -181,7 +183,6 @@ def junit_document(
         strips = {t.name: attempt_strip(a.outcome for a in t.attempts) for t in results.tasks}
         for result in gate.bars:
             counts[_bar_case(suite, f"{classname}.bars", result, strips)] += 1
-    from caliper.results.run_clock import run_clock
 
     clock = run_clock(meta).seconds  # the suite's time is the run's, start to end
     return finish_document(
@@ -218,10 +219,6 @@ def write_junit(path: Path, tree: ET.ElementTree) -> None:
     """Serialise ``tree`` as UTF-8 XML with a declaration and write it through the one
     output writer (a file is replaced atomically, a device or FIFO written in place); raises
     :class:`caliper.system.output_file.OutputWriteError`."""
-    import io
-
-    from caliper.system.output_file import write_output
-
     buffer = io.BytesIO()
     tree.write(buffer, encoding="utf-8", xml_declaration=True)
     write_output(path, buffer.getvalue() + b"\n")

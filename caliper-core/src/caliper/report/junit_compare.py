@@ -13,6 +13,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
+from caliper.report.baseline_text import verdict_sentence
+from caliper.report.compare_view import ablation_headline
 from caliper.report.junit import attempt_strip, finish_document
 from caliper.results.gate import format_fraction
 
@@ -123,7 +125,6 @@ def compare_junit_document(comparison: RunComparison, *, fail_on: str = "score")
         f"{_rate(comparison.b_overall)}, Δ {points(comparison.delta, comparison.delta_interval)}"
         f", {p_text(comparison.p_adjusted)} (adjusted) over {comparison.matched_measured} tasks"
     )
-    from caliper.report.compare_view import ablation_headline
 
     headline = ablation_headline(comparison)
     whole_notes = [overall, headline] if headline else [overall]
@@ -147,8 +148,6 @@ def baseline_junit_document(
     """The JUnit XML tree of a baseline pair: compare's cases (control → full), then one
     case for the baseline's verdict, failed when ``gate`` (``--require-improvement``,
     ``--min-lift``) names a failure."""
-    from caliper.report.baseline_text import verdict_sentence
-
     tree = compare_junit_document(verdict.comparison, fail_on=fail_on)
     root = tree.getroot()
     suite = root.find("testsuite")

@@ -13,10 +13,19 @@ import re
 from typing import TYPE_CHECKING
 
 from caliper.report.fmt import STRIP_SYMBOLS
+from caliper.report.spend_view import (
+    SPREAD_NOTE,
+    cost_spread_text,
+    cost_total_text,
+    time_text,
+    wall_text,
+)
+from caliper.report.tool_usage_view import run_tool_usage
 from caliper.results.gate import BarVerdict, format_fraction, format_measure
 from caliper.results.meta_labels import derived_sentence
 from caliper.results.models import Outcome, RunResults
 from caliper.results.scoring import TaskStatus, score_run
+from caliper.results.spend import spend_of
 
 if TYPE_CHECKING:
     from caliper.results.gate import BarResult, GateResult
@@ -155,8 +164,6 @@ def run_markdown(
 
 def mcp_markdown(results: RunResults) -> list[str]:
     """Calls per MCP server and tool as a Markdown table (nothing when none was called)."""
-    from caliper.report.tool_usage_view import run_tool_usage
-
     if not any(a.transcript for t in results.tasks for a in t.attempts):
         return []
     usage = run_tool_usage(results)
@@ -177,15 +184,6 @@ def mcp_markdown(results: RunResults) -> list[str]:
 
 def spend_markdown(results: RunResults, confidence: float) -> list[str]:
     """The cost and agent-time table (per task, then the run), as Markdown lines."""
-    from caliper.report.spend_view import (
-        SPREAD_NOTE,
-        cost_spread_text,
-        cost_total_text,
-        time_text,
-        wall_text,
-    )
-    from caliper.results.spend import spend_of
-
     policy = results.meta.timeouts
     rows = [(escape(t.name), spend_of(t.attempts, confidence, policy)) for t in results.tasks]
     every = (a for t in results.tasks for a in t.attempts)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from caliper.report.compare_spend_view import change_cells, shown_changes, unmeasured_note
+from caliper.report.compare_view import ablation_headline
 from caliper.report.junit_compare import p_text, points
 from caliper.report.markdown import escape, strip
 from caliper.results.gate import format_fraction
@@ -45,7 +47,6 @@ def compare_markdown(comparison: RunComparison) -> str:
         " · whole run first, then tasks with Holm's correction",
         "",
     ]
-    from caliper.report.compare_view import ablation_headline
 
     headline = ablation_headline(comparison)
     if headline:
@@ -113,8 +114,6 @@ def compare_markdown(comparison: RunComparison) -> str:
 
 def _spend_lines(comparison: RunComparison) -> list[str]:
     """The cost and agent-time changes table (means before → after, permutation test)."""
-    from caliper.report.compare_spend_view import change_cells, shown_changes, unmeasured_note
-
     lines = [f"### Cost and time ({escape(comparison.spend_method)})", ""]
     changes = shown_changes(comparison.spend)
     if changes:

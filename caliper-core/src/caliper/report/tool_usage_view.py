@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from caliper.host.plugins import PluginHost
 from caliper.results.models import RunResults
 from caliper.results.tool_usage import ToolUsage, mcp_pattern, tool_usage
 
@@ -17,8 +18,6 @@ def run_tool_usage(results: RunResults) -> ToolUsage:
     backend = results.meta.backend
     if backend:
         try:
-            from caliper.host.plugins import PluginHost
-
             found = PluginHost().backends([backend]).get(backend)
         except Exception:  # a missing or broken plugin must not stop a report
             found = None

@@ -36,6 +36,7 @@ from caliper.results.compare import (
     comparison_data,
 )
 from caliper.results.models import RunResults
+from caliper.results.sequential import difference_bounds
 from caliper.results.stats import DEFAULT_CONFIDENCE, Interval, interval_data
 
 HELPS = "helps"
@@ -143,8 +144,6 @@ def lift_sensitivity(comparison: RunComparison) -> LiftSensitivity | None:
 def sequential_lift(comparison: RunComparison) -> SequentialLift | None:
     """The anytime-valid lift intervals of a pair measured under ``--k auto`` (see
     :class:`SequentialLift`); ``None`` when no task was measured on both arms."""
-    from caliper.results.sequential import difference_bounds
-
     measured = [t for t in comparison.tasks if t.a_usable and t.b_usable]
     if not measured:
         return None

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from caliper.results.store import RunEntry, list_runs, load_run_data
+from caliper.results.store import ResultsError, RunEntry, list_runs, load_run_data
 
 
 @attrs.frozen
@@ -40,8 +41,6 @@ def baseline_of(path: Path) -> dict[str, Any] | None:
 
 
 def _meta(path: Path) -> dict[str, Any]:
-    from caliper.results.store import ResultsError
-
     try:
         return load_run_data(path).get("meta") or {}
     except ResultsError:
@@ -50,8 +49,6 @@ def _meta(path: Path) -> dict[str, Any]:
 
 def saved_arms(root: Path, spec_name: str | None, baseline_id: str) -> list[SavedArm]:
     """Every saved arm of baseline ``baseline_id`` (of one spec, or of any), oldest first."""
-    import json
-
     needle = json.dumps(baseline_id).encode("utf-8")
     found = []
     for entry in list_runs(root, spec_name):

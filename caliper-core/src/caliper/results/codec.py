@@ -9,6 +9,7 @@ defaults. What cannot be read raises :class:`ResultsDecodeError` with the reason
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import gc
 import json
@@ -23,6 +24,7 @@ from cattrs.preconf.json import make_converter
 from caliper.plugin.attempt import Usage
 from caliper.results import compact
 from caliper.results.compact import StorageLimits
+from caliper.results.incremental import decode_run, decode_text
 from caliper.results.models import (
     SCHEMA_VERSION,
     STORED_JUDGE_FIELDS,
@@ -265,8 +267,6 @@ def attempt_data(record: AttemptRecord, limits: StorageLimits | None = None) -> 
 
 def attempt_from_data(data: dict[str, Any]) -> AttemptRecord:
     """An :class:`AttemptRecord` from its stored form (a copy is expanded; ``data`` is kept)."""
-    import copy
-
     expanded = copy.deepcopy(data)
     compact.expand_attempt(expanded)
     try:
@@ -310,8 +310,6 @@ def loads(text: str, *, transcripts: bool = True) -> RunResults:
     is the one ``from_data(parse(text))`` gives; text that does not decode is read that way,
     for its error message.
     """
-    from caliper.results.incremental import decode_text
-
     run = _read_incrementally(lambda *on: decode_text(text, *on), transcripts)
     return run if run is not None else from_data(parse(text), transcripts=transcripts)
 
@@ -327,8 +325,6 @@ def read_file(path: Path, *, transcripts: bool = True) -> RunResults | None:
     ~190 MB of dicts); equal strings that every attempt repeats (task names, models, check
     keys and reasons, roles) are kept once per read. The run is the one the plain read gives.
     """
-    from caliper.results.incremental import decode_run
-
     try:
         with open(path, encoding="utf-8") as file:
             return _read_incrementally(lambda *on: decode_run(file.read, *on), transcripts)

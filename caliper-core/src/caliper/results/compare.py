@@ -30,6 +30,7 @@ import attrs
 from caliper.results import power as power_mod
 from caliper.results.compare_spend import METHOD as SPEND_METHOD
 from caliper.results.compare_spend import SpendChange, compare_spend
+from caliper.results.legacy import LEGACY_NAME, LEGACY_SCHEMA
 from caliper.results.meta_labels import (
     SETUP_KINDS,
     ablated_names,
@@ -503,7 +504,6 @@ def meta_warnings(a: RunMeta, b: RunMeta) -> list[str]:
     ):
         if before != after:
             warnings.append(f"different {label}: {before} → {after}")
-    from caliper.results.legacy import LEGACY_NAME, LEGACY_SCHEMA
 
     legacy = [side for side, meta in (("A", a), ("B", b)) if meta.schema_version == LEGACY_SCHEMA]
     if len(legacy) == 1:

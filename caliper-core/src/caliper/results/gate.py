@@ -40,8 +40,9 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from caliper.results.models import Outcome
 from caliper.results.scoring import RunScore
-from caliper.results.stats import Interval
+from caliper.results.stats import Interval, mean_rate_interval, wilson_interval
 
 if TYPE_CHECKING:
     from caliper.results.models import RunResults
@@ -670,8 +671,6 @@ def _gate_mean_interval(counts: list[tuple[int, int]], level: float) -> Interval
     """The run-aggregate interval bars are judged on: the task-mean interval, or for one
     measured task its Wilson interval (computed here from the counts: the intervals reports
     print are another method)."""
-    from caliper.results.stats import mean_rate_interval, wilson_interval
-
     kept = [(s, n) for s, n in counts if n > 0]
     if len(kept) == 1:
         return wilson_interval(kept[0][0], kept[0][1], level)
@@ -686,8 +685,6 @@ def measure_run(
     Clopper–Pearson interval) and the run's aggregate of each (the task-mean interval; see
     ``docs/statistics.md``). ``family_run`` is the same run scored at ``1 − α/B`` for a
     gate of ``B`` bars: its aggregate upper ends decide a failed aggregate bar."""
-    from caliper.results.stats import wilson_interval
-
     level = run.confidence
     measure: dict[tuple[str, str | None], Measured] = {}
     for task in run.tasks:
@@ -796,8 +793,6 @@ def measure_sequential(
     of each. With ``plan`` (the boundaries the run stopped with) an aggregate bar is judged
     by every task's test; without it (a run saved before ``--margin``) by the mean of the
     tasks' confidence sequences (see the module docstring)."""
-    from caliper.results.models import Outcome
-
     timeouts = results.meta.timeouts
     measure: dict[tuple[str, str | None], Measured] = {}
     score_parts: list[list[bool]] = []

@@ -15,6 +15,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from caliper.plugin.attempt import Turn, Usage
+from caliper.results.models import (
+    AttemptRecord,
+    CheckRecord,
+    Outcome,
+    RunMeta,
+    RunResults,
+    SkillSnapshot,
+    TaskResult,
+)
+
 LEGACY_SCHEMA = 0
 """``meta.schema_version`` of a run read from the earlier tool's format."""
 
@@ -40,8 +51,6 @@ class LegacyDecodeError(ValueError):
 
 def from_legacy(data: dict[str, Any], path: Path, *, transcripts: bool = True) -> Any:
     """The earlier tool's run ``data`` (read from ``path``) as a :class:`RunResults`."""
-    from caliper.results.models import RunResults, TaskResult
-
     try:
         meta = _meta(data["run"], data.get("skill_snapshots") or [], path)
         tasks = [
@@ -67,8 +76,6 @@ def _text(value: Any) -> str:
 
 
 def _meta(run: dict[str, Any], snapshots: list[dict[str, Any]], path: Path) -> Any:
-    from caliper.results.models import RunMeta, SkillSnapshot
-
     ablated = [a for a in run.get("ablated") or [] if isinstance(a, str)]
     skills = [a for a in ablated if not a.startswith("mcp:")]
     servers = [a[len("mcp:") :] for a in ablated if a.startswith("mcp:")]
@@ -152,9 +159,6 @@ def _check_keys(task: dict[str, Any]) -> list[str]:
 
 
 def _attempt(task: dict[str, Any], data: dict[str, Any], run: dict[str, Any], transcripts: bool):
-    from caliper.plugin.attempt import Usage
-    from caliper.results.models import AttemptRecord, CheckRecord, Outcome
-
     outcome = data["outcome"]
     if outcome not in _OUTCOMES:
         raise ValueError(f"unknown outcome {outcome!r}")
@@ -226,8 +230,6 @@ def _reason(outcome: str, data: dict[str, Any], checks: list, evidence: list[str
 def _transcript(turns: Any) -> list[Any] | None:
     """The earlier tool's transcript (``tool_use`` and ``tool_result`` turns apart) as this
     format's turns (one ``tool`` turn holding the call and its output)."""
-    from caliper.plugin.attempt import Turn
-
     if not isinstance(turns, list):
         return None
     out: list[Turn] = []

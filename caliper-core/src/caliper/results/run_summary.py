@@ -13,6 +13,11 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from caliper.results.meta_labels import ablated_names, derived_kind, derived_short
+from caliper.results.scoring import score_run
+from caliper.results.stats import interval_data
+from caliper.system.output_file import OutputWriteError, write_output
+
 if TYPE_CHECKING:
     from caliper.results.models import RunResults
 
@@ -27,10 +32,6 @@ def summary_path(run_path: Path) -> Path:
 def summarize(results: RunResults) -> dict[str, Any]:
     """The listing fields of ``results``: the score with the 95 % interval ``caliper report``
     shows, the run's shape and how it was derived."""
-    from caliper.results.meta_labels import ablated_names, derived_kind, derived_short
-    from caliper.results.scoring import score_run
-    from caliper.results.stats import interval_data
-
     meta = results.meta
     run = score_run(results)
     row: dict[str, Any] = dict(
@@ -93,8 +94,6 @@ def write_summary(run_path: Path, row: dict[str, Any]) -> None:
     Best effort: a summary that cannot be written is computed again by the next listing, so
     a failure here never fails the save of the run itself.
     """
-    from caliper.system.output_file import OutputWriteError, write_output
-
     stamp = _stamp(run_path)
     if stamp is None:
         return

@@ -25,12 +25,14 @@ The scheduler asks :meth:`AdaptiveK.next_jobs` for work whenever a worker is fre
 
 from __future__ import annotations
 
+import difflib
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 
+from caliper.errors import UsageError
 from caliper.results.models import AttemptRecord, Outcome
 from caliper.results.sequential import (
     DEFAULT_MARGIN,
@@ -86,10 +88,6 @@ class AdaptiveSettings:
 
 def check_bar_tasks(settings: AdaptiveSettings, task_names: Sequence[str]) -> None:
     """A ``--min-score TASK=x`` must name a task of the spec (exit 2 with a did-you-mean)."""
-    import difflib
-
-    from caliper.errors import UsageError
-
     for name in settings.task_bars:
         if name in task_names:
             continue

@@ -17,6 +17,7 @@ With ``--k auto`` the pair's tasks stop once the difference is decided
 
 from __future__ import annotations
 
+import hashlib
 import random
 import secrets
 from collections.abc import Mapping, Sequence
@@ -25,11 +26,18 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from caliper.errors import UsageError
+from caliper.host.plugins import PluginHost
+from caliper.results.store import new_run_id
+from caliper.runner.matrix import engine_keys
+from caliper.runner.paired_adaptive import PAIRED_METHOD, paired_adaptive
+from caliper.runner.run.compose import Tie, run_engines
+from caliper.runner.run.prepare import check_ablation
+from caliper.spec.load import load_spec_for_run
+from caliper.spec.model import spec_name_for
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from caliper.host.plugins import PluginHost
     from caliper.plugin.executor import AttemptJob
     from caliper.plugin.skills import ResolvedSkill
     from caliper.runner.run.ending import RunEnding
@@ -78,8 +86,6 @@ class BaselineEnding:
 
 def new_baseline_id() -> str:
     """A baseline id: the UTC start time, as run ids are, plus 6 random hex digits."""
-    from caliper.results.store import new_run_id
-
     return f"{new_run_id()}-{secrets.token_hex(3)}"
 
 
@@ -107,8 +113,6 @@ def left_out_names(spec: Spec, skill_names: Sequence[str], names: Sequence[str])
 def declared(options: RunOptions, host: PluginHost) -> tuple[Spec, list[ResolvedSkill]]:
     """The spec and its declared skills, in declaration order (resolved as a run resolves
     them; an invalid spec raises its usual error)."""
-    from caliper.spec.load import load_spec_for_run
-
     return load_spec_for_run(options.spec_path, host.judges())
 
 
@@ -175,8 +179,6 @@ def shard_pair_identity(
     """The id and seed every ``--shard I/N`` job of one baseline computes alike: from the
     spec's bytes, k, the shard count, what the control arm leaves out, the engines and
     ``--ablate`` (so ``caliper merge`` of all jobs' shards gives one pair)."""
-    import hashlib
-
     assert options.shard is not None
     text = "|".join(
         [
@@ -202,8 +204,6 @@ def _notes(
 ) -> dict[str, Any]:
     """The metadata an arm's saved run gets: ``meta.baseline`` (and, under ``--k auto``, the
     paired stopping rule in ``meta.adaptive``)."""
-    from caliper.runner.paired_adaptive import PAIRED_METHOD
-
     notes: dict[str, Any] = {
         "baseline": {
             "id": baseline_id,
@@ -243,13 +243,6 @@ def run_baseline(
     :class:`~caliper.errors.CaliperError` subclasses for problems found before the first
     attempt.
     """
-    from caliper.host.plugins import PluginHost
-    from caliper.runner.matrix import engine_keys
-    from caliper.runner.paired_adaptive import paired_adaptive
-    from caliper.runner.run.compose import Tie, run_engines
-    from caliper.runner.run.prepare import check_ablation
-    from caliper.spec.model import spec_name_for
-
     host = host or PluginHost()
     if len(options) > 1:
         engines = engine_keys([o.model or "" for o in options])

@@ -20,7 +20,10 @@ from typing import TYPE_CHECKING
 import attrs
 
 from caliper.errors import UsageError
+from caliper.results.store import new_run_id
+from caliper.runner.run.compose import Tie, run_engines
 from caliper.runner.run.plan import interleave
+from caliper.spec.model import spec_name_for
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -49,8 +52,6 @@ class MatrixEnding:
 
 def new_matrix_id() -> str:
     """A matrix id: the UTC start time, as run ids are, plus 6 random hex digits."""
-    from caliper.results.store import new_run_id
-
     return f"{new_run_id()}-{secrets.token_hex(3)}"
 
 
@@ -81,9 +82,6 @@ def run_matrix(
     ``--model`` as given. Raises :class:`CaliperError` subclasses for problems found before
     the first attempt.
     """
-    from caliper.runner.run.compose import Tie, run_engines
-    from caliper.spec.model import spec_name_for
-
     keys = engine_keys([opts.model or "" for opts in options])
     matrix_id = new_matrix_id()
     tie = Tie(

@@ -16,18 +16,22 @@ lookups (``caliper validate``) only read the bare clone and never touch the netw
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import hashlib
+import json
 import os
 import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import attrs
 
 from caliper.errors import CaliperError
-
-if TYPE_CHECKING:
-    import tarfile
+from caliper.spec import safetar
 
 # subprocess, tarfile, shutil, tempfile and hashlib are imported where a git source is
 # actually resolved: `caliper validate` of a spec with only local skills never needs them.
@@ -123,8 +127,6 @@ def ref_problem(ref: str) -> str | None:
 
 
 def _repo_key(url: str) -> str:
-    import hashlib
-
     tail = re.sub(r"\.git$", "", url.rstrip("/")).replace(":", "/").split("/")[-2:]
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", "-".join(p for p in tail if p)).strip("-.")
     digest = hashlib.sha256(url.encode("utf-8")).hexdigest()[:12]
@@ -149,8 +151,6 @@ class GitResult:
 def _git(
     args: Sequence[str], *, cwd: Path | None = None, timeout: float = LOCAL_TIMEOUT
 ) -> GitResult:
-    import subprocess
-
     try:
         done = subprocess.run(
             ["git", *args],
@@ -202,8 +202,6 @@ class GitCache:
 
     @contextlib.contextmanager
     def _locked(self, url: str) -> Iterator[None]:
-        import fcntl
-
         lock_dir = self.root / "locks"
         lock_dir.mkdir(parents=True, exist_ok=True)
         with open(lock_dir / f"{_repo_key(url)}.lock", "a+") as handle:
@@ -281,9 +279,6 @@ class GitCache:
         return Checkout(url, sha, self._export(url, mirror, sha), note)
 
     def _clone(self, url: str, mirror: Path, shown: str) -> None:
-        import shutil
-        import tempfile
-
         mirror.parent.mkdir(parents=True, exist_ok=True)
         temp = Path(tempfile.mkdtemp(prefix=".clone-", dir=mirror.parent))
         try:
@@ -344,8 +339,6 @@ class GitCache:
     def left_out_links(checkout: Path) -> list[dict[str, str]]:
         """``{"path", "target"}`` of each link of ``checkout`` that was not unpacked because it
         points outside the repository (empty when none, or for checkouts made before)."""
-        import json
-
         try:
             data = json.loads(_left_out_file(checkout).read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -353,13 +346,6 @@ class GitCache:
         return [d for d in data if isinstance(d, dict)] if isinstance(data, list) else []
 
     def _export(self, url: str, mirror: Path, sha: str) -> Path:
-        import json
-        import shutil
-        import tarfile
-        import tempfile
-
-        from caliper.spec import safetar
-
         final = self.checkout_of(url, sha)
         if final.is_dir():
             return final

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
 
     from caliper.spec.model import Task
+import re
+
 from caliper.spec.fields import Reporter, did_you_mean, type_name
 from caliper.spec.problems import Problem
 from caliper.spec.yamldoc import decode_text, parse_yaml
@@ -226,8 +228,6 @@ def slash_command_warnings(
     """A warning per history file with a ``user:`` turn that is ``/NAME``, NAME a declared
     skill: such a turn is sent as plain text here, where the earlier caliper-eval expanded
     it into the skill's instructions. Each is ``(the task's history: field, message)``."""
-    import re
-
     found: list[tuple[tuple[Any, ...], str]] = []
     seen: set[Path] = set()
     for task in tasks:

@@ -24,7 +24,11 @@ from typing import Any
 import attrs
 import yaml
 
+from caliper.spec.fields import Reporter
+from caliper.spec.frontmatter import check_skill_file, split_frontmatter
+from caliper.spec.history import check_document
 from caliper.spec.sections import TASK_HINTS, TOP_HINTS
+from caliper.spec.yamldoc import parse_yaml
 
 SLASH_COMMAND = re.compile(r"/([A-Za-z0-9_.-]+)(?:\s+(.*))?", re.DOTALL)
 """A user turn that is a slash command: ``/NAME`` and what was typed after it."""
@@ -256,8 +260,6 @@ class _Skill:
 def _declared_skills(spec_dir: Path, data: dict[Any, Any], plan: MigrationPlan) -> dict[str, Any]:
     """The declared skills by frontmatter name: a :class:`_Skill` for a local ``SKILL.md``,
     the entry itself for one that cannot be read here (a git source)."""
-    from caliper.spec.frontmatter import check_skill_file
-
     entries = data.get("skills")
     if entries is None and isinstance(data.get("skill"), dict):
         entries = [data["skill"].get("path") or "./SKILL.md"]
@@ -280,8 +282,6 @@ def _declared_skills(spec_dir: Path, data: dict[Any, Any], plan: MigrationPlan) 
 
 
 def _skill_body(path: Path) -> str:
-    from caliper.spec.frontmatter import split_frontmatter
-
     text = path.read_text(encoding="utf-8")
     split = split_frontmatter(text)
     if split is None:
@@ -480,10 +480,6 @@ def _renders_back(new: str, turns: list[tuple[str | None, dict[str, Any]]]) -> b
 
 def _history_problems(path: Path, text: str) -> list[str]:
     """What this format's history check finds in ``text`` (empty when it is a valid history)."""
-    from caliper.spec.fields import Reporter
-    from caliper.spec.history import check_document
-    from caliper.spec.yamldoc import parse_yaml
-
     document, problems = parse_yaml(path, text)
     if document is None or problems:
         return [p.render() for p in problems]

@@ -11,7 +11,9 @@ meanwhile). Sandbox folders carry the ledger's token in their name.
 
 While its process lives the ledger is held with an exclusive ``flock`` (the kernel drops it
 when the process dies, however it dies), so a live process's ledger is never cleaned by
-another. At a normal end, once everything it names is gone, the ledger is removed.
+another. At a normal end, once everything it names is gone, the ledger is removed; a process
+that goes on after a run (a Ray worker, a program calling ``caliper.api.run``) ends the
+services the run started and releases its ledger at the run's end (:func:`release_idle`).
 
 :func:`clean_dead` (the start of every run, and ``caliper clean``) takes each ledger nobody
 holds, ends the processes it names that are provably the same ones (same pid *and* start
@@ -28,6 +30,7 @@ import fcntl
 import json
 import os
 import secrets
+import signal
 import stat
 import tempfile
 import threading
@@ -37,6 +40,7 @@ from pathlib import Path
 
 import attrs
 
+from caliper.system.process._table import _full_table, _start_time, _with_descendants
 from caliper.system.temp_root import TMPDIR_VARIABLE, remove_tree, sandbox_parent
 
 FOLDER_PREFIX = ".caliper-ledger-"
@@ -88,8 +92,6 @@ def _private_folder(folder: Path, *, create: bool) -> bool:
 
 
 def _start_ticks(pid: int) -> int:
-    from caliper.system.process._table import _start_time
-
     return _start_time(pid)
 
 
@@ -214,6 +216,7 @@ class Ledger:
 _ledgers: dict[Path, Ledger] = {}
 _guard = threading.Lock()
 _disabled: set[Path] = set()
+_at_release: list[Callable[[], None]] = []
 
 
 def _close_all() -> None:
@@ -244,9 +247,26 @@ def current(base: Path | None = None) -> Ledger | None:
         return found
 
 
+def stop_at_release(stop: Callable[[], None]) -> None:
+    """Have the next :func:`release_idle` call ``stop`` first: a service that outlives one
+    attempt (the warm ``assert:`` server, whose folder is a sandbox of this ledger) ends with
+    the run that started it, so its folder goes and the ledger can be released. The service
+    registers again when it is started again."""
+    with _guard:
+        if stop not in _at_release:
+            _at_release.append(stop)
+
+
 def release_idle() -> None:
-    """Close (and remove) each ledger of this process whose sandboxes are all gone: the end
-    of a run in a process that goes on (the next sandbox opens a new ledger)."""
+    """The end of a run (or of a job on a node) in a process that goes on: end the services
+    registered with :func:`stop_at_release`, then close (and remove) each ledger of this
+    process whose sandboxes are all gone (the next sandbox opens a new ledger)."""
+    with _guard:
+        stops = list(_at_release)
+        _at_release.clear()
+    for stop in stops:
+        with contextlib.suppress(Exception):  # a service that cannot stop leaves its ledger
+            stop()
     with _guard:
         idle = [(base, ledger) for base, ledger in _ledgers.items() if ledger.idle()]
         for base, _ in idle:
@@ -390,10 +410,6 @@ def _read_entries(fd: int) -> _Entries | None:
 
 def _end_processes(entries: _Entries) -> int:
     """SIGKILL the live processes that are provably the dead run's; how many were ended."""
-    import signal
-
-    from caliper.system.process._table import _full_table, _with_descendants
-
     ended: set[int] = set()
     mine = os.getpid()
     for _ in range(20):

@@ -27,6 +27,8 @@ import errno
 import os
 import re
 import stat
+import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -128,8 +130,6 @@ def replace_problem(path: Path) -> str | None:
     """Why the existing regular file ``path`` could not be replaced by :func:`write_output`,
     if so: it is read-only (no write permission bit, or none for this user), or its folder
     takes no new file (tried with an empty temporary file, removed at once)."""
-    import tempfile
-
     info = os.stat(path)
     if not info.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(
         path, os.W_OK
@@ -195,8 +195,6 @@ def _write_all(fd: int, payload: bytes) -> None:
 
 def _write_descriptor(path: Path, fd: int, payload: bytes) -> None:
     """Write to this process's own descriptor ``fd`` (``/dev/stdout`` and the like)."""
-    import sys
-
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             if stream is not None and stream.fileno() == fd:
@@ -269,8 +267,6 @@ def _replace_file(
     keep_open: bool = False,
 ) -> int | None:
     """Replace the regular file ``target`` (or create it) atomically."""
-    import tempfile  # here: commands that only read never write (tempfile imports shutil)
-
     temp: str | None = None
     fd: int | None = None
     try:

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, NoReturn
 
 import attrs
 
+from caliper.system import skill_ignore
+
 if TYPE_CHECKING:
     from caliper.system.skill_ignore import Matcher
 
@@ -220,8 +222,6 @@ class _Scanner:
     def run(self) -> SkillTree:
         """Walk the folder depth first and return what it holds (the listing so far when a
         fatal issue stops the walk)."""
-        from caliper.system import skill_ignore
-
         top = skill_ignore.matcher_for(str(self.root), str(self.source_root))
         # (folder as reached, its relative path, real paths of it and its ancestors, ignore rules)
         stack: list[tuple[Path, str, frozenset[str], Matcher]] = [
@@ -241,8 +241,6 @@ class _Scanner:
     ) -> list[tuple[Path, str, frozenset[str], Matcher]]:
         """List the entries of one folder; return the sub-folders still to walk, in the order
         they are pushed on the stack."""
-        from caliper.system import skill_ignore
-
         try:
             entries = sorted(os.scandir(current), key=lambda e: e.name, reverse=True)
         except OSError as exc:
@@ -353,8 +351,6 @@ class _Scanner:
     ) -> None:
         """List the regular file ``path`` (``top`` when it sits in the skill folder itself),
         unless caliper wrote it; stop the walk when it takes the total over the size cap."""
-        from caliper.system import skill_ignore
-
         name = path.name
         output = skill_ignore.caliper_output(entry_path, name, top=top)
         if output is not None:

@@ -12,6 +12,9 @@ import shutil
 import stat
 from pathlib import Path
 
+from caliper.errors import CaliperError
+from caliper.system.os_errors import describe_os_error
+
 TMPDIR_VARIABLE = "CALIPER_TMPDIR"
 
 
@@ -27,9 +30,6 @@ def sandbox_parent() -> Path | None:
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        from caliper.errors import CaliperError
-        from caliper.system.os_errors import describe_os_error
-
         why = (
             "it is a file, not a folder"
             if parent.exists() and not parent.is_dir()

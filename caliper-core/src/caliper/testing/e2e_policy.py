@@ -67,16 +67,20 @@ def _inside(path: Path, prefixes: Sequence[str]) -> bool:
 
 
 def _paths_in(env: Mapping[str, str], inherited_path: set[str]) -> Iterator[Path]:
-    """Paths an explicitly given environment points at: its values, and new PATH folders' files."""
+    """Paths an explicitly given environment points at: its values, and the PATH folders it
+    adds to the inherited ones (with their files); an inherited PATH folder is not the
+    test's choice."""
     for key, value in env.items():
         if key == "CALIPER_AGENT_CLIS":  # where the CLIs are, not one of them
             continue
         for part in value.split(os.pathsep):
             if not part.startswith(os.sep):
                 continue
+            if key == "PATH" and part in inherited_path:
+                continue  # passed on from the test process (e.g. `. .agent-clis/env.sh`)
             path = Path(part)
             yield path
-            if key == "PATH" and part not in inherited_path and path.is_dir():
+            if key == "PATH" and path.is_dir():
                 try:
                     yield from sorted(path.iterdir())[:64]
                 except OSError:

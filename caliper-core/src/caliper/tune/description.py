@@ -10,7 +10,8 @@ import json
 import re
 from pathlib import Path
 
-from caliper.spec.frontmatter import DESCRIPTION_MAX
+from caliper.spec.frontmatter import DESCRIPTION_MAX, check_skill_file
+from caliper.spec.problems import SpecInvalid
 
 _XML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9_.:-]*(\s[^<>]*)?/?>")
 _FENCE = re.compile(r"^---[ \t]*\r?$")
@@ -79,9 +80,6 @@ def replace_description(text: str, new: str) -> str:
 
 def read_description(skill_file: Path) -> str:
     """The description as the spec loader reads it (raises ``SpecInvalid`` when invalid)."""
-    from caliper.spec.frontmatter import check_skill_file
-    from caliper.spec.problems import SpecInvalid
-
     checked = check_skill_file(skill_file)
     if checked.frontmatter is None:
         raise SpecInvalid(checked.problems, hint="Fix the SKILL.md frontmatter first.")

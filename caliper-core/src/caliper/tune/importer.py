@@ -25,7 +25,10 @@ from typing import Any
 import attrs
 import yaml
 
+from caliper.spec.frontmatter import check_skill_file
 from caliper.spec.problems import Problem, SpecInvalid
+from caliper.spec.yamldoc import load_document
+from caliper.tune.probes import TRIGGER_EVAL_KEYS
 
 EVAL_KEYS = ("id", "prompt", "expected_output", "files", "expectations")
 EVALS_FILE_KEYS = ("skill_name", "evals")
@@ -89,8 +92,6 @@ def _bad(path: Path, message: str) -> ImportInvalid:
 
 
 def _load_json(path: Path) -> Any:
-    from caliper.spec.yamldoc import load_document
-
     document, problems = load_document(path, what="skill-creator eval file")
     if document is None or problems:
         raise ImportInvalid(problems)
@@ -200,8 +201,6 @@ def convert_evals(path: Path, data: Any, conversion: Conversion, seen: set[str])
 
 def convert_triggers(path: Path, data: Any, conversion: Conversion, seen: set[str]) -> None:
     """Add the activation-only tasks of a trigger-eval list to ``conversion``."""
-    from caliper.tune.probes import TRIGGER_EVAL_KEYS
-
     if conversion.skill_name is None:
         raise _bad(path, "a trigger-eval file needs the skill it is for: pass --skill DIR")
     for index, item in enumerate(data):
@@ -230,8 +229,6 @@ def convert_triggers(path: Path, data: Any, conversion: Conversion, seen: set[st
 
 def convert(paths: list[Path], skill: Path | None) -> Conversion:
     """Read every input (a skill folder, an ``evals.json`` or a trigger-eval file)."""
-    from caliper.spec.frontmatter import check_skill_file
-
     conversion = Conversion()
     inputs: list[Path] = []
     named: dict[Path, str] = {}

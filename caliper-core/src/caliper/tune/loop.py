@@ -15,6 +15,8 @@ import attrs
 
 from caliper.errors import CaliperError, UsageError
 from caliper.results.significance import GREATER, holm_adjust, stratified_exact_test
+from caliper.system import stop_policy
+from caliper.system.output_file import write_output
 from caliper.tune.measure import Measurement, Neighbourhood, RunSettings, measure
 from caliper.tune.probes import Probe, ProbeSet
 from caliper.tune.proposer import Failures, Proposal, propose
@@ -234,8 +236,6 @@ class Tuner:
         return 2 * self._cost(self.split.test)
 
     def _measure(self, description: str, label: str, phase: str) -> Measurement:
-        from caliper.system import stop_policy
-
         stop_policy.check()  # never start a measurement after a stop
         probes = self.split.train if phase == "train" else self.split.test
         name = self.neighbourhood.name
@@ -474,8 +474,6 @@ def summary_data(outcome: TuneOutcome, runs: list[str]) -> dict[str, Any]:
 
 def write_json(path: Path, data: Any) -> None:
     """Write ``data`` as indented JSON through the one output writer (atomically)."""
-    from caliper.system.output_file import write_output
-
     write_output(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 

@@ -20,6 +20,10 @@ import yaml
 from caliper.errors import CaliperError
 from caliper.results.models import Outcome, RunResults
 from caliper.results.stats import Interval, interval_data, mean_rate_interval, rate_interval
+from caliper.runner import RunOptions, run_spec
+from caliper.runner.run.ending import AllUnusable
+from caliper.system.output_file import write_output
+from caliper.system.skill_tree import SkillUnusable, copy_tree
 from caliper.tune.description import replace_description
 from caliper.tune.probes import Probe
 
@@ -153,13 +157,11 @@ def write_candidate(neighbourhood: Neighbourhood, description: str, folder: Path
     destination = folder / neighbourhood.name
     if destination.exists():
         shutil.rmtree(destination)
-    from caliper.system.skill_tree import SkillUnusable, copy_tree
 
     try:  # the installers' rules: links only inside the folder, specs and results left out
         copy_tree(neighbourhood.skill_dir, destination)
     except SkillUnusable as exc:
         raise CaliperError(str(exc)) from None
-    from caliper.system.output_file import write_output
 
     skill_file = destination / "SKILL.md"
     text = skill_file.read_bytes().decode("utf-8")
@@ -189,7 +191,6 @@ def write_spec(
         }
         for probe in probes
     ]
-    from caliper.system.output_file import write_output
 
     header = (
         "# Written by `caliper tune`: one activation-only task per probe. Re-run it with\n"
@@ -255,9 +256,6 @@ def measure(
     Raises the runner's :class:`CaliperError` when the run could not be done (setup error,
     Ctrl-C: the finished attempts are still saved as a partial run).
     """
-    from caliper.runner import RunOptions, run_spec
-    from caliper.runner.run.ending import AllUnusable
-
     candidate = write_candidate(neighbourhood, description, folder / "skill")
     spec_path = write_spec(neighbourhood, candidate, probes, folder / f"{spec_name}.eval.yaml")
     report = run_spec(

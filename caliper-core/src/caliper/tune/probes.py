@@ -22,7 +22,9 @@ from typing import Any
 
 import attrs
 
+from caliper.host.plugins import PluginHost
 from caliper.spec.fields import Reporter, type_name
+from caliper.spec.load import load_spec
 from caliper.spec.problems import Problem, SpecInvalid
 from caliper.spec.yamldoc import Document, load_document
 
@@ -237,9 +239,6 @@ def _looks_like_trigger_eval(items: list[Any]) -> bool:
 
 
 def _from_spec(path: Path) -> ProbeSet:
-    from caliper.host.plugins import PluginHost
-    from caliper.spec.load import load_spec
-
     spec = load_spec(path, PluginHost().judges())
     probes = [
         Probe(name=task.name, prompt=task.prompt, activates=tuple(task.activates), line=task.line)

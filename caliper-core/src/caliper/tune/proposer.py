@@ -18,6 +18,9 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from caliper.errors import UsageError
+from caliper.plugin.attempt import AgentStatus, PromptRequest
+from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 from caliper.tune.description import description_problems
 
 if TYPE_CHECKING:
@@ -128,9 +131,6 @@ def _usage_tokens(usage: Usage | None) -> int:
 
 
 def _ask(engine: Engine, prompt: str, workspace: Path) -> tuple[str | None, int, str | None]:
-    from caliper.plugin.attempt import AgentStatus, PromptRequest
-    from caliper.plugin.sandbox import make_sandbox, remove_sandbox
-
     sandbox = make_sandbox(spec_dir=workspace, prefix="caliper-tune-proposer-")
     try:
         result = engine.backend.run_prompt(
@@ -139,8 +139,6 @@ def _ask(engine: Engine, prompt: str, workspace: Path) -> tuple[str | None, int,
             )
         )
     except NotImplementedError as exc:
-        from caliper.errors import UsageError
-
         raise UsageError(
             f"{exc} It cannot propose descriptions either.",
             hint="Pass --proposer-model BACKEND[:MODEL] naming a backend that can answer a "

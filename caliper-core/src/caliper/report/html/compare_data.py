@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from caliper.report import fmt
-from caliper.report.html.run_data import attempt_details, engine_label
+from caliper.report.compare_spend_view import change_cells, shown_changes, unmeasured_note
+from caliper.report.compare_view import ablation_headline
+from caliper.report.html.run_data import attempt_details, attempt_id, engine_label
 from caliper.results.compare import REGRESSED, RunComparison, TaskComparison, ablated_names
 from caliper.results.models import RunResults, TaskResult
 from caliper.results.scoring import TaskScore, score_run
@@ -53,31 +55,68 @@ def side_attempt_id(side: str, task_index: int, attempt_index: int) -> str:
     return f"{side}-t{task_index}-a{attempt_index}"
 
 
-def _buttons(side: str, index: int, task: TaskResult | None) -> list[dict[str, Any]]:
-    """The clickable attempt strip of one side of a task row (empty without the task)."""
+def _buttons(
+    side: str, index: int, task: TaskResult | None, other: TaskResult | None, different: set[str]
+) -> list[dict[str, Any]]:
+    """The clickable attempt strip of one side of a task row (empty without the task).
+
+    Each attempt says whether it is one of ``different`` (:func:`different_attempts`) and,
+    as ``other``, what the attempt with the same position in the other run's task ``other``
+    was (its outcome, or ``None`` when there is none there)."""
     if task is None:
         return []
+    others = other.attempts if other else []
     return [
         {
             "id": side_attempt_id(side, index, j),
             "number": a.attempt,
             "outcome": a.outcome.value,
             "symbol": fmt.STRIP_SYMBOLS[a.outcome][0],
+            "differs": side_attempt_id(side, index, j) in different,
+            "other": others[j].outcome.value if j < len(others) else None,
         }
         for j, a in enumerate(task.attempts)
     ]
 
 
+STRIP_LINE = 10
+"""Attempts per line of a strip in the compare table (k=55: six lines, attempt 11 starts
+the second, so an attempt's number can be read off its place)."""
+
+
+def strip_buttons(rows: list[dict[str, Any]]) -> int:
+    """How many attempt buttons wide the compare table's strips are: the longest strip of
+    ``rows`` (:func:`_task_row`), at most :data:`STRIP_LINE`, at least 1."""
+    longest = max((len(r[key]) for r in rows for key in ("a_attempts", "b_attempts")), default=1)
+    return max(1, min(longest, STRIP_LINE))
+
+
+def _side(side: str, results: RunResults, page: str | None) -> dict[str, Any]:
+    """One run of the pair as the page's header names it: by reference, never by a local
+    path (a shared page carries none), with the relative link to its own page if any."""
+    return {
+        "side": side,
+        "run_id": results.meta.run_id,
+        "label": run_label(results),
+        "ref": run_ref(results),
+        "page": page,
+    }
+
+
 def _side_details(side: str, results: RunResults, names: list[str]) -> dict[str, Any]:
     """The viewer's data for every attempt of ``results`` in the tasks ``names`` (the
-    compare table's rows), keyed by :func:`side_attempt_id`, plus the run's label."""
+    compare table's rows), keyed by :func:`side_attempt_id`; each also has ``run_attempt``,
+    its id on the run's own page (:func:`caliper.report.html.run_data.attempt_id`)."""
     declared = [snapshot.name for snapshot in results.meta.skill_snapshots]
     by_name = _by_name(results)
+    position = {t.name: k for k, t in enumerate(results.tasks)}  # the task by_name holds
     details: dict[str, Any] = {}
     for i, name in enumerate(names):
         task = by_name.get(name)
         for j, record in enumerate(task.attempts if task else []):
-            details[side_attempt_id(side, i, j)] = attempt_details(task, record, declared)
+            data = attempt_details(task, record, declared)
+            data["run_attempt"] = attempt_id(position[name], j)
+            details[side_attempt_id(side, i, j)] = data
     return details
 
 
@@ -133,15 +172,16 @@ def _verdict_class(verdict: str) -> str:
 def _task_row(
     index: int, a: dict[str, TaskResult], b: dict[str, TaskResult], task: TaskComparison
 ) -> dict[str, Any]:
-    different = different_attempts(index, a.get(task.name), b.get(task.name))
+    a_task, b_task = a.get(task.name), b.get(task.name)
+    different = different_attempts(index, a_task, b_task)
     return {
         "name": task.name,
         # the "different from the other run" view: success rate changed or an attempt's
         # outcome differs from the same attempt index on the other side
         "differs": bool(different) or task.a_score != task.b_score,
         "different_attempts": different,
-        "a_attempts": _buttons("a", index, a.get(task.name)),
-        "b_attempts": _buttons("b", index, b.get(task.name)),
+        "a_attempts": _buttons("a", index, a_task, b_task, set(different)),
+        "b_attempts": _buttons("b", index, b_task, a_task, set(different)),
         "a": {
             "score": task.a_score,
             "text": fmt.pct(task.a_score),
@@ -198,10 +238,13 @@ def compare_view(
     b: RunResults,
     comparison: RunComparison,
     confidence: float = DEFAULT_CONFIDENCE,
+    pages: tuple[str | None, str | None] = (None, None),
 ) -> dict[str, Any]:
-    """The compare page as data: both sides per task, Δ with its interval, p-values, verdicts."""
-    from caliper.report.compare_view import ablation_headline  # the text report's own sentence
+    """The compare page as data: both sides per task, Δ with its interval, p-values, verdicts.
 
+    ``pages`` are relative links to the before and after runs' own report pages, where they
+    were written beside the compare page (``None``: the page shows the command that makes it).
+    """
     engines_differ = a.meta.spec_name == b.meta.spec_name and engine_label(
         a.meta.backend, a.meta.model
     ) != engine_label(b.meta.backend, b.meta.model)
@@ -215,13 +258,13 @@ def compare_view(
     ]
     a_tasks, b_tasks = _by_name(a), _by_name(b)
     names = [task.name for task in comparison.tasks]
+    rows = [_task_row(i, a_tasks, b_tasks, task) for i, task in enumerate(comparison.tasks)]
     return {
         "title": comparison.title,
         "headline": ablation_headline(comparison),
         "spec_name": comparison.spec_name,
-        # runs are named by reference: a shared page carries no local path
-        "a": {"run_id": a.meta.run_id, "label": run_label(a), "ref": run_ref(a), "page": None},
-        "b": {"run_id": b.meta.run_id, "label": run_label(b), "ref": run_ref(b), "page": None},
+        "a": _side("a", a, pages[0]),
+        "b": _side("b", b, pages[1]),
         "a_overall": fmt.pct(comparison.a_overall),
         "b_overall": fmt.pct(comparison.b_overall),
         "a_interval": interval_data(comparison.a_overall_interval),
@@ -238,13 +281,10 @@ def compare_view(
         "regressed": REGRESSED,
         "correction": comparison.correction,
         "alpha": comparison.alpha,
-        "tasks": [_task_row(i, a_tasks, b_tasks, task) for i, task in enumerate(comparison.tasks)],
-        "different_count": sum(
-            1
-            for i, task in enumerate(comparison.tasks)
-            if task.a_score != task.b_score
-            or different_attempts(i, a_tasks.get(task.name), b_tasks.get(task.name))
-        ),
+        "tasks": rows,
+        "different_count": sum(1 for row in rows if row["differs"]),
+        "different_attempt_count": sum(len(row["different_attempts"]) for row in rows),
+        "strip_buttons": strip_buttons(rows),
         "attempts": {**_side_details("a", a, names), **_side_details("b", b, names)},
         "activation": _activation_card(comparison),
         "only_in_a": comparison.only_in_a,
@@ -274,8 +314,6 @@ def compare_view(
 
 def _spend_changes(comparison: RunComparison) -> dict[str, Any]:
     """The cost and agent-time changes table of the compare page."""
-    from caliper.report.compare_spend_view import change_cells, shown_changes, unmeasured_note
-
     return {
         "method": comparison.spend_method,
         "rows": [change_cells(c) for c in shown_changes(comparison.spend)],

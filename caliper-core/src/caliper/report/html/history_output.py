@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from caliper.report.html.compare_data import matrix_view
 from caliper.report.html.history_tasks import history_detail
-from caliper.report.html.output import emit_page, write_page
-
-
-def runs_dir(page: Path) -> Path:
-    """Where the history page at ``page`` keeps its runs' report pages (``<stem>.runs/``)."""
-    return page.with_name(page.stem + ".runs")
+from caliper.report.html.output import emit_page, write_page, write_run_pages
+from caliper.report.html.pages import history_page
+from caliper.results.meta_labels import parent_label
+from caliper.results.store import load_run
+from caliper.system.output_file import writes_in_place
 
 
 def _latest_per_variant(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -33,19 +33,14 @@ def write_history(
     """Write the history page of ``spec`` at ``target`` and each run's report in
     ``<target stem>.runs/``; return how many run reports were written.
 
-    Links are relative, so the page and its folder can be moved or published together. A
+    The run pages are :func:`caliper.report.html.output.write_run_pages`'s; links are
+    relative, so the page and its folder can be moved or published together. A
     ``target`` written in place (a device, a FIFO, ``/dev/stdout``) or ``None`` (stdout)
     gets the page alone. ``loaded`` holds runs already read, by run id (the rest are read
     here).
     """
-    from caliper.report.html.compare_data import matrix_view
-    from caliper.report.html.pages import history_page, run_page
-    from caliper.results.store import load_run
-    from caliper.system.output_file import writes_in_place
-
     # stdout, a device or a pipe has no folder beside it for the runs' pages
     in_place = target is None or writes_in_place(target)
-    from caliper.results.meta_labels import parent_label
 
     links: dict[str, str] = {}
     read = dict(loaded or {})
@@ -57,11 +52,10 @@ def write_history(
         results = read.get(row["run_id"]) or load_run(Path(row["path"]))
         loaded[row["run_id"]] = results
         row["parent"] = parent_label(results.meta)  # a merge's shards, not just "shards"
-        if in_place:
-            continue
-        folder = runs_dir(target)
-        write_page(run_page(results, confidence=confidence), folder / f"{row['run_id']}.html")
-        links[row["run_id"]] = f"{folder.name}/{row['run_id']}.html"
+    if not in_place:
+        ids = list(loaded)
+        pages = write_run_pages([loaded[i] for i in ids], target, confidence)
+        links = dict(zip(ids, pages, strict=True))
     variants = _latest_per_variant(rows)
     matrix = (
         matrix_view([loaded[r["run_id"]] for r in variants], confidence)

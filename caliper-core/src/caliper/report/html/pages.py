@@ -5,13 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from caliper.report import fmt
+from caliper.report.baseline_text import pair_title, sequential_note, verdict_sentence
+from caliper.report.html import history_data
 from caliper.report.html.compare_data import compare_view
 from caliper.report.html.env import render
+from caliper.report.html.matrix_data import matrix_page_view
 from caliper.report.html.run_data import meta_line, run_view
 from caliper.results.baseline import BaselineVerdict
 from caliper.results.compare import RunComparison
 from caliper.results.matrix import Matrix
 from caliper.results.models import RunResults
+from caliper.results.scoring import score_run
 from caliper.results.stats import DEFAULT_CONFIDENCE
 
 
@@ -29,10 +34,12 @@ def compare_page(
     comparison: RunComparison,
     *,
     confidence: float = DEFAULT_CONFIDENCE,
+    pages: tuple[str | None, str | None] = (None, None),
 ) -> str:
     """Two runs side by side per task: both scores with intervals, Δ with its interval, the
-    significance figures the comparison carries, and an engine matrix when engines differ."""
-    view = compare_view(a, b, comparison, confidence)
+    significance figures the comparison carries, and an engine matrix when engines differ.
+    ``pages``: relative links to each run's own report page, where written (else ``None``)."""
+    view = compare_view(a, b, comparison, confidence, pages)
     return render("compare.html.j2", title=f"{comparison.spec_name}: {comparison.title}", view=view)
 
 
@@ -45,8 +52,6 @@ def baseline_page(
     """A baseline pair (``caliper run --baseline``): the compare page of control → full,
     headed by the verdict as a lift (helps / hurts / no detectable difference, with the
     smallest lift the pair could detect), the gate's failures and both arms' activation."""
-    from caliper.report.baseline_text import pair_title, sequential_note, verdict_sentence
-
     comparison = verdict.comparison
     view = compare_view(control, full, comparison, comparison.confidence)
     view["baseline"] = {
@@ -68,9 +73,6 @@ def baseline_page(
 
 def _arm_activation(label: str, results: RunResults, comparison: RunComparison) -> dict[str, Any]:
     """One arm's activation scoreboard as rows of text for the page."""
-    from caliper.report import fmt
-    from caliper.results.scoring import score_run
-
     run = score_run(results, comparison.confidence)
     return {
         "label": label,
@@ -106,8 +108,6 @@ def history_page(
     chosen run's tasks and scores, a row per task with its score in each run, and the
     baseline pairs.
     """
-    from caliper.report.html import history_data
-
     readable = [r for r in rows if "error" not in r]
     return render(
         "history.html.j2",
@@ -132,7 +132,5 @@ def matrix_page(matrix: Matrix, runs: Sequence[RunResults]) -> str:
     """The runs of a matrix side by side (``caliper report --matrix ID --format html``):
     engines across, tasks down, each cell clickable into its attempts, every task's final
     answers side by side across engines, and the pairwise differences the text form lists."""
-    from caliper.report.html.matrix_data import matrix_page_view
-
     view = matrix_page_view(matrix, runs)
     return render("matrix.html.j2", title=view["title"], view=view)

@@ -14,7 +14,9 @@ import attrs
 
 from caliper.report import fmt
 from caliper.report.attempt_table import attempt_kind
+from caliper.report.html.spend_data import spend_rows
 from caliper.report.run_view import attempt_verdict, clock_text
+from caliper.report.tool_usage_view import run_tool_usage
 from caliper.results.meta_labels import ablated_names, derived_sentence
 from caliper.results.models import (
     TIMEOUTS_FAILURE,
@@ -358,9 +360,6 @@ def run_view(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> dic
 
     Every interval is the one :mod:`caliper.results.scoring` derives, at ``confidence``.
     """
-    from caliper.report.html.spend_data import spend_rows
-    from caliper.report.tool_usage_view import run_tool_usage
-
     run = score_run(results, confidence)
     timeouts = results.meta.timeouts
     pairs = enumerate(zip(results.tasks, run.tasks, strict=True))

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from caliper.plugin.attempt import SeededHome
 from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 
 if TYPE_CHECKING:
@@ -42,8 +43,6 @@ def new_sandbox(prepared: PreparedRun, parent: AttemptSandbox | None = None) -> 
 
 def seed_ahead(backend: Backend, sandbox: AttemptSandbox) -> AttemptSandbox:
     """``sandbox`` with ``backend``'s HOME seeding done (:meth:`Backend.prepare_home`)."""
-    from caliper.plugin.attempt import SeededHome
-
     state = backend.prepare_home(sandbox)
     return attrs.evolve(sandbox, seeded=SeededHome(backend.id, state))
 

@@ -15,12 +15,15 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
+from caliper.plugin.attempt import AgentStatus, PromptRequest
+from caliper.plugin.judge import Reply
+
 if TYPE_CHECKING:
     from caliper.host.engine import Engine
     from caliper.host.plugins import PluginHost
     from caliper.plugin.attempt import AttemptSandbox, PromptResult
     from caliper.plugin.backend import Backend
-    from caliper.plugin.judge import Ask, Reply
+    from caliper.plugin.judge import Ask
     from caliper.runner.run.options import RunOptions
     from caliper.runner.run.prepare import PreparedRun
 
@@ -79,9 +82,6 @@ def judge_engine_named(host: PluginHost, judge_flag: str | None) -> Engine:
 
 
 def _reply(result: PromptResult, backend: str, model: str | None, seconds: float) -> Reply:
-    from caliper.plugin.attempt import AgentStatus
-    from caliper.plugin.judge import Reply
-
     answered = result.status is AgentStatus.COMPLETED
     timed_out = result.status is AgentStatus.TIMEOUT
     error = None
@@ -107,9 +107,6 @@ def judge_ask(
     ``sandbox`` gives a fresh sandbox per call, ``budget`` caps each call's seconds."""
 
     def ask(prompt: str, *, timeout: float | None = None) -> Reply:
-        from caliper.plugin.attempt import PromptRequest
-        from caliper.plugin.judge import Reply
-
         resolved = engine()
         backend = resolved.backend
         find_cli = getattr(engine, "cli_path", None)  # a LazyEngine finds it once per run

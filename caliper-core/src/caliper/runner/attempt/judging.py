@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING
 import attrs
 
 from caliper.errors import CaliperError
+from caliper.plugin.judge import Verdict
 from caliper.results.models import CheckRecord, Outcome
 
 if TYPE_CHECKING:
     from caliper.host.engine import Engine
-    from caliper.plugin.judge import Judge, JudgeContext, Verdict
+    from caliper.plugin.judge import Judge, JudgeContext
     from caliper.spec.model import Task
 
 NOT_RUN_REASON = "not run: a local check already failed"
@@ -101,8 +102,6 @@ def _record(key: str, verdict: Verdict) -> CheckRecord:
 
 
 def _check(judge: Judge, context: JudgeContext) -> CheckRecord:
-    from caliper.plugin.judge import Verdict
-
     try:
         return _record(judge.key, judge.check(context))
     except FatalJudgeError:

@@ -24,16 +24,17 @@ from typing import TYPE_CHECKING
 from caliper.errors import CaliperError, SetupError
 from caliper.plugin.attempt import AgentStatus, AttemptRequest, AttemptResult, AttemptSandbox
 from caliper.plugin.executor import AttemptJob, FinishedAttempt
+from caliper.plugin.judge import JudgeContext
 from caliper.results.models import AttemptRecord, Outcome
 from caliper.runner.attempt.environment import AttemptEnvironment, Installed
 from caliper.runner.attempt.forbidden import find_forbidden_reads
+from caliper.runner.attempt.judge_calls import judge_ask
 from caliper.runner.attempt.judging import FatalJudgeError, Judgement, LazyEngine, judge_attempt
 from caliper.runner.attempt.sandbox import describe_shell_failure, run_shell
 from caliper.runner.run.control import RunController, Stopped
 from caliper.system.process import after_start
 
 if TYPE_CHECKING:
-    from caliper.plugin.judge import JudgeContext
     from caliper.runner.attempt.preparation import Preparer
     from caliper.runner.attempt.workdirs import WorkdirKeeper
     from caliper.runner.run.prepare import PreparedRun
@@ -63,9 +64,6 @@ def _judge_context_factory(
     installed_names: tuple[str, ...],
     judge_engine: LazyEngine,
 ) -> Callable[[str], JudgeContext]:
-    from caliper.plugin.judge import JudgeContext
-    from caliper.runner.attempt.judge_calls import judge_ask
-
     sandbox = env.sandbox()
     ask = judge_ask(judge_engine, env.judge_sandbox, prepared.options.judge_seconds)
     tools = prepared.engine.backend.tool_names()

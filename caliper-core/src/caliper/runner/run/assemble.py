@@ -15,6 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from caliper.results import codec
+from caliper.results.journal import assemble
+from caliper.results.models import TaskResult
+
 if TYPE_CHECKING:
     from caliper.results.models import RunMeta, RunResults
     from caliper.spec.model import Spec
@@ -30,9 +34,6 @@ class AssembledRun:
 
 def task_entries(spec: Spec, k: int) -> list[dict[str, Any]]:
     """Each task of ``spec``, without attempts, in the stored form of the results file."""
-    from caliper.results import codec
-    from caliper.results.models import TaskResult
-
     return [
         codec.converter().unstructure(
             TaskResult(
@@ -61,9 +62,6 @@ def assemble_results(
     Attempts are sorted into their tasks by number; a task in ``aborted`` is marked so;
     ``task_stop_reasons`` says why an adaptive task stopped.
     """
-    from caliper.results import codec
-    from caliper.results.journal import assemble
-
     data = assemble(
         codec.converter().unstructure(meta),
         task_entries(spec, k),

@@ -12,38 +12,45 @@ engines' attempts go to **one** executor session (one pool of ``--workers``, per
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from caliper.errors import CaliperError, SetupError
-from caliper.runner.run.plan import interleave
+from caliper.host.plugins import PluginHost
+from caliper.plugin.executor import RunBundle, RunWork
+from caliper.plugin.sandbox import finish_removals
+from caliper.runner.attempt.judge_calls import judge_engine_for
+from caliper.runner.attempt.judging import LazyEngine
+from caliper.runner.run.control import RunController
+from caliper.runner.run.ending import RunEnding
+from caliper.runner.run.executors import concurrency_limits, executor_settings, resolve_executor
+from caliper.runner.run.job_runner import JobRunner
+from caliper.runner.run.meta import now_iso
+from caliper.runner.run.plan import Continuation, attempt_jobs, interleave, plan_run
+from caliper.runner.run.prepare import prepare_run
+from caliper.runner.run.schedule import Events, schedule
+from caliper.runner.run.startup import FirstStarts, import_end_of_run
+from caliper.system import process
+from caliper.system.ledger import clean_dead_and_say, release_idle
+from caliper.system.textsafe import printable
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from caliper.host.plugins import PluginHost
-    from caliper.plugin.executor import (
-        AttemptJob,
-        ExecutorSession,
-        FinishedAttempt,
-        RunBundle,
-        RunWork,
-    )
+    from caliper.plugin.executor import AttemptJob, ExecutorSession, FinishedAttempt
     from caliper.results.models import AttemptRecord
     from caliper.runner.adaptive import AdaptiveK
-    from caliper.runner.attempt.judging import LazyEngine
     from caliper.runner.attempt.workdirs import WorkdirKeeper
     from caliper.runner.matrix_progress import MatrixProgress
     from caliper.runner.progress import Progress
-    from caliper.runner.run.control import RunController
-    from caliper.runner.run.ending import RunEnding
     from caliper.runner.run.journaling import RunJournal
     from caliper.runner.run.options import RunOptions, RunSettings
-    from caliper.runner.run.plan import Continuation, RunPlan
+    from caliper.runner.run.plan import RunPlan
     from caliper.runner.run.prepare import PreparedRun
-    from caliper.runner.run.schedule import Events, Execution
+    from caliper.runner.run.schedule import Execution
 
 
 @attrs.frozen
@@ -86,13 +93,6 @@ def run_engines(
     Raises :class:`~caliper.errors.CaliperError` subclasses for problems found before the
     first attempt.
     """
-    from caliper.host.plugins import PluginHost
-    from caliper.runner.run.executors import concurrency_limits, executor_settings, resolve_executor
-    from caliper.runner.run.job_runner import JobRunner
-    from caliper.runner.run.plan import attempt_jobs
-    from caliper.runner.run.startup import FirstStarts, import_end_of_run
-    from caliper.system.ledger import clean_dead_and_say
-
     continuations = _continuations(options, continuation)
     host = host or PluginHost()
     executor = resolve_executor(host, settings.executor)
@@ -148,9 +148,6 @@ def run_engines(
 def _release_sandboxes() -> None:
     """Wait for the run's sandboxes to be deleted (in the background since each attempt
     ended), then close the run's ledger: its sandboxes are gone."""
-    from caliper.plugin.sandbox import finish_removals
-    from caliper.system.ledger import release_idle
-
     finish_removals()
     release_idle()
 
@@ -160,8 +157,6 @@ def _continuations(
     continuation: Continuation | Mapping[str, Continuation] | None,
 ) -> dict[str, Continuation]:
     """The saved run each key continues: one continuation is of a one-key run."""
-    from caliper.runner.run.plan import Continuation
-
     if continuation is None:
         return {}
     if isinstance(continuation, Continuation):
@@ -175,9 +170,6 @@ def _plans(
     runs: Mapping[str, PreparedRun], continuations: Mapping[str, Continuation], tie: Tie | None
 ) -> dict[str, RunPlan]:
     """Each key's plan, with the notes its ``tie`` gives it (``meta.matrix``, ``meta.baseline``)."""
-    from caliper.runner.run.meta import now_iso
-    from caliper.runner.run.plan import plan_run
-
     now = now_iso()
     plans = {key: plan_run(run, continuations.get(key), now) for key, run in runs.items()}
     if tie is not None:
@@ -190,7 +182,6 @@ def bundle(prepared: PreparedRun) -> RunBundle:
     """``prepared`` as the executor contract's opaque bundle: packed
     (:func:`caliper.runner.run.portable.pack`) only when an executor asks for its payload,
     which the ``local`` executor never does."""
-    from caliper.plugin.executor import RunBundle
 
     def packed() -> bytes:
         from caliper.runner.run.portable import pack
@@ -209,8 +200,6 @@ def run_work(
 ) -> RunWork:
     """What the executor gets for the prepared ``runs``: a bundle (:func:`bundle`) and a
     backend per engine key, how to run a job here, the run's limits and its stop state."""
-    from caliper.plugin.executor import RunWork
-
     return RunWork(
         bundles={key: bundle(run) for key, run in runs.items()},
         backend_of={key: run.engine.backend_id for key, run in runs.items()},
@@ -229,8 +218,6 @@ class _Run:
         self, runs: Mapping[str, PreparedRun], plans: Mapping[str, RunPlan], host: PluginHost
     ) -> None:
         """Judge engines are made on first use; no journal is opened yet."""
-        from caliper.runner.run.control import RunController
-
         self.runs = runs
         self.plans = plans
         self.shown: list[_Display] = []  # the live display, made once the first attempts are out
@@ -294,8 +281,6 @@ def prepare_engines(options: Mapping[str, RunOptions], host: PluginHost) -> dict
     before any attempt. With one engine its error is raised as it is; with several, what fails
     is ONE error naming each engine that cannot run (with the worst exit code among them,
     e.g. ``3`` for a missing CLI)."""
-    from caliper.runner.run.prepare import prepare_run
-
     if len(options) == 1:
         return {key: prepare_run(opts, host) for key, opts in options.items()}
     prepared: dict[str, PreparedRun] = {}
@@ -380,18 +365,12 @@ def _notify(shown: list[_Display], text: str) -> None:
     if shown:
         shown[0].notify(text)
         return
-    import sys
-
-    from caliper.system.textsafe import printable
 
     print(printable(text), file=sys.stderr, flush=True)
 
 
 def _judge_engine(host: PluginHost, prepared: PreparedRun) -> LazyEngine:
     """One engine's judge engine, made on first use."""
-    from caliper.runner.attempt.judge_calls import judge_engine_for
-    from caliper.runner.attempt.judging import LazyEngine
-
     return LazyEngine(lambda: judge_engine_for(host, prepared.options, prepared))
 
 
@@ -431,8 +410,6 @@ def _stop_handling(controller: RunController) -> Iterator[None]:
     first attempt until the results are saved; afterwards this process is as it was (its
     signal handlers back, no longer adopting orphans), which matters to :func:`caliper.run`'s
     callers."""
-    from caliper.system import process
-
     process.reset_stop()
     process.adopt_orphans()
     controller.install_signals()
@@ -456,9 +433,6 @@ def _execute(
     """Schedule ``jobs`` on the executor's ``session``; then ``drained`` (the sandboxes made
     ahead and never used are removed) and end orphaned processes. The sandboxes' background
     deletion goes on: :func:`run_engines` waits for it once the results are saved."""
-    from caliper.runner.run.schedule import schedule
-    from caliper.system import process
-
     try:
         execution = schedule(
             run.runs,
@@ -481,7 +455,6 @@ def _events(
 ) -> Events:
     """Each finished attempt to its engine's journal and to the progress display (both made
     by ``started``, which the scheduler calls before the first attempt is handed back)."""
-    from caliper.runner.run.schedule import Events
 
     def attempt_done(finished: FinishedAttempt) -> None:
         assert finished.record is not None
@@ -505,9 +478,6 @@ def _finish(
     adaptive: AdaptiveK | None,
 ) -> RunEnding:
     """Assemble and save engine ``key``'s run from its journal; how it ended."""
-    from caliper.errors import SetupError
-    from caliper.runner.run.ending import RunEnding
-
     stop_reason = None
     if execution.interrupted or execution.fatal is not None or execution.budget_stop:
         stop_reason = prepared.secrets.redact(execution.stop_reason) or "stopped"

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from types import FrameType
 
-from caliper.system import process
+from caliper.system import process, stop_policy
 
 DRAIN_SECONDS = 15.0
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -151,7 +151,6 @@ class RunController:
             process.stop_all(force=True)
             self._say("Stopping now: the cleanups still running are being ended.")
             return
-        from caliper.system import stop_policy
 
         stop_policy.note(signum)
         label = signal_label(signum)

@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING
 
 from caliper.errors import CaliperError
 from caliper.plugin.executor import AttemptJob, FinishedAttempt
+from caliper.runner.attempt.pipeline import run_one_attempt
+from caliper.runner.attempt.preparation import Preparer
+from caliper.runner.attempt.retry import RetryPolicy, run_with_retries
 
 if TYPE_CHECKING:
     from caliper.runner.attempt.judging import LazyEngine
-    from caliper.runner.attempt.preparation import Preparer
     from caliper.runner.attempt.workdirs import WorkdirKeeper
     from caliper.runner.run.control import RunController
     from caliper.runner.run.prepare import PreparedRun
@@ -49,8 +51,6 @@ class JobRunner:
         }
         self._preparer: Preparer | None = None
         if prepare_ahead > 0:
-            from caliper.runner.attempt.preparation import Preparer
-
             self._preparer = Preparer(prepare_ahead, controller.stop_requested)
 
     def expect(self, jobs: int | None) -> None:
@@ -67,9 +67,6 @@ class JobRunner:
 
     def __call__(self, job: AttemptJob) -> FinishedAttempt:
         """Run ``job`` with retries; never raises for agent, judge or sandbox trouble."""
-        from caliper.runner.attempt.pipeline import run_one_attempt
-        from caliper.runner.attempt.retry import RetryPolicy, run_with_retries
-
         controller = self.controller
         if controller.stop_requested.is_set():
             return FinishedAttempt(job=job, record=None)

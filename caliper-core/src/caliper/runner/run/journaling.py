@@ -19,11 +19,30 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from caliper.errors import CaliperError, UsageError
+from caliper.results import codec, runlock
 from caliper.results.compact import StorageLimits
-from caliper.results.models import AttemptRecord, RunMeta, RunResults
+from caliper.results.journal import (
+    JOURNAL_SUFFIX,
+    JournalError,
+    JournalWriter,
+    header,
+    is_locked,
+    read_journal,
+)
+from caliper.results.models import AttemptRecord, Outcome, RunMeta, RunResults
+from caliper.results.store import (
+    RESULTS_DIR,
+    ResultsWriteError,
+    claim_journal,
+    claim_results,
+    new_run_id,
+    rescue,
+    save_assembled,
+)
+from caliper.runner.run.assemble import assemble_results, task_entries
+from caliper.runner.run.meta import build_meta, now_iso
 
 if TYPE_CHECKING:
-    from caliper.results.journal import JournalWriter
     from caliper.runner.attempt.judging import LazyEngine
     from caliper.runner.run.plan import RunPlan
     from caliper.runner.run.prepare import PreparedRun
@@ -41,10 +60,6 @@ class RunJournal:
         cli_version: Callable[..., str | None],
         notify: Callable[[str], None],
     ) -> None:
-        from caliper.results import codec
-        from caliper.results.store import RESULTS_DIR
-        from caliper.runner.run.meta import now_iso
-
         self.prepared = prepared
         self.plan = plan
         self._judge_engine = judge_engine
@@ -73,8 +88,6 @@ class RunJournal:
         The CLI version is probed in the background: the final metadata waits for it, the
         journal's header (written before the first attempt) takes it only if it is known.
         """
-        from caliper.runner.run.meta import build_meta
-
         options = self.prepared.options
         meta = build_meta(
             self.prepared,
@@ -96,14 +109,9 @@ class RunJournal:
 
     def tasks_data(self) -> list[dict[str, Any]]:
         """Each task of the spec, without attempts, as the results file stores it."""
-        from caliper.runner.run.assemble import task_entries
-
         return task_entries(self.prepared.spec, self.prepared.options.k)
 
     def _header(self, run_id: str) -> dict[str, Any]:
-        from caliper.results import codec
-        from caliper.results.journal import header
-
         meta = self.meta(self.carried_records, run_id, final=False)
         meta.finished_at = None  # a killed run never finished
         return header(codec.converter().unstructure(meta), self.tasks_data())
@@ -111,10 +119,6 @@ class RunJournal:
     # -- while the run goes on ----------------------------------------------------------------
     def open(self) -> None:
         """Create (or, for a resume, rewrite) the journal before the first attempt."""
-        from caliper.results import runlock
-        from caliper.results.journal import JOURNAL_SUFFIX, JournalWriter, is_locked
-        from caliper.results.store import ResultsWriteError, claim_journal, new_run_id
-
         if self.run_id is not None:  # a resume keeps its id and its journal's place
             path = self.folder / f"{self.run_id}{JOURNAL_SUFFIX}"
             try:
@@ -157,8 +161,6 @@ class RunJournal:
 
     def record(self, record: AttemptRecord) -> None:
         """Journal one finished attempt (its earlier tries from the plan put in front)."""
-        from caliper.results import codec
-
         history = self.plan.history.get((record.task_name, record.attempt))
         if history:
             record.tries = [*history, *record.tries]
@@ -190,16 +192,12 @@ class RunJournal:
         if self.writer is not None:
             self.writer.close()
         if self._locked and self.run_id is not None:
-            from caliper.results import runlock
-
             runlock.release(self.folder, self.run_id)
             self._locked = False
 
     # -- at the end ---------------------------------------------------------------------------
     def _attempts(self) -> list[dict[str, Any]]:
         """The journal's attempts (read back from disk), or the in-memory copy without one."""
-        from caliper.results.journal import JournalError, read_journal
-
         if self.writer is None:
             return self.stored
         try:
@@ -211,8 +209,6 @@ class RunJournal:
         """Whether no attempt of this session got past the agent's start: it made some, and
         each ended as an infrastructure error (the agent's setup failed), none carried over
         from an earlier run (a resume or retry keeps what it brought)."""
-        from caliper.results.models import Outcome
-
         return (
             not self.carried_records
             and bool(self.new_records)
@@ -240,14 +236,6 @@ class RunJournal:
         """Assemble the results file from the journal, save it; return results, where they
         went and the save error (if saving failed). With ``save=False`` the results are only
         assembled and the journal is removed."""
-        from caliper.results.store import (
-            ResultsWriteError,
-            claim_results,
-            rescue,
-            save_assembled,
-        )
-        from caliper.runner.run.assemble import assemble_results
-
         assert self.run_id is not None
         attempts = self._attempts()
         if not save:

@@ -8,7 +8,9 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from caliper import __version__
+from caliper.host.plugins import GROUPS, installed
 from caliper.results.models import AttemptRecord, RunMeta, SkillSnapshot
+from caliper.results.store import new_run_id as store_run_id
 
 if TYPE_CHECKING:
     from caliper.runner.attempt.judging import LazyEngine
@@ -22,8 +24,6 @@ def now_iso() -> str:
 
 def new_run_id() -> str:
     """A run id in the store's format (the store makes it unique when it saves)."""
-    from caliper.results.store import new_run_id as store_run_id
-
     return store_run_id()
 
 
@@ -34,8 +34,6 @@ def spec_hash(prepared: PreparedRun) -> str:
 
 def plugin_versions() -> dict[str, str]:
     """Installed plugin distributions and their versions (metadata only, nothing imported)."""
-    from caliper.host.plugins import GROUPS, installed
-
     versions: dict[str, str] = {}
     for group in GROUPS:
         for entry in installed(group):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from caliper.errors import UsageError
 from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_CHARS
 
 if TYPE_CHECKING:
@@ -126,8 +127,6 @@ def judge_timeout_from_env(environ: Mapping[str, str] | None = None) -> float | 
     Raises :class:`~caliper.errors.UsageError` (exit 2) for anything but a finite number of
     seconds above zero (``0`` or ``inf`` would otherwise quietly mean "wait for ever").
     """
-    from caliper.errors import UsageError
-
     raw = (os.environ if environ is None else environ).get(JUDGE_TIMEOUT_VARIABLE, "").strip()
     if not raw:
         return None

@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from caliper.errors import UsageError
+from caliper.plugin.executor import AttemptJob
 from caliper.results.models import Outcome, TryRecord
+from caliper.runner.run.meta import spec_hash
 
 if TYPE_CHECKING:
-    from caliper.plugin.executor import AttemptJob
     from caliper.runner.run.prepare import PreparedRun
     from caliper.runner.shard import Shard
     from caliper.spec.model import Spec
@@ -80,8 +81,6 @@ def every_attempt(spec: Spec, k: int) -> list[tuple[str, int]]:
 
 def differences(prepared: PreparedRun, meta: dict[str, Any], *, check_k: bool) -> list[str]:
     """How the run about to start differs from the saved run ``meta`` describes."""
-    from caliper.runner.run.meta import spec_hash
-
     found = []
     if meta.get("spec_hash") and meta["spec_hash"] != spec_hash(prepared):
         found.append("the spec file changed since that run (its SHA-256 differs)")
@@ -273,8 +272,6 @@ def attempt_jobs(
 ) -> list[AttemptJob]:
     """The scheduler's jobs for every engine key's plan, task by task within a key, put in
     one queue by ``order`` (default :func:`interleave`: one job of each key in turn)."""
-    from caliper.plugin.executor import AttemptJob
-
     return (order or interleave)(
         {
             key: [

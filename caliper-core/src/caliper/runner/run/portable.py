@@ -14,11 +14,9 @@ turns it into a :class:`PortableRun`:
 * the run's options, the engine label, the ablation, the driver's forbidden-read patterns;
 * the NAMES of the ``${VAR}`` variables, never their values.
 
-On the node :func:`rebuild` unpacks it once per process (:func:`prepared_for`), validates the
-spec again against the node's judges, resolves the engine against the node's backends, finds
-the CLI there and resolves the ``${VAR}`` values from the node's own environment (the
-environment its worker processes were started with). :func:`check_node` is the same, as a
-pre-flight that returns a problem per node instead of raising.
+On a node, :func:`unpack` puts its files in place once; :mod:`caliper.remote` rebuilds the
+run from them there (the spec validated again, the engine and CLI found on the node, the
+``${VAR}`` values read from the node's own environment) and runs its attempts.
 
 Executor plugins never use this module directly: the run hands them each engine's bundle as
 an opaque :class:`~caliper.plugin.executor.RunBundle` (its payload is :meth:`PortableRun.to_bytes`,
@@ -31,27 +29,25 @@ import hashlib
 import io
 import os
 import pickle
-import re
+import shutil
 import stat
 import tarfile
 import tempfile
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
 
-from caliper.errors import CaliperError, SetupError
+from caliper.errors import CaliperError
+from caliper.plugin.mcp import VARIABLE
+from caliper.spec.safetar import extract
+from caliper.system.skill_tree import scan
 
 if TYPE_CHECKING:
-    from caliper.host.plugins import PluginHost
-    from caliper.plugin.executor import AttemptJob, FinishedAttempt
     from caliper.plugin.skills import ResolvedSkill
-    from caliper.runner.run.control import RunController
     from caliper.runner.run.options import RunOptions
     from caliper.runner.run.prepare import Ablation, PreparedRun
-    from caliper.spec.model import Spec
 
 MAX_BYTES_VARIABLE = "CALIPER_BUNDLE_MAX_BYTES"
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
@@ -84,19 +80,13 @@ class BundleTooLarge(CaliperError):
 
 @attrs.frozen
 class PortableSkill:
-    """A resolved skill without its folder path: its metadata and the files it installs."""
+    """A resolved skill and the files it installs, without this machine's paths."""
 
-    name: str
-    description: str
+    skill: ResolvedSkill
+    """The skill as resolved on the driver, its folder and scan left out (paths of the
+    driver): the node sets ``source_dir`` to where it unpacks :attr:`archive`."""
     archive: bytes
     """The skill's files as an uncompressed tar (what ``caliper.system.skill_tree`` copies)."""
-    source_kind: str = "path"
-    declared_as: str = ""
-    git_repo: str | None = None
-    git_ref: str | None = None
-    git_sha: str | None = None
-    content_hash: str | None = None
-    model_invocable: bool = True
 
 
 @attrs.frozen
@@ -183,8 +173,6 @@ def _tar(files: Sequence[tuple[str, Path]], what: str, limit: int) -> bytes:
 
 
 def _pack_skill(skill: ResolvedSkill, limit: int) -> PortableSkill:
-    from caliper.system.skill_tree import scan
-
     tree = skill.tree
     if tree is None or tree.root != skill.source_dir:
         tree = scan(skill.source_dir, max_bytes=limit, source_root=skill.source_root)
@@ -192,24 +180,12 @@ def _pack_skill(skill: ResolvedSkill, limit: int) -> PortableSkill:
         text = str(tree.fatal_text())
         raise BundleTooLarge(text[0].upper() + text[1:] + ".")
     archive = _tar([(f.relative, f.source) for f in tree.files], f"skill {skill.name!r}", limit)
-    return PortableSkill(
-        name=skill.name,
-        description=skill.description,
-        archive=archive,
-        source_kind=skill.source_kind,
-        declared_as=skill.declared_as,
-        git_repo=skill.git_repo,
-        git_ref=skill.git_ref,
-        git_sha=skill.git_sha,
-        content_hash=skill.content_hash,
-        model_invocable=skill.model_invocable,
-    )
+    shipped = attrs.evolve(skill, source_dir=Path(), tree=None, source_root=None)
+    return PortableSkill(skill=shipped, archive=archive)
 
 
 def secret_names(prepared: PreparedRun) -> tuple[str, ...]:
     """The ``${VAR}`` names the run's (non-ablated) ``mcp:`` servers refer to, in order."""
-    from caliper.plugin.mcp import VARIABLE
-
     names: list[str] = []
     for server in prepared.spec.mcp:
         if server.name in prepared.ablation.mcp:
@@ -262,8 +238,6 @@ def bundle_root() -> Path:
 
 def _untar(data: bytes, destination: Path, label: str) -> None:
     """Unpack one of the bundle's archives through the one bounded, checked unpacker."""
-    from caliper.spec.safetar import extract
-
     extract(Path(label), destination, data=data)
 
 
@@ -282,204 +256,5 @@ def unpack(portable: PortableRun, root: Path | None = None) -> Path:
     try:
         os.rename(staging, target)
     except OSError:  # another process of this node was first
-        import shutil
-
         shutil.rmtree(staging, ignore_errors=True)
     return target
-
-
-def missing_variables(portable: PortableRun, environ: Mapping[str, str]) -> list[str]:
-    """The ``${VAR}`` names the run needs that ``environ`` does not set."""
-    return [name for name in portable.secret_names if name not in environ]
-
-
-def _skills(portable: PortableRun, folder: Path) -> tuple[ResolvedSkill, ...]:
-    """The bundle's skills as resolved skills whose files are in the unpacked ``folder``."""
-    from caliper.plugin.skills import ResolvedSkill
-
-    return tuple(
-        ResolvedSkill(
-            name=skill.name,
-            description=skill.description,
-            source_dir=folder / "skills" / str(index),
-            source_kind=skill.source_kind,
-            declared_as=skill.declared_as,
-            git_repo=skill.git_repo,
-            git_ref=skill.git_ref,
-            git_sha=skill.git_sha,
-            content_hash=skill.content_hash,
-            model_invocable=skill.model_invocable,
-        )
-        for index, skill in enumerate(portable.skills)
-    )
-
-
-def _forbidden(portable: PortableRun, spec: Spec, spec_path: Path) -> tuple[re.Pattern[str], ...]:
-    """The node's forbidden-read patterns (its own spec path) plus the driver's."""
-    from caliper.runner.attempt.forbidden import forbidden_patterns
-
-    here = forbidden_patterns(
-        spec.sandbox.forbidden_files, spec_file_name=spec_path.name, spec_path=str(spec_path)
-    )
-    patterns = {p.pattern: p for p in here}
-    for source in portable.forbidden:
-        patterns.setdefault(source, re.compile(source))
-    return tuple(patterns.values())
-
-
-def rebuild(
-    portable: PortableRun,
-    host: PluginHost,
-    *,
-    root: Path | None = None,
-    environ: Mapping[str, str] | None = None,
-) -> PreparedRun:
-    """A :class:`PreparedRun` on this node from ``portable`` (see the module docstring).
-
-    Raises :class:`SetupError` (exit 3) when this node cannot run it: the CLI is missing, a
-    ``${VAR}`` is unset here, the spec is invalid against this node's plugins.
-    """
-    from caliper.host.engine import resolve_engine
-    from caliper.plugin.mcp import resolve_servers
-    from caliper.plugin.sandbox import sandbox_parent
-    from caliper.runner.run.prepare import PreparedRun, check_cli
-    from caliper.spec.load import load_spec
-
-    environ = os.environ if environ is None else environ
-    folder = unpack(portable, root)
-    spec_path = folder / "spec" / portable.spec_name
-    judges = host.judges()
-    try:
-        spec = load_spec(spec_path, judges)
-    except CaliperError as exc:
-        raise SetupError(
-            f"The spec is not valid with this node's plugins: {exc.message}",
-            hint="Install the same caliper-eval version (and judge plugins) on every node.",
-        ) from None
-    engine = resolve_engine(host, portable.engine, flag="--model")
-    cli_path = check_cli(engine)
-    missing = missing_variables(portable, environ)
-    if missing:
-        raise SetupError(
-            f"${{{missing[0]}}} is not set in this node's environment (the spec's mcp: servers "
-            "refer to it).",
-            hint="Export it where the node's Ray workers are started (before `ray start`); "
-            "secrets never travel with the attempts.",
-        )
-    mcp = resolve_servers([m for m in spec.mcp if m.name not in portable.ablation.mcp], environ)
-    skills = _skills(portable, folder)
-    installed = tuple(skill for skill in skills if skill.name in set(portable.installed))
-    installer = host.skill_installer(engine.backend_id) if installed else None
-    translator = host.mcp_translator(engine.backend_id) if mcp.servers else None
-    if (installed and installer is None) or (mcp.servers and translator is None):
-        raise SetupError(
-            f"The {engine.backend_id} backend on this node cannot install the spec's skills "
-            "or mcp: servers.",
-            hint="Install the same caliper-eval version on every node.",
-        )
-    parent = sandbox_parent()
-    return PreparedRun(
-        options=attrs.evolve(portable.options, spec_path=spec_path),
-        spec=spec,
-        judges=judges,
-        engine=engine,
-        cli_path=cli_path,
-        skills=skills,
-        installed_skills=installed,
-        mcp=mcp,
-        installer=installer,
-        translator=translator,
-        forbidden=_forbidden(portable, spec, spec_path),
-        spec_sha256=portable.spec_sha256,
-        sandbox_parent=parent.absolute() if parent is not None else None,
-        results_root=None,
-        ablation=portable.ablation,
-        user_customizations=portable.user_customizations,
-    )
-
-
-_cache: dict[str, PreparedRun] = {}
-_cache_lock = threading.Lock()
-
-
-def prepared_for(portable: PortableRun, host: PluginHost | None = None) -> PreparedRun:
-    """:func:`rebuild` once per process per bundle (later attempts of the run reuse it)."""
-    from caliper.host.plugins import PluginHost
-
-    key = portable.digest
-    with _cache_lock:
-        found = _cache.get(key)
-        if found is None:
-            found = rebuild(portable, host or PluginHost())
-            _cache[key] = found
-        return found
-
-
-def check_node(portable: PortableRun, host: PluginHost | None = None) -> str | None:
-    """Whether this node can run ``portable``'s attempts: ``None``, or what is wrong (the
-    message and what to do, as one text), including the CLI version found when it works."""
-    try:
-        prepared_for(portable, host)
-    except CaliperError as exc:
-        return exc.render()
-    finally:
-        leave_node_clean()
-    return None
-
-
-def leave_node_clean() -> None:
-    """After work on a node whose worker process goes on (a check, a job): wait for its
-    sandboxes' removal and close the process's idle ledgers, so the node's sandbox folder is
-    left as it was found."""
-    from caliper.plugin.sandbox import finish_removals
-    from caliper.system.ledger import release_idle
-
-    finish_removals()
-    release_idle()
-
-
-_judges: dict[str, object] = {}
-
-
-def _judge_engine(key: str, prepared: PreparedRun, host: PluginHost | None) -> object:
-    """The run's judge engine on this node, resolved on first use (one per bundle)."""
-    from caliper.host.plugins import PluginHost
-    from caliper.runner.attempt.judge_calls import judge_engine_for
-    from caliper.runner.attempt.judging import LazyEngine
-
-    with _cache_lock:
-        found = _judges.get(key)
-        if found is None:
-            resolved_host = host or PluginHost()
-            found = LazyEngine(lambda: judge_engine_for(resolved_host, prepared.options, prepared))
-            _judges[key] = found
-        return found
-
-
-def run_job(
-    portable: PortableRun,
-    job: AttemptJob,
-    controller: RunController,
-    host: PluginHost | None = None,
-) -> FinishedAttempt:
-    """Run ``job`` of ``portable`` here, as ``RunWork.run_here`` would on the driver: the
-    attempt pipeline with automatic retries and redaction (with this node's secret values).
-
-    A node that cannot run the bundle at all gives a ``fatal`` :class:`SetupError`.
-    """
-    from caliper.plugin.executor import FinishedAttempt
-    from caliper.runner.run.job_runner import JobRunner
-
-    try:
-        prepared = prepared_for(portable, host)
-    except CaliperError as exc:
-        return FinishedAttempt(job=job, record=None, fatal=exc)
-    if job.task_name not in {task.name for task in prepared.spec.tasks}:
-        error = SetupError(f"The spec shipped to this node has no task {job.task_name!r}.")
-        return FinishedAttempt(job=job, record=None, fatal=error)
-    judge_engine = _judge_engine(portable.digest, prepared, host)
-    key = job.engine_key
-    try:
-        return JobRunner({key: prepared}, controller, {key: judge_engine})(job)  # type: ignore[dict-item]
-    finally:
-        leave_node_clean()

@@ -20,10 +20,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
+import click
 
 from caliper.errors import CaliperError, SetupError, UsageError
+from caliper.host.engine import resolve_engine
 from caliper.plugin.mcp import ResolvedMcp, SecretSet, resolve_servers
+from caliper.plugin.sandbox import real_home, sandbox_parent
+from caliper.results.store import caliper_root
 from caliper.runner.attempt.forbidden import forbidden_patterns
+from caliper.spec.load import load_spec_for_run
+from caliper.spec.problems import SpecInvalid
+from caliper.spec.skills import hidden_activation_problems
 
 if TYPE_CHECKING:
     from caliper.host.engine import Engine
@@ -169,7 +176,6 @@ def check_cli(engine: Engine) -> Path:
     path = engine.backend.find_cli()
     if path is None:
         raise SetupError(engine.backend.missing_cli_message())
-    from caliper.plugin.sandbox import real_home
 
     engine.backend.check_ready(engine.model, real_home())
     return path
@@ -203,14 +209,10 @@ def check_history_support(spec: Spec, engine: Engine) -> None:
 
 
 def _note(text: str) -> None:
-    import click
-
     click.echo(f"Note: {text}", err=True)
 
 
 def _warn(text: str) -> None:
-    import click
-
     click.echo(click.style("Warning: ", fg="yellow") + text, err=True)
 
 
@@ -220,8 +222,6 @@ def check_hidden_activation(spec: Spec, skills: Sequence[ResolvedSkill], engine:
     hides = getattr(engine.backend, "hides_model_disabled_skills", None)
     if hides is None or not hides():
         return
-    from caliper.spec.problems import SpecInvalid
-    from caliper.spec.skills import hidden_activation_problems
 
     problems = hidden_activation_problems(spec, skills, agent=engine.backend_id)
     if problems:
@@ -230,11 +230,6 @@ def check_hidden_activation(spec: Spec, skills: Sequence[ResolvedSkill], engine:
 
 def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
     """Run the pre-flight checks in order and gather what the attempts need."""
-    from caliper.host.engine import resolve_engine
-    from caliper.plugin.sandbox import sandbox_parent
-    from caliper.results.store import caliper_root
-    from caliper.spec.load import load_spec_for_run
-
     judges = host.judges()
     # one read of the spec gives its text and its hash; its skills are resolved this once
     spec, resolved = load_spec_for_run(options.spec_path, judges, on_note=_note)
@@ -276,8 +271,6 @@ def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
             hint="Reinstall the backend plugin (see `caliper plugins`).",
         )
     if mcp.servers:
-        from caliper.plugin.sandbox import real_home
-
         engine.backend.check_mcp_servers(mcp.servers, real_home())
     return PreparedRun(
         options=options,

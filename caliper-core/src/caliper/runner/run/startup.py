@@ -14,8 +14,12 @@ the first jobs are handed out. Two pieces make that work:
 
 from __future__ import annotations
 
+import importlib
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from caliper.system import process
 
 if TYPE_CHECKING:
     from caliper.plugin.executor import AttemptJob, FinishedAttempt
@@ -33,8 +37,6 @@ class FirstStarts:
 
     def __init__(self) -> None:
         """Count from the process starts made so far."""
-        from caliper.system import process
-
         self._starts_before = process.starts_so_far()
         self._ended: list[AttemptJob] = []
 
@@ -54,10 +56,6 @@ class FirstStarts:
     def wait(self, jobs: int) -> None:
         """Return once ``jobs`` jobs have started a process or ended (or after
         :attr:`LONGEST` seconds), sleeping meanwhile so the workers have the interpreter."""
-        import time
-
-        from caliper.system import process
-
         deadline = time.monotonic() + self.LONGEST
         while (
             process.starts_so_far() - self._starts_before + len(self._ended) < jobs
@@ -74,8 +72,6 @@ first agents run instead (the journal and the results store are imported by then
 def import_end_of_run() -> None:
     """Import :data:`END_OF_RUN_MODULES` and have the results codec ready to decode the run
     (what the results file is assembled with at the end)."""
-    import importlib
-
     from caliper.results import codec
 
     for name in END_OF_RUN_MODULES:

@@ -1,6 +1,7 @@
-/* The compare page: a click on an attempt of either run opens it in the viewer, headed by
-   the final answers of the same attempt number in both runs side by side. Attempt details
-   are parsed from the JSON blob the first time one is opened. */
+/* The compare page: a click on an attempt of either run (or j / k, or an address
+   #attempt=a-t0-a1, a- before and b- after; viewer.js) opens it in the viewer, headed by the
+   final answers of the same attempt number in both runs side by side. Attempt details are
+   parsed from the JSON blob the first time one is opened. */
 (function () {
   let details = null;
   function data() {
@@ -8,9 +9,7 @@
     return details;
   }
   const SIDES = {a: "before", b: "after"};
-  const viewer = document.getElementById("viewer");
   const body = document.getElementById("viewer-body");
-  let openButton = null;
 
   /* One column of the side-by-side: that run's attempt with the same number, or a note. */
   function answerColumn(row, side, number) {
@@ -24,41 +23,50 @@
     return el("div", {cls: "side-answer", "data-side": side}, [head].concat(content));
   }
 
-  function open(button) {
-    const a = data()[button.dataset.id];
-    if (!a) return;
+  function render(id, button) {
+    const a = data()[id];
+    if (!a || !button) return false;
     const row = button.closest("tr");
     const number = button.dataset.number;
     const pair = el("section", {cls: "v-section", id: "side-by-side"}, [
       el("h3", {text: "Final answers of attempt " + number + ", side by side"}),
       el("div", {cls: "side-by-side"}, [answerColumn(row, "a", number), answerColumn(row, "b", number)])]);
-    const heading = el("h3", {cls: "viewer-side", text: "The " + SIDES[button.dataset.side] + " run's attempt"});
+    const side = button.dataset.side;
+    const heading = el("h3", {cls: "viewer-side", text: "The " + SIDES[side] + " run's attempt"});
+    /* The same attempt on the run's own page, when that page was written beside this one. */
+    const page = document.querySelector('#run-pages a.run-page[data-side="' + side + '"]');
+    if (page && /^t\d+-a\d+$/.test(a.run_attempt)) {
+      heading.appendChild(document.createTextNode(" "));
+      heading.appendChild(el("a", {cls: "run-attempt-link", href: page.getAttribute("href") + "#attempt=" + a.run_attempt,
+        text: "open on the " + SIDES[side] + " run's page"}));
+    }
     body.replaceChildren.apply(body, [pair, heading].concat(attemptNodes(a)));
-    document.getElementById("viewer-title").textContent = a.task + " — " + SIDES[button.dataset.side] + ", attempt " + a.attempt;
-    viewer.hidden = false;
-    viewer.dataset.attempt = button.dataset.id;
-    if (openButton) openButton.classList.remove("open");
-    openButton = button;
-    button.classList.add("open");
-    viewer.scrollTop = 0;
+    document.getElementById("viewer-title").textContent = a.task + " — " + SIDES[side] + ", attempt " + a.attempt;
+    return true;
   }
-  function close() {
-    viewer.hidden = true;
-    if (openButton) openButton.classList.remove("open");
-    openButton = null;
-  }
-  document.getElementById("viewer-close").addEventListener("click", close);
-  document.addEventListener("keydown", function (e) { if (e.key === "Escape") close(); });
-  /* The "different from the other run" view: only rows whose score or an attempt's outcome
-     differs between the runs. */
-  const onlyDifferent = document.getElementById("only-different");
-  if (onlyDifferent) onlyDifferent.addEventListener("change", function () {
-    document.querySelectorAll("#compare-tasks tr.cmp-row").forEach(function (row) {
-      row.hidden = onlyDifferent.checked && row.dataset.differs !== "1";
-    });
+  const viewer = attemptViewer({
+    ids: "[ab]-t\\d+-a\\d+",
+    button: function (id) { return document.querySelector('#compare-tasks button.att[data-id="' + id + '"]'); },
+    shown: function () {
+      return Array.from(document.querySelectorAll("#compare-tasks tr.cmp-row:not([hidden]) button.att"));
+    },
+    render: render,
   });
   document.getElementById("compare-tasks").addEventListener("click", function (e) {
     const button = e.target.closest("button.att");
-    if (button) open(button);
+    if (button) viewer.open(button.dataset.id, button);
   });
+
+  /* The "different from the other run" view: only rows whose score or an attempt's outcome
+     differs between the runs (also applied on load, for a box the browser kept ticked). */
+  const onlyDifferent = document.getElementById("only-different");
+  function applyOnlyDifferent() {
+    document.querySelectorAll("#compare-tasks tr.cmp-row").forEach(function (row) {
+      row.hidden = onlyDifferent.checked && row.dataset.differs !== "1";
+    });
+  }
+  if (onlyDifferent) {
+    onlyDifferent.addEventListener("change", applyOnlyDifferent);
+    applyOnlyDifferent();
+  }
 })();

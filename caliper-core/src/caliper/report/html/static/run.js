@@ -7,41 +7,26 @@
     return details;
   }
 
-  const render = attemptNodes;
-
-  const viewer = document.getElementById("viewer");
+  /* The viewer (viewer.js: clicks, keys, the #attempt=t0-a1 address) over the attempts the
+     filters still show. */
   const body = document.getElementById("viewer-body");
-  let openButton = null;
-  function open(id, button) {
-    const a = data()[id];
-    if (!a) return;
-    body.replaceChildren.apply(body, render(a));
-    document.getElementById("viewer-title").textContent = a.task + " — attempt " + a.attempt;
-    viewer.hidden = false;
-    viewer.dataset.attempt = id;
-    if (openButton) openButton.classList.remove("open");
-    openButton = button || document.querySelector('button.att[data-id="' + id + '"]');
-    if (openButton) openButton.classList.add("open");
-    viewer.scrollTop = 0;
-    setFragment("#attempt=" + id);
-  }
-  function close() {
-    viewer.hidden = true;
-    if (openButton) openButton.classList.remove("open");
-    openButton = null;
-    setFragment("");
-  }
-  /* The address names the open attempt (#attempt=t0-a1), so a link opens it again;
-     replaceState keeps the back button for leaving the page. */
-  function setFragment(hash) {
-    const url = window.location.href.split("#")[0] + hash;
-    try { window.history.replaceState(null, "", url); } catch (err) { /* file: in some browsers */ }
-  }
-  document.getElementById("viewer-close").addEventListener("click", close);
-  document.addEventListener("keydown", onKey);
+  const viewer = attemptViewer({
+    ids: "t\\d+-a\\d+",
+    button: function (id) { return document.querySelector('#tasks button.att[data-id="' + id + '"]'); },
+    shown: function () {
+      return Array.from(document.querySelectorAll("#tasks tr.task-row:not(.filtered) button.att:not(.filtered)"));
+    },
+    render: function (id) {
+      const a = data()[id];
+      if (!a) return false;
+      body.replaceChildren.apply(body, attemptNodes(a));
+      document.getElementById("viewer-title").textContent = a.task + " — attempt " + a.attempt;
+      return true;
+    },
+  });
   document.getElementById("tasks").addEventListener("click", function (e) {
     const button = e.target.closest("button.att");
-    if (button) open(button.dataset.id, button);
+    if (button) viewer.open(button.dataset.id, button);
   });
 
   const fOutcome = document.getElementById("f-outcome");
@@ -96,26 +81,6 @@
   }
   function searchMatches(id) { return search === null || search.test(haystack(id)); }
 
-  /* Keys: j / ArrowDown opens the next attempt still shown by the filters, k / ArrowUp the
-     previous one; Escape closes the viewer and clears the address fragment. Typing in a
-     field is left alone. */
-  function onKey(e) {
-    if (e.key === "Escape") { close(); return; }
-    if (e.altKey || e.ctrlKey || e.metaKey) return;
-    const target = e.target;
-    if (target && (target.tagName === "INPUT" || target.tagName === "SELECT" || target.tagName === "TEXTAREA")) return;
-    let step = 0;
-    if (e.key === "j" || e.key === "ArrowDown") step = 1;
-    else if (e.key === "k" || e.key === "ArrowUp") step = -1;
-    if (!step) return;
-    const shown = Array.from(document.querySelectorAll("#tasks tr.task-row:not(.filtered) button.att:not(.filtered)"));
-    if (!shown.length) return;
-    e.preventDefault();
-    let at = openButton ? shown.indexOf(openButton) : -1;
-    at = at < 0 ? (step > 0 ? 0 : shown.length - 1) : Math.min(Math.max(at + step, 0), shown.length - 1);
-    open(shown[at].dataset.id, shown[at]);
-    shown[at].scrollIntoView({block: "nearest"});
-  }
   function applyFilters() {
     const outcome = fOutcome.value, task = fTask.value.trim().toLowerCase(), skill = fSkill.value;
     let shown = 0, total = 0, rowsShown = 0;
@@ -146,10 +111,4 @@
   });
   fTask.addEventListener("input", applyFilters);
   document.getElementById("filters").addEventListener("submit", function (e) { e.preventDefault(); });
-
-  /* After the whole script has run (the review section is defined after this file). */
-  document.addEventListener("DOMContentLoaded", function () {
-    const m = /^#attempt=(t\d+-a\d+)$/.exec(window.location.hash);
-    if (m) open(m[1]);
-  });
 })();

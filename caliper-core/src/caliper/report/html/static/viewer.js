@@ -1,5 +1,6 @@
-/* The attempt viewer's content, shared by the run and compare pages: an attempt's facts,
-   checks, transcript and final answer as DOM nodes. Text only ever goes in as text
+/* The attempt viewer, shared by the run, compare and matrix pages: an attempt's facts,
+   checks, transcript and final answer as DOM nodes; and (attemptViewer, at the end) how the
+   run and compare pages open and close it. Text only ever goes in as text
    (textContent via el()), never parsed as HTML; long texts are cut with a "show all". */
 const TRUNCATE = 2000;
 function pre(text, cls) {
@@ -103,4 +104,70 @@ function attemptNodes(a) {
   parts.push(section("Final answer", a.final_answer ? answerNodes(a.final_answer) : [el("p", {cls: "note", text: "none"})]));
   if (typeof reviewSection === "function") parts.push(reviewSection(a));
   return parts;
+}
+
+/* The viewer's opening and closing, shared by the run and compare pages: a click on an
+   attempt button (and Enter on a focused one) opens it; j / ArrowDown opens the next attempt
+   still shown, k / ArrowUp the previous one (typing in a field is left alone); Escape closes
+   the viewer. The address names the open attempt (#attempt=ID), so a link or a reload opens
+   it again; closing clears it. replaceState keeps the back button for leaving the page.
+
+   options.render(id, button) fills #viewer-title and #viewer-body for attempt id and returns
+   false when there is no such attempt; options.shown() lists the attempt buttons still shown,
+   in page order; options.button(id) finds an attempt's button; options.ids is a RegExp source
+   matching exactly the ids the page's attempts have (an address naming anything else is
+   ignored). Returns {open(id, button), close()}. */
+function attemptViewer(options) {
+  const viewer = document.getElementById("viewer");
+  let openButton = null;
+
+  function setFragment(hash) {
+    const url = window.location.href.split("#")[0] + hash;
+    try { window.history.replaceState(null, "", url); } catch (err) { /* file: in some browsers */ }
+  }
+  function open(id, button) {
+    button = button || options.button(id);
+    if (!options.render(id, button)) return;
+    viewer.hidden = false;
+    viewer.dataset.attempt = id;
+    if (openButton) openButton.classList.remove("open");
+    openButton = button || null;
+    if (openButton) openButton.classList.add("open");
+    viewer.scrollTop = 0;
+    setFragment("#attempt=" + id);
+  }
+  function close() {
+    viewer.hidden = true;
+    if (openButton) openButton.classList.remove("open");
+    openButton = null;
+    setFragment("");
+  }
+  function onKey(e) {
+    if (e.key === "Escape") { close(); return; }
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    const target = e.target;
+    if (target && (target.tagName === "INPUT" || target.tagName === "SELECT" || target.tagName === "TEXTAREA")) return;
+    let step = 0;
+    if (e.key === "j" || e.key === "ArrowDown") step = 1;
+    else if (e.key === "k" || e.key === "ArrowUp") step = -1;
+    if (!step) return;
+    const shown = options.shown();
+    if (!shown.length) return;
+    e.preventDefault();
+    let at = openButton ? shown.indexOf(openButton) : -1;
+    at = at < 0 ? (step > 0 ? 0 : shown.length - 1) : Math.min(Math.max(at + step, 0), shown.length - 1);
+    open(shown[at].dataset.id, shown[at]);
+    shown[at].scrollIntoView({block: "nearest"});
+  }
+  document.getElementById("viewer-close").addEventListener("click", close);
+  document.addEventListener("keydown", onKey);
+  /* After every script of the page has run (the run page's review section comes later). */
+  document.addEventListener("DOMContentLoaded", function () {
+    const m = new RegExp("^#attempt=(" + options.ids + ")$").exec(window.location.hash);
+    if (!m) return;
+    const button = options.button(m[1]);
+    open(m[1], button);
+    if (button) button.scrollIntoView({block: "nearest"});
+  });
+  return {open: open, close: close};
 }
