@@ -5,6 +5,7 @@ be saved at all."""
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -258,8 +259,6 @@ def import_the_report() -> None:
     report's text with, and turn the cycle collector back on if the console script paused it
     for the start-up (called once the first agents are out, so none of it waits for the
     last agent to end)."""
-    import importlib
-
     for name in REPORT_MODULES:
         importlib.import_module(name)
     from rich.highlighter import ReprHighlighter

@@ -24,7 +24,9 @@ in ``caliper plugins``, ``--version``, ``update-cli`` or a run of a checkout.
 from __future__ import annotations
 
 import functools
+import importlib
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -273,12 +275,8 @@ _ENTRY_POINT_VALUE = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extra
 def load_value(value: str) -> Any:
     """What an entry point's value names, as ``importlib.metadata.EntryPoint.load`` finds it
     (a value it cannot read is handed to it, to fail the same way)."""
-    import importlib
-
     if all(part.isidentifier() for part in value.split(".")):
         return importlib.import_module(value)  # a module's dotted name (the usual case)
-    import re
-
     match = re.match(_ENTRY_POINT_VALUE, value)
     if match is None:
         from importlib import metadata
