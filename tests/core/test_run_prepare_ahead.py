@@ -71,12 +71,12 @@ def _spec(space: Workspace, tasks: int) -> Path:
     return space.spec("skills:\n  - ./skills/shout\ntasks:\n" + body)
 
 
-def _most_sandboxes_at_once(space: Workspace, spec: Path, workers: int) -> int:
-    """Run ``spec`` at k=3 on ``workers`` workers; the most sandboxes that lasted together
+def _most_sandboxes_at_once(space: Workspace, spec: Path, workers: int, k: int = 3) -> int:
+    """Run ``spec`` at ``k`` on ``workers`` workers; the most sandboxes that lasted together
     (:meth:`SandboxCounter.steady_max`), after checking the run passed and left none."""
     counter = SandboxCounter(space.sandboxes)
     try:
-        run = space.run(spec, "--k", "3", "--workers", str(workers))
+        run = space.run(spec, "--k", str(k), "--workers", str(workers))
     finally:
         counter.stop()
     assert run.returncode == 0, run.stderr
@@ -90,6 +90,15 @@ def test_one_attempt_is_made_ahead_per_worker_and_no_more(tmp_path):
     # while an agent runs, the next attempt's sandbox is ready beside it; never a third
     assert _most_sandboxes_at_once(space, spec, workers=1) == 2
     assert 3 <= _most_sandboxes_at_once(space, spec, workers=2) <= 4
+
+
+def test_no_attempt_is_made_ahead_once_every_attempt_has_begun(tmp_path):
+    space = Workspace.create(tmp_path)
+    spec = _spec(space, tasks=1)
+    # k=1: the one attempt's agent runs alone, with no spare sandbox beside it
+    assert _most_sandboxes_at_once(space, spec, workers=2, k=1) == 1
+    # k=2 on 1 worker: the second attempt is still made while the first runs
+    assert _most_sandboxes_at_once(space, spec, workers=1, k=2) == 2
 
 
 def test_ctrl_c_with_an_attempt_made_ahead_leaves_no_sandbox(tmp_path):

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from claude_support import claude_cli, needs_claude
 
-from caliper_backend_claude.login import logged_in
+from caliper.plugin import run_process
+from caliper_backend_claude import home as claude_home
+from caliper_backend_claude.login import LOGIN_VARIABLES, logged_in, login_in_env
 
 CALIPER = Path(sys.executable).parent / "caliper"
 pytestmark = [pytest.mark.e2e, needs_claude]
@@ -64,3 +66,30 @@ def test_an_api_key_counts_as_a_login(tmp_path, monkeypatch):
 
 def test_a_cli_that_gives_no_answer_is_not_refused(tmp_path):
     assert logged_in(Path("/bin/true"), tmp_path) is None
+
+
+@pytest.mark.parametrize("name", LOGIN_VARIABLES)
+def test_a_login_variable_is_a_login_to_the_cli_itself(tmp_path, name):
+    """What lets the check answer without asking: the pinned CLI's own ``auth status`` says
+    logged in for each variable, even beside a stale login file and a failing key helper."""
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / ".credentials.json").write_text(
+        '{"claudeAiOauth": {"accessToken": "stale", "expiresAt": 1}}'
+    )
+    (home / ".claude" / "settings.json").write_text('{"apiKeyHelper": "false"}')
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), **claude_home.QUIET_SWITCHES, name: "x"}
+    done = run_process([str(claude_cli()), "auth", "status"], env=env, cwd=tmp_path, timeout=60)
+    assert '"loggedIn": true' in done.stdout, done.stdout
+    assert login_in_env(env)
+
+
+def test_the_check_does_not_ask_when_the_environment_holds_a_login(tmp_path, monkeypatch):
+    monkeypatch.setenv("CALIPER_TMPDIR", str(tmp_path / "boxes"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-real")
+    assert logged_in(Path("/bin/false"), tmp_path) is True  # /bin/false never answers
+    monkeypatch.setenv("CLAUDE_CODE_USE_BEDROCK", "1")  # another provider: the CLI is asked
+    assert logged_in(Path("/bin/false"), tmp_path) is None
+    monkeypatch.setenv("CLAUDE_CODE_USE_BEDROCK", "0")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", " ")
+    assert logged_in(Path("/bin/false"), tmp_path) is None

@@ -5,6 +5,7 @@ be saved at all."""
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -242,9 +243,27 @@ def check_save_targets(spec: Path, output: Path | None, root: Path | None = None
         )
 
 
+REPORT_MODULES = (
+    "caliper.report.run_view",
+    "caliper.report.spend_view",
+    "caliper.report.tool_usage_view",
+    "caliper.results.spend",
+    "rich._emoji_codes",
+)
+"""What the final report is drawn with: the view and the modules it imports as it draws (the
+spend and tool-usage sections, rich's emoji table for its markup)."""
+
+
 def import_the_report() -> None:
-    """Import what the final report is drawn with, and turn the cycle collector back on if
-    the console script paused it for the start-up (called once the first agents are out)."""
-    import caliper.report.run_view  # noqa: F401
+    """Import :data:`REPORT_MODULES`, compile the regular expressions rich highlights the
+    report's text with, and turn the cycle collector back on if the console script paused it
+    for the start-up (called once the first agents are out, so none of it waits for the
+    last agent to end)."""
+    for name in REPORT_MODULES:
+        importlib.import_module(name)
+    from rich.highlighter import ReprHighlighter
+    from rich.text import Text
+
+    ReprHighlighter()(Text("0"))  # each pattern compiled into re's cache
 
     resume_collector()

@@ -10,7 +10,9 @@ done return what they gave then.
 
 The rules it keeps:
 
-* bounded: at most one ready-but-not-started attempt per worker thread, never a backlog;
+* bounded: at most one ready-but-not-started attempt per worker thread, never a backlog, and
+  none once every attempt the run will hand out has begun (:meth:`Preparer.expect`: the last
+  attempts of a run, and the only one of a k=1 run, make no spare);
 * no user code: a task's ``setup:`` still runs first in its own attempt, so for a task with
   ``setup:`` only the bare sandbox (``home``, ``work``, ``tmp``, what setup sees today) is
   made ahead, and a fully prepared one is never handed to it;
@@ -50,6 +52,19 @@ class Preparer:
         self._lock = threading.Lock()
         self._slots: dict[int, _Slot] = {}
         self._closed = False
+        self._expected: int | None = None
+        self._begun = 0
+
+    def expect(self, attempts: int | None) -> None:
+        """How many attempts the run will hand out (``None``: not known ahead, e.g. ``--k
+        auto``); once that many have begun, no next attempt is made ahead."""
+        with self._lock:
+            self._expected = attempts
+
+    def begun(self) -> None:
+        """One more of the run's attempts has begun (called once for each, before it starts)."""
+        with self._lock:
+            self._begun += 1
 
     def ahead(self, engine_key: str, install: bool, make: Callable[[], AttemptEnvironment]) -> None:
         """Start making the calling worker's next attempt with ``make`` (on the preparer's
@@ -59,6 +74,8 @@ class Preparer:
         with self._lock:
             if self._closed or ident in self._slots or self._stop.is_set():
                 return
+            if self._expected is not None and self._begun >= self._expected:
+                return  # no attempt is left to take it
             self._slots[ident] = _Slot(engine_key, install, self._pool.submit(_made_or_none, make))
 
     def take(self, engine_key: str, task: Task) -> AttemptEnvironment | None:

@@ -129,6 +129,7 @@ def run_engines(
                     warm_up()
 
             jobs = attempt_jobs(run.plans, runs, tie.order if tie is not None else interleave)
+            runner.expect(None if adaptive else len(jobs))  # --k auto: more may come
             events = _events(run.journals, run.shown, start_the_rest)
             execution = _execute(run, settings, session, jobs, events, adaptive, runner.close)
             live.close()
@@ -137,11 +138,18 @@ def run_engines(
                     "Note: no attempt reported a cost, so --max-cost could not limit this run "
                     "(the agent CLI does not report one)."
                 )
-            return run.endings(execution, adaptive)
+            return run.endings(execution, adaptive)  # saved while the sandboxes are deleted
     finally:
         session.close()
         run.close()
-        release_idle()  # the run's sandboxes are gone: so is its ledger
+        _release_sandboxes()
+
+
+def _release_sandboxes() -> None:
+    """Wait for the run's sandboxes to be deleted (in the background since each attempt
+    ended), then close the run's ledger: its sandboxes are gone."""
+    finish_removals()
+    release_idle()
 
 
 def _continuations(
@@ -423,8 +431,8 @@ def _execute(
     drained: Callable[[], None],
 ) -> Execution:
     """Schedule ``jobs`` on the executor's ``session``; then ``drained`` (the sandboxes made
-    ahead and never used are removed), end orphaned processes and wait for the sandboxes'
-    background deletion."""
+    ahead and never used are removed) and end orphaned processes. The sandboxes' background
+    deletion goes on: :func:`run_engines` waits for it once the results are saved."""
     try:
         execution = schedule(
             run.runs,
@@ -439,7 +447,6 @@ def _execute(
     finally:
         drained()
     process.sweep_orphans()
-    finish_removals()
     return execution
 
 

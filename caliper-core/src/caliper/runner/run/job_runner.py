@@ -53,6 +53,12 @@ class JobRunner:
         if prepare_ahead > 0:
             self._preparer = Preparer(prepare_ahead, controller.stop_requested)
 
+    def expect(self, jobs: int | None) -> None:
+        """How many jobs the run will hand out (``None``: not known ahead, e.g. ``--k auto``):
+        a worker's next attempt is made ahead only while some have not begun."""
+        if self._preparer is not None:
+            self._preparer.expect(jobs)
+
     def close(self) -> None:
         """Remove the attempt sandboxes made ahead and never used (once the run's attempts
         are all done; safe to call more than once)."""
@@ -66,6 +72,8 @@ class JobRunner:
             return FinishedAttempt(job=job, record=None)
         prepared = self.runs[job.engine_key]
         task = self._tasks[job.engine_key][job.task_name]
+        if self._preparer is not None:
+            self._preparer.begun()
         try:
             finished = run_with_retries(
                 lambda: run_one_attempt(
