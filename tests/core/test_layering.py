@@ -71,7 +71,7 @@ DEFERRED_IMPORTS: dict[str, str] = {
     " and `run --help` load no plugin",
     "caliper.plugin.hookspecs": "validate and installed() read entry points without pluggy",
     "pluggy": "validate and installed() read entry points without the plugin manager",
-    "logging": "only when a plugin fails to import (the 'Could not load' warning)",
+    "stevedore": "validate and installed() read entry points without stevedore",
     "importlib.metadata": "validate finds the judges' entry points without the metadata scan",
     "caliper.host.install_hints": "only for the message about a missing plugin or CLI",
     "caliper.host.engine": "the judge engine is resolved when a check first asks for it",

@@ -2,15 +2,14 @@
 
 Discovery reads entry-point metadata only (no imports), once per process, so ``caliper
 --help`` and ``caliper validate`` stay fast whatever is installed. Plugins are imported by
-name (as stevedore would, without importing it: :func:`load_named`), only when a command needs
-them; one that fails to import is recorded in
+name, through stevedore, only when a command needs them; one that fails to import is recorded in
 ``PluginHost.failures`` and never breaks the others.
 
 ``CALIPER_LOAD_PLUGINS`` (comma-separated entry-point names) limits which installed plugins
 load at all; set it to an empty string to load none but those passed explicitly. The
 built-in judges of caliper-core (``assert``, ``activates``, ``tools``) always load.
 
-No on-disk entry-point cache (stevedore's ``~/.cache/python-entrypoints``) is ever read: the
+stevedore's on-disk entry-point cache (``~/.cache/python-entrypoints``) is never read: the
 entry points come from package metadata, which discovery scans anyway, so a corrupt or stale
 cache file cannot hide a plugin or break a command. The metadata is read by
 :mod:`caliper.host.entry_points` (the same answer as ``importlib.metadata``, without importing it).
@@ -24,9 +23,7 @@ in ``caliper plugins``, ``--version``, ``update-cli`` or a run of a checkout.
 from __future__ import annotations
 
 import functools
-import importlib
 import os
-import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -38,6 +35,8 @@ from caliper.errors import CaliperError, UsageError
 from caliper.host.entry_points import read_entry_points
 
 if TYPE_CHECKING:
+    from importlib import metadata
+
     import pluggy
 
     from caliper.host.entry_points import FoundEntryPoint
@@ -120,6 +119,15 @@ def testing_group(group: str) -> str:
 def testing_plugins_enabled() -> bool:
     """Whether the test-only groups are read (``CALIPER_TEST_PLUGINS=1``)."""
     return os.environ.get(TEST_PLUGINS_ENV) == "1"
+
+
+def _entry_points(namespace: str) -> list[metadata.EntryPoint]:
+    """One group's entry points as ``importlib.metadata`` objects (what stevedore loads),
+    from the single metadata scan per process and ``sys.path``."""
+    from importlib import metadata
+
+    found = _scan(tuple(sys.path)).get(namespace, ())
+    return [metadata.EntryPoint(ep.name, ep.value, namespace) for ep in found]
 
 
 @functools.lru_cache(maxsize=8)
@@ -268,56 +276,23 @@ def load_failure_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-_ENTRY_POINT_VALUE = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
-"""``importlib.metadata.EntryPoint.pattern``: ``module``, ``module:attr.attr``, extras."""
+@functools.cache
+def _metadata_extension_manager() -> type:
+    """stevedore's ``NamedExtensionManager`` listing entry points from package metadata
+    instead of stevedore's on-disk cache (which a corrupt file there would break).
 
-
-def load_value(value: str) -> Any:
-    """What an entry point's value names, as ``importlib.metadata.EntryPoint.load`` finds it
-    (a value it cannot read is handed to it, to fail the same way)."""
-    if all(part.isidentifier() for part in value.split(".")):
-        return importlib.import_module(value)  # a module's dotted name (the usual case)
-    match = re.match(_ENTRY_POINT_VALUE, value)
-    if match is None:
-        from importlib import metadata
-
-        return metadata.EntryPoint("", value, "").load()
-    found: Any = importlib.import_module(match.group("module"))
-    for attribute in filter(None, (match.group("attr") or "").split(".")):
-        found = getattr(found, attribute)
-    return found
-
-
-def load_named(
-    namespace: str, names: Sequence[str], on_failure: Callable[[str, BaseException], None]
-) -> list[tuple[str, Any]]:
-    """Import ``namespace``'s entry points named in ``names``: ``(name, plugin)`` in the order
-    of ``names``, as stevedore's ``NamedExtensionManager`` (``name_order=True``) loads them.
-
-    Each is imported in the order the metadata lists them; one that fails is given to
-    ``on_failure`` (``KeyboardInterrupt`` and ``AssertionError`` propagate) and left out,
-    and the names left out are logged as stevedore logs them (``Could not load …`` on the
-    ``stevedore.named`` logger). stevedore itself is not imported: with
-    ``importlib.metadata`` and the ``email`` package it pulls in, it was a tenth of a run's
-    start-up before its first agent.
+    Built once per process, on first use (stevedore is imported only when a plugin loads).
     """
-    wanted = set(names)
-    loaded: dict[str, Any] = {}
-    for entry in _scan(tuple(sys.path)).get(namespace, ()):
-        if entry.name not in wanted:
-            continue
-        try:
-            loaded[entry.name] = load_value(entry.value)
-        except (KeyboardInterrupt, AssertionError):
-            raise
-        except Exception as exc:
-            on_failure(entry.name, exc)
-    missing = wanted - set(loaded)
-    if missing:
-        import logging
+    from stevedore import NamedExtensionManager
 
-        logging.getLogger("stevedore.named").warning("Could not load %s", ", ".join(missing))
-    return [(name, loaded[name]) for name in names if name in loaded]
+    class MetadataNamedExtensionManager(NamedExtensionManager):  # type: ignore[misc]
+        """Loads named plugins; the entry points are read from package metadata."""
+
+        def list_entry_points(self) -> list[metadata.EntryPoint]:
+            """This namespace's entry points, from installed packages' metadata."""
+            return _entry_points(self.namespace)
+
+    return MetadataNamedExtensionManager
 
 
 def make_plugin_manager() -> pluggy.PluginManager:
@@ -427,19 +402,27 @@ class PluginHost:
         if not wanted:
             return
 
-        def on_failure(name: str, exc: BaseException) -> None:
-            entry = entries.get(name)
+        def on_failure(_manager: Any, entrypoint: Any, exc: BaseException) -> None:
+            entry = entries.get(entrypoint.name)
             if entry is not None:
                 self.failures.append(LoadFailure(entry, load_failure_text(exc)))
 
         by_namespace: dict[str, list[str]] = {}
         for name in wanted:
             by_namespace.setdefault(entries[name].namespace or group, []).append(name)
+        manager_class = _metadata_extension_manager()
         for namespace, names_here in by_namespace.items():
-            for short, plugin in load_named(namespace, names_here, on_failure):
-                name = f"{group}:{short}"
-                self._entries[name] = entries[short]
-                self._register_module(plugin, name=name, entry=entries[short])
+            extensions = manager_class(
+                namespace=namespace,
+                names=names_here,
+                invoke_on_load=False,
+                on_load_failure_callback=on_failure,
+                name_order=True,
+            )
+            for extension in extensions:
+                name = f"{group}:{extension.name}"
+                self._entries[name] = entries[extension.name]
+                self._register_module(extension.plugin, name=name, entry=entries[extension.name])
         self._loaded.update((group, n) for n in wanted)
 
     # -- collecting -----------------------------------------------------------------------
