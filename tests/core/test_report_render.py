@@ -305,3 +305,30 @@ def test_a_passed_attempt_whose_activation_failed_is_titled_by_what_failed():
         "activation check failed (the task's checks passed)",
     ]
     assert view["attempts"][strip[1]["id"]]["verdict"].startswith("activation check failed")
+
+
+def test_lines_printed_in_one_call_read_as_printed_one_by_one() -> None:
+    # The report prints its usage and spend lines in one call; each line must still wrap on
+    # its own and keep its style, in colour and without.
+    import io
+
+    from rich.text import Text
+
+    from caliper.report.run_view import print_lines
+
+    lines = [
+        Text(" Cost     $1.20 over 10 attempts"),
+        Text("   a task name long enough to wrap at forty columns, twice over", style="bold dim"),
+        Text("     time  12.0s median", style="dim"),
+        Text(""),
+        Text("⊘ unusable spend: 1.2K tokens", style="yellow"),
+    ]
+    for color, batch in ((None, 512), ("truecolor", 512), ("truecolor", 2)):
+        one_by_one, together = io.StringIO(), io.StringIO()
+        console = Console(file=one_by_one, width=40, color_system=color, force_terminal=True)
+        for line in lines:
+            console.print(line)
+        console = Console(file=together, width=40, color_system=color, force_terminal=True)
+        print_lines(console, lines, batch=batch)
+        assert together.getvalue() == one_by_one.getvalue()
+        assert together.getvalue().count("\n") == 6  # five lines, one wrapped once
