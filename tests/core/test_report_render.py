@@ -312,9 +312,10 @@ def test_lines_printed_in_one_call_read_as_printed_one_by_one() -> None:
     # its own and keep its style, in colour and without.
     import io
 
+    from rich.rule import Rule
     from rich.text import Text
 
-    from caliper.report.run_view import print_lines
+    from caliper.report.plain_table import print_lines
 
     lines = [
         Text(" Cost     $1.20 over 10 attempts"),
@@ -322,6 +323,8 @@ def test_lines_printed_in_one_call_read_as_printed_one_by_one() -> None:
         Text("     time  12.0s median", style="dim"),
         Text(""),
         Text("⊘ unusable spend: 1.2K tokens", style="yellow"),
+        Rule("not a text: printed on its own"),
+        Text.assemble(("   name: ", "bold"), ("50% → 40%", "red"), "  Δ −10 pts"),
     ]
     for color, batch in ((None, 512), ("truecolor", 512), ("truecolor", 2)):
         one_by_one, together = io.StringIO(), io.StringIO()
@@ -331,4 +334,4 @@ def test_lines_printed_in_one_call_read_as_printed_one_by_one() -> None:
         console = Console(file=together, width=40, color_system=color, force_terminal=True)
         print_lines(console, lines, batch=batch)
         assert together.getvalue() == one_by_one.getvalue()
-        assert together.getvalue().count("\n") == 6  # five lines, one wrapped once
+        assert together.getvalue().count("\n") == 8  # seven lines, one wrapped once

@@ -400,14 +400,6 @@ def spend_lines(results: RunResults, confidence: float) -> list[Text]:
     return lines
 
 
-def print_lines(console: Console, lines: Sequence[Text], *, batch: int = 512) -> None:
-    """Print ``lines`` one under the other, as one ``console.print`` of each would, in one
-    call per ``batch`` lines (rich joins the texts of one call with the separator and wraps
-    each line alone; a call has a fixed cost that thousands of lines would each pay)."""
-    for start in range(0, len(lines), batch):
-        console.print(*lines[start : start + batch], sep="\n")
-
-
 def usage_lines(usage: UsageTotals, clock: RunClock | None = None) -> list[Text]:
     """The tokens / time summary, with the unusable slice on its own line: the run's wall
     clock (when ``clock`` is given), then the agent time (the attempts' durations summed)."""
@@ -595,7 +587,7 @@ def render_run(
         narrow = console.width < NARROW_WIDTH
         console.print(activation_table(run, narrow=narrow, outside=outside))
     console.print()
-    print_lines(
+    plain_table.print_lines(
         console,
         [
             *usage_lines(run.usage, run_clock(results.meta)),

@@ -131,12 +131,29 @@ def _reading_converter() -> cattrs.Converter:
         SkillSnapshot, lambda data, cls: _structure_snapshot(conv, data, cls)
     )
 
+    def called(cls: Any) -> bool:  # structured as cls(value): str, int, float, bool, enums
+        return conv.get_structure_hook(cls) is cattrs.BaseConverter._structure_call
+
     def optional(cls: Any) -> Callable[[Any, Any], Any]:
         inner_cls = next(arg for arg in typing.get_args(cls) if arg is not type(None))
+        if called(inner_cls):
+            return lambda value, _cls: None if value is None else inner_cls(value)
         inner = conv.get_structure_hook(inner_cls)
         return lambda value, _cls: None if value is None else inner(value, inner_cls)
 
+    def listed(cls: Any) -> Callable[[Any, Any], Any]:
+        (item,) = typing.get_args(cls)
+        return lambda value, _cls: [item(each) for each in value]
+
     conv.register_structure_hook_factory(_is_optional, optional)
+    conv.register_structure_hook_factory(
+        lambda cls: (
+            typing.get_origin(cls) is list
+            and len(typing.get_args(cls)) == 1
+            and called(typing.get_args(cls)[0])
+        ),
+        listed,
+    )
     check = make_dict_structure_fn(CheckRecord, conv, _cattrs_detailed_validation=False)
     conv.register_structure_hook(CheckRecord, lambda data, cls: check(_stored_check(data), cls))
     return conv
