@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from rich.console import Console
+from rich.text import Text
 from test_results_support import INFRA, NC, TIMEOUT, F, P, attempt, run, snapshot, task
 
 from caliper.plugin.attempt import Usage
@@ -335,3 +337,35 @@ def test_lines_printed_in_one_call_read_as_printed_one_by_one() -> None:
         print_lines(console, lines, batch=batch)
         assert together.getvalue() == one_by_one.getvalue()
         assert together.getvalue().count("\n") == 8  # seven lines, one wrapped once
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        Text("centred", justify="center"),
+        Text("left-justified, padded to the width", justify="left"),
+        Text("no newline at the end", end=""),
+        Text("a tab\there"),
+        Text("an escape \x1b[2J here"),
+        Text("wide: 日本語 ✓ " * 4),
+    ],
+)
+def test_plain_lines_written_as_they_are_read_as_rich_prints_them(odd) -> None:
+    """Without colour, lines that fit are written without rich's wrapping; a line rich would
+    justify, end otherwise, clean or wrap makes its batch go through rich."""
+    import io
+
+    from caliper.report import make_console
+    from caliper.report.plain_table import print_lines
+
+    lines = [Text(" Cost     $1.20", style="bold"), Text("   ✓ 日本語 — ±2.0", style="dim"), odd]
+    for batch in (1, 512):
+        one_by_one, together = io.StringIO(), io.StringIO()
+        console = make_console()
+        console.file, console.width = one_by_one, 40
+        for line in lines:
+            console.print(line)
+        console = make_console()
+        console.file, console.width = together, 40
+        print_lines(console, lines, batch=batch)
+        assert together.getvalue() == one_by_one.getvalue()

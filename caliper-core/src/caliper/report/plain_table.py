@@ -249,7 +249,10 @@ def print_lines(console: Console, lines: Sequence[Any], *, batch: int = 512) -> 
     """Print ``lines`` (rich ``Text``) one under the other, as one ``console.print`` of each
     would, in one call per ``batch`` lines: rich joins the texts of one call with the
     separator and wraps each line alone, and a call has a fixed cost that thousands of lines
-    would each pay. Anything that is not a ``Text`` is printed on its own."""
+    would each pay. When the console writes no colour and every line of a batch is printable
+    text that fits the width (rich would neither wrap nor crop it, and styles are dropped),
+    the batch is written as it is, without rich's wrapping. Anything that is not a ``Text``
+    is printed on its own."""
     from rich.text import Text
 
     held: list[Text] = []
@@ -259,9 +262,23 @@ def print_lines(console: Console, lines: Sequence[Any], *, batch: int = 512) -> 
             if len(held) < batch:
                 continue
         if held:
-            console.print(*held, sep="\n")
+            _print_texts(console, held)
             held = []
         if not isinstance(line, Text):
             console.print(line)
     if held:
-        console.print(*held, sep="\n")
+        _print_texts(console, held)
+
+
+def _print_texts(console: Console, texts: list[Any]) -> None:
+    from rich.cells import cell_len
+
+    if _plain_console(console):
+        width = console.width
+        plain = [text.plain for text in texts]
+        if all(text.justify in (None, "default") and text.end == "\n" for text in texts) and all(
+            line.isprintable() and cell_len(line) <= width for line in plain
+        ):
+            console.print(_Lines(plain))
+            return
+    console.print(*texts, sep="\n")
