@@ -162,10 +162,10 @@ def main() -> int:
             )  # fmt: skip
         say(
             "| work (`expect:` + `assert:`, judge usage, transcripts) | attempts | ours wall s "
-            "| predecessor wall s | ours / predecessor, wall | ours / predecessor, CPU "
-            "(user+sys) | ours / predecessor, peak RSS |"
+            "| predecessor wall s | ours CPU s | predecessor CPU s | ours / predecessor, wall "
+            "| ours / predecessor, CPU (user+sys) | ours / predecessor, peak RSS |"
         )
-        say("| --- | --- | --- | --- | --- | --- | --- |")
+        say("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for attempts in sizes:
             factor = max(1, attempts // (base_tasks * k))
             files: dict[tuple[str, str], Path] = {}
@@ -197,6 +197,8 @@ def main() -> int:
                 say(
                     f"| {command} | {attempts} | {spread([r[0] for r in result['ours']])} | "
                     f"{spread([r[0] for r in result['pred']])} | "
+                    f"{spread([r[1] for r in result['ours']])} | "
+                    f"{spread([r[1] for r in result['pred']])} | "
                     f"{spread(result.get('wall', []))} | {spread(result.get('cpu', []))} | "
                     f"{spread(result.get('rss', []))} |"
                 )

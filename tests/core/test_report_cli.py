@@ -184,3 +184,45 @@ def test_run_prints_intervals_at_the_level_asked(tmp_path):
     assert "90% intervals rest on 2 usable attempts per task" in result.stdout
     assert "100.0% (uninformative)" in result.stdout  # 2 tries: no interval is claimed
     assert "score_interval" not in result.results_path.read_text()  # derived, never saved
+
+
+def _mcp_run(tmp_path: Path, *, ablated_mcp: list[str], tool: str) -> Path:
+    """A saved run whose one attempt called ``tool`` once; ``ablated_mcp`` left out."""
+    from test_results_support import P, run, task
+
+    from caliper.plugin.attempt import Turn
+    from caliper.results import codec
+
+    made = run([task("calls a tool", [P])], ablated_mcp=ablated_mcp)
+    made.tasks[0].attempts[0].transcript = [
+        Turn(role="tool", tool_name=tool, tool_input={"text": "ping"}, tool_output="ping"),
+        Turn(role="assistant", content="done"),
+    ]
+    path = tmp_path / "run.json"
+    path.write_text(codec.dumps(made), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("ablated_mcp", "tool", "shown"),
+    [
+        ([], "mcp__kept__echo", "kept: 1 call, 0 errors in 1 attempt — echo 1"),
+        (["gone"], "Bash", "gone: left out (--ablate mcp:gone), no calls"),
+        ([], "Bash", None),
+    ],
+)
+def test_report_text_counts_mcp_calls_only_when_the_run_has_any(tmp_path, ablated_mcp, tool, shown):
+    """The text report decodes transcripts only for MCP lines: for a call of an MCP tool, for
+    a server left out (listed with no calls), and not for a run with neither."""
+    from caliper.commands.report import _needs_turns
+
+    path = _mcp_run(tmp_path, ablated_mcp=ablated_mcp, tool=tool)
+    assert b'"ablated_mcp": ' in path.read_bytes()  # every run's meta names the key
+    assert _needs_turns(path, "text") is (shown is not None)
+    assert _needs_turns(path, "json") is True
+    out = caliper("report", str(path), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    if shown is None:
+        assert "MCP calls" not in out.stdout
+    else:
+        assert " MCP calls" in out.stdout and shown in out.stdout, out.stdout

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from rich.console import Console
+from rich.text import Text
 from test_results_support import INFRA, NC, TIMEOUT, F, P, attempt, run, snapshot, task
 
 from caliper.plugin.attempt import Usage
@@ -305,3 +307,65 @@ def test_a_passed_attempt_whose_activation_failed_is_titled_by_what_failed():
         "activation check failed (the task's checks passed)",
     ]
     assert view["attempts"][strip[1]["id"]]["verdict"].startswith("activation check failed")
+
+
+def test_lines_printed_in_one_call_read_as_printed_one_by_one() -> None:
+    # The report prints its usage and spend lines in one call; each line must still wrap on
+    # its own and keep its style, in colour and without.
+    import io
+
+    from rich.rule import Rule
+    from rich.text import Text
+
+    from caliper.report.plain_table import print_lines
+
+    lines = [
+        Text(" Cost     $1.20 over 10 attempts"),
+        Text("   a task name long enough to wrap at forty columns, twice over", style="bold dim"),
+        Text("     time  12.0s median", style="dim"),
+        Text(""),
+        Text("⊘ unusable spend: 1.2K tokens", style="yellow"),
+        Rule("not a text: printed on its own"),
+        Text.assemble(("   name: ", "bold"), ("50% → 40%", "red"), "  Δ −10 pts"),
+    ]
+    for color, batch in ((None, 512), ("truecolor", 512), ("truecolor", 2)):
+        one_by_one, together = io.StringIO(), io.StringIO()
+        console = Console(file=one_by_one, width=40, color_system=color, force_terminal=True)
+        for line in lines:
+            console.print(line)
+        console = Console(file=together, width=40, color_system=color, force_terminal=True)
+        print_lines(console, lines, batch=batch)
+        assert together.getvalue() == one_by_one.getvalue()
+        assert together.getvalue().count("\n") == 8  # seven lines, one wrapped once
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        Text("centred", justify="center"),
+        Text("left-justified, padded to the width", justify="left"),
+        Text("no newline at the end", end=""),
+        Text("a tab\there"),
+        Text("an escape \x1b[2J here"),
+        Text("wide: 日本語 ✓ " * 4),
+    ],
+)
+def test_plain_lines_written_as_they_are_read_as_rich_prints_them(odd) -> None:
+    """Without colour, lines that fit are written without rich's wrapping; a line rich would
+    justify, end otherwise, clean or wrap makes its batch go through rich."""
+    import io
+
+    from caliper.report import make_console
+    from caliper.report.plain_table import print_lines
+
+    lines = [Text(" Cost     $1.20", style="bold"), Text("   ✓ 日本語 — ±2.0", style="dim"), odd]
+    for batch in (1, 512):
+        one_by_one, together = io.StringIO(), io.StringIO()
+        console = make_console()
+        console.file, console.width = one_by_one, 40
+        for line in lines:
+            console.print(line)
+        console = make_console()
+        console.file, console.width = together, 40
+        print_lines(console, lines, batch=batch)
+        assert together.getvalue() == one_by_one.getvalue()

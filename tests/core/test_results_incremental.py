@@ -316,3 +316,52 @@ def test_a_file_that_is_not_utf8_is_refused_as_before(tmp_path):
     path.write_bytes(f'{{"meta": {META}, "tasks": [{{"name": "caf\xe9"}}]}}'.encode("latin-1"))
     with pytest.raises(ResultsError, match=r"Cannot read results file .*utf-8"):
         load_run(path)
+
+
+def test_values_cattrs_coerces_read_as_the_plain_read_coerces_them(tmp_path):
+    """The incremental read structures with its own converter: values of another JSON type
+    than the field's (a number for a text, text for a number), judge fields stored in a
+    check's details (a third party's own ``judge_usage`` too) and optional fields absent,
+    null or set come out as the plain read makes them."""
+    attempt = {
+        "task_name": 12,
+        "attempt": "2",
+        "outcome": "task_fail",
+        "reason": 3.5,
+        "duration_seconds": 4,
+        "usage": {"input_tokens": "10", "output_tokens": 2.0, "cost_usd": 1},
+        "activated": ["a", 5],
+        "activation_passed": 0,
+        "checks": [
+            {
+                "key": "expect",
+                "passed": None,
+                "details": {
+                    "judge_backend": "b",
+                    "judge_model": 7,
+                    "judge_usage": {"input_tokens": 1, "output_tokens": 2, "cost_usd": 0.5},
+                    "own": [1, "x"],
+                },
+            },
+            {"key": "mine", "passed": 1, "details": {"judge_usage": "my own value"}},
+            {"key": "bare", "passed": True},
+        ],
+        "tries": [{"outcome": "infra_error", "usage": None, "waited_seconds": 3}],
+        "user_setup": {"skills": ["s"]},
+        "retry_after": None,
+        "transcript": [{"role": "tool", "tool_name": "x", "tool_input": {"a": 1}}],
+    }
+    content = (
+        f'{{"meta": {META}, "tasks": [{{"name": "t", "index": "0", "k": 1.0, '
+        f'"activation_expected": null, "attempts": [{json.dumps(attempt)}]}}]}}'
+    )
+    path = tmp_path / "coerced.json"
+    path.write_text(content, encoding="utf-8")
+    for transcripts in (True, False):
+        found = codec.read_file(path, transcripts=transcripts)
+        assert found is not None  # not left to the plain read
+        assert found == codec.from_data(codec.parse(content), transcripts=transcripts)
+    record = codec.read_file(path).tasks[0].attempts[0]
+    assert (record.task_name, record.attempt, record.reason) == ("12", 2, "3.5")
+    assert record.checks[0].usage is not None and record.checks[0].model == "7"
+    assert record.checks[1].usage is None and record.checks[1].details == {}

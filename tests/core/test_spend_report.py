@@ -4,6 +4,7 @@ and the text, Markdown and HTML views saying them (or that no cost was reported)
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from pathlib import Path
 
@@ -160,3 +161,24 @@ def test_the_views_show_wall_time_beside_agent_time(space: Workspace) -> None:
         _report(space, str(run.results_path), "--format", "html", "-o", str(page)).returncode == 0
     )
     assert "<th>wall time per attempt</th>" in page.read_text(encoding="utf-8")
+
+
+def test_wall_time_without_retries_is_the_agent_time_to_the_sign_of_zero() -> None:
+    """Without earlier tries the wall spread is the agent-time spread; a duration of -0.0
+    (which the wall time's sum turns into 0.0) keeps each its own."""
+    from caliper.results.models import AttemptRecord, Outcome
+    from caliper.results.spend import spend_of
+
+    def made(*seconds: float) -> list[AttemptRecord]:
+        return [
+            AttemptRecord(task_name="t", attempt=i, outcome=Outcome.PASS, duration_seconds=s)
+            for i, s in enumerate(seconds, 1)
+        ]
+
+    spend = spend_of(made(2.0, 3.0, 7.0))
+    assert spend.wall == spend.duration
+    assert spend.wall is not None and (spend.wall.median, spend.wall.maximum) == (3.0, 7.0)
+    signed = spend_of(made(-0.0, 1.0))
+    assert signed.duration is not None and signed.wall is not None
+    assert math.copysign(1.0, signed.duration.minimum) == -1.0
+    assert math.copysign(1.0, signed.wall.minimum) == 1.0

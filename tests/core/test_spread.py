@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from caliper.results.spread import mean_interval, spread_of, t_cdf, t_quantile
+from caliper.results.spread import mean_interval, spread_of, stdev, t_cdf, t_quantile
 
 # Two-sided 95% (0.975 quantile) and 90% (0.95 quantile) values of Student's t, from the
 # standard table (e.g. NIST/SEMATECH e-Handbook, section 1.3.6.7.2), to three decimals.
@@ -50,3 +50,39 @@ def test_spread_quartiles_interpolate_between_order_statistics() -> None:
     assert spread_of([]) is None
     one = spread_of([0.5])
     assert one is not None and one.median == 0.5 and one.mean_interval is None
+
+
+def test_stdev_worked_by_hand() -> None:
+    # 2, 4, 4, 4, 5, 5, 7, 9: mean 5, squared deviations sum to 32, s = √(32/7)
+    assert stdev([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]) == math.sqrt(32 / 7)
+    # the example of Python's statistics.stdev documentation
+    assert stdev([1.5, 2.5, 2.5, 2.75, 3.25, 4.75]) == 1.0810874155219827
+    assert stdev([0.25, 0.25, 0.25]) == 0.0
+
+
+def test_stdev_is_the_float_statistics_gives() -> None:
+    # statistics.stdev works with exact fractions: the same float, bit for bit, on values of
+    # every magnitude (subnormal to near the largest float), of either sign, and on repeats.
+    import random
+    import statistics
+
+    rng = random.Random(34)
+    makers = [
+        rng.random,
+        lambda: rng.uniform(-1e6, 1e6),
+        lambda: rng.expovariate(1.0) * 10.0 ** rng.randint(-300, 300),
+        lambda: rng.choice([0.1, 0.2, 0.3, 5e-324, 1e-320, 4e307]),
+        lambda: rng.gauss(0.0012, 1e-5),
+    ]
+    for _ in range(3000):
+        make = rng.choice(makers)
+        values = [make() for _ in range(rng.randint(2, 30))]
+        assert stdev(values).hex() == statistics.stdev(values).hex(), values
+
+
+def test_stdev_of_values_it_does_not_sum_itself() -> None:
+    import statistics
+
+    assert stdev([1, 2, 4]) == statistics.stdev([1, 2, 4])  # ints
+    with pytest.raises(statistics.StatisticsError):
+        stdev([1.0])

@@ -277,10 +277,13 @@ def _shown_path(path: Path, cwd: Path) -> Path:
 def _needs_turns(path: Path, output_format: str) -> bool:
     """Whether to decode the transcripts: json and html show them; text and markdown only
     count MCP calls from them, so they decode them only when the file names an ``mcp`` tool
-    at all (every backend's MCP names hold it), keeping a big run's summary read cheap."""
+    at all (every backend's MCP names hold it) or lists servers left out by ``--ablate``,
+    keeping a big run's summary read cheap. Every run's meta holds the key
+    ``"ablated_mcp"``; written empty (``"ablated_mcp": []``), that one does not count."""
     if output_format in ("json", "html"):
         return True
     try:
-        return b"mcp" in path.read_bytes()
+        text = path.read_bytes()
     except OSError:
         return False
+    return text.count(b"mcp") > text.count(b'"ablated_mcp": []')

@@ -269,10 +269,9 @@ def render_compare(
     activation = activation_overall_line(comparison)
     if activation is not None:
         console.print(activation)
-    for line in usage_delta_lines(comparison.usage):
-        console.print(line)
-    for line in spend_change_lines(comparison):
-        console.print(line)
+    plain_table.print_lines(
+        console, [*usage_delta_lines(comparison.usage), *spend_change_lines(comparison)]
+    )
     _verdict(comparison, console, allow_partial)
     _notes(comparison, console)
     if explain:
@@ -343,7 +342,7 @@ def _activation_lines(comparison: RunComparison, console: Console) -> None:
     rows = [t for t in comparison.tasks if t.a_activation is not None or t.b_activation is not None]
     if not rows:
         return
-    console.print(Text(" Activation per task:", style="bold"))
+    lines = [Text(" Activation per task:", style="bold")]
     for task in rows:
         line = Text(f"   {task.name}: {_pair(task.a_activation, task.b_activation)}")
         if task.activation_delta is not None:
@@ -354,7 +353,8 @@ def _activation_lines(comparison: RunComparison, console: Console) -> None:
                     f"  {task.activation_verdict} ({fmt.p_value(task.activation_p_adjusted)})",
                     style=style,
                 )
-        console.print(line)
+        lines.append(line)
+    plain_table.print_lines(console, lines)
 
 
 def _verdict(comparison: RunComparison, console: Console, allow_partial: bool = False) -> None:
@@ -497,5 +497,4 @@ def _notes(comparison: RunComparison, console: Console) -> None:
             )
     if lines:
         console.print()
-        for line in lines:
-            console.print(line)
+        plain_table.print_lines(console, lines)

@@ -15,7 +15,7 @@ or footer, no fixed column widths, and a table that fits the console at its natu
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -243,3 +243,42 @@ def print_table(console: Console, table: Table) -> None:
         return
     safe_box = console.safe_box if table.safe_box is None else table.safe_box
     console.print(_Lines(list(plain.lines(console.options, safe_box))))
+
+
+def print_lines(console: Console, lines: Sequence[Any], *, batch: int = 512) -> None:
+    """Print ``lines`` (rich ``Text``) one under the other, as one ``console.print`` of each
+    would, in one call per ``batch`` lines: rich joins the texts of one call with the
+    separator and wraps each line alone, and a call has a fixed cost that thousands of lines
+    would each pay. When the console writes no colour and every line of a batch is printable
+    text that fits the width (rich would neither wrap nor crop it, and styles are dropped),
+    the batch is written as it is, without rich's wrapping. Anything that is not a ``Text``
+    is printed on its own."""
+    from rich.text import Text
+
+    held: list[Text] = []
+    for line in lines:
+        if isinstance(line, Text):
+            held.append(line)
+            if len(held) < batch:
+                continue
+        if held:
+            _print_texts(console, held)
+            held = []
+        if not isinstance(line, Text):
+            console.print(line)
+    if held:
+        _print_texts(console, held)
+
+
+def _print_texts(console: Console, texts: list[Any]) -> None:
+    from rich.cells import cell_len
+
+    if _plain_console(console):
+        width = console.width
+        plain = [text.plain for text in texts]
+        if all(text.justify in (None, "default") and text.end == "\n" for text in texts) and all(
+            line.isprintable() and cell_len(line) <= width for line in plain
+        ):
+            console.print(_Lines(plain))
+            return
+    console.print(*texts, sep="\n")

@@ -587,12 +587,14 @@ def render_run(
         narrow = console.width < NARROW_WIDTH
         console.print(activation_table(run, narrow=narrow, outside=outside))
     console.print()
-    for line in usage_lines(run.usage, run_clock(results.meta)):
-        console.print(line)
-    for line in spend_lines(results, confidence):
-        console.print(line)
-    for line in mcp_lines(results):
-        console.print(line)
+    plain_table.print_lines(
+        console,
+        [
+            *usage_lines(run.usage, run_clock(results.meta)),
+            *spend_lines(results, confidence),
+            *mcp_lines(results),
+        ],
+    )
     panels = failure_panels(results, console.width)
     if panels:
         console.print()

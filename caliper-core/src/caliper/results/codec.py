@@ -13,6 +13,8 @@ import copy
 import functools
 import gc
 import json
+import types
+import typing
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -70,7 +72,9 @@ def _unstructure_check(converter: cattrs.Converter, check: CheckRecord) -> dict[
     }
 
 
-def _structure_check(converter: cattrs.Converter, data: Any, cls: type) -> CheckRecord:
+def _stored_check(data: Any) -> Any:
+    """A stored check's data with the typed judge fields taken out of its details (a copy;
+    ``data`` is not changed)."""
     if isinstance(data, dict) and isinstance(data.get("details"), dict):
         data = dict(data)
         details = dict(data["details"])
@@ -80,7 +84,11 @@ def _structure_check(converter: cattrs.Converter, data: Any, cls: type) -> Check
         if not isinstance(data.get("usage"), (dict, type(None))):
             data["usage"] = None  # a third-party judge's own value under the same name
         data["details"] = details
-    return converter.structure_attrs_fromdict(data, cls)
+    return data
+
+
+def _structure_check(converter: cattrs.Converter, data: Any, cls: type) -> CheckRecord:
+    return converter.structure_attrs_fromdict(_stored_check(data), cls)
 
 
 @functools.cache
@@ -95,6 +103,61 @@ def converter() -> cattrs.Converter:
     conv.register_unstructure_hook(Usage, Usage.data)
     conv.register_unstructure_hook(CheckRecord, lambda check: _unstructure_check(conv, check))
     conv.register_structure_hook(CheckRecord, lambda data, cls: _structure_check(conv, data, cls))
+    return conv
+
+
+def _is_optional(cls: Any) -> bool:
+    """Whether ``cls`` is ``X | None`` (or ``Optional[X]``) for one type ``X``."""
+    args = typing.get_args(cls)
+    return (
+        typing.get_origin(cls) in (typing.Union, types.UnionType)
+        and len(args) == 2
+        and type(None) in args
+    )
+
+
+@functools.cache
+def _reading_converter() -> cattrs.Converter:
+    """The converter the incremental read (:func:`read_file`, :func:`loads`) structures
+    attempts and tasks with: for a well-formed run the same values as :func:`converter`,
+    with fewer calls per value. It makes its functions without cattrs' detailed validation,
+    looks up the hook of ``X`` in ``X | None`` and ``list[X]`` once (cattrs' own looks it up
+    for every value), and structures a check with a generated function (cattrs'
+    ``structure_attrs_fromdict`` dispatches on every field). Its errors say less: a run it
+    cannot read is read again by :func:`from_data`, which says what is wrong."""
+    from cattrs.gen import make_dict_structure_fn
+
+    conv = make_converter(forbid_extra_keys=False, omit_if_default=False, detailed_validation=False)
+    conv.register_structure_hook(Path, lambda value, _cls: Path(value))
+    conv.register_structure_hook(
+        SkillSnapshot, lambda data, cls: _structure_snapshot(conv, data, cls)
+    )
+
+    def called(cls: Any) -> bool:  # structured as cls(value): str, int, float, bool, enums
+        return conv.get_structure_hook(cls) is cattrs.BaseConverter._structure_call
+
+    def optional(cls: Any) -> Callable[[Any, Any], Any]:
+        inner_cls = next(arg for arg in typing.get_args(cls) if arg is not type(None))
+        if called(inner_cls):
+            return lambda value, _cls: None if value is None else inner_cls(value)
+        inner = conv.get_structure_hook(inner_cls)
+        return lambda value, _cls: None if value is None else inner(value, inner_cls)
+
+    def listed(cls: Any) -> Callable[[Any, Any], Any]:
+        (item,) = typing.get_args(cls)
+        return lambda value, _cls: [item(each) for each in value]
+
+    conv.register_structure_hook_factory(_is_optional, optional)
+    conv.register_structure_hook_factory(
+        lambda cls: (
+            typing.get_origin(cls) is list
+            and len(typing.get_args(cls)) == 1
+            and called(typing.get_args(cls)[0])
+        ),
+        listed,
+    )
+    check = make_dict_structure_fn(CheckRecord, conv, _cattrs_detailed_validation=False)
+    conv.register_structure_hook(CheckRecord, lambda data, cls: check(_stored_check(data), cls))
     return conv
 
 
@@ -342,7 +405,7 @@ def _read_incrementally(decode: Decode, transcripts: bool) -> RunResults | None:
 
 
 def _decode_incrementally(decode: Decode, *, transcripts: bool) -> RunResults:
-    conv = converter()
+    conv = _reading_converter()
     structure_attempt = conv.get_structure_hook(AttemptRecord)
     structure_task = conv.get_structure_hook(TaskResult)
     shared = _SharedStrings()

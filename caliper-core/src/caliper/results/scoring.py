@@ -20,6 +20,7 @@ The rules, in short (``docs/results.md`` has the long form):
 from __future__ import annotations
 
 import enum
+import functools
 import math
 from collections.abc import Iterable
 
@@ -46,9 +47,18 @@ UNUSABLE = frozenset(outcome for outcome in Outcome if outcome.left_out(TIMEOUTS
 """The outcomes left out of the rates by default (infra and judge errors)."""
 
 
+@functools.cache
 def left_out_outcomes(timeouts: str = TIMEOUTS_FAILURE) -> frozenset[Outcome]:
-    """The outcomes left out of the rates under a run's ``timeouts`` policy."""
+    """The outcomes left out of the rates under a run's ``timeouts`` policy (worked out once
+    per policy: a big run's report asks per task and per attempt list)."""
     return frozenset(outcome for outcome in Outcome if outcome.left_out(timeouts))
+
+
+@functools.cache
+def scored_outcomes(timeouts: str = TIMEOUTS_FAILURE) -> tuple[Outcome, ...]:
+    """The outcomes a rate counts under a run's ``timeouts`` policy, in :class:`Outcome`
+    order (worked out once per policy)."""
+    return tuple(outcome for outcome in Outcome if outcome.scored(timeouts))
 
 
 class TaskStatus(str, enum.Enum):
@@ -314,7 +324,7 @@ def score_task(
         if record.activation_passed is not None:
             act_usable += 1
             act_successes += record.activation_passed is True
-    usable = sum(counts[outcome] for outcome in Outcome if outcome.scored(timeouts))
+    usable = sum(counts[outcome] for outcome in scored_outcomes(timeouts))
     left_out = left_out_outcomes(timeouts)
     successes = counts[Outcome.PASS]
     not_checked = counts[Outcome.NOT_CHECKED]

@@ -101,17 +101,29 @@ def spend_of(
     successes = sum(1 for r in kept if r.outcome is Outcome.PASS)
     total = math.fsum(costs) if costs else None
     complete = bool(costs) and len(costs) == len(kept)
+    durations = attempt_durations(kept)
+    duration = spread_of(durations, confidence)
+    walls = [w for w in map(attempt_wall, kept) if w is not None]
+    # Without retries every wall time is its agent time: the same values, the same spread.
+    wall = duration if _same_values(walls, durations) else spread_of(walls, confidence)
     return Spend(
         attempts=len(kept),
         successes=successes,
         cost_reported=len(costs),
         cost=spread_of(costs, confidence),
-        duration=spread_of(attempt_durations(kept), confidence),
-        wall=spread_of([w for w in map(attempt_wall, kept) if w is not None], confidence),
+        duration=duration,
+        wall=wall,
         cost_total=total,
         cost_per_success=total / successes
         if complete and successes and total is not None
         else None,
+    )
+
+
+def _same_values(a: list[float], b: list[float]) -> bool:
+    """Whether ``a`` and ``b`` hold the same floats, signs of zero included."""
+    return len(a) == len(b) and all(
+        x == y and math.copysign(1.0, x) == math.copysign(1.0, y) for x, y in zip(a, b, strict=True)
     )
 
 

@@ -9,8 +9,10 @@ judged on that interval for the mean. Pure functions, standard library only.
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
+import sys
 from collections.abc import Sequence
 
 import attrs
@@ -86,8 +88,10 @@ def t_cdf(t: float, df: int) -> float:
     return 0.5 + a / 2.0
 
 
+@functools.lru_cache(maxsize=4096)
 def t_quantile(p: float, df: int) -> float:
-    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (by bisection)."""
+    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (by bisection; each
+    ``(p, df)`` is worked out once per process, as a report asks the same few many times)."""
     if not 0.0 < p < 1.0:
         raise ValueError(f"a quantile needs 0 < p < 1, not {p}")
     if p < 0.5:
@@ -106,6 +110,47 @@ def t_quantile(p: float, df: int) -> float:
     return (low + high) / 2.0
 
 
+# statistics.stdev rounds once from the exact variance from Python 3.11 on (twice before).
+_ONE_ROUNDING = sys.version_info >= (3, 11)
+_SQRT_BITS = 2 * sys.float_info.mant_dig + 3
+
+
+def stdev(values: Sequence[float]) -> float:
+    """The sample standard deviation of ``values`` (at least two), the same float as
+    :func:`statistics.stdev` gives: the square root, correctly rounded, of the exact sample
+    variance. Finite floats are summed as integers over their common power-of-two
+    denominator (``statistics`` sums fractions, many times slower); other values, or a
+    Python before 3.11, go to :func:`statistics.stdev` itself."""
+    if not (_ONE_ROUNDING and all(type(v) is float and math.isfinite(v) for v in values)):
+        return statistics.stdev(values)
+    n = len(values)
+    if n < 2:
+        return statistics.stdev(values)
+    ratios = [v.as_integer_ratio() for v in values]
+    shift = max(d for _, d in ratios).bit_length() - 1  # every denominator is a power of 2
+    scaled = [num << (shift - d.bit_length() + 1) for num, d in ratios]
+    total = sum(scaled)
+    numerator = n * sum(x * x for x in scaled) - total * total
+    denominator = n * (n - 1) << 2 * shift
+    common = math.gcd(numerator, denominator)
+    return _sqrt_of_fraction(numerator // common, denominator // common)
+
+
+def _sqrt_of_fraction(n: int, m: int) -> float:
+    """``√(n/m)`` correctly rounded to a float: an integer square root with enough bits,
+    rounded to odd, then one rounding to the float (how :mod:`statistics` does it)."""
+    q = (n.bit_length() - m.bit_length() - _SQRT_BITS) // 2
+    if q >= 0:
+        return float(_isqrt_to_odd(n, m << 2 * q) << q)
+    return _isqrt_to_odd(n << -2 * q, m) / (1 << -q)
+
+
+def _isqrt_to_odd(n: int, m: int) -> int:
+    """``√(n/m)`` as an integer, rounded to odd (the last bit set when not exact)."""
+    root = math.isqrt(n // m)
+    return root | (root * root * m != n)
+
+
 def mean_interval(
     values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE
 ) -> MeanInterval | None:
@@ -115,7 +160,7 @@ def mean_interval(
     if n < 2:
         return None
     centre = math.fsum(values) / n
-    half = t_quantile(0.5 + confidence / 2.0, n - 1) * statistics.stdev(values) / math.sqrt(n)
+    half = t_quantile(0.5 + confidence / 2.0, n - 1) * stdev(values) / math.sqrt(n)
     return MeanInterval(centre - half, centre + half, confidence)
 
 
