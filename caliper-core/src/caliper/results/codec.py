@@ -21,6 +21,7 @@ from typing import Any
 
 import attrs
 import cattrs
+from cattrs.gen import make_dict_structure_fn
 from cattrs.preconf.json import make_converter
 
 from caliper.plugin.attempt import Usage
@@ -125,8 +126,6 @@ def _reading_converter() -> cattrs.Converter:
     for every value), and structures a check with a generated function (cattrs'
     ``structure_attrs_fromdict`` dispatches on every field). Its errors say less: a run it
     cannot read is read again by :func:`from_data`, which says what is wrong."""
-    from cattrs.gen import make_dict_structure_fn
-
     conv = make_converter(forbid_extra_keys=False, omit_if_default=False, detailed_validation=False)
     conv.register_structure_hook(Path, lambda value, _cls: Path(value))
     conv.register_structure_hook(
