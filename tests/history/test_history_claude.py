@@ -38,7 +38,7 @@ class ClaudeSuite(BackendConformance):
 
 
 @pytest.mark.e2e
-class TestClaudePlantedHistory(PlantedConversationCase):
+class TestClaudePlantedConversation(PlantedConversationCase):
     suite = ClaudeSuite()
     cli = "claude"
     shell_tool = "Bash"

@@ -53,7 +53,7 @@ stream_max_retries = 0
 
 
 @pytest.mark.e2e
-class TestCodexPlantedHistory(PlantedConversationCase):
+class TestCodexPlantedConversation(PlantedConversationCase):
     suite = CodexSuite()
     cli = "codex"
     shell_tool = "exec_command"

@@ -20,7 +20,7 @@ pytest_plugins = ["caliper.testing.fixtures"]
 
 
 @pytest.mark.e2e
-class TestGeminiPlantedHistory(PlantedConversationCase):
+class TestGeminiPlantedConversation(PlantedConversationCase):
     suite = GeminiScripted()
     cli = "gemini"
     shell_tool = "run_shell_command"

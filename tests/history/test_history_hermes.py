@@ -22,7 +22,7 @@ class HermesSuite(HermesScripted):
 
 
 @pytest.mark.e2e
-class TestHermesPlantedHistory(PlantedConversationCase):
+class TestHermesPlantedConversation(PlantedConversationCase):
     suite = HermesSuite()
     cli = "hermes"
     shell_tool = "terminal"

@@ -25,7 +25,7 @@ class PiSuite(PiScripted):
 
 
 @pytest.mark.e2e
-class TestPiPlantedHistory(PlantedConversationCase):
+class TestPiPlantedConversation(PlantedConversationCase):
     suite = PiSuite()
     cli = "pi"
     shell_tool = "bash"
@@ -35,7 +35,7 @@ class TestPiPlantedHistory(PlantedConversationCase):
 
 
 @pytest.mark.e2e
-class TestPiCurrentPlantedHistory(TestPiPlantedHistory):
+class TestPiCurrentPlantedConversation(TestPiPlantedConversation):
     cli = "pi-current"
 
 
