@@ -94,7 +94,7 @@ DEFERRED_IMPORTS: dict[str, str] = {
     "caliper.system.ledger": "the process ledger: `plugins` and `report` start no agent",
     # -- a spec's optional parts
     "caliper.spec.gitcache": "git (subprocess, tarfile) only for a spec with git skills",
-    "caliper.spec.history": "only for a task with `history:`",
+    "caliper.spec.conversation": "only for a task with `history:`",
     "caliper.spec.mcpspec": "only for a spec with an `mcp:` block",
     "caliper.spec.yamldoc": "only for a --min-score file written as YAML",
     # -- the run: its first agent starts before the journal, the display and the report

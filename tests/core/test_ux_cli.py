@@ -220,7 +220,7 @@ VALIDATE_LEAVES_OUT = (
     "caliper.plugin.conversation",  # only for a task with `history:`
     "hashlib",  # validate shows no hash of the spec or its skills
     "caliper.spec.gitcache",  # the spec has local skills only
-    "caliper.spec.history",
+    "caliper.spec.conversation",
     "caliper.spec.mcpspec",  # the spec has no `mcp:` block
     "caliper.plugin.verdict",  # what a check takes and returns: validate runs no check
     "encodings.utf_8_sig",  # a byte-order mark is dropped without the codec

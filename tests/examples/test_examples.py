@@ -6,7 +6,7 @@ the same files ``python -m caliper.testing.example examples/<example>`` runs.
 
 The backend-neutral examples also run through the real pinned ``gemini`` CLI: the same scripts
 with their tool calls in Gemini CLI's names (``Skill`` -> ``activate_skill``, ``Bash`` ->
-``run_shell_command``), mid-conversation's planted history included.
+``run_shell_command``), mid-conversation's planted conversation included.
 
 Each example is copied to a temporary folder first, so results never land in the repository.
 Run with ``python -m caliper.testing.offline -- pytest tests/examples``.

@@ -1,6 +1,6 @@
-"""Shared pieces of the planted-history end-to-end tests (imported as ``history_support``).
+"""Shared pieces of the planted-conversation end-to-end tests (imported as ``history_support``).
 
-``PlantedHistoryCase`` runs one spec whose task starts from a planted conversation through the
+``PlantedConversationCase`` runs one spec whose task starts from a planted conversation through the
 real ``caliper`` script and the real agent CLI, against a scripted model server, and checks
 what the model received and what was saved. Each backend's test subclasses it with the same
 user configuration its conformance suite uses.
@@ -104,8 +104,8 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-class PlantedHistoryCase:
-    """One planted-history run per backend; subclasses set the suite attributes."""
+class PlantedConversationCase:
+    """One planted-conversation run per backend; subclasses set the suite attributes."""
 
     suite: Any = None
     """A conformance-suite object (``configure_user_home``, ``engine``, ``backend`` …)."""

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from history_support import PlantedHistoryCase
+from history_support import PlantedConversationCase
 
 from caliper.plugin.conversation import PlantedConversation, ShellTurn, UserTurn
 from caliper.testing.conformance import BackendConformance, ToolCall
-from caliper_backend_claude import history as claude_history
+from caliper_backend_claude import conversation as claude_conversation
 
 pytest_plugins = ["caliper.testing.fixtures"]
 
@@ -38,7 +38,7 @@ class ClaudeSuite(BackendConformance):
 
 
 @pytest.mark.e2e
-class TestClaudePlantedHistory(PlantedHistoryCase):
+class TestClaudePlantedConversation(PlantedConversationCase):
     suite = ClaudeSuite()
     cli = "claude"
     shell_tool = "Bash"
@@ -54,8 +54,8 @@ def test_slug_and_entries_follow_claude_codes_session_format(tmp_path):
         sha256="ab" * 32,
         turns=(UserTurn("hi"), ShellTurn("false", "", 1)),
     )
-    assert claude_history.project_slug(Path("/tmp/a_b.c/work")) == "-tmp-a-b-c-work"
-    entries = claude_history.session_entries(history, "sid", Path("/w"))
+    assert claude_conversation.project_slug(Path("/tmp/a_b.c/work")) == "-tmp-a-b-c-work"
+    entries = claude_conversation.session_entries(history, "sid", Path("/w"))
     assert [e["type"] for e in entries] == ["user", "assistant", "user"]
     assert [e["parentUuid"] for e in entries[1:]] == [e["uuid"] for e in entries[:-1]]
     assert entries[0]["parentUuid"] is None
@@ -70,11 +70,11 @@ def test_a_working_directory_too_long_for_a_slug_is_refused():
     from caliper.errors import SetupError
 
     with pytest.raises(SetupError, match="longer than 200 characters"):
-        claude_history.project_slug(Path("/" + "x" * 250))
+        claude_conversation.project_slug(Path("/" + "x" * 250))
 
 
 @pytest.mark.e2e
-class TestPlantedTurnsAreNotJudged(PlantedHistoryCase):
+class TestPlantedTurnsAreNotJudged(PlantedConversationCase):
     """A planted shell call that "read" the spec is history, not a cheat by this attempt."""
 
     suite = ClaudeSuite()

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from history_support import PlantedHistoryCase
+from history_support import PlantedConversationCase
 
 from caliper.plugin.conversation import AssistantTurn, PlantedConversation, ShellTurn, UserTurn
 from caliper.testing.conformance import BackendConformance, ToolCall
-from caliper_backend_codex import history as codex_history
+from caliper_backend_codex import conversation as codex_conversation
 
 pytest_plugins = ["caliper.testing.fixtures"]
 
@@ -53,7 +53,7 @@ stream_max_retries = 0
 
 
 @pytest.mark.e2e
-class TestCodexPlantedHistory(PlantedHistoryCase):
+class TestCodexPlantedConversation(PlantedConversationCase):
     suite = CodexSuite()
     cli = "codex"
     shell_tool = "exec_command"
@@ -71,7 +71,8 @@ def test_rollout_starts_with_session_meta_and_pairs_calls_with_outputs(tmp_path)
     )
     now = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
     lines = [
-        json.loads(line) for line in codex_history.rollout_lines(history, "tid", Path("/w"), now)
+        json.loads(line)
+        for line in codex_conversation.rollout_lines(history, "tid", Path("/w"), now)
     ]
     assert lines[0]["type"] == "session_meta"
     assert lines[0]["payload"]["id"] == "tid" and lines[0]["payload"]["cwd"] == "/w"
@@ -85,5 +86,5 @@ def test_rollout_starts_with_session_meta_and_pairs_calls_with_outputs(tmp_path)
     assert payloads[1]["call_id"] == payloads[2]["call_id"]
     assert json.loads(payloads[1]["arguments"]) == {"cmd": "ls"}
     assert payloads[2]["output"].startswith("Process exited with code 2\nOutput:\na\n")
-    argv = codex_history.resume_argv(["codex", "exec", "--json", "-"], "tid")
+    argv = codex_conversation.resume_argv(["codex", "exec", "--json", "-"], "tid")
     assert argv == ["codex", "exec", "--json", "resume", "tid", "-"]

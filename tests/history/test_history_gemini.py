@@ -10,17 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from history_support import PlantedHistoryCase
+from history_support import PlantedConversationCase
 
 from caliper.plugin.conversation import AssistantTurn, PlantedConversation, ShellTurn, UserTurn
-from caliper_backend_gemini import history as gemini_history
+from caliper_backend_gemini import conversation as gemini_conversation
 from caliper_backend_gemini.testing import GeminiScripted
 
 pytest_plugins = ["caliper.testing.fixtures"]
 
 
 @pytest.mark.e2e
-class TestGeminiPlantedHistory(PlantedHistoryCase):
+class TestGeminiPlantedConversation(PlantedConversationCase):
     suite = GeminiScripted()
     cli = "gemini"
     shell_tool = "run_shell_command"
@@ -37,7 +37,7 @@ def test_session_file_has_the_header_and_the_call_in_the_assistant_message(tmp_p
         turns=(UserTurn("hi"), AssistantTurn("running"), ShellTurn("false", "", 1)),
     )
     now = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
-    lines = [json.loads(x) for x in gemini_history.session_lines(history, Path("/w"), now)]
+    lines = [json.loads(x) for x in gemini_conversation.session_lines(history, Path("/w"), now)]
     header = lines[0]
     # sha256("/w"), as Gemini CLI's getProjectHash computes it
     assert header["projectHash"] == hashlib.sha256(b"/w").hexdigest()

@@ -6,10 +6,10 @@ import json
 from typing import Any
 
 import pytest
-from history_support import PlantedHistoryCase
+from history_support import PlantedConversationCase
 
 from caliper.plugin.conversation import AssistantTurn, PlantedConversation, ShellTurn, UserTurn
-from caliper_backend_hermes import history as hermes_history
+from caliper_backend_hermes import conversation as hermes_conversation
 from caliper_backend_hermes.testing import HermesScripted
 
 pytest_plugins = ["caliper.testing.fixtures"]
@@ -22,7 +22,7 @@ class HermesSuite(HermesScripted):
 
 
 @pytest.mark.e2e
-class TestHermesPlantedHistory(PlantedHistoryCase):
+class TestHermesPlantedConversation(PlantedConversationCase):
     suite = HermesSuite()
     cli = "hermes"
     shell_tool = "terminal"
@@ -38,7 +38,7 @@ def test_messages_follow_hermes_tool_call_shape(tmp_path):
         sha256="12" * 32,
         turns=(UserTurn("hi"), AssistantTurn("running"), ShellTurn("false", "x", 1)),
     )
-    messages = hermes_history.session_messages(history)
+    messages = hermes_conversation.session_messages(history)
     assert [m["role"] for m in messages] == ["user", "assistant", "tool"]
     (call,) = messages[1]["tool_calls"]
     assert messages[1]["content"] == "running"
@@ -46,5 +46,5 @@ def test_messages_follow_hermes_tool_call_shape(tmp_path):
     assert json.loads(call["function"]["arguments"]) == {"command": "false"}
     assert messages[2]["tool_call_id"] == call["id"]
     assert json.loads(messages[2]["content"]) == {"output": "x", "exit_code": 1, "error": None}
-    kept = hermes_history.without_planted([*messages, {"role": "user", "content": "new"}], 3)
+    kept = hermes_conversation.without_planted([*messages, {"role": "user", "content": "new"}], 3)
     assert kept == ({"role": "user", "content": "new"},)

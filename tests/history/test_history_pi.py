@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from history_support import PlantedHistoryCase
+from history_support import PlantedConversationCase
 
 from caliper.plugin.conversation import AssistantTurn, PlantedConversation, ShellTurn, UserTurn
-from caliper_backend_pi import history as pi_history
+from caliper_backend_pi import conversation as pi_conversation
 from caliper_backend_pi.testing import PiScripted
 
 pytest_plugins = ["caliper.testing.fixtures"]
@@ -25,7 +25,7 @@ class PiSuite(PiScripted):
 
 
 @pytest.mark.e2e
-class TestPiPlantedHistory(PlantedHistoryCase):
+class TestPiPlantedConversation(PlantedConversationCase):
     suite = PiSuite()
     cli = "pi"
     shell_tool = "bash"
@@ -35,7 +35,7 @@ class TestPiPlantedHistory(PlantedHistoryCase):
 
 
 @pytest.mark.e2e
-class TestPiCurrentPlantedHistory(TestPiPlantedHistory):
+class TestPiCurrentPlantedConversation(TestPiPlantedConversation):
     cli = "pi-current"
 
 
@@ -47,7 +47,9 @@ def test_session_file_is_a_v3_tree_with_text_and_call_in_one_message(tmp_path):
         turns=(UserTurn("hi"), AssistantTurn("running"), ShellTurn("false", "", 1)),
     )
     now = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
-    lines = [json.loads(line) for line in pi_history.session_lines(history, "sid", Path("/w"), now)]
+    lines = [
+        json.loads(line) for line in pi_conversation.session_lines(history, "sid", Path("/w"), now)
+    ]
     assert lines[0] == {
         "type": "session",
         "version": 3,
@@ -67,7 +69,7 @@ def test_session_file_is_a_v3_tree_with_text_and_call_in_one_message(tmp_path):
 
 
 def test_no_session_is_swapped_for_the_planted_file():
-    argv = pi_history.session_argv(["pi", "--print", "--no-session", "-x"], Path("/s.jsonl"))
+    argv = pi_conversation.session_argv(["pi", "--print", "--no-session", "-x"], Path("/s.jsonl"))
     assert argv == ["pi", "--print", "--session", "/s.jsonl", "-x"]
 
 
@@ -75,6 +77,6 @@ def test_no_session_is_swapped_for_the_planted_file():
     ("version", "supported"), [("0.74.2", True), ("1.6.0", True), ("0.60.1", False), (None, False)]
 )
 def test_versions_with_the_v3_session_format(version, supported):
-    assert pi_history.has_history(version) is supported
+    assert pi_conversation.can_resume(version) is supported
     if not supported:
-        assert "0.74" in pi_history.refusal(Path("/bin/pi"), version)
+        assert "0.74" in pi_conversation.refusal(Path("/bin/pi"), version)

@@ -1,6 +1,6 @@
 """`history:` on a backend that cannot resume a planted conversation is refused before any
 attempt, through the real `caliper` script: a Hermes that is not its Python console script,
-and a third-party backend that does not declare `supports_history` (the fake agent)."""
+and a third-party backend that does not declare `supports_conversation` (the fake agent)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def test_hermes_that_is_not_its_console_script_refuses_history(tmp_path: Path) -
     assert not boxes.exists() or not any(boxes.iterdir())
 
 
-def test_a_backend_without_supports_history_refuses_it(tmp_path: Path) -> None:
+def test_a_backend_without_supports_conversation_refuses_it(tmp_path: Path) -> None:
     space = Workspace.create(tmp_path)
     spec = planted_spec(tmp_path)
     done = space.run(spec, "--k", "1")
@@ -72,21 +72,21 @@ def test_a_backend_without_supports_history_refuses_it(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("backend", ["claude-code", "codex"])
-def test_history_capable_backends_say_so(backend: str) -> None:
+def test_conversation_capable_backends_say_so(backend: str) -> None:
     from caliper.host.plugins import PluginHost
 
     found = PluginHost().backends([backend])[backend]
-    assert found.supports_history() is True
-    assert found.history_refusal() is None
+    assert found.supports_conversation() is True
+    assert found.conversation_refusal() is None
 
 
 @pytest.mark.e2e
-def test_the_pinned_hermes_supports_history(agent_cli: Any, monkeypatch) -> None:
+def test_the_pinned_hermes_supports_conversation(agent_cli: Any, monkeypatch) -> None:
     from caliper_backend_hermes.backend import HermesBackend
 
     monkeypatch.setenv("HERMES_CLI_PATH", str(agent_cli("hermes").path))
-    assert HermesBackend().supports_history() is True
-    assert HermesBackend().history_refusal() is None
+    assert HermesBackend().supports_conversation() is True
+    assert HermesBackend().conversation_refusal() is None
 
 
 def test_a_broken_history_stops_the_run_before_any_attempt(tmp_path: Path) -> None:

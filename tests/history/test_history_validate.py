@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from caliper.plugin.conversation import AssistantTurn, ShellTurn, UserTurn
-from caliper.spec.history import MAX_HISTORY_BYTES, load_history
+from caliper.spec.conversation import MAX_CONVERSATION_BYTES, load_conversation
 
 CALIPER = Path(sys.executable).parent / "caliper"
 
@@ -78,7 +78,7 @@ def test_a_good_history_is_valid_and_loaded_in_order(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "valid: 1 task" in done.stdout
 
-    history, reason, found = load_history("history.yaml", tmp_path)
+    history, reason, found = load_conversation("history.yaml", tmp_path)
     assert reason is None and found == []
     assert history is not None
     assert history.turns == (
@@ -146,7 +146,7 @@ def test_the_text_output_names_file_line_and_field(tmp_path):
 def test_unreadable_history_files_are_reported_at_the_spec_line(tmp_path):
     (tmp_path / "folder.yaml").mkdir()
     os.mkfifo(tmp_path / "pipe.yaml")
-    (tmp_path / "big.yaml").write_bytes(b"#" * (MAX_HISTORY_BYTES + 1))
+    (tmp_path / "big.yaml").write_bytes(b"#" * (MAX_CONVERSATION_BYTES + 1))
     (tmp_path / "binary.yaml").write_bytes(b"turns:\x00\n")
     cases = {
         "missing.yaml": "no such file",

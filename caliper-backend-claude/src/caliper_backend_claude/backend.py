@@ -17,9 +17,9 @@ from caliper.plugin.attempt import (
 )
 from caliper.plugin.backend import Backend, CliUpdate, run_agent
 from caliper_backend_claude import (
+    conversation,
     errors,
     events,
-    history,
     home,
     invocation,
     login,
@@ -89,8 +89,8 @@ class ClaudeCodeBackend(Backend[dict[str, str]]):
         """Yes: ``--user-customizations`` loads the user's own setup."""
         return True
 
-    def supports_history(self) -> bool:
-        """Yes: a task's ``history:`` is planted as a stored session and resumed."""
+    def supports_conversation(self) -> bool:
+        """Yes: a task's planted conversation (``history:``) is stored as a session and resumed."""
         return True
 
     def skill_listing_budget_for(self, model: str | None) -> int | None:
@@ -161,8 +161,10 @@ class ClaudeCodeBackend(Backend[dict[str, str]]):
             mcp_argv += user.mcp_argv
             home.with_bundled_skills(env)
         argv = invocation.attempt_argv(cli, model=request.model, mcp_argv=mcp_argv)
-        if request.history is not None:
-            argv += history.resume_argv(history.plant_session(request.history, request.sandbox))
+        if request.conversation is not None:
+            argv += conversation.resume_argv(
+                conversation.plant_session(request.conversation, request.sandbox)
+            )
         process = run_agent(argv, env, request)
         parsed = events.parse_stream(process.stdout)
         ending = errors.classify(process, parsed, timeout=request.timeout)

@@ -22,9 +22,9 @@ from caliper.plugin.backend import Backend, CliUpdate, run_agent
 from caliper.plugin.skill_reads import activated_by_reads, undeclared_reads
 from caliper_backend_codex import (
     activation,
+    conversation,
     errors,
     events,
-    history,
     home,
     invocation,
     login,
@@ -115,8 +115,8 @@ class CodexBackend(Backend[home.HomeSeed]):
         """Yes: the spec's ``mcp:`` servers reach the agent."""
         return True
 
-    def supports_history(self) -> bool:
-        """Yes: a task's ``history:`` is planted as a stored session and resumed."""
+    def supports_conversation(self) -> bool:
+        """Yes: a task's planted conversation (``history:``) is stored as a session and resumed."""
         return True
 
     def supports_user_customizations(self) -> bool:
@@ -168,9 +168,11 @@ class CodexBackend(Backend[home.HomeSeed]):
         if request.mcp is not None:
             env.update(request.mcp.env)
         argv = invocation.attempt_argv(cli, model=request.model)
-        if request.history is not None:
-            planted = history.plant_rollout(request.history, request.sandbox, prepared.codex_home)
-            argv = history.resume_argv(argv, planted)
+        if request.conversation is not None:
+            planted = conversation.plant_rollout(
+                request.conversation, request.sandbox, prepared.codex_home
+            )
+            argv = conversation.resume_argv(argv, planted)
         process = run_agent(argv, env, request)
         run = events.parse_events(process.stdout)
         ending = errors.classify(process, run, timeout=request.timeout)

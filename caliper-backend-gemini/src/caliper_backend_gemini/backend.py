@@ -19,9 +19,9 @@ from caliper.plugin.attempt import (
 )
 from caliper.plugin.backend import Backend, CliUpdate, run_agent
 from caliper_backend_gemini import (
+    conversation,
     errors,
     events,
-    history,
     home,
     invocation,
     login,
@@ -73,9 +73,9 @@ class GeminiBackend(Backend[home.HomeSeed]):
         """Yes: the spec's ``mcp:`` servers reach the agent."""
         return True
 
-    def supports_history(self) -> bool:
-        """Yes: ``history:`` is planted as a saved Gemini CLI session and resumed
-        (:mod:`caliper_backend_gemini.history`)."""
+    def supports_conversation(self) -> bool:
+        """Yes: the planted conversation (``history:``) is saved as a Gemini CLI session and resumed
+        (:mod:`caliper_backend_gemini.conversation`)."""
         return True
 
     def supports_user_customizations(self) -> bool:
@@ -133,9 +133,9 @@ class GeminiBackend(Backend[home.HomeSeed]):
         if request.mcp is not None:
             env.update(request.mcp.env)
         argv = invocation.attempt_argv(cli, model=request.model)
-        if request.history is not None:
-            history.plant_session(request.history, request.sandbox)
-            argv = [*argv, *history.RESUME_ARGS]
+        if request.conversation is not None:
+            conversation.plant_session(request.conversation, request.sandbox)
+            argv = [*argv, *conversation.RESUME_ARGS]
         process = run_agent(argv, env, request)
         run = events.parse_events(process.stdout)
         ending = errors.classify(process, run, timeout=request.timeout)

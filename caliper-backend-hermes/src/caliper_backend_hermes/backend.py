@@ -22,7 +22,7 @@ from caliper.plugin.attempt import (
 )
 from caliper.plugin.backend import Backend, CliUpdate
 from caliper.plugin.conversation import PlantedConversation
-from caliper_backend_hermes import history
+from caliper_backend_hermes import conversation
 from caliper_backend_hermes.errors import (
     classify_api_failure,
     classify_no_session,
@@ -120,18 +120,18 @@ class HermesBackend(Backend[SeededHermesHome]):
         """Yes: ``--user-customizations`` loads the user's own setup."""
         return True
 
-    def supports_history(self) -> bool:
+    def supports_conversation(self) -> bool:
         """True when ``hermes`` is Hermes' Python console script, whose interpreter caliper
-        uses to plant the history through Hermes' own session store."""
+        uses to plant the conversation through Hermes' own session store."""
         cli = self.find_cli()
         return cli is not None and console_script_python(cli) is not None
 
-    def history_refusal(self) -> str | None:
+    def conversation_refusal(self) -> str | None:
         """Why this Hermes cannot start from a planted conversation."""
-        if self.supports_history():
+        if self.supports_conversation():
             return None
         return (
-            "Hermes keeps its sessions in a SQLite database; caliper plants a history through "
+            "Hermes keeps its sessions in a SQLite database; caliper plants a conversation through "
             "Hermes' own session store, which needs `hermes` to be the Python console script "
             "inside Hermes' virtualenv (point HERMES_CLI_PATH at it)."
         )
@@ -181,10 +181,10 @@ class HermesBackend(Backend[SeededHermesHome]):
             timeout=request.timeout,
             mcp_servers=mcp_servers,
             mcp_env=request.mcp.env if request.mcp else {},
-            planted=request.history,
+            planted=request.conversation,
         )
         if run.session is not None and run.planted:
-            messages = history.without_planted(run.session.messages, run.planted)
+            messages = conversation.without_planted(run.session.messages, run.planted)
             run = attrs.evolve(run, session=attrs.evolve(run.session, messages=messages))
         if run.session is None:
             failure = run.failure or AgentEnding(
@@ -261,10 +261,10 @@ class HermesBackend(Backend[SeededHermesHome]):
             arguments = [*QUIET_OPTIONS, *options, *model_options(model)]
             planted_count = 0
             if planted is not None:
-                session_id, planted_count = history.plant_session(
+                session_id, planted_count = conversation.plant_session(
                     cli, planted, home, env, sandbox.workdir
                 )
-                arguments += history.resume_options(session_id)
+                arguments += conversation.resume_options(session_id)
             launch = chat_command(cli, prompt, arguments)
         except CaliperError as exc:
             return _Run(None, None, AgentEnding(AgentStatus.SETUP_ERROR, exc.render()))

@@ -22,7 +22,7 @@ from caliper.plugin.attempt import (
 )
 from caliper.plugin.backend import Backend, CliUpdate, run_agent
 from caliper.plugin.conversation import PlantedConversation
-from caliper_backend_pi import history, mcp, mcp_check, versions
+from caliper_backend_pi import conversation, mcp, mcp_check, versions
 from caliper_backend_pi.activation import activated_skills, undeclared_skills
 from caliper_backend_pi.errors import classify_run
 from caliper_backend_pi.events import PiRun, parse_output
@@ -102,17 +102,17 @@ class PiBackend(Backend[SeededAgentDir]):
         found = versions.cached_version(cli) if cli is not None else None
         return mcp.refusal(cli, found, versions.UPDATE_COMMAND)
 
-    def supports_history(self) -> bool:
+    def supports_conversation(self) -> bool:
         """True when the pi that would run reads the session format caliper plants (0.74+)."""
         cli = self.find_cli()
-        return cli is not None and history.has_history(versions.cached_version(cli))
+        return cli is not None and conversation.can_resume(versions.cached_version(cli))
 
-    def history_refusal(self) -> str | None:
+    def conversation_refusal(self) -> str | None:
         """Why the pi found cannot start from a planted conversation."""
-        if self.supports_history():
+        if self.supports_conversation():
             return None
         cli = self.find_cli()
-        return history.refusal(cli, versions.cached_version(cli) if cli is not None else None)
+        return conversation.refusal(cli, versions.cached_version(cli) if cli is not None else None)
 
     def check_ready(self, model: str | None, real_home: Path) -> None:
         """Without ``pi:<model>``, the user's pi settings must name a default model."""
@@ -180,7 +180,9 @@ class PiBackend(Backend[SeededAgentDir]):
         env = self._prepare(request.sandbox, request.model, native_mcp)
         argv = self._argv(cli, request.model, extra)
         if planted is not None:
-            argv = history.session_argv(argv, history.plant_session(planted, request.sandbox))
+            argv = conversation.session_argv(
+                argv, conversation.plant_session(planted, request.sandbox)
+            )
         # The prompt goes through stdin (a file, closed at its end): pi reads piped stdin as
         # the message, and argv would misread prompts starting with "-" or "@".
         process = run_agent(argv, env, request)
@@ -191,7 +193,7 @@ class PiBackend(Backend[SeededAgentDir]):
         """One ``pi --print --mode json`` run on the task prompt in a fresh agent dir."""
         sandbox = request.sandbox
         user = load_user_setup(sandbox) if request.user_customizations else None
-        process, run = self._run(cli, request, native_mcp=request.mcp, planted=request.history)
+        process, run = self._run(cli, request, native_mcp=request.mcp, planted=request.conversation)
         ending = classify_run(process, run, timeout=request.timeout)
         if request.mcp is not None and not (process.timed_out or process.interrupted):
             missing = mcp_check.servers_without_tools(run, mcp_check.server_names(request.mcp.data))

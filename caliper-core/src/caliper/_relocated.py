@@ -71,6 +71,7 @@ RELOCATED: dict[str, str] = {
     "caliper.runner.workdirs": "caliper.runner.attempt.workdirs",
     "caliper.runner.probe": "caliper.replay.probe",
     "caliper.runner.regrade": "caliper.replay.regrade",
+    "caliper.spec.history": "caliper.spec.conversation",
 }
 
 

@@ -7,6 +7,7 @@ no behaviour beyond small conveniences, so a backend can build them from any CLI
 from __future__ import annotations
 
 import enum
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -247,9 +248,10 @@ class AttemptRequest:
     timeout: float
     skills: Sequence[InstalledSkill] = ()
     mcp: NativeMcpConfig | None = None
-    history: PlantedConversation | None = None
-    """The planted conversation to resume before ``prompt`` (only for backends whose
-    ``supports_history`` is true; the runner refuses the spec on the others)."""
+    conversation: PlantedConversation | None = None
+    """The planted conversation to resume before ``prompt`` (the task's ``history:``; only for
+    backends whose ``supports_conversation`` is true, the runner refuses the spec on the
+    others)."""
     user_customizations: bool = False
     mcp_names: Sequence[str] = ()
     """The names of the spec's servers in ``mcp`` (they win over the user's own)."""
@@ -257,6 +259,17 @@ class AttemptRequest:
     """The agent CLI the run's pre-flight found (``Backend.find_cli``), so a backend does not
     look it up again for every attempt; ``None`` when the caller did not look (the backend's
     :meth:`~caliper.plugin.backend.Backend.cli_for` then finds it)."""
+
+    @property
+    def history(self) -> PlantedConversation | None:
+        """The former name of :attr:`conversation`, read-only; warns (goes in caliper 2.0)."""
+        warnings.warn(
+            "AttemptRequest.history is now AttemptRequest.conversation; the old name goes in "
+            "caliper 2.0",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.conversation
 
 
 @attrs.frozen

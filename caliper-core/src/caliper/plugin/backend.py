@@ -88,12 +88,14 @@ class Backend(abc.ABC, Generic[HomeT]):
     PATH; ``install_hint`` the command that installs the CLI.
 
     What the agent can do is asked of methods, so the answer may depend on the installed CLI:
-    :meth:`supports_mcp` (a spec's ``mcp:`` block), :meth:`supports_history` (a task started
-    from a planted conversation, ``history:``) and :meth:`supports_user_customizations`
+    :meth:`supports_mcp` (a spec's ``mcp:`` block), :meth:`supports_conversation` (a task
+    started from a planted conversation, ``history:``) and :meth:`supports_user_customizations`
     (``--user-customizations``), each with a ``*_refusal`` method saying why not and what to do
     instead, and :meth:`hides_model_disabled_skills`. A subclass written for the older class
     attributes (``supports_mcp = True``) still works: its constants become these methods,
-    with a :class:`DeprecationWarning`.
+    with a :class:`DeprecationWarning`. So does one that defines the former names
+    ``supports_history`` and ``history_refusal``: they answer for
+    :meth:`supports_conversation` and :meth:`conversation_refusal`, warned when called.
     """
 
     id: str
@@ -129,7 +131,7 @@ class Backend(abc.ABC, Generic[HomeT]):
         """Turn capabilities a subclass still declares the older way (a class constant such as
         ``supports_mcp = True``, or a property) into the methods the core calls."""
         super().__init_subclass__(**kwargs)
-        for name in CAPABILITIES:
+        for name in (*CAPABILITIES, *RENAMED_CAPABILITIES):
             if name not in cls.__dict__:
                 continue
             value = cls.__dict__[name]
@@ -139,13 +141,17 @@ class Backend(abc.ABC, Generic[HomeT]):
                 continue
             else:
                 getter = _constant(value)
+            method = RENAMED_CAPABILITIES.get(name, name)
             warnings.warn(
                 f"{cls.__name__}.{name} is declared as an attribute; caliper now calls "
-                f"{name}() as a method: define `def {name}(self)` instead.",
+                f"{method}() as a method: define `def {method}(self)` instead.",
                 DeprecationWarning,
                 stacklevel=3,  # the class statement (past ABCMeta.__new__)
             )
             setattr(cls, name, getter)
+        for old, new in RENAMED_CAPABILITIES.items():
+            if old in cls.__dict__ and new not in cls.__dict__:
+                setattr(cls, new, _answered_by_former_name(old, new))
 
     def supports_mcp(self) -> bool:
         """Whether the agent can honour a spec's ``mcp:`` block. Default: no."""
@@ -156,15 +162,25 @@ class Backend(abc.ABC, Generic[HomeT]):
         ``None`` lets the core say it in general words."""
         return None
 
-    def supports_history(self) -> bool:
-        """Whether the backend can plant a task's ``history:`` as a stored session and resume
-        it (``AttemptRequest.history``). Default: no."""
+    def supports_conversation(self) -> bool:
+        """Whether the backend can plant a task's conversation (its ``history:``) as a stored
+        session and resume it (``AttemptRequest.conversation``). Default: no."""
         return False
 
-    def history_refusal(self) -> str | None:
-        """Why this backend cannot honour ``history:`` and what to do instead (when
-        unsupported)."""
+    def conversation_refusal(self) -> str | None:
+        """Why this backend cannot start a task from a planted conversation and what to do
+        instead (when unsupported)."""
         return None
+
+    def supports_history(self) -> bool:
+        """The former name of :meth:`supports_conversation`; warns (goes in caliper 2.0)."""
+        _warn_former_name(self, "supports_history", stacklevel=3)
+        return _current_answer(self, "supports_conversation")
+
+    def history_refusal(self) -> str | None:
+        """The former name of :meth:`conversation_refusal`; warns (goes in caliper 2.0)."""
+        _warn_former_name(self, "history_refusal", stacklevel=3)
+        return _current_answer(self, "conversation_refusal")
 
     def supports_user_customizations(self) -> bool:
         """Whether ``--user-customizations`` can load the user's own CLI setup into attempts.
@@ -441,13 +457,55 @@ class Backend(abc.ABC, Generic[HomeT]):
 CAPABILITIES = (
     "supports_mcp",
     "mcp_refusal",
-    "supports_history",
-    "history_refusal",
+    "supports_conversation",
+    "conversation_refusal",
     "supports_user_customizations",
     "user_customizations_refusal",
     "hides_model_disabled_skills",
 )
 """The :class:`Backend` methods that say what the agent can do (and why not)."""
+
+RENAMED_CAPABILITIES = {
+    "supports_history": "supports_conversation",
+    "history_refusal": "conversation_refusal",
+}
+"""Former capability names (kept until caliper 2.0) and the methods that replace them."""
+
+
+def _warn_former_name(backend: Backend, old: str, stacklevel: int) -> None:
+    """Warn that ``old`` is a former capability name, naming the method that replaces it."""
+    new = RENAMED_CAPABILITIES[old]
+    warnings.warn(
+        f"{type(backend).__name__}.{old}() is now {new}(); the old name goes in caliper 2.0: "
+        f"define and call `{new}` instead.",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def _answered_by_former_name(old: str, new: str) -> Callable[[Backend], Any]:
+    """The ``new`` capability method of a class that defines only its former name ``old``:
+    it asks ``old`` (the backend's own answer), warned."""
+
+    def answer(self: Backend) -> Any:
+        _warn_former_name(self, old, stacklevel=3)
+        return getattr(self, old)()
+
+    answer.__name__ = new
+    answer.__qualname__ = f"Backend.{new}"
+    answer.__doc__ = f"Answered by the backend's ``{old}`` (its former name)."
+    answer._former_name = old  # type: ignore[attr-defined]
+    return answer
+
+
+def _current_answer(backend: Backend, new: str) -> Any:
+    """What the capability ``new`` says for ``backend``, for a caller of its former name: the
+    backend's own ``new``, or the default when ``new`` only forwards to the former name (a
+    backend that overrides the former name and calls ``super()``)."""
+    method = getattr(type(backend), new)
+    if getattr(method, "_former_name", None) is not None:
+        method = getattr(Backend, new)
+    return method(backend)
 
 
 def _constant(value: object) -> Callable[[Backend], Any]:

@@ -2,7 +2,7 @@
 form.
 
 A task's ``history:`` file (see ``docs/spec.md``) is loaded into a :class:`PlantedConversation` by
-``caliper.spec.history``. Each backend translates the turns into its own CLI's stored-session
+``caliper.spec.conversation``. Each backend translates the turns into its own CLI's stored-session
 format inside the attempt's sandbox and resumes that session, so the model sees real earlier
 messages and tool results; the task's prompt is the next user turn. Nothing here is ever
 pasted into a prompt.
@@ -48,7 +48,7 @@ ConversationTurn = UserTurn | AssistantTurn | ShellTurn
 
 @attrs.frozen
 class PlantedConversation:
-    """A validated history file: where it was (``path``, absolute), how the spec named it
+    """A validated ``history:`` file: where it was (``path``, absolute), how the spec named it
     (``declared_as``), the SHA-256 of the bytes read, and its turns in order.
 
     Invariants the loader guarantees: at least one turn, the first is a :class:`UserTurn`,
@@ -61,9 +61,9 @@ class PlantedConversation:
     turns: tuple[ConversationTurn, ...]
 
 
-def call_id(history: PlantedConversation, index: int, prefix: str) -> str:
-    """A tool-call id for the shell turn at ``index``, stable for one history file."""
-    return f"{prefix}hist{history.sha256[:12]}n{index}"
+def call_id(conversation: PlantedConversation, index: int, prefix: str) -> str:
+    """A tool-call id for the shell turn at ``index``, stable for one conversation file."""
+    return f"{prefix}hist{conversation.sha256[:12]}n{index}"
 
 
 def shell_output_text(turn: ShellTurn) -> str:

@@ -168,8 +168,8 @@ class _SpecChecker:
         )
         tasks = checker.check(data.get("tasks"))
         notes.extend(checker.notes)
-        if any(task.history is not None for task in tasks):
-            from caliper.spec.history import slash_command_warnings
+        if any(task.conversation is not None for task in tasks):
+            from caliper.spec.conversation import slash_command_warnings
 
             for field, message in slash_command_warnings(tasks, {s.name for s in skills}):
                 report.warn(field, message)

@@ -24,9 +24,9 @@ from typing import Any
 import attrs
 import yaml
 
+from caliper.spec.conversation import check_document
 from caliper.spec.fields import Reporter
 from caliper.spec.frontmatter import check_skill_file, split_frontmatter
-from caliper.spec.history import check_document
 from caliper.spec.sections import TASK_HINTS, TOP_HINTS
 from caliper.spec.yamldoc import parse_yaml
 

@@ -50,8 +50,8 @@ class Sandbox:
 class Task:
     """One task: a prompt plus checks keyed by the judge that owns them.
 
-    ``history`` is the planted conversation from the task's ``history:`` file, if any; the
-    prompt is then the next user turn.
+    ``conversation`` is the planted conversation from the task's ``history:`` file, if any;
+    the prompt is then the next user turn.
 
     ``checks`` maps a judge's task key (``assert``, ``expect``, ``activates``, or a third-party
     key) to its validated value, in the order written.
@@ -64,7 +64,7 @@ class Task:
     cleanup: str | None = None
     checks: Mapping[str, Any] = attrs.field(factory=dict)
     line: int | None = None
-    history: PlantedConversation | None = None
+    conversation: PlantedConversation | None = None
     """The planted conversation the task starts in (``history:``), read once at load time."""
     activation_key: str | None = None
     """The key of the task's check whose judge declares ``scores_activation`` (``activates``

@@ -129,9 +129,9 @@ class TaskChecker:
             report.error((*path, key), self._key_problem(key), key=True)
 
         name, prompt, hooks = self._core_fields(path, entry)
-        history = None
+        conversation = None
         if "history" in entry:
-            history = self._history((*path, "history"), entry["history"])
+            conversation = self._conversation((*path, "history"), entry["history"])
         checks: dict[str, Any] = {}
         for key, value in entry.items():
             judge = self.judges.get(key) if key not in CORE_TASK_KEYS else None
@@ -155,7 +155,7 @@ class TaskChecker:
             cleanup=hooks.get("cleanup"),
             checks=checks,
             line=line[0] if line else None,
-            history=history,
+            conversation=conversation,
             activation_key=activation_key,
             expected_skills=expected,
         ), name
@@ -200,18 +200,18 @@ class TaskChecker:
         }
         return name, prompt, hooks
 
-    def _history(self, path: tuple[Any, ...], value: Any) -> PlantedConversation | None:
+    def _conversation(self, path: tuple[Any, ...], value: Any) -> PlantedConversation | None:
         """Read and check the task's ``history:`` file; its problems go to the reporter."""
         declared = self.report.string(path, value, what="the path of a history file")
         if declared is None:
             return None
-        from caliper.spec.history import load_history
+        from caliper.spec.conversation import load_conversation
 
-        history, reason, problems = load_history(declared, self.spec_dir)
+        conversation, reason, problems = load_conversation(declared, self.spec_dir)
         if reason is not None:
             self.report.error(path, reason)
         self.report.problems.extend(problems)
-        return history
+        return conversation
 
     def _validate(self, judge: Judge, path: tuple[Any, ...], value: Any) -> bool:
         """Run the judge's own validation; map its problems to positions. True when clean."""

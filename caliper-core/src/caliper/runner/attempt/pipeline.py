@@ -112,15 +112,15 @@ def _failed_record(task: Task, number: int, reason: str, *, setup: bool = False)
         reason=reason,
         error=reason,
         setup_failed=setup,
-        **_history_fields(task),
+        **_conversation_fields(task),
     )
 
 
-def _history_fields(task: Task) -> dict[str, str | None]:
+def _conversation_fields(task: Task) -> dict[str, str | None]:
     """The record's note of the planted conversation the attempt started from."""
-    if task.history is None:
+    if task.conversation is None:
         return {}
-    return {"history": task.history.declared_as, "history_sha256": task.history.sha256}
+    return {"history": task.conversation.declared_as, "history_sha256": task.conversation.sha256}
 
 
 def _call_backend(prepared: PreparedRun, request: AttemptRequest) -> tuple[AttemptResult, float]:
@@ -157,7 +157,7 @@ def _observed(
         user_setup=result.user_setup.as_lists() if result.user_setup is not None else None,
         model=result.model,
         error=result.error,
-        **_history_fields(task),
+        **_conversation_fields(task),
         retry_after=result.retry_after,
     )
 
@@ -232,7 +232,7 @@ def _request(
         timeout=prepared.options.timeout,
         skills=tuple(installed.skills),
         mcp=native_mcp,
-        history=task.history,
+        conversation=task.conversation,
         user_customizations=prepared.user_customizations,
         mcp_names=tuple(server.name for server in prepared.mcp.servers) if native_mcp else (),
         cli_path=prepared.cli_path,

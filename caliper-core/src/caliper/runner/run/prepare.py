@@ -193,11 +193,11 @@ def check_mcp_support(spec: Spec, engine: Engine) -> None:
         )
 
 
-def check_history_support(spec: Spec, engine: Engine) -> None:
+def check_conversation_support(spec: Spec, engine: Engine) -> None:
     """Refuse a spec whose tasks plant a ``history:`` on a backend that cannot resume one."""
-    planted = [task.name for task in spec.tasks if task.history is not None]
-    if planted and not engine.backend.supports_history():
-        message = engine.backend.history_refusal() or (
+    planted = [task.name for task in spec.tasks if task.conversation is not None]
+    if planted and not engine.backend.supports_conversation():
+        message = engine.backend.conversation_refusal() or (
             f"The {engine.backend.id} backend cannot start a task from a planted conversation."
         )
         names = ", ".join(repr(name) for name in planted)
@@ -244,7 +244,7 @@ def prepare_run(options: RunOptions, host: PluginHost) -> PreparedRun:
     engine = resolve_engine(host, options.model, flag="--model")
     cli_path = check_cli(engine)
     check_mcp_support(spec, engine)
-    check_history_support(spec, engine)
+    check_conversation_support(spec, engine)
     user_customizations = wants_user_customizations(options, spec, engine)
     skills = tuple(resolved)
     ablation = check_ablation(options.ablate, skills, [server.name for server in spec.mcp])

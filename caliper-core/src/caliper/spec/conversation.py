@@ -32,19 +32,19 @@ from caliper.spec.fields import Reporter, did_you_mean, type_name
 from caliper.spec.problems import Problem
 from caliper.spec.yamldoc import decode_text, parse_yaml
 
-MAX_HISTORY_BYTES = 1024 * 1024
+MAX_CONVERSATION_BYTES = 1024 * 1024
 """A history file larger than this (1 MiB) is refused: it would not fit a context window."""
 MAX_TURNS = 1000
 TURN_KINDS = ("user", "assistant", "shell")
 SHELL_KEYS = ("command", "output", "exit_code")
 
 
-def load_history(
+def load_conversation(
     declared: str, spec_dir: Path
 ) -> tuple[PlantedConversation | None, str | None, list[Problem]]:
     """Read ``declared`` (relative to ``spec_dir``) and check it.
 
-    Returns ``(history, None, [])`` when it is fine; otherwise ``(None, reason, [])`` when the
+    Returns ``(conversation, None, [])`` when it is fine; otherwise ``(None, reason, [])`` when the
     file cannot be read at all (the caller reports ``reason`` at the spec's ``history:``), or
     ``(None, None, problems)`` for problems inside the file.
     """
@@ -85,18 +85,18 @@ def _read_bytes(path: Path) -> tuple[bytes | None, str | None]:
         return None, f"{path} is a directory; expected a history file (YAML)"
     if not stat.S_ISREG(info.st_mode):
         return None, f"{path} is not a regular file; expected a history file (YAML)"
-    if info.st_size > MAX_HISTORY_BYTES:
+    if info.st_size > MAX_CONVERSATION_BYTES:
         return None, (
             f"{path} is {info.st_size} bytes; a history file may be at most "
-            f"{MAX_HISTORY_BYTES} bytes (1 MiB). Keep only the turns the task needs."
+            f"{MAX_CONVERSATION_BYTES} bytes (1 MiB). Keep only the turns the task needs."
         )
     try:
         with path.open("rb") as handle:
-            raw = handle.read(MAX_HISTORY_BYTES + 1)
+            raw = handle.read(MAX_CONVERSATION_BYTES + 1)
     except OSError as exc:
         return None, f"cannot read {path}: {exc.strerror or exc}"
-    if len(raw) > MAX_HISTORY_BYTES:
-        return None, f"{path} grew past {MAX_HISTORY_BYTES} bytes while it was read"
+    if len(raw) > MAX_CONVERSATION_BYTES:
+        return None, f"{path} grew past {MAX_CONVERSATION_BYTES} bytes while it was read"
     return raw, None
 
 
@@ -231,11 +231,11 @@ def slash_command_warnings(
     found: list[tuple[tuple[Any, ...], str]] = []
     seen: set[Path] = set()
     for task in tasks:
-        history = task.history
-        if history is None or history.path in seen:
+        conversation = task.conversation
+        if conversation is None or conversation.path in seen:
             continue
-        seen.add(history.path)
-        for number, turn in enumerate(history.turns, 1):
+        seen.add(conversation.path)
+        for number, turn in enumerate(conversation.turns, 1):
             if not isinstance(turn, UserTurn):
                 continue
             match = re.fullmatch(r"/([A-Za-z0-9_.-]+)(?:\s.*)?", turn.text.strip(), re.DOTALL)
@@ -244,8 +244,8 @@ def slash_command_warnings(
             found.append(
                 (
                     ("tasks", task.index, "history"),
-                    f"turn {number} of {history.declared_as} is `/{match[1]}`, a skill this spec "
-                    "declares: it reaches the model as plain text (a history turn is never "
+                    f"turn {number} of {conversation.declared_as} is `/{match[1]}`, a skill this "
+                    "spec declares: it reaches the model as plain text (a history turn is never "
                     "expanded into a skill, as the earlier caliper-eval did). To plant the "
                     "skill's instructions, write them into the turn (`caliper migrate` does it "
                     "for a file in the earlier format)",

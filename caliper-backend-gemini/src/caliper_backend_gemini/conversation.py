@@ -46,10 +46,10 @@ def _output(turn: ShellTurn) -> str:
     return f"Output: {text}\nExit Code: {turn.exit_code}" if turn.failed else f"Output: {text}"
 
 
-def records(history: PlantedConversation, stamp: str) -> list[dict[str, Any]]:
+def records(conversation: PlantedConversation, stamp: str) -> list[dict[str, Any]]:
     """The planted turns as Gemini CLI's message records (``stamp``: their timestamp)."""
     out: list[dict[str, Any]] = []
-    turns = history.turns
+    turns = conversation.turns
     for index, turn in enumerate(turns):
         base = {"id": uuid.uuid4().hex, "timestamp": stamp}
         if isinstance(turn, UserTurn):
@@ -58,7 +58,7 @@ def records(history: PlantedConversation, stamp: str) -> list[dict[str, Any]]:
         if isinstance(turn, AssistantTurn):
             out.append({**base, "type": "gemini", "content": turn.text, "thoughts": []})
             continue
-        identifier = call_id(history, index, f"{SHELL_TOOL}__")
+        identifier = call_id(conversation, index, f"{SHELL_TOOL}__")
         call = {
             "id": identifier,
             "name": SHELL_TOOL,
@@ -83,7 +83,9 @@ def records(history: PlantedConversation, stamp: str) -> list[dict[str, Any]]:
     return out
 
 
-def session_lines(history: PlantedConversation, workdir: Path, now: datetime.datetime) -> list[str]:
+def session_lines(
+    conversation: PlantedConversation, workdir: Path, now: datetime.datetime
+) -> list[str]:
     """Every line of the planted session file for a CLI working in ``workdir``."""
     stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     header = {
@@ -93,10 +95,10 @@ def session_lines(history: PlantedConversation, workdir: Path, now: datetime.dat
         "lastUpdated": stamp,
         "kind": "main",
     }
-    return [json.dumps(line) for line in (header, *records(history, stamp))]
+    return [json.dumps(line) for line in (header, *records(conversation, stamp))]
 
 
-def plant_session(history: PlantedConversation, sandbox: AttemptSandbox) -> Path:
+def plant_session(conversation: PlantedConversation, sandbox: AttemptSandbox) -> Path:
     """Write the session (and the folder's ``projects.json`` entry); return the file."""
     folder = gemini_dir(sandbox)
     slug = "caliper-task"
@@ -109,6 +111,6 @@ def plant_session(history: PlantedConversation, sandbox: AttemptSandbox) -> Path
     now = datetime.datetime.now(datetime.timezone.utc)
     name = f"session-{now.strftime('%Y-%m-%dT%H-%M')}-planted.jsonl"
     path = project / "chats" / name
-    lines = session_lines(history, sandbox.workdir, now)
+    lines = session_lines(conversation, sandbox.workdir, now)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

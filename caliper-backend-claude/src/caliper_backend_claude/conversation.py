@@ -45,7 +45,7 @@ def project_slug(workdir: Path) -> str:
     if len(slug) > MAX_SLUG:
         raise SetupError(
             f"The attempt's working directory {workdir} is longer than {MAX_SLUG} characters, "
-            "so the planted history cannot be stored where Claude Code looks for it.",
+            "so the planted conversation cannot be stored where Claude Code looks for it.",
             hint="Point CALIPER_TMPDIR at a shorter folder.",
         )
     return slug
@@ -105,11 +105,11 @@ class _Session:
         self.parent = entry_id
 
     def add_shell(
-        self, history: PlantedConversation, index: int, turn: ShellTurn, message_id: str
+        self, conversation: PlantedConversation, index: int, turn: ShellTurn, message_id: str
     ) -> None:
         """Append a shell turn: a ``Bash`` ``tool_use`` in the assistant message
         ``message_id``, then the user entry holding its ``tool_result``."""
-        tool_id = call_id(history, index, "toolu_")
+        tool_id = call_id(conversation, index, "toolu_")
         block = {
             "type": "tool_use",
             "id": tool_id,
@@ -136,17 +136,17 @@ class _Session:
 
 
 def session_entries(
-    history: PlantedConversation, session_id: str, cwd: Path
+    conversation: PlantedConversation, session_id: str, cwd: Path
 ) -> list[dict[str, Any]]:
     """The JSONL entries of the planted session, oldest first."""
     session = _Session(session_id, cwd)
-    turns = history.turns
+    turns = conversation.turns
     message_id = ""
     for index, turn in enumerate(turns):
         if isinstance(turn, UserTurn):
             session.add("user", {"role": "user", "content": turn.text})
         elif isinstance(turn, AssistantTurn):
-            message_id = f"msg_hist{history.sha256[:12]}n{index}"
+            message_id = f"msg_hist{conversation.sha256[:12]}n{index}"
             calls_next = index + 1 < len(turns) and isinstance(turns[index + 1], ShellTurn)
             stop = "tool_use" if calls_next else "end_turn"
             block = {"type": "text", "text": turn.text}
@@ -154,18 +154,18 @@ def session_entries(
         else:
             after_text = index > 0 and isinstance(turns[index - 1], AssistantTurn)
             if not after_text:
-                message_id = f"msg_hist{history.sha256[:12]}n{index}"
-            session.add_shell(history, index, turn, message_id)
+                message_id = f"msg_hist{conversation.sha256[:12]}n{index}"
+            session.add_shell(conversation, index, turn, message_id)
     return session.entries
 
 
-def plant_session(history: PlantedConversation, sandbox: AttemptSandbox) -> str:
+def plant_session(conversation: PlantedConversation, sandbox: AttemptSandbox) -> str:
     """Write the planted session into the sandbox's Claude config dir; its session id."""
     session_id = str(uuid.uuid4())
     cwd = sandbox.workdir.resolve()  # the CLI sees its cwd with symlinks resolved
     folder = sandbox.home / ".claude" / "projects" / project_slug(cwd)
     folder.mkdir(parents=True, exist_ok=True)
-    entries = session_entries(history, session_id, cwd)
+    entries = session_entries(conversation, session_id, cwd)
     text = "".join(json.dumps(entry, ensure_ascii=False) + "\n" for entry in entries)
     (folder / f"{session_id}.jsonl").write_text(text, encoding="utf-8")
     return session_id

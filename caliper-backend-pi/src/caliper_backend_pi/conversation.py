@@ -33,16 +33,16 @@ from caliper.plugin.conversation import (
 from caliper_backend_pi.home import agent_dir
 from caliper_backend_pi.mcp import version_tuple
 
-HISTORY_MIN_VERSION = (0, 74, 0)
+CONVERSATION_MIN_VERSION = (0, 74, 0)
 """The oldest pi whose session format (version 3) was checked (0.74.2 and 1.6.0)."""
 SESSION_FORMAT = 3
 PLANTED_PROVIDER = "caliper-history"
 
 
-def has_history(version: str | None) -> bool:
+def can_resume(version: str | None) -> bool:
     """Whether pi ``version`` reads the session format this module writes."""
     parsed = version_tuple(version)
-    return parsed is not None and parsed >= HISTORY_MIN_VERSION
+    return parsed is not None and parsed >= CONVERSATION_MIN_VERSION
 
 
 def refusal(cli: Path | None, version: str | None) -> str:
@@ -66,7 +66,7 @@ def _tool_result(turn: ShellTurn) -> str:
     return f"{turn.output}\n\nCommand exited with code {turn.exit_code}"
 
 
-def session_messages(history: PlantedConversation, millis: int) -> list[dict[str, Any]]:
+def session_messages(conversation: PlantedConversation, millis: int) -> list[dict[str, Any]]:
     """The planted messages, as pi stores them (``millis``: their timestamp)."""
     assistant_meta = {
         "api": "openai-completions",
@@ -83,7 +83,7 @@ def session_messages(history: PlantedConversation, millis: int) -> list[dict[str
         "timestamp": millis,
     }
     messages: list[dict[str, Any]] = []
-    turns = history.turns
+    turns = conversation.turns
     for index, turn in enumerate(turns):
         if isinstance(turn, UserTurn):
             content = [{"type": "text", "text": turn.text}]
@@ -100,7 +100,7 @@ def session_messages(history: PlantedConversation, millis: int) -> list[dict[str
                 }
             )
             continue
-        identifier = call_id(history, index, "call_")
+        identifier = call_id(conversation, index, "call_")
         block = {
             "type": "toolCall",
             "id": identifier,
@@ -128,7 +128,7 @@ def session_messages(history: PlantedConversation, millis: int) -> list[dict[str
 
 
 def session_lines(
-    history: PlantedConversation, session_id: str, cwd: Path, now: datetime.datetime
+    conversation: PlantedConversation, session_id: str, cwd: Path, now: datetime.datetime
 ) -> list[str]:
     """Every line of the planted session file."""
     stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -141,7 +141,7 @@ def session_lines(
     }
     entries: list[dict[str, Any]] = [header]
     parent: str | None = None
-    for message in session_messages(history, int(now.timestamp() * 1000)):
+    for message in session_messages(conversation, int(now.timestamp() * 1000)):
         entry_id = uuid.uuid4().hex[:8]
         entries.append(
             {
@@ -156,7 +156,7 @@ def session_lines(
     return [json.dumps(entry, ensure_ascii=False) for entry in entries]
 
 
-def plant_session(history: PlantedConversation, sandbox: AttemptSandbox) -> Path:
+def plant_session(conversation: PlantedConversation, sandbox: AttemptSandbox) -> Path:
     """Write the planted session where pi keeps sessions for the workdir; its path."""
     session_id = str(uuid.uuid4())
     now = datetime.datetime.now(datetime.timezone.utc)
@@ -165,7 +165,7 @@ def plant_session(history: PlantedConversation, sandbox: AttemptSandbox) -> Path
     folder.mkdir(parents=True, exist_ok=True)
     stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z").replace(":", "-")
     path = folder / f"{stamp.replace('.', '-')}_{session_id}.jsonl"
-    lines = session_lines(history, session_id, cwd, now)
+    lines = session_lines(conversation, session_id, cwd, now)
     path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     return path
 

@@ -42,10 +42,10 @@ def shell_output(turn: ShellTurn) -> str:
     return f"Process exited with code {turn.exit_code}\nOutput:\n{turn.output}"
 
 
-def rollout_items(history: PlantedConversation) -> list[dict[str, Any]]:
+def rollout_items(conversation: PlantedConversation) -> list[dict[str, Any]]:
     """The ``response_item`` payloads of the planted conversation, oldest first."""
     items: list[dict[str, Any]] = []
-    for index, turn in enumerate(history.turns):
+    for index, turn in enumerate(conversation.turns):
         if isinstance(turn, UserTurn):
             content = [{"type": "input_text", "text": turn.text}]
             items.append({"type": "message", "role": "user", "content": content})
@@ -53,7 +53,7 @@ def rollout_items(history: PlantedConversation) -> list[dict[str, Any]]:
             content = [{"type": "output_text", "text": turn.text, "annotations": []}]
             items.append({"type": "message", "role": "assistant", "content": content})
         else:
-            identifier = call_id(history, index, "call_")
+            identifier = call_id(conversation, index, "call_")
             arguments = json.dumps({"cmd": turn.command})
             items.append(
                 {
@@ -74,7 +74,7 @@ def rollout_items(history: PlantedConversation) -> list[dict[str, Any]]:
 
 
 def rollout_lines(
-    history: PlantedConversation, thread_id: str, cwd: Path, now: datetime.datetime
+    conversation: PlantedConversation, thread_id: str, cwd: Path, now: datetime.datetime
 ) -> list[str]:
     """Every line of the planted rollout file."""
     meta = {
@@ -86,20 +86,22 @@ def rollout_lines(
         "source": "exec",
     }
     entries = [{"timestamp": _stamp(now), "type": "session_meta", "payload": meta}]
-    for offset, item in enumerate(rollout_items(history), start=1):
+    for offset, item in enumerate(rollout_items(conversation), start=1):
         moment = now + datetime.timedelta(milliseconds=offset)
         entries.append({"timestamp": _stamp(moment), "type": "response_item", "payload": item})
     return [json.dumps(entry, ensure_ascii=False) for entry in entries]
 
 
-def plant_rollout(history: PlantedConversation, sandbox: AttemptSandbox, codex_home: Path) -> str:
+def plant_rollout(
+    conversation: PlantedConversation, sandbox: AttemptSandbox, codex_home: Path
+) -> str:
     """Write the planted session under ``codex_home/sessions``; its thread id."""
     thread_id = str(uuid.uuid4())
     now = datetime.datetime.now(datetime.timezone.utc)
     folder = codex_home / "sessions" / now.strftime("%Y/%m/%d")
     folder.mkdir(parents=True, exist_ok=True)
     name = f"rollout-{now.strftime('%Y-%m-%dT%H-%M-%S')}-{thread_id}.jsonl"
-    lines = rollout_lines(history, thread_id, sandbox.workdir.resolve(), now)
+    lines = rollout_lines(conversation, thread_id, sandbox.workdir.resolve(), now)
     (folder / name).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     return thread_id
 

@@ -49,17 +49,17 @@ print(len(job["messages"]))
 """Runs inside Hermes' interpreter: writes the planted messages through Hermes' own API."""
 
 
-def session_messages(history: PlantedConversation) -> list[dict[str, Any]]:
+def session_messages(conversation: PlantedConversation) -> list[dict[str, Any]]:
     """The planted messages as ``SessionDB.append_message`` keyword arguments, in order."""
     messages: list[dict[str, Any]] = []
-    turns = history.turns
+    turns = conversation.turns
     for index, turn in enumerate(turns):
         if isinstance(turn, UserTurn):
             messages.append({"role": "user", "content": turn.text})
         elif isinstance(turn, AssistantTurn):
             messages.append({"role": "assistant", "content": turn.text, "finish_reason": "stop"})
         else:
-            identifier = call_id(history, index, "call_")
+            identifier = call_id(conversation, index, "call_")
             call = {
                 "id": identifier,
                 "type": "function",
@@ -103,7 +103,11 @@ def new_session_id() -> str:
 
 
 def plant_session(
-    cli: Path, history: PlantedConversation, hermes_home: Path, env: Mapping[str, str], cwd: Path
+    cli: Path,
+    conversation: PlantedConversation,
+    hermes_home: Path,
+    env: Mapping[str, str],
+    cwd: Path,
 ) -> tuple[str, int]:
     """Write the planted session into ``hermes_home/state.db``; its id and message count."""
     python = console_script_python(cli)
@@ -114,7 +118,7 @@ def plant_session(
             hint="Point HERMES_CLI_PATH at the `hermes` script inside Hermes' virtualenv.",
         )
     session_id = new_session_id()
-    messages = session_messages(history)
+    messages = session_messages(conversation)
     job = {"db": str(hermes_home / "state.db"), "session_id": session_id, "messages": messages}
     done = run_process(
         [str(python), "-c", _DRIVER],
@@ -125,7 +129,7 @@ def plant_session(
     )
     if done.returncode != 0 or done.stdout.strip() != str(len(messages)):
         raise SetupError(
-            "Hermes' session store refused the planted history: "
+            "Hermes' session store refused the planted conversation: "
             + (done.stderr_tail() or f"exit status {done.returncode}"),
             hint="Check that this Hermes is hermes-agent 0.19 or newer.",
         )
