@@ -10,7 +10,12 @@ import click
 
 from caliper.commands.compare_baseline import compare_baseline
 from caliper.commands.confidence import confidence_option
-from caliper.commands.gate_options import junit_option, write_junit_report
+from caliper.commands.gate_options import (
+    fail_on_option,
+    junit_option,
+    lift_gate_options,
+    write_junit_report,
+)
 from caliper.commands.matrix_report import show_matrix
 from caliper.commands.output_options import format_option, matrix_option, output_file_option
 from caliper.commands.run_baseline import BaselineRequest
@@ -28,7 +33,6 @@ if TYPE_CHECKING:
 
 EXIT_REGRESSION = 1
 EXIT_NOT_COMPARABLE = 2
-FAIL_ON = ("score", "activation", "both")
 
 
 class RegressionFound(CaliperError):
@@ -63,12 +67,8 @@ class NotComparable(CaliperError):
     "site/compare.html: site/compare.runs/<run-id>.html), and linked from the page's header."
 )
 @confidence_option
-@click.option(
-    "--fail-on",
-    type=click.Choice(FAIL_ON),
-    default="score",
-    show_default=True,
-    help="Which supported regression exits 1: of the success score, of activation, or of either.",
+@fail_on_option(
+    "Which supported regression exits 1: of the success score, of activation, or of either."
 )
 @click.option(
     "--allow-partial",
@@ -92,17 +92,9 @@ class NotComparable(CaliperError):
     "printed at the end of the run), judged as that run's end judged it: helps / hurts / no "
     "detectable difference.",
 )
-@click.option(
-    "--require-improvement",
-    is_flag=True,
-    help="With --baseline: exit 3 unless the skill's lift is statistically supported.",
-)
-@click.option(
-    "--min-lift",
-    type=click.FloatRange(min=-1, max=1, min_open=True, max_open=True),
-    default=None,
-    metavar="D",
-    help="With --baseline: exit 3 unless the lift's interval lies wholly above D (a fraction).",
+@lift_gate_options(
+    "With --baseline: exit 3 unless the skill's lift is statistically supported.",
+    "With --baseline: exit 3 unless the lift's interval lies wholly above D (a fraction).",
 )
 @junit_option
 def command(

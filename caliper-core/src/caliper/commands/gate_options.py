@@ -328,6 +328,39 @@ def junit_option(function: F) -> F:
     )(function)
 
 
+FAIL_ON = ("score", "activation", "both")
+"""What ``--fail-on`` may name: a supported drop of the success score, of activation, or of
+either."""
+
+
+def fail_on_option(help_text: str) -> Callable[[F], F]:
+    """Add ``--fail-on score|activation|both`` (default ``score``) with ``help_text``."""
+    return click.option(
+        "--fail-on",
+        type=click.Choice(FAIL_ON),
+        default="score",
+        show_default=True,
+        help=help_text,
+    )
+
+
+def lift_gate_options(require_help: str, min_lift_help: str) -> Callable[[F], F]:
+    """Add the baseline's lift gate, ``--require-improvement`` and ``--min-lift D`` (a
+    fraction in (-1, 1)), each with its command's own help."""
+
+    def decorate(function: F) -> F:
+        function = click.option(
+            "--min-lift",
+            type=click.FloatRange(min=-1, max=1, min_open=True, max_open=True),
+            default=None,
+            metavar="D",
+            help=min_lift_help,
+        )(function)
+        return click.option("--require-improvement", is_flag=True, help=require_help)(function)
+
+    return decorate
+
+
 def check_junit_target(path: Path | None) -> None:
     """Fail before any attempt when ``--junit PATH`` obviously cannot be written."""
     if path is None:

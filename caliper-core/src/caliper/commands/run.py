@@ -19,7 +19,13 @@ from caliper.commands.attempt_options import (
 )
 from caliper.commands.confidence import confidence_option
 from caliper.commands.executor_options import ExecutorCommand, executor_options
-from caliper.commands.gate_options import BARS_HELP, bar_options, junit_option
+from caliper.commands.gate_options import (
+    BARS_HELP,
+    bar_options,
+    fail_on_option,
+    junit_option,
+    lift_gate_options,
+)
 from caliper.commands.output_options import results_output_option, verbose_option
 from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_CHARS
 from caliper.runner.run.options import DEFAULT_K, DEFAULT_SETUP_TIMEOUT
@@ -306,29 +312,17 @@ class AttemptCount(click.ParamType):
     "helps / hurts / no detectable difference. --baseline NAME (repeatable) leaves out these "
     "declared skills or mcp: servers instead. Write it after SPEC, or as --baseline=NAME.",
 )
-@click.option(
-    "--require-improvement",
-    is_flag=True,
-    help="With --baseline: exit 3 unless the skill's lift over the control arm is "
-    "statistically supported (compare's verdict 'improved'; under --k auto its anytime-valid "
-    "interval lies above 0).",
-)
-@click.option(
-    "--min-lift",
-    type=click.FloatRange(min=-1, max=1, min_open=True, max_open=True),
-    default=None,
-    metavar="D",
-    help="With --baseline: exit 3 unless the lift's interval (full − control, a fraction: 0.2 "
-    "= 20 points) lies wholly above D. Under --k auto each task stops once its lift is decided "
+@lift_gate_options(
+    "With --baseline: exit 3 unless the skill's lift over the control arm is statistically "
+    "supported (compare's verdict 'improved'; under --k auto its anytime-valid interval lies "
+    "above 0).",
+    "With --baseline: exit 3 unless the lift's interval (full − control, a fraction: 0.2 = 20 "
+    "points) lies wholly above D. Under --k auto each task stops once its lift is decided "
     "against D.",
 )
-@click.option(
-    "--fail-on",
-    type=click.Choice(("score", "activation", "both")),
-    default="score",
-    show_default=True,
-    help="With --baseline: which supported drop with the skill in exits 1, as `caliper "
-    "compare --fail-on` (of the success score, of activation, or of either).",
+@fail_on_option(
+    "With --baseline: which supported drop with the skill in exits 1, as `caliper compare "
+    "--fail-on` (of the success score, of activation, or of either)."
 )
 @click.option(
     "--format",
