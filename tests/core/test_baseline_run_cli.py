@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import signal
 import subprocess
 import time
@@ -198,6 +199,35 @@ def test_formats_json_markdown_html_and_junit(space: Workspace, tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     html = page_text(page.read_text(encoding="utf-8"))
     assert 'id="baseline-verdict"' in html and str(space.root) not in html
+
+
+def test_the_pair_page_has_both_arms_pages_beside_it(space: Workspace, tmp_path: Path) -> None:
+    spec = space.spec(HELPFUL)
+    assert (
+        _caliper(space, "run", str(spec), "--model", "fake", "--baseline", "--k", "3").returncode
+        == 0
+    )
+    arms = _arms(space)
+    ident = arms["full"]["meta"]["baseline"]["id"]
+    page = tmp_path / "site" / "pair.html"
+    page.parent.mkdir()
+    done = _caliper(space, "compare", "--baseline", ident, "--format", "html", "-o", str(page))
+    assert done.returncode == 0, done.stderr
+    html = page.read_text(encoding="utf-8")
+    links = re.findall(r'<a class="run-page" data-side="(\w)" href="([^"]+)"', html)
+    assert [side for side, _ in links] == ["a", "b"], links
+    for (_, link), arm in zip(links, ("control", "full"), strict=True):
+        assert link.startswith("pair.runs/") and not link.startswith("/"), link
+        run_page = page.parent / link
+        assert arms[arm]["meta"]["run_id"] in run_page.read_text(encoding="utf-8")
+    assert "control <a" in html and "full <a" in html
+    assert str(space.root) not in page_text(html) and str(tmp_path) not in page_text(html)
+    assert "2 runs' report pages" in done.stderr
+    shown = _caliper(space, "compare", "--baseline", ident, "--format", "html")
+    assert shown.returncode == 0 and "run-page-command" in shown.stdout  # stdout: no folder
+    assert sorted(p.name for p in (page.parent / "pair.runs").iterdir()) == sorted(
+        f"{arms[arm]['meta']['run_id']}.html" for arm in ("control", "full")
+    )
 
 
 def test_compare_baseline_judges_the_saved_pair_again(space: Workspace) -> None:

@@ -62,8 +62,8 @@ class NotComparable(CaliperError):
     "to -o FILE)."
 )
 @output_file_option(
-    "With --format html: write the page to FILE instead of stdout. For BEFORE AFTER, each "
-    "run's own report page is written beside it, in a folder named after FILE (-o "
+    "With --format html: write the page to FILE instead of stdout. Each run's own report "
+    "page (for --baseline, each arm's) is written beside it, in a folder named after FILE (-o "
     "site/compare.html: site/compare.runs/<run-id>.html), and linked from the page's header."
 )
 @confidence_option

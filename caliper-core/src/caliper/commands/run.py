@@ -338,7 +338,8 @@ class AttemptCount(click.ParamType):
     type=click.Path(path_type=Path, dir_okay=False),
     default=None,
     metavar="FILE",
-    help="With --baseline --format html: write the page to FILE instead of stdout.",
+    help="With --baseline --format html: write the page to FILE instead of stdout, and each "
+    "arm's own report page beside it (FILE's stem + .runs/).",
 )
 @bar_options
 @junit_option

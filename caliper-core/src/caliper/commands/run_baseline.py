@@ -282,16 +282,25 @@ def _text(pairs: list[ShownPair], request: BaselineRequest, console) -> None:
 
 
 def _pages(pairs: list[ShownPair], request: BaselineRequest) -> None:
+    """Each pair's page at ``request.page`` (one file per engine when there are several), with
+    both arms' own report pages beside it; stdout without a file."""
     from caliper.report.html import baseline_page
-    from caliper.report.html.output import emit_page
+    from caliper.report.html.output import emit_with_run_pages
 
     for pair in pairs:
-        page = baseline_page(pair.control, pair.full, pair.verdict, pair.gate)
         target = request.page
         if target is not None and len(pairs) > 1:
             name = pair.verdict.engine.replace(":", "-").replace("/", "-") or "default"
             target = target.with_name(f"{target.stem}-{name}{target.suffix}")
-        emit_page(page, target)
+
+        def page_for(links: tuple[str | None, ...], pair: ShownPair = pair) -> str:
+            control, full = links
+            return baseline_page(
+                pair.control, pair.full, pair.verdict, pair.gate, pages=(control, full)
+            )
+
+        arms = [pair.control, pair.full]
+        emit_with_run_pages(arms, target, pair.verdict.comparison.confidence, page_for)
 
 
 def _saved_lines(ending: BaselineEnding, console) -> None:

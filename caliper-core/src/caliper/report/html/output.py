@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -101,18 +101,36 @@ def emit_page(text: str, output: Path | None, *, also: str = "") -> None:
     click.echo(f"Wrote {output} ({len(text.encode('utf-8')) / 1024:.0f} KiB){also}.", err=True)
 
 
+def emit_with_run_pages(
+    runs: Sequence[RunResults],
+    output: Path | None,
+    confidence: float,
+    page_for: Callable[[tuple[str | None, ...]], str],
+) -> None:
+    """The page ``page_for(links)`` over ``runs`` at ``output`` (stdout when ``None``), said on
+    stderr.
+
+    A page written to a file gets each run's own report page beside it
+    (:func:`write_run_pages`, in ``<stem>.runs/``) and ``links`` are the relative links to
+    them, in the order of ``runs``; a page written in place (stdout, a device, a FIFO) has no
+    folder beside it, so ``links`` are all ``None`` and the page shows the ``caliper report``
+    command that makes each run's page instead."""
+    if output is None or writes_in_place(output):
+        emit_page(page_for((None,) * len(runs)), output)
+        return
+    links = write_run_pages(runs, output, confidence)
+    also = f" and the {len(runs)} runs' report pages in {runs_dir(output)}"
+    emit_page(page_for(tuple(links)), output, also=also)
+
+
 def emit_compare(
     a: RunResults, b: RunResults, comparison: RunComparison, output: Path | None, confidence: float
 ) -> None:
-    """The compare page of ``a`` → ``b`` at ``output`` (stdout when ``None``), said on stderr.
+    """The compare page of ``a`` → ``b`` at ``output``, with both runs' own report pages
+    beside it (see :func:`emit_with_run_pages`)."""
 
-    A page written to a file gets both runs' own report pages beside it
-    (:func:`write_run_pages`, in ``<stem>.runs/``), linked from its header by relative links;
-    a page written in place (stdout, a device, a FIFO) has no folder beside it, so it shows
-    the ``caliper report`` command that makes each run's page instead."""
-    if output is None or writes_in_place(output):
-        emit_page(compare_page(a, b, comparison, confidence=confidence), output)
-        return
-    before, after = write_run_pages([a, b], output, confidence)
-    page = compare_page(a, b, comparison, confidence=confidence, pages=(before, after))
-    emit_page(page, output, also=f" and the 2 runs' report pages in {runs_dir(output)}")
+    def page_for(links: tuple[str | None, ...]) -> str:
+        before, after = links
+        return compare_page(a, b, comparison, confidence=confidence, pages=(before, after))
+
+    emit_with_run_pages([a, b], output, confidence, page_for)

@@ -48,12 +48,15 @@ def baseline_page(
     full: RunResults,
     verdict: BaselineVerdict,
     gate: list[str],
+    *,
+    pages: tuple[str | None, str | None] = (None, None),
 ) -> str:
     """A baseline pair (``caliper run --baseline``): the compare page of control → full,
     headed by the verdict as a lift (helps / hurts / no detectable difference, with the
-    smallest lift the pair could detect), the gate's failures and both arms' activation."""
+    smallest lift the pair could detect), the gate's failures and both arms' activation.
+    ``pages``: relative links to each arm's own report page, where written (else ``None``)."""
     comparison = verdict.comparison
-    view = compare_view(control, full, comparison, comparison.confidence)
+    view = compare_view(control, full, comparison, comparison.confidence, pages)
     view["baseline"] = {
         "title": pair_title(verdict),
         "verdict": verdict.verdict,
