@@ -9,12 +9,18 @@ cleanups too. The finished attempts are saved as a partial run and the exit code
 128 + the signal number (130, 143, 129).
 
 A signal that was ignored when caliper started (``nohup`` ignores ``SIGHUP``) stays ignored.
+
+While the handlers are installed, the stop messages are written by one writer thread: a signal
+handler only queues its lines. Writing from the handler itself could land inside a write the
+main thread was making to the same stream, which Python refuses ("reentrant call") and the
+line would be lost.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
+import queue
 import signal
 import threading
 import time
@@ -58,6 +64,9 @@ class RunController:
         """Running cleanups: task name and the monotonic time their budget runs out."""
         self._cleanup_ids = iter(range(1, 1 << 62))
         self._previous: dict[int, object] = {}
+        self._outbox: queue.SimpleQueue[str | None] | None = None
+        """Lines waiting for the writer thread (``None`` while no handlers are installed)."""
+        self._writer: threading.Thread | None = None
 
     def request_stop(self, reason: str, *, kill: bool = True) -> None:
         """Stop scheduling; with ``kill``, end running agent processes at once."""
@@ -138,10 +147,46 @@ class RunController:
         )
 
     def _say(self, text: str) -> None:
+        """Tell the user ``text``: queued for the writer thread while there is one (the only
+        thing a signal handler may safely do with it), else written at once."""
         if self._notify is None:
             return
+        outbox = self._outbox
+        if outbox is not None:
+            outbox.put(text)  # SimpleQueue.put is safe inside a signal handler
+            return
+        self._write(text)
+
+    def _write(self, text: str) -> None:
+        assert self._notify is not None
         with contextlib.suppress(Exception):  # a closed terminal (SIGHUP) must not break a stop
             self._notify(text)
+
+    def _write_queued(self, outbox: queue.SimpleQueue[str | None]) -> None:
+        """The writer thread: write each queued line until the ``None`` that ends it."""
+        while (text := outbox.get()) is not None:
+            self._write(text)
+
+    def _start_writer(self) -> None:
+        if self._notify is None or self._writer is not None:
+            return
+        self._outbox = queue.SimpleQueue()
+        self._writer = threading.Thread(
+            target=self._write_queued,
+            args=(self._outbox,),
+            name="caliper-stop-messages",
+            daemon=True,
+        )
+        self._writer.start()
+
+    def _stop_writer(self) -> None:
+        """Write what is still queued, then end the writer thread."""
+        outbox, writer = self._outbox, self._writer
+        self._outbox = self._writer = None
+        if outbox is None or writer is None:
+            return
+        outbox.put(None)
+        writer.join(timeout=5)
 
     # -- signals -------------------------------------------------------------------------------
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
@@ -173,13 +218,16 @@ class RunController:
         """
         if threading.current_thread() is not threading.main_thread():
             return
+        self._start_writer()
         for signum in HANDLED_SIGNALS:
             if signal.getsignal(signum) is signal.SIG_IGN:
                 continue
             self._previous[signum] = signal.signal(signum, self._on_signal)
 
     def restore_signals(self) -> None:
-        """Put back the handlers that were there before :meth:`install_signals`."""
+        """Put back the handlers that were there before :meth:`install_signals`, once the
+        stop messages still queued are written."""
         for signum, previous in self._previous.items():
             signal.signal(signum, previous)  # type: ignore[arg-type]
         self._previous.clear()
+        self._stop_writer()
