@@ -293,3 +293,48 @@ def test_the_open_attempt_stays_in_sight_beside_the_viewer(tmp_path, browser):
     driver.find_element(By.ID, "viewer-close").click()
     assert not viewer.is_displayed()
     assert browser.console_errors() == []
+
+
+COLUMNS = """
+const cell = arguments[0], viewer = arguments[1].getBoundingClientRect();
+const c = cell.getBoundingClientRect();
+const hit = document.elementFromPoint(Math.min(c.right - 2, viewer.left - 2), c.top + c.height / 2);
+return {right: c.right, viewer_left: viewer.left, hit: !!hit && cell.contains(hit)};
+"""
+
+
+def test_the_later_columns_are_never_under_the_open_viewer(tmp_path, browser):
+    """At 1400 px with k=55 strips the table is wider than the room the open viewer leaves:
+    its later columns then scroll inside the page's column instead of lying under the
+    viewer, and once scrolled to they are in sight left of it."""
+    before = [P] * 40 + [F] * 14 + [INFRA]
+    after = [P, F] * 27 + [INFRA]
+    results = tmp_path / ".caliper" / "results" / "demo"
+    a = save(run([_k55_task(n, before) for n in K55_NAMES], run_id="2026-11-30T16-00-00Z"), results)
+    b = save(run([_k55_task(n, after) for n in K55_NAMES]), results)
+    out = tmp_path / "k55-open.html"
+    done = caliper("compare", str(a), str(b), "--format", "html", "-o", str(out), cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    browser.open(out)
+    driver = browser.driver
+    driver.set_window_size(1400, 900)
+    viewer = driver.find_element(By.ID, "viewer")
+    row = driver.find_element(By.CSS_SELECTOR, "#compare-tasks tr.cmp-row")
+    row.find_elements(By.CSS_SELECTOR, 'button.att[data-side="a"]')[0].click()
+    assert viewer.is_displayed()
+    table = driver.find_element(By.ID, "compare-tasks")
+    viewer_left = viewer.rect["x"]
+    for selector in ("td.verdict-cell", "td.activation"):
+        cell = row.find_element(By.CSS_SELECTOR, selector)
+        driver.execute_script("arguments[0].scrollIntoView({inline: 'end'})", cell)
+        seen = driver.execute_script(COLUMNS, cell, viewer)
+        assert seen["right"] <= seen["viewer_left"] + 1 and seen["hit"], (selector, seen)
+    # nothing of the table is drawn under the viewer
+    box = driver.execute_script(
+        "const t = arguments[0], r = t.parentElement.getBoundingClientRect();"
+        "return {right: Math.min(t.getBoundingClientRect().right, r.right)}",
+        table,
+    )
+    assert box["right"] <= viewer_left + 1, box
+    assert browser.console_errors() == []
+    driver.set_window_size(1400, 1000)
