@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
-from test_results_support import P, caliper, make_project, run, snapshot, task
+from test_results_support import CALIPER, P, caliper, make_project, run, snapshot, task
 
 from caliper.results.store import save_run
 
@@ -123,3 +125,52 @@ def test_list_intervals_are_the_ones_report_shows(tmp_path):
         score_line = next(line for line in text.splitlines() if line.startswith(" Score"))
         bounds = score_line.split()[2]  # " Score  66.7% [20.8–93.9]  ████"
         assert bounds.startswith("[") and bounds in listed
+
+
+LIST_LEAVES_OUT = (
+    "caliper.results.models",  # the results schema: the summaries are plain JSON
+    "caliper.results.scoring",
+    "caliper.results.stats",
+    "caliper.results.codec",
+    "caliper.spec.model",
+    "caliper.plugin",
+    "caliper.report.run_view",
+    "cattrs",
+    "yaml",
+    "statistics",
+)
+"""What ``caliper list SPEC`` does not import when every run has its saved summary: reading a
+summary needs none of the machinery that decodes and scores a run."""
+
+
+def test_list_of_summarised_runs_imports_no_results_machinery(tmp_path):
+    """The real console script, run as ``__main__``, lists every module it had imported when
+    it exited; with the runs' summaries saved (``save_run`` writes them), none of those that
+    only decoding and scoring a run needs is among them."""
+    project = make_project(tmp_path)
+    assert list(project.glob(".caliper/results/demo/.*.summary")), "save_run wrote none"
+    code = (
+        "import atexit, runpy, sys\n"
+        "atexit.register(lambda: print('MODULES', *sorted(sys.modules), file=sys.stderr))\n"
+        "sys.argv = [sys.argv[1], 'list', 'demo']\n"
+        "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(CALIPER)],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "2026-11-30T19-00-00Z" in done.stdout  # the runs were listed, with their scores
+    assert "%" in done.stdout
+    line = next(x for x in done.stderr.splitlines() if x.startswith("MODULES "))
+    imported = set(line.split()[1:])
+    assert {"caliper.results.run_summary", "caliper.report.list_view"} <= imported
+    heavy = sorted(
+        m for m in imported if any(m == x or m.startswith(x + ".") for x in LIST_LEAVES_OUT)
+    )
+    assert heavy == []

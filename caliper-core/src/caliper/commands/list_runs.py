@@ -9,7 +9,7 @@ import click
 
 from caliper.errors import UsageError
 from caliper.results.store import SPEC_SUFFIXES, ResultsError, caliper_root, list_runs, load_run
-from caliper.spec.model import spec_name_for
+from caliper.spec.names import spec_name_for
 
 
 def run_row(entry) -> dict:

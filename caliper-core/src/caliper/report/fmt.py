@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import TYPE_CHECKING
 
-from caliper.results.models import Outcome
+from caliper.results.outcome import Outcome
 
 if TYPE_CHECKING:
     from caliper.results.stats import Interval
@@ -164,3 +165,16 @@ def tail(text: str | None, *, lines: int = 12, chars: int = 800) -> str:
     elif len(kept) < len(text.rstrip()):
         kept = "…\n" + kept
     return kept
+
+
+def when_label(iso: str | None) -> str:
+    """An ISO timestamp as ``YYYY-MM-DD HH:MM`` in UTC (the raw text if it does not parse)."""
+    if not iso:
+        return "unknown time"
+    try:
+        when = datetime.datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return iso
+    if when.tzinfo is not None:
+        when = when.astimezone(datetime.timezone.utc)
+    return when.strftime("%Y-%m-%d %H:%M")

@@ -10,8 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 from caliper.report import fmt
-from caliper.report.run_view import when_label
-from caliper.results.stats import Interval
+from caliper.report.fmt import when_label
+from caliper.results.interval import Interval
 
 
 def render_specs(rows: list[dict], root: Path, console: Console) -> None:

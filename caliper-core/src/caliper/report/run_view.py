@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from caliper.report import fmt, plain_table
+from caliper.report.fmt import when_label
 from caliper.results.legacy import LEGACY_NAME, LEGACY_SCHEMA
 from caliper.results.meta_labels import ablated_names, derived_sentence, user_setup_label
 from caliper.results.models import (
@@ -79,19 +79,6 @@ def attempt_verdict(record: AttemptRecord) -> tuple[str, str, str]:
 def engine_label(backend: str | None, model: str | None) -> str:
     """``backend:model`` as far as known."""
     return ":".join(p for p in (backend, model) if p) or "unknown engine"
-
-
-def when_label(iso: str | None) -> str:
-    """An ISO timestamp as ``YYYY-MM-DD HH:MM`` in UTC (the raw text if it does not parse)."""
-    if not iso:
-        return "unknown time"
-    try:
-        when = datetime.datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
-        return iso
-    if when.tzinfo is not None:
-        when = when.astimezone(datetime.timezone.utc)
-    return when.strftime("%Y-%m-%d %H:%M")
 
 
 def _header(meta: RunMeta, console: Console) -> None:

@@ -13,9 +13,6 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from caliper.results.meta_labels import ablated_names, derived_kind, derived_short
-from caliper.results.scoring import score_run
-from caliper.results.stats import interval_data
 from caliper.system.output_file import OutputWriteError, write_output
 
 if TYPE_CHECKING:
@@ -32,6 +29,10 @@ def summary_path(run_path: Path) -> Path:
 def summarize(results: RunResults) -> dict[str, Any]:
     """The listing fields of ``results``: the score with the 95 % interval ``caliper report``
     shows, the run's shape and how it was derived."""
+    from caliper.results.meta_labels import ablated_names, derived_kind, derived_short
+    from caliper.results.scoring import score_run
+    from caliper.results.stats import interval_data
+
     meta = results.meta
     run = score_run(results)
     row: dict[str, Any] = dict(

@@ -14,25 +14,9 @@ from statistics import NormalDist
 
 import attrs
 
+from caliper.results.interval import Interval as Interval  # re-exported
+
 DEFAULT_CONFIDENCE = 0.95
-
-
-@attrs.frozen
-class Interval:
-    """A two-sided confidence interval for a rate, both ends in ``[0, 1]``.
-
-    ``level`` is the confidence it was computed at (e.g. ``0.95``); ``method`` names how
-    (``"wilson"``, ...), so saved JSON and reports can say which interval they show.
-    """
-
-    low: float
-    high: float
-    level: float
-    method: str
-
-    def contains(self, value: float) -> bool:
-        """Whether ``value`` lies inside the interval (ends included)."""
-        return self.low <= value <= self.high
 
 
 def check_confidence(confidence: float) -> float:

@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from caliper.errors import CaliperError
-from caliper.results.compact import StorageLimits
-from caliper.results.models import RunResults
-from caliper.spec.model import spec_name_for
+from caliper.spec.names import spec_name_for
 from caliper.system.os_errors import describe_os_error
 
 if TYPE_CHECKING:
+    from caliper.results.compact import StorageLimits
+    from caliper.results.models import RunResults
     from caliper.system.output_file import OutputWriteError
 
 ROOT_DIR = ".caliper"

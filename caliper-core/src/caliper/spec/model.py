@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from caliper.plugin.mcp_server import McpServer as McpServer  # re-exported
+from caliper.spec.names import spec_name_for as spec_name_for  # re-exported
 
 if TYPE_CHECKING:
     from caliper.plugin.conversation import PlantedConversation
@@ -96,12 +97,3 @@ class Spec:
     @property
     def directory(self) -> Path:
         return self.path.parent
-
-
-def spec_name_for(path: Path) -> str:
-    """The spec's short name: ``foo.eval.yaml`` → ``foo``."""
-    name = path.name
-    for suffix in (".eval.yaml", ".eval.yml", ".yaml", ".yml"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return path.stem
