@@ -108,6 +108,7 @@ def test_a_sidecar_read_gives_the_records_the_file_gives(tmp_path, monkeypatch):
     assert records_cache.records_path(path).is_file()
     same(from_sidecar_only(path, monkeypatch), expected)
     assert load_run(path, transcripts=True).tasks[0].attempts[0].transcript  # not from it
+    assert records_cache.records_path(path).stat().st_mode == path.stat().st_mode
 
 
 def test_values_another_json_type_read_as_the_file_reads_them(tmp_path, monkeypatch):
@@ -198,6 +199,18 @@ def test_a_damaged_sidecar_is_ignored_and_saved_again(tmp_path, monkeypatch, dam
     sidecar.write_text(damage(sidecar.read_text(encoding="utf-8")), encoding="utf-8")
     same(load_run(path, transcripts=False), plain(path))
     same(from_sidecar_only(path, monkeypatch), plain(path))
+
+
+def test_a_record_field_without_a_sidecar_form_only_costs_the_decode(tmp_path, monkeypatch):
+    path = stored(tmp_path, varied_run())
+
+    def unsupported():
+        raise records_cache.CacheLayoutError("no sidecar form for a new field")
+
+    monkeypatch.setattr(records_cache, "_functions", unsupported)
+    same(load_run(path, transcripts=False), plain(path))
+    same(load_run(path, transcripts=False), plain(path))
+    assert not records_cache.records_path(path).exists()
 
 
 def test_a_file_outside_a_store_gets_no_sidecar(tmp_path):

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import functools
 import hashlib
 import json
 import os
+import stat
 import tempfile
 import types
 import typing
@@ -171,26 +173,20 @@ class _Functions:
     decode_task: Callable[[Any], Any]
 
 
-_made: list[_Functions] = []
-
-
+@functools.cache
 def _functions() -> _Functions:
     """The encoders and decoders of a run's meta and tasks (made once)."""
-    if not _made:
-        codec = _Codec()
-        attrs.resolve_types(RunResults)
-        meta_enc, meta_dec = codec.record(attrs.fields(RunResults).meta.type)
-        task_enc, task_dec = codec.record(_task_class())
-        _made.append(
-            _Functions(
-                layout="|".join(codec.layout),
-                encode_meta=codec.function(meta_enc),
-                decode_meta=codec.function(meta_dec),
-                encode_task=codec.function(task_enc),
-                decode_task=codec.function(task_dec),
-            )
-        )
-    return _made[0]
+    codec = _Codec()
+    attrs.resolve_types(RunResults)
+    meta_enc, meta_dec = codec.record(attrs.fields(RunResults).meta.type)
+    task_enc, task_dec = codec.record(_task_class())
+    return _Functions(
+        layout="|".join(codec.layout),
+        encode_meta=codec.function(meta_enc),
+        decode_meta=codec.function(meta_dec),
+        encode_task=codec.function(task_enc),
+        decode_task=codec.function(task_dec),
+    )
 
 
 def _task_class() -> type:
@@ -249,13 +245,14 @@ def read_records(run_path: Path) -> RunResults | None:
         with open(records_path(run_path), encoding="utf-8") as file:
             digest = file_digest(run_path)
             return None if digest is None else decode(file, digest)
-    except (OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError, CacheLayoutError):
         return None
 
 
 def write_records(run_path: Path, results: RunResults, digest: str) -> None:
     """Save ``results`` (decoded without transcripts from ``run_path``'s bytes hashing to
-    ``digest``) as its sidecar, a line at a time into a temporary file renamed over it.
+    ``digest``) as its sidecar, a line at a time into a temporary file renamed over it, with
+    the run file's permissions.
     Best effort: a sidecar not written is made by a later read. A sidecar cut short (a
     crash before its data reached the disk) is never read as whole (see :func:`decode`)."""
     target = records_path(run_path)
@@ -267,6 +264,7 @@ def write_records(run_path: Path, results: RunResults, digest: str) -> None:
     try:
         with open(descriptor, "w", encoding="utf-8") as file:
             file.writelines(encode(results, digest))
+        os.chmod(temporary, stat.S_IMODE(run_path.stat().st_mode))  # readable as the run is
         os.replace(temporary, target)
     except (OSError, CacheLayoutError, TypeError, ValueError):
         _remove(temporary)
