@@ -120,6 +120,7 @@ DEFERRED_IMPORTS: dict[str, str] = {
     "caliper.results.store": "`--help`s of report, history and run read no saved run",
     "caliper.results.legacy": "only for a results file of an earlier version",
     "caliper.results.run_summary": "the run summaries, for listing runs only",
+    "caliper.results.records_cache": "the records sidecar, for reading a run without its turns",
     "caliper.results.meta_labels": "`caliper history --help` without the run labels",
     "caliper.results.run_clock": "`caliper report --help` without the run clock",
     "caliper.results.spend": "the spend figures, for a report that shows them",

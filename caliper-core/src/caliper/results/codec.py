@@ -12,6 +12,7 @@ import contextlib
 import copy
 import functools
 import gc
+import io
 import json
 import types
 import typing
@@ -376,7 +377,7 @@ def loads(text: str, *, transcripts: bool = True) -> RunResults:
     return run if run is not None else from_data(parse(text), transcripts=transcripts)
 
 
-def read_file(path: Path, *, transcripts: bool = True) -> RunResults | None:
+def read_file(path: Path, *, transcripts: bool = True, digest: Any = None) -> RunResults | None:
     """The run in the results file at ``path``, or ``None`` when it cannot be read this way
     (missing, unreadable, not UTF-8, not JSON, not a run: the caller reads it the plain way,
     ``from_data(parse(text))``, which says what is wrong).
@@ -386,12 +387,40 @@ def read_file(path: Path, *, transcripts: bool = True) -> RunResults | None:
     dicts of all attempts are ever held at once (a 50,000-attempt file: 55 MB of text and
     ~190 MB of dicts); equal strings that every attempt repeats (task names, models, check
     keys and reasons, roles) are kept once per read. The run is the one the plain read gives.
+
+    ``digest`` (a :mod:`hashlib` object), when given, is updated with every byte of the file
+    as it is read, so it hashes exactly the bytes the run was decoded from.
     """
     try:
-        with open(path, encoding="utf-8") as file:
-            return _read_incrementally(lambda *on: decode_run(file.read, *on), transcripts)
-    except OSError:
+        with open(path, "rb") as raw:
+            buffered = raw if digest is None else io.BufferedReader(_Hashing(raw, digest))
+            with io.TextIOWrapper(buffered, encoding="utf-8") as file:
+                run = _read_incrementally(lambda *on: decode_run(file.read, *on), transcripts)
+                while run is not None and digest is not None and file.read(CHUNK_BYTES):
+                    pass  # the rest (whitespace) is hashed too
+                return run
+    except (OSError, UnicodeDecodeError):
         return None
+
+
+CHUNK_BYTES = 1 << 16
+
+
+class _Hashing(io.RawIOBase):
+    """A binary file's reader that adds every byte read to ``digest``."""
+
+    def __init__(self, raw: Any, digest: Any) -> None:
+        super().__init__()
+        self.raw = raw
+        self.digest = digest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        count = self.raw.readinto(buffer)
+        self.digest.update(memoryview(buffer)[:count])
+        return count
 
 
 def _read_incrementally(decode: Decode, transcripts: bool) -> RunResults | None:

@@ -490,7 +490,7 @@ def _not_results(path: Path, exc: Exception, data: Any = None) -> ResultsError:
 def _load_results_file(path: Path, *, transcripts: bool = True) -> RunResults:
     from caliper.results import codec
 
-    results = codec.read_file(path, transcripts=transcripts)  # a piece at a time
+    results = _read_records(path) if not transcripts else codec.read_file(path)
     if results is not None:
         return results
     data = None
@@ -506,6 +506,33 @@ def _load_results_file(path: Path, *, transcripts: bool = True) -> RunResults:
             except legacy.LegacyDecodeError as bad:
                 raise ResultsError(f"{path}: {bad}.") from None
         raise _not_results(path, exc) from None
+
+
+def _read_records(path: Path) -> RunResults | None:
+    """The run at ``path`` without transcripts, decoded a piece at a time; ``None`` when it
+    cannot be read that way. A run in a store (``.caliper/results/SPEC/``) is read from its
+    records sidecar when that was saved for the file's present content, and the sidecar is
+    saved after a decode for the next read; a file elsewhere never gets one."""
+    import hashlib
+
+    from caliper.results import codec, records_cache
+
+    if not in_store(path):
+        return codec.read_file(path, transcripts=False)
+    results = records_cache.read_records(path)
+    if results is not None:
+        return results
+    digest = hashlib.sha256()
+    results = codec.read_file(path, transcripts=False, digest=digest)
+    if results is not None:
+        records_cache.write_records(path, results, digest.hexdigest())
+    return results
+
+
+def in_store(path: Path) -> bool:
+    """Whether ``path`` is a run file in a store: ``.caliper/results/SPEC/RUN.json``."""
+    folders = path.absolute().parts[-4:-1]
+    return len(folders) == 3 and folders[:2] == (ROOT_DIR, RESULTS_DIR)
 
 
 def list_runs(root: Path, spec_name: str | None = None) -> list[RunEntry]:

@@ -1,0 +1,278 @@
+"""A saved run's records without transcripts, kept beside the run for reading commands.
+
+``report`` (text, markdown, json without turns), ``compare`` and ``list`` read a run without
+its transcripts (:func:`caliper.results.store.load_run` with ``transcripts=False``). Decoding
+the results file for that builds every attempt from its JSON object: most of those commands'
+time on a big run. The first such read saves what it built in a hidden sidecar,
+``.<run file name>.records``, and later reads build the same records from it instead.
+
+The sidecar holds each record as a JSON list of its fields' values in field order (no keys;
+enums as their values; nested records as lists), one line per task after a header. The
+header holds the SHA-256 of the results file's bytes the records were decoded from (hashed
+as they were read, so they are exactly those bytes) and the layout of the record classes.
+A read hashes the results file as it is now; any difference in content (a regrade, review,
+resume or hand edit rewrote it), in layout (another caliper version) or in the sidecar's
+own shape makes the read ignore the sidecar and decode the file. So a sidecar can only
+ever give the records the file itself gives.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import functools
+import hashlib
+import json
+import os
+import stat
+import tempfile
+import types
+import typing
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from caliper.results.models import AttemptRecord, CheckRecord, RunResults
+
+CACHE_VERSION = 1
+HASH_CHUNK = 1 << 20
+"""Bytes hashed at a time (the file is never held whole)."""
+_PLAIN = (str, int, float, bool, type(None), typing.Any)
+_LEFT_OUT = {(AttemptRecord, "transcript")}
+"""Fields not kept: always ``None`` in a read without transcripts."""
+_SHARED = {
+    *((AttemptRecord, name) for name in ("task_name", "model", "reason", "error")),
+    *((CheckRecord, name) for name in ("key", "reason", "backend", "model", "prompt_version")),
+}
+"""Text fields most attempts repeat: one string object per distinct value of a read, as the
+decode of the run file shares them (memory only; the values are the same)."""
+_strings: dict[str, str] = {}
+"""The shared strings of the read in progress (emptied after it)."""
+
+
+class CacheLayoutError(TypeError):
+    """A record field of a type the sidecar cannot hold (a model change this module lacks)."""
+
+
+def records_path(run_path: Path) -> Path:
+    """The sidecar that holds ``run_path``'s records."""
+    return run_path.with_name(f".{run_path.name}.records")
+
+
+def file_digest(path: Path) -> str | None:
+    """The SHA-256 (hex) of the file's bytes, or ``None`` if it cannot be read."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as file:
+            while chunk := file.read(HASH_CHUNK):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def _is_plain(tp: Any) -> bool:
+    """Whether values of ``tp`` are JSON values kept as they are (no record, no enum)."""
+    if tp in _PLAIN:
+        return True
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (list, dict, typing.Union, types.UnionType):
+        return all(_is_plain(arg) for arg in args)
+    return False
+
+
+def _optional_inner(tp: Any) -> Any | None:
+    """``X`` of ``X | None``, else ``None``."""
+    args = typing.get_args(tp)
+    union = typing.get_origin(tp) in (typing.Union, types.UnionType)
+    if union and len(args) == 2 and type(None) in args:
+        return next(arg for arg in args if arg is not type(None))
+    return None
+
+
+class _Codec:
+    """Generated functions turning each record class into a JSON list and back."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, Any] = {}
+        self.made: dict[type, tuple[str, str]] = {}
+        self.layout: list[str] = []
+
+    def bind(self, value: Any, prefix: str) -> str:
+        name = f"{prefix}{len(self.names)}"
+        self.names[name] = value
+        return name
+
+    def value(self, tp: Any, expr: str) -> tuple[str, str]:
+        """(encoding, decoding) expressions of a value ``expr`` of type ``tp``."""
+        if _is_plain(tp):
+            return expr, expr
+        inner = _optional_inner(tp)
+        if inner is not None:
+            enc, dec = self.value(inner, expr)
+            return (
+                f"(None if {expr} is None else {enc})",
+                f"(None if {expr} is None else {dec})",
+            )
+        if typing.get_origin(tp) is list and len(typing.get_args(tp)) == 1:
+            item = f"i{len(self.names)}"
+            self.names[item] = None  # keeps the loop names apart
+            enc, dec = self.value(typing.get_args(tp)[0], item)
+            return f"[{enc} for {item} in {expr}]", f"[{dec} for {item} in {expr}]"
+        if isinstance(tp, type) and issubclass(tp, enum.Enum):
+            members = self.bind({member.value: member for member in tp}, "E")
+            self.layout.append(f"{tp.__qualname__}:{','.join(str(m.value) for m in tp)}")
+            return f"{expr}.value", f"{members}[{expr}]"
+        if isinstance(tp, type) and attrs.has(tp):
+            enc, dec = self.record(tp)
+            return f"{enc}({expr})", f"{dec}({expr})"
+        raise CacheLayoutError(f"no sidecar form for {tp!r}")
+
+    def record(self, cls: type) -> tuple[str, str]:
+        """The names of the functions encoding and decoding one ``cls``."""
+        if cls in self.made:
+            return self.made[cls]
+        enc_name, dec_name = f"enc_{cls.__name__}", f"dec_{cls.__name__}"
+        self.made[cls] = (enc_name, dec_name)
+        attrs.resolve_types(cls)
+        kept = [f for f in attrs.fields(cls) if (cls, f.name) not in _LEFT_OUT]
+        self.layout.append(f"{cls.__qualname__}:{','.join(f'{f.name}={f.type}' for f in kept)}")
+        encoded, decoded, position = [], [], 0
+        for field in attrs.fields(cls):
+            if (cls, field.name) in _LEFT_OUT:
+                decoded.append("None")
+                continue
+            enc, _ = self.value(field.type, f"o.{field.name}")
+            _, dec = self.value(field.type, f"t[{position}]")
+            if (cls, field.name) in _SHARED:
+                self.names["same"] = _strings.setdefault
+                dec = f"(None if {dec} is None else same({dec}, {dec}))"
+            encoded.append(enc)
+            decoded.append(dec)
+            position += 1
+        self.names[cls.__name__] = cls
+        source = (
+            f"def {enc_name}(o):\n    return [{', '.join(encoded)}]\n"
+            f"def {dec_name}(t):\n    return {cls.__name__}({', '.join(decoded)})\n"
+        )
+        exec(compile(source, f"<records sidecar {cls.__name__}>", "exec"), self.names)
+        return enc_name, dec_name
+
+    def function(self, name: str) -> Callable[[Any], Any]:
+        return self.names[name]
+
+
+@attrs.frozen
+class _Functions:
+    layout: str
+    encode_meta: Callable[[Any], Any]
+    decode_meta: Callable[[Any], Any]
+    encode_task: Callable[[Any], Any]
+    decode_task: Callable[[Any], Any]
+
+
+@functools.cache
+def _functions() -> _Functions:
+    """The encoders and decoders of a run's meta and tasks (made once)."""
+    codec = _Codec()
+    attrs.resolve_types(RunResults)
+    meta_enc, meta_dec = codec.record(attrs.fields(RunResults).meta.type)
+    task_enc, task_dec = codec.record(_task_class())
+    return _Functions(
+        layout="|".join(codec.layout),
+        encode_meta=codec.function(meta_enc),
+        decode_meta=codec.function(meta_dec),
+        encode_task=codec.function(task_enc),
+        decode_task=codec.function(task_dec),
+    )
+
+
+def _task_class() -> type:
+    attrs.resolve_types(RunResults)
+    (task_cls,) = typing.get_args(attrs.fields(RunResults).tasks.type)
+    return task_cls
+
+
+def encode(results: RunResults, digest: str) -> Iterator[str]:
+    """The sidecar text of ``results`` (read without transcripts from a file whose bytes
+    hash to ``digest``), a line at a time."""
+    made = _functions()
+    header = {
+        "version": CACHE_VERSION,
+        "sha256": digest,
+        "layout": made.layout,
+        "tasks": len(results.tasks),
+        "meta": made.encode_meta(results.meta),
+    }
+    yield json.dumps(header) + "\n"
+    for task in results.tasks:
+        yield json.dumps(made.encode_task(task)) + "\n"
+
+
+def decode(lines: Iterable[str], digest: str) -> RunResults | None:
+    """The run a sidecar's ``lines`` hold, or ``None`` when they were not written for a file
+    whose bytes hash to ``digest`` by this layout, or are not a whole sidecar."""
+    made = _functions()
+    lines = iter(lines)
+    try:
+        header = json.loads(next(lines, ""))
+    except ValueError:
+        return None
+    if not isinstance(header, dict) or [
+        header.get("version"),
+        header.get("sha256"),
+        header.get("layout"),
+    ] != [CACHE_VERSION, digest, made.layout]:
+        return None
+    try:
+        meta = made.decode_meta(header["meta"])
+        tasks = [made.decode_task(json.loads(line)) for line in lines]
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return None
+    finally:
+        _strings.clear()
+    if len(tasks) != header.get("tasks"):
+        return None  # cut short
+    return RunResults(meta=meta, tasks=tasks)
+
+
+def read_records(run_path: Path) -> RunResults | None:
+    """The run at ``run_path`` without transcripts, from its sidecar; ``None`` when there is
+    no sidecar for the file's present content (or it cannot be read)."""
+    try:
+        with open(records_path(run_path), encoding="utf-8") as file:
+            digest = file_digest(run_path)
+            return None if digest is None else decode(file, digest)
+    except (OSError, UnicodeDecodeError, CacheLayoutError):
+        return None
+
+
+def write_records(run_path: Path, results: RunResults, digest: str) -> None:
+    """Save ``results`` (decoded without transcripts from ``run_path``'s bytes hashing to
+    ``digest``) as its sidecar, a line at a time into a temporary file renamed over it, with
+    the run file's permissions.
+    Best effort: a sidecar not written is made by a later read. A sidecar cut short (a
+    crash before its data reached the disk) is never read as whole (see :func:`decode`)."""
+    target = records_path(run_path)
+    try:
+        descriptor, name = tempfile.mkstemp(dir=target.parent, prefix=f"{target.name}.")
+    except OSError:
+        return
+    temporary = Path(name)
+    try:
+        with open(descriptor, "w", encoding="utf-8") as file:
+            file.writelines(encode(results, digest))
+        os.chmod(temporary, stat.S_IMODE(run_path.stat().st_mode))  # readable as the run is
+        os.replace(temporary, target)
+    except (OSError, CacheLayoutError, TypeError, ValueError):
+        _remove(temporary)
+    except BaseException:  # Ctrl-C: no temporary file is left
+        _remove(temporary)
+        raise
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)
