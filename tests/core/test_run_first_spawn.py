@@ -29,12 +29,16 @@ SPAWN_PROBE = (
     "process._popen = popen\n"
     "import caliper.runner.run.startup as startup\n"
     "startup.FirstStarts.LONGEST = 60.0  # a loaded machine must not make the wait give up\n"
-    "atexit.register(lambda: print('AT EXIT', gc.isenabled(), gc.get_freeze_count() > 0))\n"
+    "def at_exit():\n"
+    "    print('AT EXIT', gc.isenabled(), gc.get_freeze_count() > 0)\n"
+    "    with open('at-exit.json', 'w') as out:\n"
+    "        __import__('json').dump(sorted(sys.modules), out)\n"
+    "atexit.register(at_exit)\n"
     "sys.argv = [sys.argv[1], *sys.argv[2:]]\n"
     "runpy.run_path(sys.argv[0], run_name='__main__')\n"
 )
 """The real console script as ``__main__``, noting the loaded modules and the journals on
-disk when ``run_process`` starts its first process."""
+disk when ``run_process`` starts its first process, and the loaded modules at its exit."""
 
 NOT_BEFORE_THE_FIRST_AGENT = (
     "cattrs",  # the journal's header is unstructured with it
@@ -48,7 +52,16 @@ NOT_BEFORE_THE_FIRST_AGENT = (
     "caliper.results.scoring",
     "caliper.runner.adaptive",  # no --k auto
     "caliper.runner.shard",  # no --shard
+    "difflib",  # no mistyped name to suggest a close one for
+    "secrets",  # the ledger's and sandboxes' random names come from os.urandom
 )
+
+NOT_IN_A_RUN_WITHOUT_BARS = (
+    "caliper.results.gate",  # the report's spend section writes measures without the gate
+    "difflib",
+    "secrets",
+)
+"""Modules a run with no --min-score/--max-cost bar and no mistake never needs, to its end."""
 
 
 def test_the_first_agent_starts_before_the_journal_and_display(tmp_path: Path) -> None:
@@ -80,6 +93,9 @@ def test_the_first_agent_starts_before_the_journal_and_display(tmp_path: Path) -
     # the cycle collector is off until then, and on (start-up's objects frozen) afterwards
     assert seen["collector"] is False
     assert "AT EXIT True True" in done.stdout
+    at_exit = set(json.loads((tmp_path / "at-exit.json").read_text()))
+    assert "caliper.report.spend_view" in at_exit  # the end report was drawn
+    assert sorted(at_exit & set(NOT_IN_A_RUN_WITHOUT_BARS)) == []
     # and the run still ended as usual, its results saved from the journal
     saved = space.latest_results()
     assert saved is not None

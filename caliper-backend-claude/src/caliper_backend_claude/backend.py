@@ -17,7 +17,6 @@ from caliper.plugin.attempt import (
 )
 from caliper.plugin.backend import Backend, CliUpdate, run_agent
 from caliper_backend_claude import (
-    conversation,
     errors,
     events,
     home,
@@ -162,6 +161,9 @@ class ClaudeCodeBackend(Backend[dict[str, str]]):
             home.with_bundled_skills(env)
         argv = invocation.attempt_argv(cli, model=request.model, mcp_argv=mcp_argv)
         if request.conversation is not None:
+            # imported here: only a task started from a planted conversation needs it
+            from caliper_backend_claude import conversation
+
             argv += conversation.resume_argv(
                 conversation.plant_session(request.conversation, request.sandbox)
             )

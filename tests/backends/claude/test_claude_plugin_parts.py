@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,20 @@ from caliper_backend_claude import plugin, versions
 from caliper_backend_claude.backend import ClaudeCodeBackend
 from caliper_backend_claude.mcp import ClaudeMcpTranslator
 from caliper_backend_claude.skills import ClaudeSkillInstaller
+
+
+def test_loading_the_backend_leaves_planted_conversations_unloaded():
+    """A run whose tasks plant no conversation never needs the conversation model (four
+    attrs classes built at import): the backend imports its module only for such a task."""
+    probe = (
+        "import sys\n"
+        "from caliper_backend_claude import backend, plugin\n"
+        "print(sorted(m for m in sys.modules if m.endswith('conversation')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"
 
 
 def test_plugin_registers_backend_installer_and_translator():

@@ -10,7 +10,6 @@ One grammar for both flags:
 
 from __future__ import annotations
 
-import difflib
 from typing import TYPE_CHECKING
 
 import attrs
@@ -43,6 +42,8 @@ class Engine:
 
 
 def _unknown_backend(host: PluginHost, asked: str, flag: str, backend_name: str) -> PluginNotFound:
+    import difflib
+
     backends = host.backends()
     names = sorted({*backends, *(a for b in backends.values() for a in b.aliases)})
     candidates = names + [n for n in KNOWN_DISTRIBUTIONS if n not in names]
@@ -112,6 +113,8 @@ def _refuse_backend_typo(backends: dict[str, Backend], text: str, flag: str) -> 
     names = sorted(
         {*backends, *(a for b in backends.values() for a in b.aliases), *KNOWN_DISTRIBUTIONS}
     )
+    import difflib
+
     close = difflib.get_close_matches(text, names, n=1, cutoff=0.75)
     if close:
         raise PluginNotFound(

@@ -30,7 +30,6 @@ needs only :mod:`caliper.plugin` on the driver and :mod:`caliper.remote` on its 
 from __future__ import annotations
 
 import abc
-import hashlib
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
@@ -137,6 +136,8 @@ class RunBundle:
     def id(self) -> str:
         """A stable id of the bundle's contents (a node's cache key); packs it if needed."""
         if self._id is None:
+            import hashlib
+
             self._id = hashlib.sha256(self.payload()).hexdigest()[:24]
         return self._id
 

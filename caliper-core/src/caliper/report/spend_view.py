@@ -7,7 +7,7 @@ price table is applied.
 
 from __future__ import annotations
 
-from caliper.results.gate import COST, DURATION, format_fraction, format_measure
+from caliper.results.measures import COST, DURATION, format_fraction, format_measure
 from caliper.results.spend import Spend
 from caliper.results.spread import Spread
 

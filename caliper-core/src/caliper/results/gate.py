@@ -32,7 +32,6 @@ Pure functions, no I/O; ``docs/ci.md`` explains the gate in plain words.
 
 from __future__ import annotations
 
-import difflib
 import enum
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -40,6 +39,15 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from caliper.results.measures import (
+    ACTIVATION,
+    COST,
+    DURATION,
+    SCORE,
+    format_fraction,
+    format_measure,
+    format_number,
+)
 from caliper.results.models import Outcome
 from caliper.results.scoring import RunScore
 from caliper.results.stats import Interval, mean_rate_interval, wilson_interval
@@ -47,10 +55,6 @@ from caliper.results.stats import Interval, mean_rate_interval, wilson_interval
 if TYPE_CHECKING:
     from caliper.results.models import RunResults
 
-SCORE = "score"
-ACTIVATION = "activation"
-COST = "cost"
-DURATION = "duration"
 METRIC_FLAGS = {
     SCORE: "--min-score",
     ACTIVATION: "--min-activation",
@@ -124,26 +128,6 @@ class Bar:
         """The flag as it would be written: ``--min-score 'TASK=0.9'``."""
         value = format_number(self.threshold)
         return f"{self.flag} {value}" if self.task is None else f"{self.flag} {self.task}={value}"
-
-
-def format_fraction(value: float) -> str:
-    """``0.9`` → ``90%``, ``0.875`` → ``87.5%``."""
-    text = f"{value * 100:.1f}".rstrip("0").rstrip(".")
-    return f"{text}%"
-
-
-def format_number(value: float) -> str:
-    """``0.9`` → ``0.9``, ``1.0`` → ``1``."""
-    return f"{value:g}"
-
-
-def format_measure(metric: str, value: float) -> str:
-    """A bar's value in its unit: ``80%`` (rates), ``$0.0123`` (cost), ``12.5s`` (time)."""
-    if metric == COST:
-        return f"${value:.4g}" if value < 1 else f"${value:,.2f}"
-    if metric == DURATION:
-        return f"{value:.3g}s" if value < 100 else f"{value:,.0f}s"
-    return format_fraction(value)
 
 
 def _ceiling(text: str, metric: str, where: str) -> float:
@@ -223,6 +207,8 @@ def check_bar_tasks(
                 )
             continue
         if bar.task not in task_names:
+            import difflib
+
             close = difflib.get_close_matches(bar.task, list(task_names), n=1, cutoff=0.6)
             suggestion = f" Did you mean {close[0]!r}?" if close else ""
             shown = ", ".join(repr(n) for n in task_names) or "none"

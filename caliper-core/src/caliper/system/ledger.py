@@ -29,7 +29,6 @@ import contextlib
 import fcntl
 import json
 import os
-import secrets
 import signal
 import stat
 import tempfile
@@ -113,7 +112,7 @@ class Ledger:
         """Create, lock and name a new ledger under ``base`` (atomically: a ledger is only
         visible under its final name once it is locked)."""
         folder = ledger_folder(base)
-        token = secrets.token_hex(4)
+        token = os.urandom(4).hex()
         temp = folder / f"{NEW_PREFIX}{os.getpid()}-{token}"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
         for _ in range(10):
@@ -174,7 +173,7 @@ class Ledger:
         """Note, then make, a new sandbox folder in ``parent`` (mode 0700, a fresh name that
         carries this ledger's token); ``None`` when this ledger was closed meanwhile."""
         for _ in range(100):
-            root = parent / f"{prefix}{self.token}-{secrets.token_hex(4)}"
+            root = parent / f"{prefix}{self.token}-{os.urandom(4).hex()}"
             if not self.note({"sandbox": str(root)}):
                 return None
             try:

@@ -8,7 +8,6 @@ leaves its entry point out or a :class:`~caliper.host.plugins.PluginHost` loads 
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -62,6 +61,8 @@ def resolve_executor(host: PluginHost, executor_id: str) -> Executor:
 def unknown_executor(executor_id: str, known: Iterable[str]) -> UsageError:
     """The one message for an ``--executor`` nobody provides."""
     known = list(known)
+    import difflib
+
     close = difflib.get_close_matches(executor_id, known, n=1, cutoff=0.6)
     ray = ""
     if executor_id == "ray" or (close and close[0] == "ray"):
@@ -142,6 +143,8 @@ def concurrency_limits(given: Mapping[str, int], runs: Mapping[str, PreparedRun]
         backend = alias_of.get(backend, backend)
         resolved[backend] = count
         if backend not in known:
+            import difflib
+
             close = difflib.get_close_matches(backend, sorted(known), n=1, cutoff=0.6)
             raise UsageError(
                 f"--max-concurrent {backend}=…: no installed backend has that id."

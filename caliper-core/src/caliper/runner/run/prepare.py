@@ -12,7 +12,6 @@ folder mid-run changes nothing.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -89,6 +88,8 @@ MCP_PREFIX = "mcp:"
 def _no_such(
     flag_value: str, name: str, kind: str, names: Sequence[str], flag: str = "--ablate"
 ) -> UsageError:
+    import difflib
+
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
     suggestion = f" Did you mean {close[0]!r}?" if close else ""
     declared = ", ".join(names) if names else "none"
@@ -138,6 +139,8 @@ def check_ablation(
             removed_servers.append(value)
         else:
             names = skill_names + [n for n in server_names if n not in skill_names]
+            import difflib
+
             close = difflib.get_close_matches(value, names, n=1, cutoff=0.6)
             suggestion = f" Did you mean {close[0]!r}?" if close else ""
             hint = f"Declared skills: {', '.join(skill_names) or 'none'}."
