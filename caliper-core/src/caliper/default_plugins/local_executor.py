@@ -1,10 +1,11 @@
 """The built-in ``local`` executor: attempts on a pool of ``--workers`` threads in this process.
 
 Each submitted job runs :attr:`caliper.plugin.executor.RunWork.run_here` on a worker thread
-(sandbox,
-agent, checks, retries, redaction); the finished attempt puts itself on a queue the moment it
-is done, so :meth:`LocalSession.next_finished` costs O(1) per attempt however many are in
-flight (``concurrent.futures.wait`` over every pending future would make a run quadratic).
+(sandbox, agent, checks, retries, redaction); that thread then settles the finished attempt
+(the scheduler's policy, which may submit the next job, so the same thread starts it next)
+and puts it on a queue, so :meth:`LocalSession.next_finished` costs O(1) per attempt however
+many are in flight (``concurrent.futures.wait`` over every pending future would make a run
+quadratic).
 
 Capacity is counted here: at most ``--workers`` jobs in flight in total and at most
 ``--max-concurrent BACKEND=N`` of one backend. The scheduler submits a job only when
