@@ -165,3 +165,40 @@ def test_an_error_while_settling_surfaces_in_the_scheduler_instead_of_a_hang():
                 session.next_finished(1.0)
     finally:
         session.close()
+
+
+def test_closing_while_a_worker_settles_and_submits_does_not_hang():
+    session = _session(Agent(), 1)
+    lock = threading.RLock()
+    go, settling = threading.Event(), threading.Event()
+    submitted = [1, 2]
+
+    def settle(finished):
+        number = finished.job.number
+        if number == 1:
+            settling.set()
+            go.wait(10)
+        if number < 4:
+            try:
+                session.submit(AttemptJob("a", number + 2, "", "a"))
+                submitted.append(number + 2)
+            except RuntimeError:  # the session is closing: no more jobs
+                pass
+
+    session.settle_where_finished(settle, lock)
+    with lock:
+        session.submit(AttemptJob("a", 1, "", "a"))
+        session.submit(AttemptJob("a", 2, "", "a"))  # queued behind 1 on the one worker
+    assert settling.wait(10)
+    closer = threading.Thread(target=session.close, daemon=True)
+    closer.start()
+    closer.join(0.2)  # the close is under way (waiting for the lock) while 1 still settles
+    go.set()
+    closer.join(10)
+    assert not closer.is_alive(), "closing deadlocked with a worker submitting"
+    handed_back = []
+    while session.in_flight():
+        finished = session.next_finished(1.0)
+        assert finished is not None
+        handed_back.append(finished.job.number)
+    assert sorted(handed_back) == sorted(submitted)  # each job exactly once, run or cancelled

@@ -59,6 +59,7 @@ class LocalSession(ExecutorSession):
         """Jobs submitted and not yet handed back by :meth:`next_finished`."""
         self._futures: dict[int, concurrent.futures.Future[None]] = {}
         self._tokens = iter(range(1 << 62))
+        self._closed = False
 
     def settle_where_finished(
         self, settle: Callable[[FinishedAttempt], None], lock: threading.RLock
@@ -77,8 +78,10 @@ class LocalSession(ExecutorSession):
             return limit is None or self._by_backend.get(job.backend_id, 0) < limit
 
     def submit(self, job: AttemptJob) -> None:
-        """Queue ``job`` on the pool (never blocks)."""
+        """Queue ``job`` on the pool (never blocks); refused once the session is closing."""
         with self._lock:
+            if self._closed:
+                raise RuntimeError("the local executor session is closed")
             token = next(self._tokens)
             future = self._pool.submit(self._run, token, job)
             self._running += 1
@@ -146,7 +149,13 @@ class LocalSession(ExecutorSession):
             future.cancel()
 
     def close(self) -> None:
-        """Wait for the worker threads to finish and release them."""
+        """Wait for the worker threads to finish and release them.
+
+        Submitting stops first, under the lock: the pool's shutdown cancels queued jobs
+        holding its own lock, and their hand-back takes ours, so no worker may be waiting
+        inside ours to submit to the pool then."""
+        with self._lock:
+            self._closed = True
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
