@@ -17,6 +17,11 @@ The contract, as the scheduler uses it::
     session.cancel()                          # on a stop: drop queued jobs, stop running ones
     session.close()                           # always, once
 
+A session whose attempts finish in this process may accept
+:meth:`ExecutorSession.settle_where_finished`: the thread that finished an attempt then takes
+it into account itself (and so may submit the next job) before handing it back, with no
+wait for the scheduler's thread in between.
+
 Jobs and finished attempts are plain data (:class:`AttemptJob`, :class:`FinishedAttempt`), so an
 executor may ship them to another machine. What a remote machine needs to run a job is in
 :class:`RunWork`: one opaque :class:`RunBundle` per engine key, which a node hands to
@@ -218,6 +223,21 @@ class ExecutorSession(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None:
         """Release everything the session holds (threads, cluster connections). Called once."""
+
+    def settle_where_finished(
+        self, settle: Callable[[FinishedAttempt], None], lock: threading.RLock
+    ) -> bool:
+        """Offered by the scheduler before the first :meth:`submit`; return true to accept.
+
+        A session that accepts calls ``settle`` once for every job, in the thread where the
+        job finished (or was cancelled), holding ``lock``, after the job stopped counting
+        against :meth:`has_room` and before :meth:`next_finished` may hand it back; so
+        :meth:`next_finished` hands attempts back in the order they were settled. ``settle``
+        may call :meth:`has_room` and :meth:`submit` (the scheduler holds ``lock`` around its
+        own calls of them too). :meth:`in_flight` still counts a job until
+        :meth:`next_finished` handed it back. Default: decline (the scheduler settles each
+        finished attempt itself, after :meth:`next_finished`)."""
+        return False
 
 
 class Executor(abc.ABC):

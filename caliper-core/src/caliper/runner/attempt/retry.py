@@ -75,13 +75,13 @@ def run_with_retries(
     rng: random.Random | None = None,
 ) -> FinishedAttempt:
     """Run one attempt, again after each transient failure (see the module docstring)."""
-    rng = rng or random.Random()
     earlier: list[TryRecord] = []
     report = run()
     for retry_number in range(1, policy.retries + 1):
         record = report.record
         if record is None or report.fatal is not None or not is_transient(record):
             break
+        rng = rng or random.Random()  # seeded from the OS: made only when a retry waits
         wait = policy.delay(retry_number, record.retry_after, rng)
         earlier.append(as_try(record, wait))
         if stop.wait(wait):  # stopping: the last try is what this attempt got

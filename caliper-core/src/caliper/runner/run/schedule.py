@@ -13,6 +13,17 @@ thread:
   (Ctrl-C, SIGTERM, SIGHUP) stops handing out jobs; on a kill the session is cancelled and
   the controller lets the cleanups run. Whatever finished is kept.
 
+Each finished attempt is *settled* (the policy above takes it into account and the next
+jobs are handed out) before it is *reported* (``events``: the journal line, the display).
+Settling holds the scheduler's lock. With a session that accepts
+:meth:`~caliper.plugin.executor.ExecutorSession.settle_where_finished` (the ``local``
+executor) the worker thread that finished the attempt settles it, so it starts its next job
+without waiting for this thread; otherwise this thread settles each attempt as the session
+hands it back. Either way every decision that may withhold a job (``--fail-fast``, a stop,
+``--max-cost``, ``--k auto``) is made, under the lock, before any later job is handed out,
+so a withheld job never starts; and the reports come in the order the attempts were
+settled.
+
 Retries happen inside a job (:mod:`.job_runner`), so a retried attempt is one job. The cost
 per finished attempt is O(1) in the number of jobs: waiting jobs sit in one queue per backend
 and only queue heads are looked at.
@@ -21,6 +32,7 @@ and only queue heads are looked at.
 from __future__ import annotations
 
 import collections
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -136,7 +148,9 @@ def schedule(
 
 
 class _Scheduler:
-    """One run's scheduling state (see :func:`schedule`); used from one thread."""
+    """One run's scheduling state (see :func:`schedule`). Its state changes only under
+    ``lock`` (settling and handing out, from this thread or a worker's); the reports and the
+    loop run on the thread that called :func:`schedule`."""
 
     def __init__(
         self,
@@ -160,11 +174,15 @@ class _Scheduler:
             aborted={key: set() for key in runs},
         )
         self.budget: float | None = None
+        self.lock = threading.RLock()
+        self.unsettled = 0
+        """Jobs handed out and not settled yet."""
         records = self.execution.records
         self.waiting = _Waiting([job for job in jobs if job.task_name in records[job.engine_key]])
 
     def hand_out(self) -> None:
-        """Submit waiting jobs while the session has room (heads of queues only)."""
+        """Submit waiting jobs while the session has room (heads of queues only); under
+        ``lock``."""
         if self.controller.stop_requested.is_set():
             return
         for queue in self.waiting.queues.values():
@@ -178,29 +196,29 @@ class _Scheduler:
                     break
                 queue.popleft()
                 self.session.submit(job)
+                self.unsettled += 1
 
     def refill(self) -> None:
-        """``--k auto``: ask each adaptive engine for work for the free workers."""
+        """``--k auto``: ask each adaptive engine for work for the free workers; under
+        ``lock``."""
         if not self.adaptive or self.controller.stop_requested.is_set():
             return
         for key, state in self.adaptive.items():
             # asked even with no worker free: a baseline arm hands out the attempt it owes
             # the other arm's pair then (it waits in the queue for room)
-            free = max(self.workers - self.session.in_flight(), 0)
+            free = max(self.workers - self.unsettled, 0)
             for name, number in state.next_jobs(
                 free, lambda name, key=key: self.fail_fast.stopped(key, name)
             ):
                 self.waiting.add(AttemptJob(name, number, key, self.backend_of[key]))
             self.hand_out()
 
-    def handle(self, finished: FinishedAttempt, events: Events) -> None:
-        """Take ``finished`` into account, hand out the next jobs, then tell ``events``.
-
-        The next jobs go out before the journal line and the display update, so a free
-        worker starts its next attempt without waiting for them; what decides which jobs may
-        go (``--fail-fast``, ``--k auto``, a fatal error) is seen first.
-        """
+    def settle(self, finished: FinishedAttempt) -> None:
+        """Take ``finished`` into account, then hand out the next jobs (under ``lock``, in
+        whichever thread settles it): what decides which jobs may go (``--fail-fast``,
+        ``--k auto``, ``--max-cost``, a fatal error) is seen first."""
         job, record, execution = finished.job, finished.record, self.execution
+        self.unsettled -= 1
         state = self.adaptive.get(job.engine_key)
         if state is not None:
             if record is not None:
@@ -216,14 +234,19 @@ class _Scheduler:
             self._count_cost(record)
             if self.fail_fast.observe(job.engine_key, record):
                 finished.tripped_fail_fast = job.number < self.k_of[job.engine_key]
+                if finished.tripped_fail_fast:
+                    execution.aborted[job.engine_key].add(job.task_name)
         if not self.controller.killed:
             self.hand_out()
             self.refill()
-        if record is None:
+
+    @staticmethod
+    def report(finished: FinishedAttempt, events: Events) -> None:
+        """Tell ``events`` of a settled attempt (the journal line, the display update)."""
+        if finished.record is None:
             return
         events.attempt_done(finished)
         if finished.tripped_fail_fast:
-            execution.aborted[job.engine_key].add(job.task_name)
             events.task_aborted(finished)
 
     def _count_cost(self, record: AttemptRecord) -> None:
@@ -246,17 +269,23 @@ class _Scheduler:
             self.controller.request_stop(f"stopped: {execution.budget_stop}", kill=False)
 
     def run(self, events: Events) -> Execution:
-        """Hand out, then take finished attempts back until none is in flight; on a kill
-        cancel the session (once) and let the cleanups run."""
+        """Hand out, then report finished attempts (settling them here unless the session
+        settles them where they finished) until none is in flight; on a kill cancel the
+        session (once) and let the cleanups run."""
         controller, session = self.controller, self.session
         cancelled = False
-        self.hand_out()
-        self.refill()
+        settled_there = session.settle_where_finished(self.settle, self.lock)
+        with self.lock:
+            self.hand_out()
+            self.refill()
         events.started()
         while session.in_flight():
             finished = session.next_finished(POLL_SECONDS)
             if finished is not None:
-                self.handle(finished, events)
+                if not settled_there:
+                    with self.lock:
+                        self.settle(finished)
+                self.report(finished, events)
             if controller.killed:
                 if not cancelled:
                     session.cancel()
