@@ -20,7 +20,7 @@ from caliper.results.compact import StorageLimits
 from caliper.results.journal import JournalWriter, assemble, read_journal
 from caliper.results.models import AttemptRecord, CheckRecord, Outcome, RunMeta
 from caliper.runner.run.assemble import assemble_results, task_entries
-from caliper.runner.run.journaling import RunJournal
+from caliper.runner.run.journaling import PackedLines, RunJournal
 from caliper.system.output_file import write_output
 
 
@@ -141,3 +141,16 @@ def test_an_attempt_recorded_twice_keeps_its_last_record(tmp_path: Path) -> None
         results, _, _ = journal.finish(aborted=(), stop_reason=None, save=False)
         kept = [(a.attempt, a.outcome) for a in results.tasks[0].attempts]
         assert kept == [(1, Outcome.PASS), (2, Outcome.TIMEOUT)]
+
+
+def test_packed_lines_give_back_each_attempts_last_line_in_first_put_order() -> None:
+    lines = PackedLines()
+    first = _line(_record("alpha", 1, Outcome.TASK_FAIL))
+    second = _line(_record("beta", 1, reason="ünïcode ✓ " * 50))
+    again = _line(_record("alpha", 1, Outcome.PASS))
+    lines.put(("alpha", 1), first)
+    lines.put(("beta", 1), second)
+    lines.put(("alpha", 1), again)
+    assert list(lines) == [again, second]
+    assert list(lines) == [again, second]  # iterable again
+    assert len(lines) == 2

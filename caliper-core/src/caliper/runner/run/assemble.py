@@ -1,6 +1,7 @@
 """Assembling a run's results: a pure function from what the run has to :class:`RunResults`.
 
-Input: the spec and k, every attempt as one JSON line in stored form (the plan's carried
+Input: the spec and k, every attempt as one JSON line in stored form (a sequence, read again
+line by line as the text is written) (the plan's carried
 attempts and the finished ones, exactly as the journal holds them), how to make the run's
 metadata from its attempt records, the tasks ``--fail-fast`` aborted and why ``--k auto``
 stopped each task. Output: the results (what a reader of the saved file gets) and the file's
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from caliper.spec.model import Spec
 
 INDENT = "  "
+SHARED_TEXT_CHARS = 256
+"""Texts up to this long are shared between the decoded records (see :class:`_SharedText`)."""
 ATTEMPT_LEVEL = 4
 """How deep an attempt sits in the file: the run, its tasks, a task, its attempts."""
 
@@ -42,11 +45,13 @@ class RunText:
         self,
         meta: dict[str, Any],
         entries: Sequence[dict[str, Any]],
-        lines: Mapping[str, Sequence[str]],
+        lines: Sequence[str],
+        by_task: Mapping[str, Sequence[int]],
     ) -> None:
         self._meta = meta
         self._entries = entries
         self._lines = lines
+        self._by_task = by_task
 
     def __iter__(self) -> Iterator[str]:
         yield "{\n" + INDENT + '"meta": ' + _nested(self._meta, 1) + ",\n" + INDENT + '"tasks": '
@@ -70,14 +75,14 @@ class RunText:
             if key != "attempts":
                 yield _nested(value, 3)
                 continue
-            lines = self._lines.get(str(entry.get("name")), ())
-            if not lines:
+            places = self._by_task.get(str(entry.get("name")), ())
+            if not places:
                 yield "[]"
                 continue
             yield "["
-            for index, line in enumerate(lines):
-                prefix = "," if index else ""
-                yield prefix + "\n" + INDENT * ATTEMPT_LEVEL + _nested(json.loads(line), 4)
+            for index, place in enumerate(places):
+                attempt = json.loads(self._lines[place])
+                yield ("," if index else "") + "\n" + INDENT * ATTEMPT_LEVEL + _nested(attempt, 4)
             yield inner + "]"
         yield "\n" + INDENT * 2 + "}" + ("" if last else ",")
 
@@ -113,22 +118,48 @@ def task_entries(spec: Spec, k: int) -> list[dict[str, Any]]:
     ]
 
 
+class _SharedText:
+    """One ``str`` object for each short text that recurs across the attempts (roles, tool
+    and skill names, the model, check keys and reasons), so the records decoded from many
+    lines do not each hold a copy: a run's results hold thousands of them."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, str] = {}
+
+    def _one(self, value: Any) -> Any:
+        if type(value) is str and len(value) <= SHARED_TEXT_CHARS:
+            return self._seen.setdefault(value, value)
+        return value
+
+    def object_hook(self, data: dict[str, Any]) -> dict[str, Any]:
+        """``json.loads``'s hook: ``data`` with its texts (and those of its lists) shared."""
+        one = self._one
+        for key, value in data.items():
+            if type(value) is list:
+                data[key] = [one(item) for item in value]
+            else:
+                data[key] = one(value)
+        return data
+
+
 def _records_by_task(
-    names: Iterable[str], lines: Iterable[str]
-) -> dict[str, list[tuple[int, str, AttemptRecord]]]:
-    """Each attempt line (of a task in ``names``) with its number and record, per task, sorted
-    by number (a stable sort: lines of the same number keep their order)."""
-    found: dict[str, list[tuple[int, str, AttemptRecord]]] = {name: [] for name in names}
+    names: Iterable[str], lines: Sequence[str]
+) -> dict[str, list[tuple[int, int, AttemptRecord]]]:
+    """Each attempt (of a task in ``names``): its number, the place of its line in ``lines``
+    and its record, per task, sorted by number (a stable sort: lines of the same number keep
+    their order)."""
+    found: dict[str, list[tuple[int, int, AttemptRecord]]] = {name: [] for name in names}
     converter = codec.converter()
+    shared = _SharedText()
     with codec.gc_paused():
-        for line in lines:
-            data = json.loads(line)
+        for place, line in enumerate(lines):
+            data = json.loads(line, object_hook=shared.object_hook)
             kept = found.get(str(data.get("task_name")))
             if kept is None:
                 continue
             number = data.get("attempt") or 0
             compact.expand_attempt(data)
-            kept.append((number, line, converter.structure(data, AttemptRecord)))
+            kept.append((number, place, converter.structure(data, AttemptRecord)))
     for kept in found.values():
         kept.sort(key=lambda item: item[0])
     return found
@@ -138,7 +169,7 @@ def assemble_results(
     meta_for: Callable[[list[AttemptRecord]], RunMeta],
     spec: Spec,
     k: int,
-    lines: Iterable[str],
+    lines: Sequence[str],
     *,
     aborted: Iterable[str] = (),
     task_stop_reasons: Mapping[str, str] | None = None,
@@ -164,5 +195,5 @@ def assemble_results(
     results = codec.from_data({"meta": meta, "tasks": json.loads(json.dumps(entries))})
     for task in results.tasks:
         task.attempts = [record for _, _, record in by_task.get(task.name, ())]
-    lines_of = {name: [line for _, line, _ in kept] for name, kept in by_task.items()}
-    return AssembledRun(text=RunText(meta, entries, lines_of), results=results)
+    places = {name: [place for _, place, _ in kept] for name, kept in by_task.items()}
+    return AssembledRun(text=RunText(meta, entries, lines, places), results=results)

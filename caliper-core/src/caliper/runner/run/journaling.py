@@ -8,9 +8,10 @@ the results file from the journal's attempts with the pure
 piece) and removes the journal. See :mod:`caliper.results.journal` for the format.
 
 The journal on disk is what survives the process (``--resume`` reads it); while the run goes
-on it keeps, in memory, only each attempt's line as written (its stored form as JSON text),
-the last one of an attempt recorded twice, as reading the journal back would. The finished
-attempts' records are not kept: the results are assembled from those lines.
+on it keeps, in memory, only each attempt's line as written (its stored form as JSON text,
+compressed: :class:`PackedLines`), the last one of an attempt recorded twice, as reading the
+journal back would. The finished attempts' records are not kept: the results are assembled
+from those lines.
 
 When the journal cannot be created (a store that is not writable is refused earlier, so this
 is rare) the run goes on with the attempts kept in memory only, and says so once.
@@ -19,9 +20,10 @@ is rare) the run goes on with the attempts kept in memory only, and says so once
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable
+import zlib
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from caliper.errors import CaliperError, UsageError
 from caliper.results import codec, runlock
@@ -47,10 +49,55 @@ from caliper.results.store import (
 from caliper.runner.run.assemble import AssembledRun, assemble_results, task_entries
 from caliper.runner.run.meta import build_meta, now_iso
 
+ZLIB_WINDOW = 32 * 1024
+"""zlib looks back this far: a longer dictionary is used by its end only."""
+
 if TYPE_CHECKING:
     from caliper.runner.attempt.judging import LazyEngine
     from caliper.runner.run.plan import RunPlan
     from caliper.runner.run.prepare import PreparedRun
+
+
+class PackedLines(Sequence[str]):
+    """Each attempt's stored form as its JSON line, by (task, attempt number), the last line
+    of an attempt put twice winning (as :func:`caliper.results.journal.read_journal` keeps
+    it); as a sequence, the lines in the order their attempts were first put.
+
+    Held compressed (zlib) against the first line put as the dictionary: the lines of a run
+    share their keys and most of their values, so each keeps a few hundred bytes at most; a
+    line is unpacked each time it is read.
+    """
+
+    def __init__(self) -> None:
+        self._dictionary = b""
+        self._place: dict[tuple[str, int], int] = {}
+        self._packed: list[bytes] = []
+
+    def put(self, key: tuple[str, int], line: str) -> None:
+        """Keep ``line`` as attempt ``key``'s (replacing one put before)."""
+        data = line.encode("utf-8")
+        if not self._dictionary:
+            self._dictionary = data[-ZLIB_WINDOW:]
+        packer = zlib.compressobj(1, zdict=self._dictionary)
+        packed = packer.compress(data) + packer.flush()
+        place = self._place.setdefault(key, len(self._packed))
+        if place == len(self._packed):
+            self._packed.append(packed)
+        else:
+            self._packed[place] = packed
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        unpacker = zlib.decompressobj(zdict=self._dictionary)
+        return (unpacker.decompress(self._packed[index]) + unpacker.flush()).decode("utf-8")
 
 
 class RunJournal:
@@ -72,10 +119,9 @@ class RunJournal:
         self._notify = notify
         options = prepared.options
         self.limits = StorageLimits(options.max_turn_chars, options.max_attempt_chars)
-        self._lines: dict[tuple[str, int], str] = {
-            attempt_key(a): codec.line(a) for a in plan.carried
-        }
-        """Each attempt's stored form as its JSON line, by (task, number); the last wins."""
+        self._lines = PackedLines()
+        for attempt in plan.carried:
+            self._lines.put(attempt_key(attempt), codec.line(attempt))
         self.carried_records = [codec.attempt_from_data(a) for a in plan.carried]
         self._new_count = 0
         self._new_infra_errors = 0
@@ -175,7 +221,7 @@ class RunJournal:
             record.tries = [*history, *record.tries]
         data = codec.attempt_data(record, self.limits)
         line = codec.line(data)
-        self._lines[attempt_key(data)] = line
+        self._lines.put(attempt_key(data), line)
         self._new_count += 1
         self._new_infra_errors += record.outcome is Outcome.INFRA_ERROR
         self._append_line(attempt_line(line))
@@ -292,7 +338,7 @@ class RunJournal:
             meta_for,
             self.prepared.spec,
             self.prepared.options.k,
-            self._lines.values(),
+            self._lines,
             aborted=aborted,
             task_stop_reasons=task_stop_reasons,
         )
