@@ -20,7 +20,7 @@ from caliper.results.compact import StorageLimits
 from caliper.results.journal import JournalWriter, assemble, read_journal
 from caliper.results.models import AttemptRecord, CheckRecord, Outcome, RunMeta
 from caliper.runner.run.assemble import assemble_results, task_entries
-from caliper.runner.run.journaling import PackedLines, RunJournal
+from caliper.runner.run.journaling import BLOCK_LINES, PackedLines, RunJournal
 from caliper.system.output_file import write_output
 
 
@@ -144,13 +144,17 @@ def test_an_attempt_recorded_twice_keeps_its_last_record(tmp_path: Path) -> None
 
 
 def test_packed_lines_give_back_each_attempts_last_line_in_first_put_order() -> None:
+    """Lines packed in blocks and the newest block alike, one put again in each."""
     lines = PackedLines()
-    first = _line(_record("alpha", 1, Outcome.TASK_FAIL))
-    second = _line(_record("beta", 1, reason="ünïcode ✓ " * 50))
-    again = _line(_record("alpha", 1, Outcome.PASS))
-    lines.put(("alpha", 1), first)
-    lines.put(("beta", 1), second)
-    lines.put(("alpha", 1), again)
-    assert list(lines) == [again, second]
-    assert list(lines) == [again, second]  # iterable again
-    assert len(lines) == 2
+    expected = []
+    for number in range(1, 2 * BLOCK_LINES + 6):
+        line = _line(_record("alpha", number, reason="ünïcode ✓ " * (number % 7)))
+        lines.put(("alpha", number), line)
+        expected.append(line)
+    for number in (3, BLOCK_LINES + 2, 2 * BLOCK_LINES + 4):  # two packed blocks, the newest
+        again = _line(_record("alpha", number, Outcome.TIMEOUT))
+        lines.put(("alpha", number), again)
+        expected[number - 1] = again
+    assert len(lines) == len(expected)
+    assert list(lines) == expected
+    assert [lines[i] for i in reversed(range(len(lines)))] == expected[::-1]

@@ -9,9 +9,9 @@ piece) and removes the journal. See :mod:`caliper.results.journal` for the forma
 
 The journal on disk is what survives the process (``--resume`` reads it); while the run goes
 on it keeps, in memory, only each attempt's line as written (its stored form as JSON text,
-compressed: :class:`PackedLines`), the last one of an attempt recorded twice, as reading the
-journal back would. The finished attempts' records are not kept: the results are assembled
-from those lines.
+compressed in blocks: :class:`PackedLines`), the last one of an attempt recorded twice, as
+reading the journal back would. The finished attempts' records are not kept: the results are
+assembled from those lines.
 
 When the journal cannot be created (a store that is not writable is refused earlier, so this
 is rare) the run goes on with the attempts kept in memory only, and says so once.
@@ -49,8 +49,8 @@ from caliper.results.store import (
 from caliper.runner.run.assemble import AssembledRun, assemble_results, task_entries
 from caliper.runner.run.meta import build_meta, now_iso
 
-ZLIB_WINDOW = 32 * 1024
-"""zlib looks back this far: a longer dictionary is used by its end only."""
+BLOCK_LINES = 64
+"""The attempt lines kept in memory are compressed this many at a time."""
 
 if TYPE_CHECKING:
     from caliper.runner.attempt.judging import LazyEngine
@@ -63,31 +63,48 @@ class PackedLines(Sequence[str]):
     of an attempt put twice winning (as :func:`caliper.results.journal.read_journal` keeps
     it); as a sequence, the lines in the order their attempts were first put.
 
-    Held compressed (zlib) against the first line put as the dictionary: the lines of a run
-    share their keys and most of their values, so each keeps a few hundred bytes at most; a
-    line is unpacked each time it is read.
+    Held compressed (zlib) in blocks of :data:`BLOCK_LINES` lines, the newest block as it is:
+    the lines of a run share their keys and most of their values, so a packed line keeps a
+    small part of its size, and one compression call serves a block (a call lets the other
+    threads run, and the scheduler's thread puts the lines). Reading a packed line unpacks its
+    block (the last block unpacked is kept, as lines are mostly read in order).
     """
 
     def __init__(self) -> None:
-        self._dictionary = b""
         self._place: dict[tuple[str, int], int] = {}
         self._packed: list[bytes] = []
+        self._newest: list[str] = []
+        self._unpacked: tuple[int, list[str]] = (-1, [])
 
     def put(self, key: tuple[str, int], line: str) -> None:
         """Keep ``line`` as attempt ``key``'s (replacing one put before)."""
-        data = line.encode("utf-8")
-        if not self._dictionary:
-            self._dictionary = data[-ZLIB_WINDOW:]
-        packer = zlib.compressobj(1, zdict=self._dictionary)
-        packed = packer.compress(data) + packer.flush()
-        place = self._place.setdefault(key, len(self._packed))
-        if place == len(self._packed):
-            self._packed.append(packed)
-        else:
-            self._packed[place] = packed
+        place = self._place.setdefault(key, len(self))
+        if place < len(self):
+            self._replace(place, line)
+            return
+        self._newest.append(line)
+        if len(self._newest) == BLOCK_LINES:
+            self._packed.append(_pack(self._newest))
+            self._newest = []
+
+    def _replace(self, place: int, line: str) -> None:
+        block, offset = divmod(place, BLOCK_LINES)
+        if block == len(self._packed):
+            self._newest[offset] = line
+            return
+        lines = self._block(block).copy()
+        lines[offset] = line
+        self._packed[block] = _pack(lines)
+        self._unpacked = (-1, [])
+
+    def _block(self, block: int) -> list[str]:
+        if self._unpacked[0] != block:
+            text = zlib.decompress(self._packed[block]).decode("utf-8")
+            self._unpacked = (block, text.split("\n"))
+        return self._unpacked[1]
 
     def __len__(self) -> int:
-        return len(self._packed)
+        return len(self._packed) * BLOCK_LINES + len(self._newest)
 
     @overload
     def __getitem__(self, index: int) -> str: ...
@@ -96,8 +113,17 @@ class PackedLines(Sequence[str]):
     def __getitem__(self, index: int | slice) -> str | list[str]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
-        unpacker = zlib.decompressobj(zdict=self._dictionary)
-        return (unpacker.decompress(self._packed[index]) + unpacker.flush()).decode("utf-8")
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        block, offset = divmod(index, BLOCK_LINES)
+        if block == len(self._packed):
+            return self._newest[offset]
+        return self._block(block)[offset]
+
+
+def _pack(lines: list[str]) -> bytes:
+    """``lines`` (JSON lines: no raw newline inside) compressed as one block."""
+    return zlib.compress("\n".join(lines).encode("utf-8"), 1)
 
 
 class RunJournal:
