@@ -268,6 +268,26 @@ def test_a_new_file_gets_the_umask_mode(tmp_path):
     assert stat.S_IMODE(os.stat(tmp_path / "sub" / "new.xml").st_mode) == 0o640
 
 
+def test_pieces_of_text_are_written_whole_or_not_at_all(tmp_path):
+    """Text given in pieces (a results file made as it is written) lands whole, in chunks;
+    a piece that fails to be made leaves the old file as it was and no temporary file."""
+    target = tmp_path / "run.json"
+    target.write_text("the original\n")
+    pieces = ["{", *(f'"k{i}": "ünï ✓ {i}", ' for i in range(20_000)), '"end": 1}\n']
+    write_output(target, iter(pieces))
+    assert target.read_text(encoding="utf-8") == "".join(pieces)
+
+    def broken():
+        yield "partial "
+        yield "x" * 200_000  # more than one chunk reaches the temporary file
+        raise RuntimeError("a piece could not be made")
+
+    with pytest.raises(RuntimeError):
+        write_output(target, broken())
+    assert target.read_text(encoding="utf-8") == "".join(pieces)
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
+
+
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT])
 def test_a_full_disk_leaves_the_original_whole(tmp_path, monkeypatch, code):
     target = tmp_path / "run.json"

@@ -75,7 +75,7 @@ def test_the_cost_per_finished_attempt_does_not_grow_with_the_jobs_waiting():
     session = ScriptedSession(workers=2)
     jobs = [AttemptJob("t", i, "", "a") for i in range(1, n + 1)]
     execution = _schedule(runs, 2, session, jobs)
-    assert len(execution.records[""]["t"]) == n
+    assert len(execution.attempts[""]["t"]) == n
     # a walk over the waiting jobs per finished attempt would be ~n²/2 = 4.5 million checks
     assert session.room_checks <= 3 * n
 
@@ -88,8 +88,8 @@ def test_a_backend_at_its_limit_does_not_hold_back_another_backends_jobs():
     execution = _schedule(runs, 3, session, jobs)
     first = [(j.engine_key, j.number) for j in session.submitted[:3]]
     assert first == [("x", 1), ("y", 1), ("y", 2)]
-    assert [r.attempt for r in execution.records["x"]["t"]] == [1, 2, 3, 4]
-    assert [r.attempt for r in execution.records["y"]["t"]] == [1, 2, 3, 4]
+    assert execution.attempts["x"]["t"] == [1, 2, 3, 4]
+    assert execution.attempts["y"]["t"] == [1, 2, 3, 4]
 
 
 def test_fail_fast_counts_each_engine_on_its_own():
@@ -101,8 +101,8 @@ def test_fail_fast_counts_each_engine_on_its_own():
 
     session = ScriptedSession(workers=1, outcome_of=outcome_of)
     execution = _schedule(runs, 1, session, jobs)
-    assert [r.attempt for r in execution.records["x"]["t"]] == [1, 2]
-    assert [r.attempt for r in execution.records["y"]["t"]] == [1, 2, 3, 4, 5]
+    assert execution.attempts["x"]["t"] == [1, 2]
+    assert execution.attempts["y"]["t"] == [1, 2, 3, 4, 5]
     assert execution.aborted == {"x": {"t"}, "y": set()}
 
 

@@ -313,7 +313,7 @@ def dumps(results: RunResults, limits: StorageLimits | None = None) -> str:
     """
     data = to_data(results)
     compact.compact_run(data, limits if limits is not None else StorageLimits())
-    text = json.dumps(data, indent=2, ensure_ascii=False, default=_json_fallback)
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=json_fallback)
     return well_formed(text) + "\n"
 
 
@@ -340,16 +340,17 @@ def attempt_from_data(data: dict[str, Any]) -> AttemptRecord:
 
 def line(data: Any) -> str:
     """``data`` as one JSON line (no newline; UTF-8 safe), as the journal stores it."""
-    return well_formed(json.dumps(data, ensure_ascii=False, default=_json_fallback))
+    return well_formed(json.dumps(data, ensure_ascii=False, default=json_fallback))
 
 
 def dumps_data(data: Any) -> str:
     """Already stored-form run data (see :func:`attempt_data`) as the text of a results file."""
-    text = json.dumps(data, indent=2, ensure_ascii=False, default=_json_fallback)
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=json_fallback)
     return well_formed(text) + "\n"
 
 
-def _json_fallback(value: Any) -> Any:
+def json_fallback(value: Any) -> Any:
+    """What a results file holds for a value JSON cannot (``default`` of ``json.dumps``)."""
     if isinstance(value, (set, frozenset, tuple)):
         return sorted(value, key=repr) if not isinstance(value, tuple) else list(value)
     if isinstance(value, bytes):

@@ -77,6 +77,12 @@ def attempt_key(data: dict[str, Any]) -> tuple[str, int]:
     return (str(data.get("task_name")), int(data.get("attempt") or 0))
 
 
+def attempt_line(attempt_json: str) -> str:
+    """The journal line of an attempt whose stored form is the JSON ``attempt_json`` (made by
+    :func:`caliper.results.codec.line`): the same text ``codec.line({"attempt": ...})`` makes."""
+    return '{"attempt": ' + attempt_json + "}"
+
+
 class JournalWriter:
     """Appends lines to an open journal: each is written to the file before :meth:`append`
     returns, and flushed to disk by a background thread right after (see the module docstring).
@@ -139,11 +145,16 @@ class JournalWriter:
         :class:`OSError` when the file cannot be written, or a flush of earlier lines failed."""
         from caliper.results import codec
 
+        self.append_line(codec.line(item))
+
+    def append_line(self, line: str) -> None:
+        """Write one line already made by :func:`caliper.results.codec.line` (see
+        :meth:`append`)."""
         if self._fd is None:
             raise OSError(f"the journal {self.path} is closed")
         if self._flush_error is not None:
             raise self._flush_error
-        data = (codec.line(item) + "\n").encode("utf-8")
+        data = (line + "\n").encode("utf-8")
         while data:
             data = data[os.write(self._fd, data) :]
         self._unflushed.set()

@@ -23,7 +23,7 @@ import datetime
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 ROOT_DIR = ".caliper"
 RESULTS_DIR = "results"
 MAX_SAME_SECOND = 1000
+Text = str | Iterable[str]
+"""A results file's text: whole, or pieces of it made as they are written (iterable again for
+each copy written)."""
 RUN_ID_RE = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ)(?:-(\d+))?$")
 SPEC_SUFFIXES = (".eval.yaml", ".eval.yml", ".yaml", ".yml")
 
@@ -188,7 +191,7 @@ def release_claim(path: Path) -> None:
 
 
 def rescue(
-    results: RunResults, failure: ResultsWriteError, output: Path | None, *, text: str
+    results: RunResults, failure: ResultsWriteError, output: Path | None, *, text: Text
 ) -> ResultsWriteError:
     """Write the run's ``text`` to ``output`` or the temp folder after the store failed;
     the returned error says where it went."""
@@ -206,9 +209,9 @@ def _results_error(exc: OutputWriteError) -> ResultsWriteError:
     )
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to the regular file ``path`` whole or not at all, through the one
-    output writer (:func:`caliper.system.output_file.write_output`).
+def write_atomic(path: Path, text: Text) -> None:
+    """Write ``text`` (a ``str``, or pieces of it) to the regular file ``path`` whole or not
+    at all, through the one output writer (:func:`caliper.system.output_file.write_output`).
 
     Raises :class:`ResultsWriteError` on any OS error; no temporary file is left.
     """
@@ -235,7 +238,7 @@ def export_problem(path: Path) -> str | None:
     return output_problem(path)
 
 
-def write_export(path: Path, text: str) -> None:
+def write_export(path: Path, text: Text) -> None:
     """Write a copy of a run to a user-named ``path`` (``--output``, a rescue place) through
     the one output writer: a regular file (or a new one) is replaced atomically, through any
     symlink; a character device or FIFO is written in place, never renamed over; a folder,
@@ -306,14 +309,15 @@ def save_run(
 
 
 def save_assembled(
-    text: str,
+    text: Text,
     results: RunResults,
     *,
     path: Path,
     output: Path | None = None,
     journal: Path | None = None,
 ) -> Path:
-    """Write a run assembled from its journal (``text``) atomically to ``path``, its claimed
+    """Write a run assembled from its journal (``text``, whole or re-iterable pieces of it,
+    written as they come) atomically to ``path``, its claimed
     place in the store, then remove ``journal``; also copy it to ``output`` when given.
 
     When the store cannot be written the journal is kept (the run can still be reported and
@@ -365,7 +369,7 @@ def _rescue(
     failure: ResultsWriteError,
     output: Path | None,
     limits: StorageLimits | None = None,
-    text: str | None = None,
+    text: Text | None = None,
 ) -> ResultsWriteError:
     """Write the run to ``output`` or the temp folder; the error to raise says where it went."""
     from caliper.results import codec

@@ -16,6 +16,10 @@
   own descriptor N, written as it is (a redirect to a file is appended to, not replaced).
 * anything else (a folder, a block device, a socket) is refused.
 
+The data is bytes, a ``str`` (written as UTF-8), or pieces of text (any iterable of ``str``,
+encoded and written as they come, so a large output need not be held whole in memory); the
+atomic replacement is the same for all three.
+
 Every failure is an :class:`OutputWriteError` naming the path; a write refused for want of
 space (``ENOSPC``, ``EDQUOT``) has exit code 74 and says the previous content is intact.
 """
@@ -29,11 +33,17 @@ import re
 import stat
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from caliper.errors import CaliperError
 from caliper.system.os_errors import describe_os_error, is_full
+
+CHUNK_BYTES = 1 << 16
+"""Pieces of text are gathered into writes of about this size."""
+
+Payload = bytes | Iterable[bytes]
+"""What is written: all the bytes, or the bytes chunk by chunk."""
 
 EXIT_FULL = 74
 """Exit code of an output refused because the disk (or quota) is full (sysexits' EX_IOERR)."""
@@ -160,13 +170,16 @@ def failure(path: Path, exc: OSError, *, replacing: bool = True) -> OutputWriteE
     return OutputWriteError(message, path=path, full=full)
 
 
-def write_output(path: Path, data: bytes | str, *, make_parents: bool = True) -> None:
-    """Write ``data`` (``str`` as UTF-8) to the named output ``path`` (see the module text).
+def write_output(
+    path: Path, data: bytes | str | Iterable[str], *, make_parents: bool = True
+) -> None:
+    """Write ``data`` (``str`` and pieces of text as UTF-8) to the named output ``path`` (see
+    the module text).
 
     ``make_parents`` creates a missing folder for a new regular file. Raises
     :class:`OutputWriteError` on any failure; no temporary file is left behind.
     """
-    payload = data.encode("utf-8") if isinstance(data, str) else data
+    payload = _payload(data)
     fd = own_descriptor(path)
     if fd is not None:
         _write_descriptor(path, fd, payload)
@@ -187,13 +200,38 @@ def write_output(path: Path, data: bytes | str, *, make_parents: bool = True) ->
         )
 
 
-def _write_all(fd: int, payload: bytes) -> None:
-    view = memoryview(payload)
-    while view:
-        view = view[os.write(fd, view) :]
+def _payload(data: bytes | str | Iterable[str]) -> Payload:
+    """``data`` as bytes (``str`` encoded), or pieces of text as chunks of bytes."""
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, str):
+        return data.encode("utf-8")
+    return _chunks(data)
 
 
-def _write_descriptor(path: Path, fd: int, payload: bytes) -> None:
+def _chunks(pieces: Iterable[str]) -> Iterator[bytes]:
+    """``pieces`` encoded as UTF-8, gathered into chunks of about :data:`CHUNK_BYTES`."""
+    gathered: list[bytes] = []
+    size = 0
+    for piece in pieces:
+        encoded = piece.encode("utf-8")
+        gathered.append(encoded)
+        size += len(encoded)
+        if size >= CHUNK_BYTES:
+            yield b"".join(gathered)
+            gathered, size = [], 0
+    if gathered:
+        yield b"".join(gathered)
+
+
+def _write_all(fd: int, payload: Payload) -> None:
+    for chunk in (payload,) if isinstance(payload, bytes) else payload:
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(fd, view) :]
+
+
+def _write_descriptor(path: Path, fd: int, payload: Payload) -> None:
     """Write to this process's own descriptor ``fd`` (``/dev/stdout`` and the like)."""
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
@@ -205,7 +243,7 @@ def _write_descriptor(path: Path, fd: int, payload: bytes) -> None:
         raise failure(path, exc, replacing=False) from exc
 
 
-def _write_stream(path: Path, payload: bytes) -> None:
+def _write_stream(path: Path, payload: Payload) -> None:
     """Write into a character device or FIFO in place (opened without blocking, so a FIFO
     nobody reads fails at once)."""
     try:
@@ -258,7 +296,7 @@ def replace_file(
 
 def _replace_file(
     target: Path,
-    payload: bytes,
+    payload: Payload,
     mode: int | None,
     make_parents: bool,
     *,

@@ -4,8 +4,14 @@
 rewrites its own), appends each finished attempt the moment the scheduler reports it, in the
 stored form the final file keeps (secrets redacted, text capped), and at the end assembles
 the results file from the journal's attempts with the pure
-:func:`caliper.runner.run.assemble.assemble_results`, saves it atomically and removes the
-journal. See :mod:`caliper.results.journal` for the format.
+:func:`caliper.runner.run.assemble.assemble_results`, saves it atomically (written piece by
+piece) and removes the journal. See :mod:`caliper.results.journal` for the format.
+
+The journal on disk is what survives the process (``--resume`` reads it); while the run goes
+on it keeps, in memory, only each attempt's line as written (its stored form as JSON text,
+compressed in blocks: :class:`PackedLines`), the last one of an attempt recorded twice, as
+reading the journal back would. The finished attempts' records are not kept: the results are
+assembled from those lines.
 
 When the journal cannot be created (a store that is not writable is refused earlier, so this
 is rare) the run goes on with the attempts kept in memory only, and says so once.
@@ -14,20 +20,21 @@ is rare) the run goes on with the attempts kept in memory only, and says so once
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable
+import zlib
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from caliper.errors import CaliperError, UsageError
 from caliper.results import codec, runlock
 from caliper.results.compact import StorageLimits
 from caliper.results.journal import (
     JOURNAL_SUFFIX,
-    JournalError,
     JournalWriter,
+    attempt_key,
+    attempt_line,
     header,
     is_locked,
-    read_journal,
 )
 from caliper.results.models import AttemptRecord, Outcome, RunMeta, RunResults
 from caliper.results.store import (
@@ -39,13 +46,84 @@ from caliper.results.store import (
     rescue,
     save_assembled,
 )
-from caliper.runner.run.assemble import assemble_results, task_entries
+from caliper.runner.run.assemble import AssembledRun, assemble_results, task_entries
 from caliper.runner.run.meta import build_meta, now_iso
+
+BLOCK_LINES = 64
+"""The attempt lines kept in memory are compressed this many at a time."""
 
 if TYPE_CHECKING:
     from caliper.runner.attempt.judging import LazyEngine
     from caliper.runner.run.plan import RunPlan
     from caliper.runner.run.prepare import PreparedRun
+
+
+class PackedLines(Sequence[str]):
+    """Each attempt's stored form as its JSON line, by (task, attempt number), the last line
+    of an attempt put twice winning (as :func:`caliper.results.journal.read_journal` keeps
+    it); as a sequence, the lines in the order their attempts were first put.
+
+    Held compressed (zlib) in blocks of :data:`BLOCK_LINES` lines, the newest block as it is:
+    the lines of a run share their keys and most of their values, so a packed line keeps a
+    small part of its size, and one compression call serves a block (a call lets the other
+    threads run, and the scheduler's thread puts the lines). Reading a packed line unpacks its
+    block (the last block unpacked is kept, as lines are mostly read in order).
+    """
+
+    def __init__(self) -> None:
+        self._place: dict[tuple[str, int], int] = {}
+        self._packed: list[bytes] = []
+        self._newest: list[str] = []
+        self._unpacked: tuple[int, list[str]] = (-1, [])
+
+    def put(self, key: tuple[str, int], line: str) -> None:
+        """Keep ``line`` as attempt ``key``'s (replacing one put before)."""
+        place = self._place.setdefault(key, len(self))
+        if place < len(self):
+            self._replace(place, line)
+            return
+        self._newest.append(line)
+        if len(self._newest) == BLOCK_LINES:
+            self._packed.append(_pack(self._newest))
+            self._newest = []
+
+    def _replace(self, place: int, line: str) -> None:
+        block, offset = divmod(place, BLOCK_LINES)
+        if block == len(self._packed):
+            self._newest[offset] = line
+            return
+        lines = self._block(block).copy()
+        lines[offset] = line
+        self._packed[block] = _pack(lines)
+        self._unpacked = (-1, [])
+
+    def _block(self, block: int) -> list[str]:
+        if self._unpacked[0] != block:
+            text = zlib.decompress(self._packed[block]).decode("utf-8")
+            self._unpacked = (block, text.split("\n"))
+        return self._unpacked[1]
+
+    def __len__(self) -> int:
+        return len(self._packed) * BLOCK_LINES + len(self._newest)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        block, offset = divmod(index, BLOCK_LINES)
+        if block == len(self._packed):
+            return self._newest[offset]
+        return self._block(block)[offset]
+
+
+def _pack(lines: list[str]) -> bytes:
+    """``lines`` (JSON lines: no raw newline inside) compressed as one block."""
+    return zlib.compress("\n".join(lines).encode("utf-8"), 1)
 
 
 class RunJournal:
@@ -67,9 +145,12 @@ class RunJournal:
         self._notify = notify
         options = prepared.options
         self.limits = StorageLimits(options.max_turn_chars, options.max_attempt_chars)
-        self.stored: list[dict[str, Any]] = list(plan.carried)
+        self._lines = PackedLines()
+        for attempt in plan.carried:
+            self._lines.put(attempt_key(attempt), codec.line(attempt))
         self.carried_records = [codec.attempt_from_data(a) for a in plan.carried]
-        self.new_records: list[AttemptRecord] = []
+        self._new_count = 0
+        self._new_infra_errors = 0
         self.aborted_names: set[str] = set()
         self.writer: JournalWriter | None = None
         self.run_id: str | None = plan.run_id
@@ -165,9 +246,11 @@ class RunJournal:
         if history:
             record.tries = [*history, *record.tries]
         data = codec.attempt_data(record, self.limits)
-        self.stored.append(data)
-        self.new_records.append(record)
-        self._append({"attempt": data})
+        line = codec.line(data)
+        self._lines.put(attempt_key(data), line)
+        self._new_count += 1
+        self._new_infra_errors += record.outcome is Outcome.INFRA_ERROR
+        self._append_line(attempt_line(line))
 
     def aborted(self, task_name: str) -> None:
         """Journal that ``--fail-fast`` stopped a task."""
@@ -175,10 +258,13 @@ class RunJournal:
         self._append({"event": "aborted", "task": task_name})
 
     def _append(self, item: dict[str, Any]) -> None:
+        self._append_line(codec.line(item))
+
+    def _append_line(self, line: str) -> None:
         if self.writer is None:
             return
         try:
-            self.writer.append(item)
+            self.writer.append_line(line)
         except OSError as exc:
             self._notify(
                 f"Warning: writing the run's journal {self.writer.path} failed "
@@ -196,23 +282,14 @@ class RunJournal:
             self._locked = False
 
     # -- at the end ---------------------------------------------------------------------------
-    def _attempts(self) -> list[dict[str, Any]]:
-        """The journal's attempts (read back from disk), or the in-memory copy without one."""
-        if self.writer is None:
-            return self.stored
-        try:
-            return read_journal(self.writer.path).attempts
-        except (OSError, JournalError):
-            return self.stored
-
     def never_started(self) -> bool:
         """Whether no attempt of this session got past the agent's start: it made some, and
         each ended as an infrastructure error (the agent's setup failed), none carried over
         from an earlier run (a resume or retry keeps what it brought)."""
         return (
             not self.carried_records
-            and bool(self.new_records)
-            and all(r.outcome is Outcome.INFRA_ERROR for r in self.new_records)
+            and self._new_count > 0
+            and self._new_infra_errors == self._new_count
         )
 
     def discard(self) -> None:
@@ -233,24 +310,15 @@ class RunJournal:
         task_stop_reasons: dict[str, str] | None = None,
         save: bool = True,
     ) -> tuple[RunResults, Path | None, CaliperError | None]:
-        """Assemble the results file from the journal, save it; return results, where they
-        went and the save error (if saving failed). With ``save=False`` the results are only
-        assembled and the journal is removed."""
+        """Assemble the results file from the journal's attempts, save it; return results,
+        where they went and the save error (if saving failed). With ``save=False`` the results
+        are only assembled and the journal is removed."""
         assert self.run_id is not None
-        attempts = self._attempts()
+        aborted = {*aborted, *self.aborted_names}
         if not save:
-            meta = self.meta([*self.carried_records, *self.new_records], self.run_id)
-            meta.partial, meta.stop_reason = True, stop_reason
             self.discard()
-            results = assemble_results(
-                meta,
-                self.prepared.spec,
-                self.prepared.options.k,
-                attempts,
-                aborted={*aborted, *self.aborted_names},
-                task_stop_reasons=task_stop_reasons,
-            ).results
-            return results, None, None
+            assembled = self._assemble(aborted, stop_reason, task_stop_reasons, partial=True)
+            return assembled.results, None, None
         journal = self.writer.path if self.writer is not None else None
         claim_error: ResultsWriteError | None = None
         path: Path | None = self.folder / f"{self.run_id}.json"
@@ -259,17 +327,8 @@ class RunJournal:
                 path, self.run_id = claim_results(self.folder, self.run_id)
             except ResultsWriteError as exc:
                 claim_error, path = exc, None
-        meta = self.meta([*self.carried_records, *self.new_records], self.run_id)
-        if stop_reason is not None:
-            meta.partial = True
-            meta.stop_reason = stop_reason
-        assembled = assemble_results(
-            meta,
-            self.prepared.spec,
-            self.prepared.options.k,
-            attempts,
-            aborted={*aborted, *self.aborted_names},
-            task_stop_reasons=task_stop_reasons,
+        assembled = self._assemble(
+            aborted, stop_reason, task_stop_reasons, partial=stop_reason is not None
         )
         text, results = assembled.text, assembled.results
         if path is None:
@@ -282,6 +341,33 @@ class RunJournal:
                 path.unlink(missing_ok=True)  # give the claimed name back
             return results, None, exc
         return results, saved, None
+
+    def _assemble(
+        self,
+        aborted: set[str],
+        stop_reason: str | None,
+        task_stop_reasons: dict[str, str] | None,
+        *,
+        partial: bool,
+    ) -> AssembledRun:
+        """The results file of the attempts journaled, with the final metadata."""
+        run_id = self.run_id
+        assert run_id is not None
+
+        def meta_for(records: list[AttemptRecord]) -> RunMeta:
+            meta = self.meta(records, run_id)
+            if partial:
+                meta.partial, meta.stop_reason = True, stop_reason
+            return meta
+
+        return assemble_results(
+            meta_for,
+            self.prepared.spec,
+            self.prepared.options.k,
+            self._lines,
+            aborted=aborted,
+            task_stop_reasons=task_stop_reasons,
+        )
 
 
 def _has_content(path: Path) -> bool:

@@ -54,11 +54,12 @@ POLL_SECONDS = 0.1
 
 @attrs.define
 class Execution:
-    """What the scheduler produced: records and aborted tasks per engine key, and why it
-    stopped early (``fatal``, a signal)."""
+    """What the scheduler produced: the attempts finished and the tasks aborted per engine
+    key, and why it stopped early (``fatal``, a signal). The finished attempts' records are
+    not kept here (the journal has them), only their numbers."""
 
-    records: dict[str, dict[str, list[AttemptRecord]]]
-    """Engine key → task name → records, sorted by attempt number."""
+    attempts: dict[str, dict[str, list[int]]]
+    """Engine key → task name → the numbers of the attempts finished with a record, sorted."""
     aborted: dict[str, set[str]]
     """Engine key → the tasks ``--fail-fast`` stopped."""
     fatal: CaliperError | None = None
@@ -170,15 +171,15 @@ class _Scheduler:
         self.k_of = {key: run.options.k for key, run in runs.items()}
         self.backend_of = {key: run.engine.backend_id for key, run in runs.items()}
         self.execution = Execution(
-            records={key: {task.name: [] for task in run.spec.tasks} for key, run in runs.items()},
+            attempts={key: {task.name: [] for task in run.spec.tasks} for key, run in runs.items()},
             aborted={key: set() for key in runs},
         )
         self.budget: float | None = None
         self.lock = threading.RLock()
         self.unsettled = 0
         """Jobs handed out and not settled yet."""
-        records = self.execution.records
-        self.waiting = _Waiting([job for job in jobs if job.task_name in records[job.engine_key]])
+        tasks = self.execution.attempts
+        self.waiting = _Waiting([job for job in jobs if job.task_name in tasks[job.engine_key]])
 
     def hand_out(self) -> None:
         """Submit waiting jobs while the session has room (heads of queues only); under
@@ -230,7 +231,7 @@ class _Scheduler:
             if execution.fatal is None:
                 execution.fatal = finished.fatal
         if record is not None:
-            execution.records[job.engine_key][job.task_name].append(record)
+            execution.attempts[job.engine_key][job.task_name].append(record.attempt)
             self._count_cost(record)
             if self.fail_fast.observe(job.engine_key, record):
                 finished.tripped_fail_fast = job.number < self.k_of[job.engine_key]
@@ -292,9 +293,9 @@ class _Scheduler:
                     cancelled = True
                 controller.drain()
         execution = self.execution
-        for by_task in execution.records.values():
-            for records in by_task.values():
-                records.sort(key=lambda r: r.attempt)
+        for by_task in execution.attempts.values():
+            for numbers in by_task.values():
+                numbers.sort()
         execution.interrupted = controller.killed
         execution.stop_reason = controller.stop_reason
         execution.stop_signal = controller.stop_signal
