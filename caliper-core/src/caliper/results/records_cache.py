@@ -18,14 +18,10 @@ ever give the records the file itself gives.
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import functools
 import hashlib
 import json
-import os
-import stat
-import tempfile
 import types
 import typing
 from collections.abc import Callable, Iterable, Iterator
@@ -35,6 +31,7 @@ from typing import Any
 import attrs
 
 from caliper.results.models import AttemptRecord, CheckRecord, RunResults
+from caliper.system.output_file import OutputWriteError, write_output
 
 CACHE_VERSION = 1
 HASH_CHUNK = 1 << 20
@@ -251,28 +248,11 @@ def read_records(run_path: Path) -> RunResults | None:
 
 def write_records(run_path: Path, results: RunResults, digest: str) -> None:
     """Save ``results`` (decoded without transcripts from ``run_path``'s bytes hashing to
-    ``digest``) as its sidecar, a line at a time into a temporary file renamed over it, with
-    the run file's permissions.
+    ``digest``) as its sidecar, through the one output writer (a line at a time into a
+    temporary file renamed over it, as the run file itself was written).
     Best effort: a sidecar not written is made by a later read. A sidecar cut short (a
     crash before its data reached the disk) is never read as whole (see :func:`decode`)."""
-    target = records_path(run_path)
     try:
-        descriptor, name = tempfile.mkstemp(dir=target.parent, prefix=f"{target.name}.")
-    except OSError:
-        return
-    temporary = Path(name)
-    try:
-        with open(descriptor, "w", encoding="utf-8") as file:
-            file.writelines(encode(results, digest))
-        os.chmod(temporary, stat.S_IMODE(run_path.stat().st_mode))  # readable as the run is
-        os.replace(temporary, target)
-    except (OSError, CacheLayoutError, TypeError, ValueError):
-        _remove(temporary)
-    except BaseException:  # Ctrl-C: no temporary file is left
-        _remove(temporary)
-        raise
-
-
-def _remove(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        path.unlink(missing_ok=True)
+        write_output(records_path(run_path), encode(results, digest), make_parents=False)
+    except (OutputWriteError, OSError, CacheLayoutError, TypeError, ValueError):
+        return  # the writer leaves no temporary file; the next read makes the sidecar
