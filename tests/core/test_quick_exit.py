@@ -68,11 +68,21 @@ def test_an_invalid_spec_exits_2_with_every_line_of_its_output(tmp_path: Path) -
 
 
 def test_a_live_thread_makes_it_a_normal_exit(tmp_path: Path) -> None:
-    """A thread still running is waited for, as at any exit (here one a plugin might start)."""
+    """A thread still running is waited for, as at any exit (here one a plugin might start).
+
+    The thread lives until the command is over (the quick exit's module is imported right
+    before it is tried) and a little longer, however slow the machine is."""
     _good_spec(tmp_path)
     thread = (
         "import threading, time\n"
-        "threading.Thread(target=lambda: (time.sleep(0.3), print('THREAD DONE'))).start()\n"
+        "def outlive():\n"
+        "    deadline = time.monotonic() + 50\n"
+        "    while 'caliper.system.quick_exit' not in sys.modules:\n"
+        "        if time.monotonic() > deadline: break\n"
+        "        time.sleep(0.01)\n"
+        "    time.sleep(0.3)\n"
+        "    print('THREAD DONE')\n"
+        "threading.Thread(target=outlive).start()\n"
     )
     done = _script(tmp_path, "validate", "v.eval.yaml", extra=thread)
     assert done.returncode == 0, done.stderr
