@@ -136,6 +136,7 @@ def test_ctrl_c_stops_the_attempts_on_the_nodes_and_leaves_nothing_running(
     while time.monotonic() < deadline and running < 2 and process.poll() is None:
         running = max(running, len(_sleepers()))
         time.sleep(0.3)
+    seen = processes_mentioning(WAITER)  # for the message, should the count be wrong
     sent = time.monotonic()
     process.send_signal(signal.SIGINT)
     try:
@@ -144,7 +145,7 @@ def test_ctrl_c_stops_the_attempts_on_the_nodes_and_leaves_nothing_running(
         process.kill()
         raise
     requests = [(r.answered_by, r.outcome, r.tool_calls) for r in lab.server.requests[before:]]
-    assert running == 2, f"the agents never started their tools\n{err}\n{requests}"
+    assert running == 2, f"the agents never started their tools\n{err}\n{requests}\n{seen}"
     assert time.monotonic() - sent < 60, "stopping took too long"
     assert process.returncode == 130, err
     assert "Traceback" not in err
@@ -182,6 +183,12 @@ def _attempts_started(cluster: RayCluster) -> dict[str, int]:
 
 
 def _sleepers() -> list[int]:
+    """The tool processes the agents started: Python interpreters running :data:`WAITER`.
+
+    Only an interpreter counts: a ``python3`` that is a shell-script shim (pyenv's) runs as
+    ``bash SHIM -c WAITER`` before it execs Python, and the subshells it forks meanwhile show
+    the same command line, so counting every process with that argument counted one tool
+    call twice (CI once saw 3 for 2 calls)."""
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -191,7 +198,8 @@ def _sleepers() -> list[int]:
             state = (proc / "stat").read_text().rsplit(")", 1)[-1].split()[0]
         except OSError:
             continue
-        if WAITER.encode() in argv and state != "Z":
+        interpreter = Path(argv[0].decode(errors="replace")).name.startswith("python")
+        if interpreter and WAITER.encode() in argv and state != "Z":
             found.append(int(proc.name))
     return found
 
