@@ -215,6 +215,14 @@ def _warm_servers(folder: Path) -> list[int]:
     return found
 
 
+def _parent(pid: int) -> int | None:
+    """The parent of ``pid`` (``None`` once it is gone)."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def test_a_killed_runs_warm_assert_server_and_its_folder_are_cleaned(space: Workspace) -> None:
     temp = Path(tempfile.mkdtemp(prefix="cw", dir="/tmp"))  # short: the socket's path limit
     env = space.env(TMPDIR=str(temp))
@@ -228,14 +236,21 @@ def test_a_killed_runs_warm_assert_server_and_its_folder_are_cleaned(space: Work
                 assert process.poll() is None, process.communicate()[1]
                 assert time.monotonic() < deadline, "the quick task's assert never ran warm"
                 time.sleep(0.05)
+            (warm,) = temp.glob("caliper-warm-*")
+            servers = [  # not the assert children it forks, which carry its command line
+                pid for pid in _warm_servers(warm) if _parent(pid) == process.pid
+            ]
+            assert servers, "the warm assert server runs"
+            # the server ends by itself once its stdin closes (the run's end or death): held
+            # stopped, it stands for one that did not get to, which only the ledger can end
+            for pid in servers:
+                os.kill(pid, signal.SIGSTOP)
             os.kill(process.pid, signal.SIGKILL)
             process.communicate(timeout=30)
         finally:
             if process.poll() is None:
                 process.kill()
-        (warm,) = temp.glob("caliper-warm-*")
-        servers = _warm_servers(warm)
-        assert servers, "the killed run's warm assert server keeps running"
+        assert all(pid_alive(pid) for pid in servers), "the killed run's warm server is left"
         cleaned = subprocess.run(
             [str(CALIPER), "clean"],
             cwd=space.root,

@@ -48,6 +48,8 @@ FORMAT_KEY = "caliper_ledger"
 NEW_PREFIX = ".new-"
 NEW_GRACE_SECONDS = 60.0
 """A ledger still being created (its temporary name) is left alone this long."""
+CLOSE_FLUSH_SECONDS = 5.0
+"""How long closing a ledger waits for an ``fsync`` under way to end."""
 
 
 class LedgerUnsafe(OSError):
@@ -103,6 +105,8 @@ class Ledger:
         self._fd: int | None = fd
         self._lock = threading.Lock()
         self._dirty = False
+        self._wake = threading.Event()
+        """Set when a line was written or the ledger closed: wakes the flusher."""
         self._flusher: threading.Thread | None = None
         self._live: set[Path] = set()
         """The sandboxes this ledger noted that were not removed yet."""
@@ -142,28 +146,33 @@ class Ledger:
 
     def note(self, item: dict[str, object]) -> bool:
         """Write one line now (one ``write``; false when the ledger is closed); it reaches the
-        disk in the background."""
+        disk in the background (:meth:`_flush_loop`)."""
         data = (json.dumps(item) + "\n").encode()
         with self._lock:
             if self._fd is None:
                 return False
             os.write(self._fd, data)
             self._dirty = True
-            if self._flusher is None:
+            if self._flusher is None:  # once per ledger: its first line
                 self._flusher = threading.Thread(
                     target=self._flush_loop, name="caliper-ledger-flush", daemon=True
                 )
                 self._flusher.start()
+        self._wake.set()
         return True
 
     def _flush_loop(self) -> None:
-        """Flush what was written since the last flush; end once nothing more was (the next
-        line starts a new flusher), so no thread outlives the work."""
+        """The ledger's one flusher, from its first line until it is closed: each time it is
+        woken, one ``fsync`` for every line written since the last one. (Woken by an event,
+        not started per line, so noting a line does not wait for a thread to start.)"""
         while True:
+            self._wake.wait()
+            self._wake.clear()
             with self._lock:
-                if self._fd is None or not self._dirty:
-                    self._flusher = None
+                if self._fd is None:
                     return
+                if not self._dirty:
+                    continue
                 self._dirty = False
                 fd = self._fd
             with contextlib.suppress(OSError):
@@ -200,8 +209,12 @@ class Ledger:
         """At a normal end: remove the ledger when nothing it names is left, and let go."""
         with self._lock:
             fd, self._fd = self._fd, None
+            flusher = self._flusher
         if fd is None:
             return
+        self._wake.set()
+        if flusher is not None and flusher is not threading.current_thread():
+            flusher.join(CLOSE_FLUSH_SECONDS)  # its last fsync, before the descriptor goes
         try:
             if self.idle():
                 with contextlib.suppress(OSError):

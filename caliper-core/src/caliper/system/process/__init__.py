@@ -66,6 +66,7 @@ from caliper.system.process._registry import (
     _stopping,
     _tags,
     after_start,
+    registered_start,
 )
 from caliper.system.process._table import (
     _full_table,
@@ -231,10 +232,8 @@ def _spawn(
 
     ledger.note_process_tag(env[TAG_VARIABLE])
     inp, out, err = streams
-    with _spawn_lock:
-        process = (starter or _popen)(list(argv), inp, out, err, cwd, env)
-        _spawned.add(process.pid)
-        _starts[0] += 1
+    start = starter or _popen
+    process = registered_start(lambda: start(list(argv), inp, out, err, cwd, env))
     since = _start_time(process.pid)
     ledger.note_process(process.pid, since, env[TAG_VARIABLE])
     return process, since
@@ -295,8 +294,8 @@ def start_service(
     output; it is known as started here, so the orphan sweep never takes it for an adopted
     orphan. End it, then call :func:`forget_service`.
     """
-    with _spawn_lock:
-        popen = subprocess.Popen(
+    popen = registered_start(
+        lambda: subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
@@ -304,8 +303,9 @@ def start_service(
             cwd=str(cwd),
             env=dict(env),
             start_new_session=True,
-        )
-        _spawned.add(popen.pid)
+        ),
+        counted=False,
+    )
     from caliper.system import ledger
 
     ledger.note_process(popen.pid, _start_time(popen.pid), None)

@@ -26,6 +26,7 @@ from caliper.system.process._registry import (
     _live_lock,
     _spawn_lock,
     _spawned,
+    _spawning,
     _was_subreaper,
 )
 from caliper.system.process._table import _Proc, _process_table, _tree, _with_descendants
@@ -125,6 +126,8 @@ def reap_adopted(table: Mapping[int, _Proc] | None = None) -> None:
     mine = os.getpid()
     scan = _process_table(1 << 62) if table is None else table
     with _spawn_lock:
+        if _spawning[0]:  # a zombie may be a start's failed child, reaped by its Popen
+            return
         for proc in scan.values():
             if (
                 proc.ppid == mine
@@ -158,7 +161,8 @@ def sweep_orphans(table: Mapping[int, _Proc] | None = None) -> None:
             adopted = [
                 p.pid
                 for p in scan.values()
-                if p.ppid == mine
+                if not _spawning[0]  # a child not in _spawned yet may be one being started
+                and p.ppid == mine
                 and p.pid not in _spawned
                 and p.pid not in _callers_children
                 and p.state != "Z"

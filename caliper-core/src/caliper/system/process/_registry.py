@@ -11,6 +11,9 @@ import itertools
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 DEFAULT_OUTPUT_LIMIT = 64 * 1024 * 1024
 KILL_GRACE_SECONDS = 2.0
@@ -27,8 +30,36 @@ _live_lock = threading.RLock()  # re-entrant: stop_all runs from signal handlers
 _spawned: set[int] = set()
 """pids started here and not yet reaped by their Popen (never reaped by the orphan sweep)."""
 _spawn_lock = threading.Lock()
+"""Guards ``_spawned``, ``_spawning``, ``_starts`` and ``_callers_children``; held only to
+read or change them, never while a process starts (so starts run side by side)."""
+_spawning = [0]
+"""Starts under way: each one's child may exist before its pid is in ``_spawned``, so while
+this is not 0 no child of ours that is missing from ``_spawned`` is taken for an orphan."""
 _starts = [0]
 """How many processes :func:`run_process` has started (counted under ``_spawn_lock``)."""
+
+
+def registered_start(start: Callable[[], T], *, counted: bool = True) -> T:
+    """Call ``start`` (which starts one process and returns it, with its ``pid``) as a start
+    under way, then add the pid to ``_spawned`` (and to the count when ``counted``).
+
+    The lock is not held while the process starts; :data:`_spawning` tells the orphan sweep
+    that a child it cannot place yet may be one being started."""
+    with _spawn_lock:
+        _spawning[0] += 1
+    started = None
+    try:
+        started = start()
+        return started
+    finally:
+        with _spawn_lock:
+            _spawning[0] -= 1
+            if started is not None:
+                _spawned.add(started.pid)  # type: ignore[attr-defined]
+                if counted:
+                    _starts[0] += 1
+
+
 _stopping = threading.Event()
 _forced = threading.Event()
 _tags = itertools.count(1)
