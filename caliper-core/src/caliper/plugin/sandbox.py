@@ -9,14 +9,13 @@ Nothing here ever writes to the user's real home.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from caliper.plugin.attempt import AttemptSandbox
 from caliper.system.ledger import new_sandbox_root, sandbox_removed
+from caliper.system.removals import BackgroundRemovals
 from caliper.system.temp_root import TMPDIR_VARIABLE as TMPDIR_VARIABLE  # re-exported
 from caliper.system.temp_root import remove_tree
 from caliper.system.temp_root import sandbox_parent as sandbox_parent  # re-exported
@@ -92,65 +91,24 @@ def _remove_now(root: Path) -> None:
         sandbox_removed(root)
 
 
-_removal_lock = threading.Lock()
-_removals_done = threading.Condition(_removal_lock)
-_removal_queued = threading.Condition(_removal_lock)
-_removals: list[Path] = []
-_remover: threading.Thread | None = None
-_removing = False
-_finished = False
-REMOVER_LINGER_SECONDS = 0.05
-"""How long the removal thread waits for the next sandbox before it ends: attempts come
-every few milliseconds, and starting a thread for each would be on the attempt's path."""
-
-
-def _drain_removals() -> None:
-    global _remover, _removing
-    while True:
-        with _removal_lock:
-            _removing = False
-            if not _removals:
-                _removals_done.notify_all()
-                if not _finished:
-                    _removal_queued.wait(REMOVER_LINGER_SECONDS)
-            if not _removals:
-                _remover = None
-                _removals_done.notify_all()
-                return
-            root = _removals.pop(0)
-            _removing = True
-        with contextlib.suppress(OSError):
-            _remove_now(root)
+_removals = BackgroundRemovals(_remove_now, name="caliper-sandbox-removal")
 
 
 def remove_sandbox(sandbox: AttemptSandbox, *, later: bool = False) -> None:
     """Delete the sandbox root, including read-only files the agent may have left.
 
-    With ``later`` the deletion happens on a background thread (deleting many small files is
+    With ``later`` the deletion happens on background threads (deleting many small files is
     slow on some disks, and the next attempt need not wait for it); :func:`finish_removals`
-    waits until all are gone, and the thread is not a daemon, so the process never exits
+    waits until all are gone, and the threads are not daemons, so the process never exits
     before.
     """
-    global _remover, _finished
     if not later:
         _remove_now(sandbox.root)
         return
-    with _removal_lock:
-        _removals.append(sandbox.root)
-        _finished = False
-        if _remover is None:
-            _remover = threading.Thread(target=_drain_removals, name="caliper-sandbox-removal")
-            _remover.start()
-        else:
-            _removal_queued.notify()
+    _removals.add(sandbox.root)
 
 
 def finish_removals() -> None:
     """Wait until every sandbox handed to :func:`remove_sandbox` is deleted (and let the
-    removal thread end at once instead of waiting for more)."""
-    global _finished
-    with _removal_lock:
-        while _removals or _removing:
-            _removals_done.wait()
-        _finished = True
-        _removal_queued.notify_all()
+    removal threads end at once instead of waiting for more)."""
+    _removals.wait()

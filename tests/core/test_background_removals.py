@@ -1,0 +1,96 @@
+"""Sandboxes are deleted in the background by several threads at once (one thread fell behind
+a 4-worker run on a disk where each deletion waits on the device, and the run then waited at
+its end for thousands of them), never deleting a tree and a tree inside it at the same time."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from caliper.system.removals import MAX_REMOVERS, BackgroundRemovals
+
+
+def test_deletions_run_side_by_side() -> None:
+    together = threading.Barrier(3, timeout=10)
+    done: list[Path] = []
+
+    def remove(root: Path) -> None:
+        together.wait()  # only returns once three deletions are under way at once
+        done.append(root)
+
+    removals = BackgroundRemovals(remove, name="test-removal")
+    roots = [Path(f"/nowhere/{n}") for n in range(3)]
+    for root in roots:
+        removals.add(root)
+    removals.wait()
+    assert sorted(done) == roots
+    assert not together.broken, "the deletions ran one after another"
+
+
+def test_a_tree_and_a_tree_inside_it_are_never_deleted_at_once() -> None:
+    active: set[str] = set()
+    overlaps: list[tuple[str, str]] = []
+    lock = threading.Lock()
+    order: list[str] = []
+
+    def remove(root: Path) -> None:
+        text = str(root)
+        with lock:
+            overlaps.extend(
+                (text, other)
+                for other in active
+                if other.startswith(text + "/") or text.startswith(other + "/")
+            )
+            active.add(text)
+        time.sleep(0.05)
+        with lock:
+            active.discard(text)
+            order.append(text)
+
+    removals = BackgroundRemovals(remove, name="test-removal")
+    for root in ("/t/a/judge", "/t/a", "/t/b/judge", "/t/b", "/t/c"):
+        removals.add(Path(root))
+    removals.wait()
+    assert sorted(order) == ["/t/a", "/t/a/judge", "/t/b", "/t/b/judge", "/t/c"]
+    assert overlaps == []
+    assert order.index("/t/a/judge") < order.index("/t/a")  # queued first, deleted first
+
+
+def test_threads_are_bounded_and_end_once_the_queue_is_empty() -> None:
+    running: set[str] = set()
+    most = [0]
+    lock = threading.Lock()
+
+    def remove(root: Path) -> None:
+        with lock:
+            running.add(threading.current_thread().name + str(threading.get_ident()))
+            most[0] = max(most[0], len(running))
+        time.sleep(0.01)
+        with lock:
+            running.discard(threading.current_thread().name + str(threading.get_ident()))
+
+    removals = BackgroundRemovals(remove, name="test-removal-bounded")
+    for n in range(40):
+        removals.add(Path(f"/many/{n}"))
+    removals.wait()
+    assert 1 <= most[0] <= MAX_REMOVERS
+    deadline = time.monotonic() + 5
+    while any(t.name == "test-removal-bounded" for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "removal threads outlived the queue"
+        time.sleep(0.01)
+
+
+def test_a_deletion_that_raises_does_not_stop_the_others() -> None:
+    done: list[Path] = []
+
+    def remove(root: Path) -> None:
+        if root.name == "bad":
+            raise PermissionError("nope")
+        done.append(root)
+
+    removals = BackgroundRemovals(remove, name="test-removal")
+    for name in ("bad", "good1", "good2"):
+        removals.add(Path("/r") / name)
+    removals.wait()  # returns: the failure is the ledger's to clean up
+    assert sorted(p.name for p in done) == ["good1", "good2"]
