@@ -210,3 +210,18 @@ def test_repeated_texts_are_one_object_per_read():
     assert first.task_name is second.task_name and first.model is second.model
     assert first.checks[0].reason is second.checks[0].reason
     assert first == second
+
+
+def test_each_read_shares_strings_in_its_own_table():
+    """The builders are compiled once; each read runs them with its own table."""
+    conv = codec._reading_converter()
+    first_table: dict[str, str] = {}
+    second_table: dict[str, str] = {}
+    first = builder(conv, AttemptRecord, codec._stored_check, first_table.setdefault)
+    second = builder(conv, AttemptRecord, codec._stored_check, second_table.setdefault)
+    assert first is not None and second is not None and first is not second
+    first(json.loads(json.dumps(FULL)))
+    assert "claude-sonnet-4-5" in first_table and not second_table
+    second(json.loads(json.dumps(FULL)))
+    assert first_table.keys() == second_table.keys()
+    assert first_table["the check failed"] is not second_table["the check failed"]

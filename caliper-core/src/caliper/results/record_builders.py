@@ -20,6 +20,7 @@ record, it is the record the converter would have built.
 from __future__ import annotations
 
 import enum
+import functools
 import types
 import typing
 from collections.abc import Callable
@@ -52,13 +53,12 @@ def _refuse(value: Any) -> Any:
 class _Generator:
     """Source of one builder function per record class, with the names it uses."""
 
-    def __init__(
-        self, conv: cattrs.Converter, prepare: dict[type, Builder], same: Callable[[str, str], str]
-    ) -> None:
+    def __init__(self, conv: cattrs.Converter, prepare: dict[type, Builder]) -> None:
         self.conv = conv
         self.prepare = prepare
-        self.names: dict[str, Any] = {"refuse": _refuse, "M": _MISSING, "same": same}
+        self.names: dict[str, Any] = {"refuse": _refuse, "M": _MISSING}
         self.made: dict[type, str] = {}
+        self.sources: list[str] = []
         self.share: int | None = None
         """While a field is generated: share its text up to this length (``None``: not)."""
 
@@ -134,9 +134,7 @@ class _Generator:
             arguments.append(self._field(lines, field, f"a{position}"))
             self.share = outer
         lines.append(f"    return {self.bind(cls, 'C')}({', '.join(arguments)})")
-        exec(
-            compile("\n".join(lines) + "\n", f"<record builder {cls.__name__}>", "exec"), self.names
-        )
+        self.sources.append("\n".join(lines) + "\n")
         return name
 
     def _field(self, lines: list[str], field: attrs.Attribute, var: str) -> str:
@@ -206,6 +204,32 @@ def _optional_inner(tp: Any) -> Any | None:
     return None
 
 
+@functools.cache
+def _compiled(
+    conv: cattrs.Converter, cls: type, stored_check: Callable[[Any], Any]
+) -> tuple[types.CodeType, dict[str, Any], str] | None:
+    """The compiled builders of ``cls`` and what they refer to (made once per process; a
+    read only runs the code, with its own ``same``), with the name of ``cls``'s builder."""
+
+    def prepared_check(data: dict[str, Any]) -> Any:
+        details = data.get("details")
+        if (
+            type(details) is dict
+            and _JUDGE_KEYS.isdisjoint(details)
+            and type(data.get("usage")) in (dict, type(None))
+        ):
+            return data  # nothing to take out: stored_check would give an equal copy
+        return stored_check(data)
+
+    generator = _Generator(conv, {CheckRecord: prepared_check})
+    try:
+        name = generator.record(cls)
+    except BuilderLayoutError:
+        return None
+    code = compile("".join(generator.sources), f"<record builders {cls.__name__}>", "exec")
+    return code, generator.names, name
+
+
 def builder(
     conv: cattrs.Converter,
     cls: type,
@@ -218,20 +242,10 @@ def builder(
     ``same`` (``setdefault`` of the read's table of strings). A check's stored form is first
     turned into the converter's by ``stored_check`` (the typed judge fields taken out of its
     details) when its details hold any of them."""
-
-    def prepared_check(data: dict[str, Any]) -> Any:
-        details = data.get("details")
-        if (
-            type(details) is dict
-            and _JUDGE_KEYS.isdisjoint(details)
-            and type(data.get("usage")) in (dict, type(None))
-        ):
-            return data  # nothing to take out: stored_check would give an equal copy
-        return stored_check(data)
-
-    generator = _Generator(conv, {CheckRecord: prepared_check}, same)
-    try:
-        name = generator.record(cls)
-    except BuilderLayoutError:
+    compiled = _compiled(conv, cls, stored_check)
+    if compiled is None:
         return None
-    return generator.names[name]
+    code, names, name = compiled
+    scope = {**names, "same": same}
+    exec(code, scope)
+    return scope[name]
