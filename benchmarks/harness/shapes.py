@@ -23,6 +23,7 @@ deleted, untimed, before each of ours) and again with them saved.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -147,6 +148,9 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=5, help="A/B pairs per row")
     parser.add_argument("--sizes", default="5000,50000", help="attempts per run, comma-separated")
     parser.add_argument("--out", type=Path, help="also write the Markdown table here")
+    parser.add_argument(
+        "--keep", type=Path, help="make the workspace in this (new) folder and keep it"
+    )
     args = parser.parse_args()
     pred_exe = None if args.smoke else predecessor()
     pairs = 1 if args.smoke else args.pairs
@@ -158,7 +162,10 @@ def main() -> int:
         print(text, flush=True)
         lines.append(text)
 
-    with tempfile.TemporaryDirectory(prefix="caliper-shapes-") as temp:
+    if args.keep is not None:
+        args.keep.mkdir(parents=True)
+    kept = contextlib.nullcontext(str(args.keep.resolve())) if args.keep else None
+    with kept or tempfile.TemporaryDirectory(prefix="caliper-shapes-") as temp:
         space = Workspace(Path(temp))
         env, cwd = space.env(), space.root
         bases = {}

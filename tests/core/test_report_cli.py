@@ -204,6 +204,33 @@ def _mcp_run(tmp_path: Path, *, ablated_mcp: list[str], tool: str) -> Path:
 
 
 @pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"mcp",
+        b'"ablated_mcp": []',
+        b'{"ablated_mcp": [], "x": 1}',
+        b'{"ablated_mcp": ["gone"]}',
+        b'{"ablated_mcp": [], "tool_name": "mcp__s__t"}',
+        b'{"ablated_mcp": [],"a": "mcp"}\n"ablated_mcp": []',
+        b'"ablated_mcp": [] "ablated_mcp": []',
+        b'"ablated_mcp":[]',
+        b"nothing here",
+    ],
+)
+def test_names_mcp_is_the_count_of_mcp_beyond_the_empty_ablated_lists(tmp_path, content):
+    """The text report decodes turns when the file holds ``mcp`` more often than it holds
+    ``"ablated_mcp": []``: the mapped search says the same as counting both."""
+    from caliper.commands.report import _needs_turns
+
+    path = tmp_path / "run.json"
+    path.write_bytes(content)
+    expected = content.count(b"mcp") > content.count(b'"ablated_mcp": []')
+    assert _needs_turns(path, "text") is expected
+    assert _needs_turns(tmp_path / "missing.json", "text") is False
+
+
+@pytest.mark.parametrize(
     ("ablated_mcp", "tool", "shown"),
     [
         ([], "mcp__kept__echo", "kept: 1 call, 0 errors in 1 attempt — echo 1"),

@@ -128,6 +128,43 @@ def test_what_json_refuses_is_refused(text, monkeypatch):
             _walked(text, chunk, monkeypatch)
 
 
+@pytest.mark.parametrize("indent", [None, 2])
+@pytest.mark.parametrize("chunk", [16, 64, 200, 1 << 20])
+def test_short_tasks_whole_and_long_ones_attempt_by_attempt(chunk, indent, monkeypatch):
+    """A task whose text fits in the next CHUNK characters is decoded in one go, a longer one
+    attempt by attempt (and every later one too): the same data either way, each attempt
+    given to the callback once, in order, and no task's text decoded whole when longer."""
+
+    def task(name: str, answer: str, count: int) -> dict:
+        attempts = [{"n": f"{name}{i}", "answer": answer} for i in range(count)]
+        return {"name": name, "attempts": attempts, "k": count}
+
+    run = {"tasks": [task("a", "x", 2), task("b", "y" * 150, 3), task("c", "z", 2)]}
+    text = json.dumps(run, indent=indent)
+    seen: list[str] = []
+    scanned: list[int] = []
+    whole_task = incremental._Walker.whole_task
+
+    def counting(self, index):
+        found, at = whole_task(self, index)
+        if found is not None:
+            scanned.append(len(json.dumps(found, indent=indent)))
+        return found, at
+
+    def on_attempt(attempt: dict) -> tuple:
+        seen.append(attempt["n"])
+        return ("record", attempt)
+
+    monkeypatch.setattr(incremental, "CHUNK", chunk)
+    monkeypatch.setattr(incremental._Walker, "whole_task", counting)
+    pieces = iter(text[i : i + chunk] for i in range(0, len(text), chunk))
+    assert incremental.decode_run(lambda _size: next(pieces, ""), on_attempt) == _plain(text)
+    assert seen == ["a0", "a1", "b0", "b1", "b2", "c0", "c1"]
+    assert all(size <= 2 * chunk for size in scanned)
+    if chunk in (16, 1 << 20):  # shorter than any task / longer than the run
+        assert len(scanned) == (3 if chunk == 1 << 20 else 0)
+
+
 def test_a_long_value_is_read_in_growing_pieces(monkeypatch):
     """A value longer than CHUNK makes the next reads longer (at least what is held), so a
     huge attempt is not rescanned once per CHUNK."""

@@ -182,3 +182,31 @@ def test_wall_time_without_retries_is_the_agent_time_to_the_sign_of_zero() -> No
     assert signed.duration is not None and signed.wall is not None
     assert math.copysign(1.0, signed.duration.minimum) == -1.0
     assert math.copysign(1.0, signed.wall.minimum) == 1.0
+
+
+@pytest.mark.parametrize("value", [None, 0.0, -0.0, 1e-300, 0.1, 3, float("inf"), float("nan")])
+def test_an_attempt_without_earlier_tries_costs_and_lasts_what_the_general_sum_gives(value):
+    """Without earlier tries the cost and wall time skip building the lists of the general
+    case: the same float (sign of zero, nan and inf included)."""
+    from caliper.plugin.attempt import Usage
+    from caliper.results.models import AttemptRecord, Outcome, TryRecord
+    from caliper.results.spend import attempt_cost, attempt_wall
+
+    record = AttemptRecord(
+        task_name="t", attempt=1, outcome=Outcome.PASS, duration_seconds=value,
+        usage=Usage(input_tokens=1, cost_usd=value),
+    )  # fmt: skip
+    bare = AttemptRecord(task_name="t", attempt=1, outcome=Outcome.PASS)
+    with_try = AttemptRecord(
+        task_name="t",
+        attempt=1,
+        outcome=Outcome.PASS,
+        duration_seconds=value,
+        usage=Usage(input_tokens=1, cost_usd=value),
+        tries=[TryRecord(outcome=Outcome.TIMEOUT)],
+    )  # fmt: skip  (an earlier try with neither: the general case, the same sums)
+    for fast, general in ((attempt_cost, attempt_cost), (attempt_wall, attempt_wall)):
+        got, expected = fast(record), general(with_try)
+        assert repr(got) == repr(expected)
+    assert attempt_cost(bare) is None
+    assert (attempt_wall(bare) is None) and (attempt_cost(record) is None) is (value is None)

@@ -3,6 +3,7 @@ Markdown for CI pages; bars given here are judged on the saved run."""
 
 from __future__ import annotations
 
+import mmap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -282,8 +283,24 @@ def _needs_turns(path: Path, output_format: str) -> bool:
     ``"ablated_mcp"``; written empty (``"ablated_mcp": []``), that one does not count."""
     if output_format in ("json", "html"):
         return True
+    return _names_mcp(path)
+
+
+EMPTY_ABLATED_MCP = b'"ablated_mcp": []'
+
+
+def _names_mcp(path: Path) -> bool:
+    """Whether the file holds ``mcp`` anywhere but in ``"ablated_mcp": []`` (unreadable or
+    empty: no), found through a memory map of it, never copying it."""
+    before = EMPTY_ABLATED_MCP.index(b"mcp")
     try:
-        text = path.read_bytes()
-    except OSError:
+        with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            at = m.find(b"mcp")
+            while at >= 0:
+                start = at - before
+                if start < 0 or m[start : start + len(EMPTY_ABLATED_MCP)] != EMPTY_ABLATED_MCP:
+                    return True
+                at = m.find(b"mcp", at + 3)
+    except (OSError, ValueError):  # ValueError: an empty file cannot be mapped
         return False
-    return text.count(b"mcp") > text.count(b'"ablated_mcp": []')
+    return False

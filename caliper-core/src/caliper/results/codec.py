@@ -38,6 +38,7 @@ from caliper.results.models import (
     SkillSnapshot,
     TaskResult,
 )
+from caliper.results.record_builders import builder
 from caliper.system.textsafe import well_formed
 
 Decode = Callable[[Callable[[dict[str, Any]], Any], Callable[[dict[str, Any]], Any]], Any]
@@ -159,6 +160,27 @@ def _reading_converter() -> cattrs.Converter:
     check = make_dict_structure_fn(CheckRecord, conv, _cattrs_detailed_validation=False)
     conv.register_structure_hook(CheckRecord, lambda data, cls: check(_stored_check(data), cls))
     return conv
+
+
+def _attempt_structuring(shared: _SharedStrings) -> Callable[[dict[str, Any]], AttemptRecord]:
+    """Structuring of one attempt's decoded dict for the incremental read, its repeated
+    strings kept once in ``shared``: its generated builder
+    (:mod:`caliper.results.record_builders`), and the reading converter for a dict the
+    builder leaves to it (the same record, or the converter's error)."""
+    conv = _reading_converter()
+    structure = conv.get_structure_hook(AttemptRecord)
+    build = builder(conv, AttemptRecord, _stored_check, shared.table.setdefault)
+
+    def structure_attempt(attempt: dict[str, Any]) -> AttemptRecord:
+        if build is not None:
+            try:
+                return build(attempt)  # the dict is left as it was when this raises
+            except Exception:  # any: the converter decides, or says what is wrong
+                pass
+        shared.attempt(attempt)
+        return structure(attempt, AttemptRecord)
+
+    return structure_attempt
 
 
 def prepare_structuring() -> None:
@@ -435,9 +457,8 @@ def _read_incrementally(decode: Decode, transcripts: bool) -> RunResults | None:
 
 def _decode_incrementally(decode: Decode, *, transcripts: bool) -> RunResults:
     conv = _reading_converter()
-    structure_attempt = conv.get_structure_hook(AttemptRecord)
     structure_task = conv.get_structure_hook(TaskResult)
-    shared = _SharedStrings()
+    structure_attempt = _attempt_structuring(_SharedStrings())
 
     def record(attempt: dict[str, Any]) -> AttemptRecord:
         if transcripts:
@@ -445,8 +466,7 @@ def _decode_incrementally(decode: Decode, *, transcripts: bool) -> RunResults:
         else:
             attempt.pop(compact.FINAL_ANSWER_TURN, None)
             attempt["transcript"] = None
-        shared.attempt(attempt)
-        return structure_attempt(attempt, AttemptRecord)
+        return structure_attempt(attempt)
 
     def task(task: dict[str, Any]) -> TaskResult:
         held = task.pop("attempts", [])

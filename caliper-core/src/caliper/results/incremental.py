@@ -50,6 +50,7 @@ class _Walker:
         self.scan = json.scanner.make_scanner(json.JSONDecoder())
         self.text = ""
         self.at_end = False
+        self.whole_tasks = True
 
     def fail(self, what: str, index: int) -> json.JSONDecodeError:
         return json.JSONDecodeError(what, self.text, index)
@@ -169,8 +170,33 @@ class _Walker:
     def task(self, index: int) -> tuple[Any, int]:
         if not self.char(index, "{"):
             return self.value(index)
-        task, index = self.members(index, "attempts", lambda at: self.items(at, self.attempt))
+        task = None
+        if self.whole_tasks:
+            task, index = self.whole_task(index)
+        if task is not None:
+            attempts = task.get("attempts")
+            if type(attempts) is list:
+                task["attempts"] = [
+                    self.on_attempt(a) if isinstance(a, dict) else a for a in attempts
+                ]
+        else:
+            task, index = self.members(index, "attempts", lambda at: self.items(at, self.attempt))
         return self.on_task(task), index
+
+    def whole_task(self, index: int) -> tuple[dict[str, Any] | None, int]:
+        """The task object at ``index`` decoded in one call of json's scanner when its whole
+        text lies within the next :data:`CHUNK` characters (read first if not held yet), so
+        no more than about that much text is decoded at once; ``None`` when it does not (or
+        does not decode: the walk then says where), and no more tries in this read (a run's
+        tasks are alike in size). The index is that of the same place in the text held."""
+        if len(self.text) - index < CHUNK and not self.at_end:
+            moved = self.more(index)
+            index = index if moved < 0 else moved
+        try:
+            return self.scan(self.text, index)
+        except (StopIteration, json.JSONDecodeError):
+            self.whole_tasks = False
+            return None, index
 
     def run(self) -> Any:
         index = self.skip(0)

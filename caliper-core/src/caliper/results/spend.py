@@ -23,6 +23,9 @@ from caliper.results.stats import DEFAULT_CONFIDENCE
 
 def attempt_cost(record: AttemptRecord) -> float | None:
     """The USD the CLI reported for ``record`` and its earlier tries (``None``: none did)."""
+    if not record.tries:  # the common case, without building the lists
+        cost = record.usage.cost_usd if record.usage is not None else None
+        return None if cost is None else math.fsum((cost,))
     costs = [t.usage.cost_usd for t in record.tries if t.usage is not None]
     costs.append(record.usage.cost_usd if record.usage is not None else None)
     known = [cost for cost in costs if cost is not None]
@@ -34,6 +37,8 @@ def attempt_wall(record: AttemptRecord) -> float | None:
     try's agent time and the waits between them (``None`` when the scored try has none)."""
     if record.duration_seconds is None:
         return None
+    if not record.tries:
+        return math.fsum((record.duration_seconds,))
     earlier = ((t.duration_seconds or 0.0) + (t.waited_seconds or 0.0) for t in record.tries)
     return math.fsum([record.duration_seconds, *earlier])
 
