@@ -14,6 +14,7 @@ from caliper.plugin.attempt import Turn, Usage
 from caliper.results import codec, records_cache
 from caliper.results.models import AttemptRecord, CheckRecord, Outcome, TryRecord
 from caliper.results.store import load_run
+from caliper.system.output_file import write_output
 
 
 def varied_run():
@@ -258,3 +259,17 @@ def test_report_and_compare_print_the_same_from_the_sidecar(tmp_path):
             printed.append(out.stdout.replace(str(folder), "FOLDER"))
         assert printed[0] == printed[1] == printed[2], command
     assert records_cache.records_path(a).is_file() and records_cache.records_path(b).is_file()
+
+
+def test_the_sidecar_is_a_cache_written_without_waiting_for_the_disk(tmp_path, monkeypatch):
+    """The sidecar (22 MB for 50,000 attempts) is replaced atomically but not flushed to disk:
+    a crash can only cut it short, which a read detects; the run file itself is flushed."""
+    path = stored(tmp_path, varied_run())
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
+    load_run(path, transcripts=False)  # the first read saves the sidecar
+    assert records_cache.records_path(path).is_file()
+    assert synced == []
+    write_output(tmp_path / "output.json", "{}")  # an output proper: file and folder flushed
+    assert len(synced) == 2

@@ -250,9 +250,12 @@ def write_records(run_path: Path, results: RunResults, digest: str) -> None:
     """Save ``results`` (decoded without transcripts from ``run_path``'s bytes hashing to
     ``digest``) as its sidecar, through the one output writer (a line at a time into a
     temporary file renamed over it, as the run file itself was written).
-    Best effort: a sidecar not written is made by a later read. A sidecar cut short (a
-    crash before its data reached the disk) is never read as whole (see :func:`decode`)."""
+    Best effort: a sidecar not written is made by a later read. Not flushed to disk (a
+    cache): a sidecar cut short by a machine crash is never read as whole (see
+    :func:`decode`)."""
     try:
-        write_output(records_path(run_path), encode(results, digest), make_parents=False)
+        write_output(
+            records_path(run_path), encode(results, digest), make_parents=False, durable=False
+        )
     except (OutputWriteError, OSError, CacheLayoutError, TypeError, ValueError):
         return  # the writer leaves no temporary file; the next read makes the sidecar

@@ -171,12 +171,19 @@ def failure(path: Path, exc: OSError, *, replacing: bool = True) -> OutputWriteE
 
 
 def write_output(
-    path: Path, data: bytes | str | Iterable[str], *, make_parents: bool = True
+    path: Path,
+    data: bytes | str | Iterable[str],
+    *,
+    make_parents: bool = True,
+    durable: bool = True,
 ) -> None:
     """Write ``data`` (``str`` and pieces of text as UTF-8) to the named output ``path`` (see
     the module text).
 
-    ``make_parents`` creates a missing folder for a new regular file. Raises
+    ``make_parents`` creates a missing folder for a new regular file. ``durable=False`` (a
+    cache that its reader checks and can make again) replaces a regular file just as
+    atomically for every reader, but without waiting for the data and the rename to reach
+    the disk, so a machine crash may leave the old content or a part of the new one. Raises
     :class:`OutputWriteError` on any failure; no temporary file is left behind.
     """
     payload = _payload(data)
@@ -189,7 +196,9 @@ def write_output(
     except OSError as exc:
         raise failure(path, exc) from exc
     if mode is None or stat.S_ISREG(mode):
-        _replace_file(Path(os.path.realpath(path)), payload, mode, make_parents, shown=path)
+        _replace_file(
+            Path(os.path.realpath(path)), payload, mode, make_parents, shown=path, durable=durable
+        )
     elif stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
         _write_stream(path, payload)
     else:
@@ -303,8 +312,10 @@ def _replace_file(
     shown: Path,
     on_open: Callable[[int], None] | None = None,
     keep_open: bool = False,
+    durable: bool = True,
 ) -> int | None:
-    """Replace the regular file ``target`` (or create it) atomically."""
+    """Replace the regular file ``target`` (or create it) atomically (flushed to disk, file
+    and folder, when ``durable``)."""
     temp: str | None = None
     fd: int | None = None
     try:
@@ -322,10 +333,12 @@ def _replace_file(
         if on_open is not None:
             on_open(fd)
         _write_all(fd, payload)
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
         os.replace(temp, target)
         temp = None
-        _sync_folder(target.parent)
+        if durable:
+            _sync_folder(target.parent)
     except OSError as exc:
         raise failure(shown, exc) from exc
     finally:
