@@ -13,11 +13,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import attrs
-
 from caliper.errors import CaliperError
 from caliper.plugin.judge import Verdict
 from caliper.results.models import CheckRecord, Outcome
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.host.engine import Engine
@@ -77,7 +76,7 @@ class LazyEngine:
             return self._cli[0]
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Judgement:
     """What the judges made of one completed attempt."""
 

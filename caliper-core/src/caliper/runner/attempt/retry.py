@@ -21,18 +21,17 @@ import random
 import threading
 from collections.abc import Callable
 
-import attrs
-
 from caliper.plugin.executor import FinishedAttempt
 from caliper.results.models import AttemptRecord, Outcome, TryRecord
 from caliper.runner.run.options import DEFAULT_RETRIES
+from caliper.system import attrs_classes
 
 BASE_SECONDS = 2.0
 MAX_BACKOFF_SECONDS = 60.0
 MAX_RETRY_AFTER_SECONDS = 300.0
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class RetryPolicy:
     """How many more tries a transient failure gets and how long to wait between them."""
 

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import attrs
-
 from caliper.errors import CaliperError
 from caliper.results.models import RunResults
+from caliper.system import attrs_classes
 
 EXIT_OK = 0
 EXIT_ALL_UNUSABLE = 1
@@ -41,7 +40,7 @@ class AllUnusable(CaliperError):
     """Every scored attempt was unusable, so no success rate could be measured."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class RunEnding:
     """A finished (or stopped) run: its results, where they were saved, what stopped it."""
 

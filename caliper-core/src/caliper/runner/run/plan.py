@@ -23,6 +23,7 @@ from caliper.errors import UsageError
 from caliper.plugin.executor import AttemptJob
 from caliper.results.models import Outcome, TryRecord
 from caliper.runner.run.meta import spec_hash
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.runner.run.prepare import PreparedRun
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 RETRYABLE = (Outcome.INFRA_ERROR.value, Outcome.TIMEOUT.value, Outcome.JUDGE_ERROR.value)
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Continuation:
     """A saved run that this run continues (``resume``) or derives from (``retry``).
 
@@ -57,7 +58,7 @@ class Continuation:
         return f"{self.meta.get('spec_name')}/{self.meta.get('run_id')}"
 
 
-@attrs.define
+@attrs_classes.define
 class RunPlan:
     """What a run will do: the attempts to run, the finished ones it keeps, its identity."""
 
