@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import pytest
 
 from caliper.plugin.attempt import Turn, Usage
 from caliper.plugin.skills import ResolvedSkill
@@ -92,7 +93,55 @@ def test_a_local_class_is_named_as_attrs_names_it() -> None:
     assert repr(Local()) == attrs_own_repr(Local()) == "Local(x=1)"
 
 
-def test_equality_and_hashing_are_attrs_own() -> None:
-    assert Sandbox(("/bin",)) == Sandbox(("/bin",))
+def pair_class(decorator: Any) -> Any:
+    """The same small class built by ``decorator``: attrs' own or the shared one."""
+
+    @decorator
+    class Pair:
+        left: int
+        right: list[int] = attrs.Factory(list)
+        ignored: int = attrs.field(default=0, eq=False)
+
+    return Pair
+
+
+@pytest.mark.parametrize("make", ["frozen", "define"])
+def test_equality_is_attrs_own_generated_on_first_use(make: str) -> None:
+    theirs = pair_class(getattr(attrs, make))
+    mine = pair_class(getattr(attrs_classes, make))
+    # nothing generated when the class is made: a stub that hands over to attrs' own
+    assert "attrs generated" not in mine.__dict__["__eq__"].__code__.co_filename
+    for a, b in (((1, [2], 0), (1, [2], 5)), ((1, [2], 0), (1, [3], 0)), ((1,), (2,))):
+        assert (mine(*a) == mine(*b)) is (theirs(*a) == theirs(*b))
+        assert (mine(*a) != mine(*b)) is (theirs(*a) != theirs(*b))
+    assert mine(1) != theirs(1) and mine(1) != (1, [], 0)
+    assert "attrs generated" in mine.__dict__["__eq__"].__code__.co_filename
+
+
+def test_frozen_classes_hash_by_value_and_defined_ones_are_unhashable() -> None:
     assert hash(Sandbox(("/bin",))) == hash(Sandbox(("/bin",)))
+    assert len({Sandbox(("/bin",)), Sandbox(("/bin",)), Sandbox()}) == 2
+    frozen_pair = pair_class(attrs_classes.frozen)
+    assert hash(frozen_pair(1, (), 0)) == hash(frozen_pair(1, (), 9))
+    defined_pair = pair_class(attrs_classes.define)
+    assert defined_pair.__hash__ is None
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(defined_pair(1))
+
+
+def test_fields_left_out_of_equality_are_left_out(tmp_path: Path) -> None:
+    one = ResolvedSkill(name="s", description="d", source_dir=tmp_path, source_root=tmp_path)
+    other = ResolvedSkill(name="s", description="d", source_dir=tmp_path)
+    assert one == other and hash(one) == hash(other)
     assert SkillSource("path", "a") == SkillSource("path", "a") != SkillSource("path", "b")
+
+
+def test_a_class_with_its_own_equality_is_refused() -> None:
+    class OwnEquality:
+        x: int = 0
+
+        def __eq__(self, other: object) -> bool:
+            return True
+
+    with pytest.raises(TypeError, match="__eq__"):
+        attrs_classes.frozen(OwnEquality)
