@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import yaml
 
 from caliper.spec.problems import Problem
+from caliper.spec.pyyaml import yaml
 from caliper.system import attrs_classes
 from caliper.system.textsafe import well_formed
 
