@@ -13,10 +13,13 @@ by the caller) → 0.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from caliper.errors import CaliperError
-from caliper.results.models import RunResults
 from caliper.system import attrs_classes
+
+if TYPE_CHECKING:
+    from caliper.results.models import RunResults
 
 EXIT_OK = 0
 EXIT_ALL_UNUSABLE = 1

@@ -37,12 +37,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from caliper.plugin.executor import AttemptJob, FinishedAttempt
-from caliper.results.models import AttemptRecord, Outcome
+from caliper.results.outcome import Outcome
 from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.errors import CaliperError
     from caliper.plugin.executor import ExecutorSession
+    from caliper.results.models import AttemptRecord
     from caliper.runner.adaptive import AdaptiveK
     from caliper.runner.run.control import RunController
     from caliper.runner.run.prepare import PreparedRun
