@@ -102,6 +102,8 @@ DEFERRED_IMPORTS: dict[str, str] = {
     "caliper.runner.run.journaling": "the journal is opened once the first agents are out",
     "caliper.results.journal": "the journal is opened once the first agents are out",
     "caliper.results.codec": "cattrs: after the first agent, and `list` reads no whole run",
+    "caliper.results.models": "the record classes are made once an attempt ends: the first"
+    " agent starts without them",
     "caliper.results.runlock": "the run's lock is taken once the first agents are out",
     "caliper.runner.progress": "the live display starts after the first agent",
     "caliper.runner.matrix_progress": "the matrix's live display starts after the first agent",

@@ -43,6 +43,8 @@ disk when ``run_process`` starts its first process, and the loaded modules at it
 NOT_BEFORE_THE_FIRST_AGENT = (
     "cattrs",  # the journal's header is unstructured with it
     "caliper.results.codec",
+    "caliper.results.models",  # the record classes: made once an attempt ends
+    "caliper.plugin.verdict",  # the check-time types: made once an attempt is judged
     "caliper.results.journal",
     "caliper.runner.run.journaling",
     "caliper.runner.progress",  # the live display

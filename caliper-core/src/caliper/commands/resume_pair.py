@@ -21,13 +21,14 @@ from caliper.results.store import ResultsError, latest_run, load_run_data, resol
 from caliper.runner.baseline import CONTROL, FULL, ArmKey
 from caliper.runner.run.plan import Continuation
 from caliper.spec.model import spec_name_for
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.commands.run_start import RunFlags
     from caliper.runner.run.options import RunOptions
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class ResumedPair:
     """What resuming a pair needs: the full arm's options and each saved arm's continuation."""
 

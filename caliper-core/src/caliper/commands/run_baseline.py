@@ -29,6 +29,7 @@ from caliper.report.junit_compare import baseline_junit_document
 from caliper.report.run_view import render_run
 from caliper.results.baseline import gate_failures, judge_pair, verdict_data
 from caliper.runner.baseline import run_baseline
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.results.baseline import BaselineVerdict
@@ -55,7 +56,7 @@ class LiftGateFailed(CaliperError):
     exit_code = EXIT_GATE
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class BaselineRequest:
     """What ``caliper run --baseline`` was asked beyond the run itself."""
 
@@ -117,7 +118,7 @@ def run_and_finish_baseline(
     finish_baseline(ending, request)
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class ShownPair:
     """One engine's judged pair, with both arms' results and the lift gate's failures."""
 

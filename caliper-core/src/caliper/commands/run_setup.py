@@ -256,14 +256,16 @@ spend and tool-usage sections, rich's emoji table for its markup)."""
 
 def import_the_report() -> None:
     """Import :data:`REPORT_MODULES`, compile the regular expressions rich highlights the
-    report's text with, and turn the cycle collector back on if the console script paused it
-    for the start-up (called once the first agents are out, so none of it waits for the
-    last agent to end)."""
+    report's text with, load its table of character widths, and turn the cycle collector
+    back on if the console script paused it for the start-up (called once the first agents
+    are out, so none of it waits for the last agent to end)."""
     for name in REPORT_MODULES:
         importlib.import_module(name)
+    from rich.cells import cell_len
     from rich.highlighter import ReprHighlighter
     from rich.text import Text
 
     ReprHighlighter()(Text("0"))  # each pattern compiled into re's cache
+    cell_len("—")  # rich's table of character widths, loaded for the first wide character
 
     resume_collector()

@@ -37,6 +37,7 @@ from caliper.runner.run.options import (
     DEFAULT_WORKERS,
     judge_timeout_from_env,
 )
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.commands.run_baseline import BaselineRequest
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 SPEC_SUFFIXES = (".yaml", ".yml")
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class RunFlags:
     """``caliper run``'s flags as click parsed them (``executor_flags``: the executors'
     own ``--<id>-<name>`` flags, by click's parameter name)."""

@@ -14,18 +14,17 @@ import difflib
 import re
 from typing import Any
 
-import attrs
-
 from caliper.plugin.judge import ValueProblem
 from caliper.plugin.tools import MCP, VOCABULARY
 from caliper.spec.fields import did_you_mean, type_name
+from caliper.system import attrs_classes
 
 _MCP = re.compile(r"^mcp:([^/\s]+)/([^/\s]+)$")
 CHECK_KEYS = ("called", "not_called", "order")
 OPTION_KEYS = ("input", "at_least", "at_most")
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Selector:
     """Which calls a check is about: by vocabulary ``kind``, MCP server/tool, pattern or name."""
 
@@ -36,7 +35,7 @@ class Selector:
     name: str | None = None
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Step:
     """A selector with an optional ``input`` pattern: one kind of call."""
 
@@ -50,7 +49,7 @@ class Step:
         return f"{self.selector.written} with input /{self.input.pattern}/"
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Check:
     """One ``tools:`` check: ``mode`` is ``called``, ``not_called`` or ``order``."""
 

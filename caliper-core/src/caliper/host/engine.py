@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import attrs
-
 from caliper.errors import PluginNotFound
 from caliper.host.catalogue import KNOWN_DISTRIBUTIONS, install_command
 from caliper.host.plugins import BACKENDS, PluginHost, installed
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.plugin.backend import Backend
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
 DEFAULT_BACKEND = "claude-code"
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Engine:
     """A resolved engine: the backend object and the model asked for (``None``: its default)."""
 

@@ -25,9 +25,8 @@ from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-import attrs
-
 import caliper
+from caliper.system import attrs_classes
 
 OUR_DISTRIBUTIONS = (
     "caliper-eval",
@@ -44,7 +43,7 @@ OUR_DISTRIBUTIONS = (
 WHEEL_FOLDER_PLACEHOLDER = "<the folder with the Caliper wheels>"
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class InstallSource:
     """How the running Caliper was installed, as far as the environment records it."""
 

@@ -33,6 +33,7 @@ import attrs
 from caliper import PROJECT_NAME
 from caliper.errors import CaliperError, UsageError
 from caliper.host.entry_points import read_entry_points
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from importlib import metadata
@@ -77,7 +78,7 @@ _ID_ATTRIBUTE = {
 _HOOKS_HINT = "The hooks a plugin can implement are listed in docs/plugins/hooks.md."
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class PluginEntry:
     """An installed plugin as its entry point describes it (nothing imported)."""
 
@@ -90,7 +91,7 @@ class PluginEntry:
     """The entry-point group it was read from, when not ``group`` (its test-only twin)."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class LoadFailure:
     """A plugin that could not be imported or registered, and why."""
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from caliper.plugin.attempt import AgentStatus, AttemptResult, PromptResult
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.plugin.attempt import Usage
@@ -27,7 +26,7 @@ SETUP_HTTP_STATUSES = frozenset({401, 402, 403, 404})
 (403), unknown model or endpoint (404). The run stops with the user's fix."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class AgentEnding:
     """A status and, for anything but ``COMPLETED``, the reason in one paragraph."""
 

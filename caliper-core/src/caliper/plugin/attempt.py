@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from caliper.system import attrs_classes
+
 if TYPE_CHECKING:
     from caliper.plugin.conversation import PlantedConversation
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Usage:
     """Token volume of one agent run (an attempt or a judge call), split four ways that never
     overlap, and its cost in money when the provider reported it.
@@ -81,7 +83,7 @@ class Usage:
         )
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Turn:
     """One step of a transcript, in the order the agent produced it.
 
@@ -115,7 +117,7 @@ class AgentStatus(str, enum.Enum):
     """The CLI cannot work at all (no login, bad key, missing binary): stop the run."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class InstalledSkill:
     """A neighbourhood skill as installed for one attempt.
 
@@ -133,7 +135,7 @@ class InstalledSkill:
         return self.skill_dir / "SKILL.md"
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class SeededHome:
     """A sandbox HOME seeded ahead by one backend, and what its ``prepare_home`` returned."""
 
@@ -141,7 +143,7 @@ class SeededHome:
     state: Any = None
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class AttemptSandbox:
     """The private, throw-away world one attempt (or one judge call) runs in.
 
@@ -176,7 +178,7 @@ class AttemptSandbox:
         return path
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class McpServerConfig:
     """One MCP server with its ``${VAR}`` references already resolved (runtime only).
 
@@ -192,7 +194,7 @@ class McpServerConfig:
     headers: Mapping[str, str] = attrs.field(factory=dict)
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class NativeMcpConfig:
     """What an MCP translator produced: extra CLI arguments, environment and opaque data.
 
@@ -204,7 +206,7 @@ class NativeMcpConfig:
     data: Any = None
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class UserSetup:
     """What of the user's own agent setup one attempt loaded, by name (never contents).
 
@@ -234,7 +236,7 @@ class UserSetup:
         }
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class AttemptRequest:
     """Everything a backend needs to run the agent once on a task prompt.
 
@@ -272,7 +274,7 @@ class AttemptRequest:
         return self.conversation
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class AttemptResult:
     """What a backend observed from one agent run.
 
@@ -305,7 +307,7 @@ class AttemptResult:
     automatic retry (``--retries``) waits that long instead of its own backoff."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class PromptRequest:
     """A single question for the backend's model, used by LLM judges.
 
@@ -321,7 +323,7 @@ class PromptRequest:
     """The agent CLI to run, when the caller already found it (see ``AttemptRequest``)."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class PromptResult:
     """The model's answer to a ``PromptRequest``.
 

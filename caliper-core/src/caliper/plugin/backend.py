@@ -14,12 +14,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
-import attrs
-
 from caliper.errors import CaliperError
 from caliper.plugin.attempt import AgentStatus, AttemptResult, InstalledSkill, PromptResult
 from caliper.plugin.skill_listing import LISTING_CHECK_FLOOR as LISTING_CHECK_FLOOR  # re-exported
 from caliper.plugin.skill_listing import listing_chars as listing_chars  # re-exported
+from caliper.system import attrs_classes
 from caliper.system.process import run_process
 
 if TYPE_CHECKING:
@@ -41,7 +40,7 @@ HomeT = TypeVar("HomeT")
 """What a backend's :meth:`Backend.prepare_home` returns (``Backend[HomeT]``)."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class CliInfo:
     """Where a backend's agent CLI was found and which version it is."""
 
@@ -55,7 +54,7 @@ class CliInfo:
         return self.path is not None
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class CliUpdate:
     """A backend's answer to ``caliper update-cli``: installed vs newest, and how to update.
 
@@ -594,7 +593,7 @@ class FolderSkillInstaller(SkillInstaller):
         return installed
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class CopiedUserSkills:
     """What :func:`copy_user_skills` brought in: skill names copied, and one note per skill
     left out (a declared skill of the same name wins, or the copy failed)."""

@@ -12,24 +12,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import attrs
+from caliper.system import attrs_classes
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class UserTurn:
     """Something the user said."""
 
     text: str
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class AssistantTurn:
     """Something the assistant said (plain text, no tool call)."""
 
     text: str
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class ShellTurn:
     """The assistant ran one shell command and got ``output`` back (exit status ``exit_code``)."""
 
@@ -46,7 +46,7 @@ class ShellTurn:
 ConversationTurn = UserTurn | AssistantTurn | ShellTurn
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class PlantedConversation:
     """A validated ``history:`` file: where it was (``path``, absolute), how the spec named it
     (``declared_as``), the SHA-256 of the bytes read, and its turns in order.

@@ -41,6 +41,8 @@ from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
+from caliper.system import attrs_classes
+
 if TYPE_CHECKING:
     from caliper.errors import CaliperError
 
@@ -60,7 +62,7 @@ class AttemptRecordLike(Protocol):
         ...
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class AttemptJob:
     """One attempt to run: which engine's run, which task, which attempt number (1-based)."""
 
@@ -73,7 +75,7 @@ class AttemptJob:
     """The backend the attempt runs on, for per-backend concurrency limits."""
 
 
-@attrs.define
+@attrs_classes.define
 class FinishedAttempt:
     """What running one :class:`AttemptJob` produced.
 
@@ -163,7 +165,7 @@ def _restored(engine: str, payload: bytes, keep_workdirs: bool, bundle_id: str) 
     return bundle
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class RunWork:
     """Everything an executor needs to run a run's jobs, as data.
 
@@ -186,7 +188,7 @@ class RunWork:
     """Per-backend limits (backend id → attempts at once), from ``--max-concurrent``."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class ExecutorOption:
     """A setting an executor takes on the command line, as ``--<executor id>-<name> VALUE``."""
 

@@ -18,7 +18,7 @@ import abc
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import attrs
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.plugin.verdict import Ask, JudgeContext, JudgeUsage, Reply, Verdict
@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class ValueProblem:
     """One thing wrong with the value of a judge's task key, found by ``Judge.validate``.
 

@@ -17,13 +17,14 @@ import attrs
 from caliper.errors import SetupError
 from caliper.plugin.attempt import AttemptResult, McpServerConfig, Turn
 from caliper.plugin.mcp_server import McpServer
+from caliper.system import attrs_classes
 
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 MIN_SECRET_LENGTH = 4
 REDACTED = "[redacted]"
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class ResolvedMcp:
     """Servers with references substituted, and every value that came from a reference."""
 
@@ -31,7 +32,7 @@ class ResolvedMcp:
     secrets: SecretSet
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class SecretSet:
     """Strings that must never be saved: resolved variable values and the fields holding them."""
 

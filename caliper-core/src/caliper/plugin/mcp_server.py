@@ -6,8 +6,10 @@ from collections.abc import Mapping
 
 import attrs
 
+from caliper.system import attrs_classes
 
-@attrs.frozen
+
+@attrs_classes.frozen
 class McpServer:
     """One MCP server as declared (``${VAR}`` unresolved). ``transport``: stdio, http, sse."""
 

@@ -7,11 +7,13 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from caliper.system import attrs_classes
+
 if TYPE_CHECKING:
     from caliper.system.skill_tree import SkillTree
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class ResolvedSkill:
     """A skill ready to install: its frontmatter name and description and its folder.
 

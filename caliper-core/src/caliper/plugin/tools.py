@@ -12,9 +12,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import attrs
-
 from caliper.plugin.attempt import Turn
+from caliper.system import attrs_classes
 
 SHELL = "shell"
 READ = "read"
@@ -48,7 +47,7 @@ def shell_command_of(tool_input: Any) -> str | None:
     return None
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class ToolNames:
     """A backend's answer to "which of your tools is which": what a ``tools:`` check reads.
 
@@ -71,7 +70,7 @@ class ToolNames:
         return None
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class ToolCall:
     """One tool call of a transcript: its place, the backend's name for it, its input.
 

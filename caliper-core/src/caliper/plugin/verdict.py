@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from caliper.plugin.attempt import Usage
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.plugin.attempt import AttemptResult, Turn
@@ -25,7 +26,7 @@ JudgeUsage = Usage
 ways that never overlap, and ``cost_usd`` when the judge model's provider reported it)."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Reply:
     """The judge model's answer to one :meth:`JudgeContext.ask`.
 
@@ -65,7 +66,7 @@ class Ask(Protocol):
         ...
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Verdict:
     """A judge's decision on one attempt.
 
@@ -112,7 +113,7 @@ class Verdict:
         )
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class JudgeContext:
     """What a judge may look at when checking one attempt.
 

@@ -20,8 +20,6 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import attrs
-
 from caliper.errors import CaliperError
 from caliper.plugin.attempt import AgentStatus, AttemptResult, AttemptSandbox
 from caliper.plugin.judge import JudgeContext, Verdict
@@ -29,6 +27,7 @@ from caliper.plugin.sandbox import make_sandbox, remove_sandbox
 from caliper.runner.attempt.judge_calls import judge_ask
 from caliper.runner.attempt.sandbox import describe_shell_failure, run_shell
 from caliper.spec.yamldoc import load_document
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.host.engine import Engine
@@ -58,7 +57,7 @@ class ProbeStatus(str, enum.Enum):
         return self in (ProbeStatus.MEASURES_NOTHING, ProbeStatus.SETUP_FAILED)
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class ProbeCheck:
     """The probe's finding on one check (``key``) of one task, at ``file:line`` of the spec."""
 
@@ -119,7 +118,7 @@ def _judge(judge: Judge, context: JudgeContext) -> Verdict:
         return Verdict(passed=None, error=f"{type(exc).__name__}: {exc}")
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Prober:
     """Probes the tasks of one spec (see the module docstring).
 

@@ -33,6 +33,7 @@ from caliper.results.models import AttemptRecord, Outcome
 from caliper.runner.attempt.judge_calls import judge_ask
 from caliper.runner.attempt.judging import judge_attempt
 from caliper.spec.safetar import ArchiveTooBig, extract
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.plugin.judge import Judge
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 JUDGED = (Outcome.PASS, Outcome.TASK_FAIL, Outcome.JUDGE_ERROR, Outcome.NOT_CHECKED)
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Regrader:
     """What judging a saved attempt again needs: the current spec, its judges, the judge
     engine, the secrets to redact, where the parent's files are and the judge time budget."""

@@ -38,6 +38,7 @@ from caliper.results.compare import (
 from caliper.results.models import RunResults
 from caliper.results.sequential import difference_bounds
 from caliper.results.stats import DEFAULT_CONFIDENCE, Interval, interval_data
+from caliper.system import attrs_classes
 
 HELPS = "helps"
 HURTS = "hurts"
@@ -57,7 +58,7 @@ def lift_word(compare_verdict: str) -> str:
     return _WORDS.get(compare_verdict, UNMEASURED)
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class LiftSensitivity:
     """The smallest lift this pair could have detected, with chance ``power`` at ``level``.
 
@@ -77,7 +78,7 @@ class LiftSensitivity:
     overall_lift: float | None
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class SequentialLift:
     """Under ``--k auto``: the anytime-valid interval of the whole run's lift (the mean of
     the tasks' anytime-valid bounds, each at ``1 − α / (2T)`` per arm, so all hold together
@@ -87,7 +88,7 @@ class SequentialLift:
     tasks: dict[str, Interval]
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class BaselineVerdict:
     """One engine's baseline pair, judged: compare's full comparison, read as a lift."""
 

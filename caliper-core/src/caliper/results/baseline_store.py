@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from caliper.results.store import ResultsError, RunEntry, list_runs, load_run_data
+from caliper.system import attrs_classes
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class SavedArm:
     """One saved arm of a baseline: where it is, and its ``meta.baseline``."""
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-import attrs
+from caliper.system import attrs_classes
 
 DEFAULT_MAX_TURN_CHARS = 100_000
 DEFAULT_MAX_ATTEMPT_CHARS = 1_000_000
@@ -30,7 +30,7 @@ TURN_TEXT_FIELDS = ("content", "tool_output")
 ALWAYS_KEPT_CHARS = 200
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class StorageLimits:
     """How many characters of text one turn and one attempt may keep (0: no limit)."""
 

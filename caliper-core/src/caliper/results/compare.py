@@ -55,6 +55,7 @@ from caliper.results.stats import (
     newcombe_cc_difference_interval,
     paired_mean_difference_interval,
 )
+from caliper.system import attrs_classes
 
 EPSILON = 1e-9
 CORRECTION = "gatekeeping-holm"
@@ -72,7 +73,7 @@ PARTIAL = "partial"
 NEVER_STARTED = "never started"
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class TaskComparison:
     """One task present in both runs.
 
@@ -117,7 +118,7 @@ class TaskComparison:
     activation_verdict: str = UNMEASURED
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class SideState:
     """Whether one side of a pair can be compared.
 
@@ -142,7 +143,7 @@ class SideState:
         return "never started" if self.state == NEVER_STARTED else f"is {self.state}"
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Sensitivity:
     """How small a drop this pair could have detected (with chance ``power`` at ``level``).
 
@@ -168,7 +169,7 @@ class Sensitivity:
     k_needed: int | None
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class SkillDrift:
     """A neighbourhood member whose text differs between the runs.
 
@@ -183,7 +184,7 @@ class SkillDrift:
     warn: bool
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class UsageDelta:
     """Before/after tokens and time (secondary; never a regression).
 
@@ -214,7 +215,7 @@ class UsageDelta:
     b_wall_clock: float | None = None
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class RunComparison:
     """Everything ``caliper compare`` shows (and writes with ``--format json``).
 
@@ -349,7 +350,7 @@ def _agreeing(interval: Interval | None, delta: float | None, verdict: str) -> I
     return agree_with_test(interval, delta, verdict in (REGRESSED, IMPROVED))
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class _Family:
     """One family of tests (success or activation): the whole run first, then the tasks with
     Holm's correction within it; ``tests`` is the number of per-task tests Holm covers."""

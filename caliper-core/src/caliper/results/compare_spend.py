@@ -15,12 +15,11 @@ import math
 import statistics
 from collections.abc import Callable, Iterable, Sequence
 
-import attrs
-
 from caliper.results.models import AttemptRecord, RunResults
 from caliper.results.permutation import permutation_p, stratified_permutation_p
 from caliper.results.significance import gatekept_adjust
 from caliper.results.spend import attempt_costs, attempt_durations, counted
+from caliper.system import attrs_classes
 
 INCREASED = "increased"
 DECREASED = "decreased"
@@ -35,7 +34,7 @@ EXTRACT: dict[str, Callable[[Iterable[AttemptRecord]], list[float]]] = {
 }
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class SpendChange:
     """One measure (``cost`` or ``duration``) of one task, or of the run (``task`` None).
 

@@ -51,6 +51,7 @@ from caliper.results.measures import (
 from caliper.results.models import Outcome
 from caliper.results.scoring import RunScore
 from caliper.results.stats import Interval, mean_rate_interval, wilson_interval
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.results.models import RunResults
@@ -95,7 +96,7 @@ class BarSyntaxError(ValueError):
     """A bar flag's value cannot be read (the message says what was expected)."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Bar:
     """One threshold, on task ``task`` or on the run's aggregate when ``None``: a rate
     (``"score"``, ``"activation"``) must reach ``threshold`` (a fraction in ``[0, 1]``), or a
@@ -395,7 +396,7 @@ METHOD_LABELS = {
 """How each interval method is named where a bar says what judged it."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class SequentialPlan:
     """What a ``--k auto`` run's boundaries were designed for: ``--margin``, ``--max-k``
     and ``--min-k``."""
@@ -405,7 +406,7 @@ class SequentialPlan:
     min_n: int = 1
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Measured:
     """A rate as a bar sees it: the point estimate, its interval and what it rests on.
 
@@ -456,7 +457,7 @@ class Measured:
         return METHOD_LABELS.get(method or "", method or "nothing measured")
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class BarResult:
     """One bar, the rate it was judged on, and its verdict under the gate's policy."""
 
@@ -596,7 +597,7 @@ class BarResult:
         }
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class GateResult:
     """Every bar's result; the gate passes when each bar counts as a pass under ``policy``."""
 

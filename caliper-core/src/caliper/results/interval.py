@@ -3,10 +3,10 @@ statistics of :mod:`caliper.results.stats`, which re-exports it)."""
 
 from __future__ import annotations
 
-import attrs
+from caliper.system import attrs_classes
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Interval:
     """A two-sided confidence interval for a rate, both ends in ``[0, 1]``.
 

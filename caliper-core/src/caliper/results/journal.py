@@ -37,7 +37,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import attrs
+from caliper.system import attrs_classes
 
 JOURNAL_SUFFIX = ".journal.jsonl"
 FORMAT_KEY = "caliper_journal"
@@ -194,7 +194,7 @@ class JournalWriter:
             flusher.join(timeout=5)
 
 
-@attrs.define
+@attrs_classes.define
 class JournalContents:
     """What a journal holds: its header, the finished attempts and the tasks aborted."""
 

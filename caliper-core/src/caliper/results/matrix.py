@@ -23,8 +23,6 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-import attrs
-
 from caliper.results.models import RunResults
 from caliper.results.scoring import TaskScore, score_run
 from caliper.results.significance import fisher_exact, holm_adjust, stratified_exact_test
@@ -35,9 +33,10 @@ from caliper.results.stats import (
     newcombe_cc_difference_interval,
     paired_mean_difference_interval,
 )
+from caliper.system import attrs_classes
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class MatrixEngine:
     """One column of the matrix: an engine and the run it made."""
 
@@ -52,7 +51,7 @@ class MatrixEngine:
     activation_interval: Interval | None = None
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class MatrixCell:
     """One engine on one task: successes over usable attempts, the rate and its interval.
 
@@ -83,7 +82,7 @@ MEASURES = (SUCCESS, ACTIVATION)
 """What a :class:`MatrixDifference` measures: the pass rate or the activation rate."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class MatrixDifference:
     """Engine ``b`` minus engine ``a`` on one task (``task``) or the whole run (``None``),
     of the pass rate (``measure == "success"``) or of the activation rate."""
@@ -99,7 +98,7 @@ class MatrixDifference:
     measure: str = SUCCESS
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class MatrixTask:
     """One row: a task, with one cell per engine (``None``: the engine's run lacks it)."""
 
@@ -107,7 +106,7 @@ class MatrixTask:
     cells: list[MatrixCell | None]
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Matrix:
     """The whole side-by-side view (see :func:`build_matrix`)."""
 

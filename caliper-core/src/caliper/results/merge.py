@@ -17,11 +17,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from caliper.errors import UsageError
 from caliper.results.journal import assemble, attempt_key
 from caliper.results.shard_plan import owner, plan_fingerprint
+from caliper.system import attrs_classes
 
 HINT = (
     "Shards merge only when they were run with the same command apart from --shard: the same "
@@ -33,7 +32,7 @@ class MergeError(UsageError):
     """The shard runs cannot be merged (exit 2); the message names the files and the field."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class ShardRun:
     """One shard run to merge: where it was read from and its stored-form data."""
 

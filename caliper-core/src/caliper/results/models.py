@@ -17,11 +17,12 @@ from caliper.results.outcome import TIMEOUT_POLICIES as TIMEOUT_POLICIES  # re-e
 from caliper.results.outcome import TIMEOUTS_FAILURE as TIMEOUTS_FAILURE
 from caliper.results.outcome import TIMEOUTS_UNUSABLE as TIMEOUTS_UNUSABLE
 from caliper.results.outcome import Outcome as Outcome
+from caliper.system import attrs_classes
 
 SCHEMA_VERSION = 1
 
 
-@attrs.define
+@attrs_classes.define
 class CheckRecord:
     """One judge's verdict on an attempt, under the task key it owns.
 
@@ -51,7 +52,7 @@ STORED_JUDGE_FIELDS = {
 """Typed :class:`CheckRecord` field → the key of ``details`` it is saved under."""
 
 
-@attrs.define
+@attrs_classes.define
 class TryRecord:
     """One earlier try of an attempt that was tried again, kept so its spend stays visible.
 
@@ -72,7 +73,7 @@ class TryRecord:
     run_id: str | None = None
 
 
-@attrs.define
+@attrs_classes.define
 class AttemptRecord:
     """One attempt of one task, as observed.
 
@@ -124,7 +125,7 @@ class AttemptRecord:
         return self.outcome is Outcome.PASS
 
 
-@attrs.define
+@attrs_classes.define
 class TaskResult:
     """All attempts of one task. ``aborted`` is true when ``--fail-fast`` stopped it early."""
 
@@ -139,7 +140,7 @@ class TaskResult:
     """Why an adaptive run (``--k auto``) stopped adding attempts to this task."""
 
 
-@attrs.define
+@attrs_classes.define
 class SkillSnapshot:
     """How one neighbourhood member was obtained for this run."""
 
@@ -155,7 +156,7 @@ class SkillSnapshot:
     ablated: bool = False
 
 
-@attrs.define
+@attrs_classes.define
 class RunMeta:
     """Who produced a run and with what: engine, versions, neighbourhood, flags."""
 
@@ -233,7 +234,7 @@ class RunMeta:
     schema_version: int = SCHEMA_VERSION
 
 
-@attrs.define
+@attrs_classes.define
 class RunResults:
     """One saved run: its metadata and every task's attempts."""
 

@@ -31,6 +31,7 @@ from typing import Any
 import attrs
 
 from caliper.results.models import AttemptRecord, CheckRecord, RunResults
+from caliper.system import attrs_classes
 from caliper.system.output_file import OutputWriteError, write_output
 
 CACHE_VERSION = 1
@@ -161,7 +162,7 @@ class _Codec:
         return self.names[name]
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class _Functions:
     layout: str
     encode_meta: Callable[[Any], Any]

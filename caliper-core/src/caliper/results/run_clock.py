@@ -20,9 +20,10 @@ import datetime
 import attrs
 
 from caliper.results.models import RunMeta
+from caliper.system import attrs_classes
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class RunClock:
     """A run's wall clock (``seconds``; ``None`` when the run has no recorded end)."""
 

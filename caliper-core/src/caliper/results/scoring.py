@@ -42,6 +42,7 @@ from caliper.results.stats import (
     mean_rate_interval,
     rate_interval,
 )
+from caliper.system import attrs_classes
 
 UNUSABLE = frozenset(outcome for outcome in Outcome if outcome.left_out(TIMEOUTS_FAILURE))
 """The outcomes left out of the rates by default (infra and judge errors)."""
@@ -72,7 +73,7 @@ class TaskStatus(str, enum.Enum):
     TRIGGER_ONLY = "TRIGGER-ONLY"
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class UsageTotals:
     """Tokens and wall time of a set of attempts, with the unusable slice kept apart.
 
@@ -103,7 +104,7 @@ class UsageTotals:
         return (self.tokens_in or 0) + (self.tokens_out or 0)
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class TaskScore:
     """The derived numbers of one task.
 
@@ -140,7 +141,7 @@ class TaskScore:
     timeouts_counted: bool = True
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class SkillActivation:
     """One declared skill's line on the activation scoreboard.
 
@@ -168,7 +169,7 @@ class SkillActivation:
         return self.hits / self.fired if self.fired else None
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class RunScore:
     """The derived numbers of a whole run.
 

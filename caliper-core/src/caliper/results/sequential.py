@@ -46,7 +46,7 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 
-import attrs
+from caliper.system import attrs_classes
 
 PRIOR_A = 1.0
 PRIOR_B = 1.0
@@ -68,7 +68,7 @@ def log_mixture(successes: int, n: int, p: float, a: float = PRIOR_A, b: float =
     return log_marginal - (successes * math.log(p) + failures * math.log1p(-p))
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class SequenceInterval:
     """The confidence sequence's interval after ``n`` usable attempts (fractions)."""
 
@@ -166,7 +166,7 @@ def effective_margin(bar: float, margin: float) -> float:
     return min(margin, (1.0 - bar) / 2.0)
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class SequentialDesign:
     """Stopping boundaries for one bar: after ``n`` usable attempts with ``s`` passes the bar
     is **met** when ``s >= met_at[n]`` and **failed** when ``s <= fail_at[n]`` (``-1`` and
@@ -352,7 +352,7 @@ def _design(
     )
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class DifferenceBounds:
     """The anytime-valid interval of a task's lift ``full − control`` and how it was made."""
 

@@ -13,12 +13,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-import attrs
-
 from caliper.results.models import TIMEOUTS_FAILURE, AttemptRecord, Outcome, RunResults
 from caliper.results.scoring import left_out_outcomes
 from caliper.results.spread import Spread, spread_of
 from caliper.results.stats import DEFAULT_CONFIDENCE
+from caliper.system import attrs_classes
 
 
 def attempt_cost(record: AttemptRecord) -> float | None:
@@ -43,7 +42,7 @@ def attempt_wall(record: AttemptRecord) -> float | None:
     return math.fsum([record.duration_seconds, *earlier])
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Spend:
     """Cost and agent time of a set of attempts.
 

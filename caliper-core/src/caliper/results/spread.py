@@ -18,12 +18,13 @@ from collections.abc import Sequence
 import attrs
 
 from caliper.results.stats import DEFAULT_CONFIDENCE, check_confidence
+from caliper.system import attrs_classes
 
 T_MEAN = "student-t-mean"
 """``Interval.method`` of the mean's Student-t interval."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class MeanInterval:
     """A two-sided interval for a mean (ends not clipped to ``[0, 1]``)."""
 
@@ -33,7 +34,7 @@ class MeanInterval:
     method: str = T_MEAN
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Spread:
     """``n`` values: their median and quartiles, and their mean with its interval.
 

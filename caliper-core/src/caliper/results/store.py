@@ -27,10 +27,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from caliper.errors import CaliperError
 from caliper.spec.names import spec_name_for
+from caliper.system import attrs_classes
 from caliper.system.os_errors import describe_os_error
 
 if TYPE_CHECKING:
@@ -58,7 +57,7 @@ class ResultsWriteError(CaliperError):
     """A run could not be saved (disk full, no permission, a file where a folder should be)."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class RunEntry:
     """One saved run as the store lists it (nothing read from the file yet)."""
 

@@ -16,11 +16,12 @@ from collections.abc import Callable
 import attrs
 
 from caliper.results.models import RunResults
+from caliper.system import attrs_classes
 
 _SERVER, _TOOL = "\x00server\x00", "\x00tool\x00"
 
 
-@attrs.define
+@attrs_classes.define
 class ToolCount:
     """Calls of one tool, how many of them ended in an error, and in how many attempts."""
 
@@ -30,7 +31,7 @@ class ToolCount:
     attempts: int = 0
 
 
-@attrs.define
+@attrs_classes.define
 class ServerUsage:
     """One MCP server's calls over the run, and per tool."""
 
@@ -42,7 +43,7 @@ class ServerUsage:
     tools: list[ToolCount] = attrs.field(factory=list)
 
 
-@attrs.define
+@attrs_classes.define
 class ToolUsage:
     """The run's tool calls: per MCP server (``servers``) and every other tool (``tools``).
 

@@ -40,12 +40,13 @@ from caliper.results.sequential import (
     confidence_sequence,
     design,
 )
+from caliper.system import attrs_classes
 
 SPRT_METHOD = "truncated sequential probability ratio test (exact boundaries)"
 """``meta.adaptive.method`` of runs that stopped with :func:`design`."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class AdaptiveSettings:
     """The ``--k auto`` flags: bounds on k, the bars, the precision and the confidence."""
 
@@ -156,7 +157,7 @@ def _bar_reason(
     return None
 
 
-@attrs.define
+@attrs_classes.define
 class _TaskState:
     scheduled: int = 0
     finished: int = 0

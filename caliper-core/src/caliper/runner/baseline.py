@@ -34,6 +34,7 @@ from caliper.runner.run.compose import Tie, run_engines
 from caliper.runner.run.prepare import check_ablation
 from caliper.spec.load import load_spec_for_run
 from caliper.spec.model import spec_name_for
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -52,7 +53,7 @@ ORDER = "paired, seeded random order within each pair"
 """``meta.baseline.order``: how the two arms' attempts share the one queue."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class ArmKey:
     """One saved run of a baseline: an engine (``--model`` as given, ``""`` for the
     default) and an arm (``full`` or ``control``)."""
@@ -66,7 +67,7 @@ class ArmKey:
         return f"{self.engine} {self.arm}" if self.engine else self.arm
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class BaselineEnding:
     """A finished (or stopped) baseline: its id, what the control arm left out, and per
     engine the :class:`RunEnding` of each arm."""

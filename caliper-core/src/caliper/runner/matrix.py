@@ -17,13 +17,12 @@ import secrets
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import attrs
-
 from caliper.errors import UsageError
 from caliper.results.store import new_run_id
 from caliper.runner.run.compose import Tie, run_engines
 from caliper.runner.run.plan import interleave
 from caliper.spec.model import spec_name_for
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -35,7 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["MatrixEnding", "engine_keys", "interleave", "new_matrix_id", "run_matrix"]
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class MatrixEnding:
     """A finished (or stopped) matrix: the matrix id and one :class:`RunEnding` per engine."""
 

@@ -31,6 +31,7 @@ import attrs
 
 from caliper.results.models import AttemptRecord, Outcome
 from caliper.results.sequential import difference_bounds
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.runner.adaptive import AdaptiveSettings
@@ -72,7 +73,7 @@ def pair_stop_reason(
     return None
 
 
-@attrs.define
+@attrs_classes.define
 class _Arm:
     scheduled: int = 0
     finished: int = 0
@@ -80,7 +81,7 @@ class _Arm:
     usable: int = 0
 
 
-@attrs.define
+@attrs_classes.define
 class _PairTask:
     pairs: int = 0
     arms: dict[str, _Arm] = attrs.field(factory=dict)
@@ -201,7 +202,7 @@ class PairedAdaptive:
             return {name: t.reason for name, t in self._tasks.items() if t.reason is not None}
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class ArmView:
     """One arm of a :class:`PairedAdaptive`, with the methods the scheduler calls."""
 

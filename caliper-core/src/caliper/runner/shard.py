@@ -18,10 +18,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import attrs
-
 from caliper.errors import UsageError
 from caliper.results.shard_plan import owner, plan_fingerprint
+from caliper.system import attrs_classes
 
 __all__ = [
     "SHARD_RE",
@@ -38,7 +37,7 @@ __all__ = [
 SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Shard:
     """Shard ``index`` (1-based) of ``count``."""
 

@@ -18,6 +18,7 @@ import attrs
 
 from caliper.spec.problems import Problem
 from caliper.spec.yamldoc import Document, parse_yaml, read_text
+from caliper.system import attrs_classes
 
 NAME_MAX = 64
 DESCRIPTION_MAX = 1024
@@ -26,7 +27,7 @@ FENCE = "---"
 NO_MODEL_INVOCATION = "disable-model-invocation"
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class SkillFrontmatter:
     """The discovery fields of a valid ``SKILL.md``.
 
@@ -39,7 +40,7 @@ class SkillFrontmatter:
     model_invocable: bool = True
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class FrontmatterCheck:
     """Result of reading one ``SKILL.md``: the frontmatter when valid, and what was found."""
 

@@ -28,10 +28,9 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-import attrs
-
 from caliper.errors import CaliperError
 from caliper.spec import safetar
+from caliper.system import attrs_classes
 
 # subprocess, tarfile, shutil, tempfile and hashlib are imported where a git source is
 # actually resolved: `caliper validate` of a spec with only local skills never needs them.
@@ -139,7 +138,7 @@ def _git_env() -> dict[str, str]:
     return env
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class GitResult:
     """How a git command ended."""
 
@@ -178,7 +177,7 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else "no output"
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Checkout:
     """One commit of a repository, unpacked in the cache. ``note`` reports a fallback."""
 

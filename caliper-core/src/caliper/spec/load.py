@@ -36,6 +36,7 @@ from caliper.spec.skills import (
 )
 from caliper.spec.tasks import Neighbourhood, TaskChecker
 from caliper.spec.yamldoc import Document, load_document
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.spec.gitcache import GitCache
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["Problem", "SpecCheck", "SpecInvalid", "check_spec", "load_spec", "load_spec_for_run"]
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class SpecCheck:
     """The outcome of checking one spec.
 

@@ -29,6 +29,7 @@ from caliper.spec.fields import Reporter
 from caliper.spec.frontmatter import check_skill_file, split_frontmatter
 from caliper.spec.sections import TASK_HINTS, TOP_HINTS
 from caliper.spec.yamldoc import parse_yaml
+from caliper.system import attrs_classes
 
 SLASH_COMMAND = re.compile(r"/([A-Za-z0-9_.-]+)(?:\s+(.*))?", re.DOTALL)
 """A user turn that is a slash command: ``/NAME`` and what was typed after it."""
@@ -37,7 +38,7 @@ OLD_TURN_KEYS = ("user", "assistant", "shell")
 OLD_SHELL_KEYS = ("run", "output")
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class FileChange:
     """One file the migration rewrites: its path, current text, migrated text and why."""
 
@@ -47,7 +48,7 @@ class FileChange:
     why: tuple[str, ...]
 
 
-@attrs.define
+@attrs_classes.define
 class MigrationPlan:
     """What migrating one spec means: the files to rewrite and what is left to do by hand."""
 
@@ -117,7 +118,7 @@ def _first_line(exc: Exception) -> str:
 # --- the spec ------------------------------------------------------------------------------
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class _Edit:
     start: int
     end: int
@@ -251,7 +252,7 @@ def _plain(value: str) -> str:
 # --- the skills a `/NAME` turn can name ------------------------------------------------------
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class _Skill:
     name: str
     path: Path

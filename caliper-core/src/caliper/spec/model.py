@@ -15,6 +15,7 @@ import attrs
 
 from caliper.plugin.mcp_server import McpServer as McpServer  # re-exported
 from caliper.spec.names import spec_name_for as spec_name_for  # re-exported
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.plugin.conversation import PlantedConversation
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 CORE_TASK_KEYS = ("name", "prompt", "setup", "cleanup", "history")
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class SkillSource:
     """One neighbourhood member as declared.
 
@@ -39,7 +40,7 @@ class SkillSource:
     line: int | None = None
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Sandbox:
     """Per-attempt environment settings: PATH additions and files the agent must not read."""
 
@@ -47,7 +48,7 @@ class Sandbox:
     forbidden_files: tuple[str, ...] = ()
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Task:
     """One task: a prompt plus checks keyed by the judge that owns them.
 
@@ -79,7 +80,7 @@ class Task:
         return list(self.expected_skills) if self.activation_key is not None else None
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Spec:
     """A validated spec. ``name`` is the file name without ``.eval.yaml`` (or ``.yaml``)."""
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import attrs
-
 from caliper.errors import SpecError
+from caliper.system import attrs_classes
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Problem:
     """One thing wrong with a spec (or a file it points at).
 

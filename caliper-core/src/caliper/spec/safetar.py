@@ -26,7 +26,7 @@ import tarfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-import attrs
+from caliper.system import attrs_classes
 
 
 class UnsafeArchive(tarfile.TarError):
@@ -48,7 +48,7 @@ RATIO_FLOOR_BYTES = 16 * 1024 * 1024
 compress well and harm nobody)."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class UnpackLimits:
     """What one archive may unpack to: ``max_bytes`` of files in all, at most ``max_ratio``
     times the archive's own size (once past :data:`RATIO_FLOOR_BYTES`), ``max_entries``

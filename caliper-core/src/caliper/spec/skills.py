@@ -6,13 +6,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import attrs
-
 from caliper.errors import SpecError
 from caliper.plugin.skills import ResolvedSkill
 from caliper.spec.frontmatter import FrontmatterCheck, check_skill_file
 from caliper.spec.model import SkillSource, Spec
 from caliper.spec.problems import Problem, SpecInvalid
+from caliper.system import attrs_classes
 from caliper.system.skill_tree import (
     SkillTree,
     content_hash,
@@ -30,7 +29,7 @@ SKILL_FILE = "SKILL.md"
 __all__ = ["content_hash", "resolve_skills", "resolve_source"]
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class InstallSummary:
     """What an attempt gets of one skill's folder: how many files, their total size, and
     (when asked for) their paths relative to the folder."""
@@ -41,7 +40,7 @@ class InstallSummary:
     paths: tuple[str, ...] = ()
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class SourceOutcome:
     """What resolving one source gave: the skill, or problems, or a note (not checked)."""
 

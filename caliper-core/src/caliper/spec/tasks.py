@@ -6,13 +6,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from caliper.plugin.judge import Judge, ValueProblem
 from caliper.spec.fields import Reporter, did_you_mean, type_name
 from caliper.spec.model import CORE_TASK_KEYS, Task
 from caliper.spec.sections import TASK_HINTS
 from caliper.spec.yamldoc import format_path
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.plugin.conversation import (
@@ -26,7 +25,7 @@ KNOWN_JUDGE_KEYS = ("assert", "expect", "activates", "tools")
 JUDGE_DISTRIBUTIONS = {"expect": "caliper-judge-llm"}
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Neighbourhood:
     """The skill names validation knows, and whether they are all of them.
 

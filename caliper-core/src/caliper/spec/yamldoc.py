@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import yaml
 
 from caliper.spec.problems import Problem
+from caliper.spec.pyyaml import yaml
+from caliper.system import attrs_classes
 from caliper.system.textsafe import well_formed
 
 PathKey = tuple[Any, ...]
@@ -41,7 +42,7 @@ FAST_PARSE_BYTES = 256 * 1024
 positions, ~15x faster, slightly different wording of syntax errors."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Document:
     """A parsed YAML file: its data and where each value (and each mapping key) starts."""
 

@@ -39,6 +39,7 @@ from pathlib import Path
 
 import attrs
 
+from caliper.system import attrs_classes
 from caliper.system.process._table import _full_table, _start_time, _with_descendants
 from caliper.system.temp_root import TMPDIR_VARIABLE, remove_tree, sandbox_parent
 
@@ -347,7 +348,7 @@ def note_process(pid: int, started: int, tag: str | None) -> None:
 
 
 # -- cleaning a dead process's leftovers ------------------------------------------------------
-@attrs.define
+@attrs_classes.define
 class Cleaned:
     """What :func:`clean_dead` removed."""
 
@@ -382,7 +383,7 @@ def _count(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class _Entries:
     pid: int
     start: int

@@ -25,9 +25,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-import attrs
-
-from caliper.system import skill_ignore
+from caliper.system import attrs_classes, skill_ignore
 
 if TYPE_CHECKING:
     from caliper.system.skill_ignore import Matcher
@@ -54,7 +52,7 @@ class SkillTooLarge(SkillUnusable):
     """The skill folder holds more than the size cap allows (raised by :func:`copy_tree`)."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class TreeIssue:
     """Something in a skill folder that is left out (or, when ``fatal``, stops its use).
 
@@ -68,7 +66,7 @@ class TreeIssue:
     fatal: bool = False
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class TreeFile:
     """One file to copy: its path relative to the skill folder, where to read it, its size and
     permission bits when scanned."""
@@ -79,7 +77,7 @@ class TreeFile:
     mode: int = 0o644
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class SkillTree:
     """What a skill folder holds once the rules above are applied."""
 

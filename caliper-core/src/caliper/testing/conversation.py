@@ -14,6 +14,8 @@ from typing import Any
 
 import attrs
 
+from caliper.system import attrs_classes
+
 _ID_MARK = re.compile(r"cal([0-9a-f]{16})_p(\d+)")
 
 
@@ -26,7 +28,7 @@ def new_call_id(prefix: str, position: int) -> str:
     return f"{prefix}cal{uuid.uuid4().hex[:16]}_p{position}"
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Conversation:
     """What one request carries, flattened to text.
 
@@ -77,7 +79,7 @@ class Conversation:
         return "\n".join(parts)
 
 
-@attrs.define
+@attrs_classes.define
 class ConversationParts:
     """What a ``wire_*`` parser collects while walking a request; ``build`` freezes it."""
 

@@ -17,8 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
-
+from caliper.system import attrs_classes
 from caliper.testing import agent_clis
 from caliper.testing.offline import SKIP_REASON, loopback_only
 
@@ -63,7 +62,7 @@ class FakeRealHome:
         return out
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class AgentCli:
     """A provisioned agent CLI: its executable and a bin folder holding only it.
 
@@ -81,7 +80,7 @@ class AgentCli:
         return f"{self.bin_dir}{os.pathsep}{rest}" if rest else str(self.bin_dir)
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class CaliperRun:
     """One finished ``caliper`` process."""
 
@@ -200,7 +199,7 @@ def run_caliper_process(
     )
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class CliUnavailable:
     """Why a pinned CLI cannot be used here.
 

@@ -43,6 +43,7 @@ from typing import Any
 
 import attrs
 
+from caliper.system import attrs_classes
 from caliper.testing.background_http import BackgroundHttpServer, QuietServer
 
 SERVER_INFO = {"name": "caliper-mcp-echo", "version": "0.1.0"}
@@ -115,7 +116,7 @@ def serve(log: Path | None) -> int:
     return 0
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class HttpRequest:
     """One HTTP request the echo server received, and how it was answered.
 

@@ -35,6 +35,7 @@ from typing import Any
 import attrs
 
 from caliper.errors import CaliperError
+from caliper.system import attrs_classes
 from caliper.testing.background_http import BackgroundHttpServer, QuietServer
 from caliper.testing.conversation import Conversation, as_json_text, new_call_id
 from caliper.testing.placeholders import fill
@@ -71,7 +72,7 @@ def api_for(path: str) -> str | None:
     return wire.name if wire is not None else None
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class RecordedRequest:
     """One request the server received, and how it was answered.
 

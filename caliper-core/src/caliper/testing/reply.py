@@ -8,10 +8,11 @@ from typing import Any
 
 import attrs
 
+from caliper.system import attrs_classes
 from caliper.testing.script import ScriptedUsage
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class ReplyCall:
     """One tool call as it goes on the wire; ``arguments`` is the JSON (or raw) text."""
 
@@ -34,7 +35,7 @@ class ReplyCall:
         return f"{self.namespace}__{self.name}" if self.namespace else self.name
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Reply:
     """Everything one assistant reply says."""
 

@@ -23,6 +23,7 @@ import attrs
 import yaml
 
 from caliper.errors import CaliperError
+from caliper.system import attrs_classes
 
 
 class ScriptError(CaliperError):
@@ -34,7 +35,7 @@ class ScriptError(CaliperError):
 ERROR_STATUSES = (400, 401, 403, 404, 429, 500, 502, 503, 529)
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class ToolCall:
     """One tool call the scripted model makes.
 
@@ -50,7 +51,7 @@ class ToolCall:
     custom: bool = False
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class ScriptedUsage:
     """Token counts reported for one reply, four disjoint parts.
 
@@ -65,7 +66,7 @@ class ScriptedUsage:
     cache_creation: int = 0
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class ScriptedError:
     """An HTTP error reply: ``status`` with the wire API's error body and ``message``."""
 
@@ -74,7 +75,7 @@ class ScriptedError:
     retry_after: float | None = None
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Turn:
     """One reply of the scripted model (or an error/drop served instead of one)."""
 
@@ -94,7 +95,7 @@ class Turn:
         return self.error is not None or self.drop
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class When:
     """Conditions a rule needs; every condition given must hold (none given: always)."""
 
@@ -107,7 +108,7 @@ class When:
     api: str | None = None
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Rule:
     """A conditional answer: ``turns`` indexed by conversation position.
 
@@ -121,7 +122,7 @@ class Rule:
     name: str = ""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Script:
     """A whole script: ``rules`` first, then ordered ``turns``, then ``fallback_text``."""
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-import attrs
-
+from caliper.system import attrs_classes
 from caliper.testing.conversation import Conversation
 from caliper.testing.script import Rule, Script, Turn, When
 
@@ -16,7 +15,7 @@ except ImportError:  # pragma: no cover
     LLM_JUDGE_MARKER = "[caliper-judge-request]"
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Choice:
     """The turn picked for a request and a label saying where it came from."""
 

@@ -28,13 +28,14 @@ import yaml
 from caliper.spec.frontmatter import check_skill_file
 from caliper.spec.problems import Problem, SpecInvalid
 from caliper.spec.yamldoc import load_document
+from caliper.system import attrs_classes
 from caliper.tune.probes import TRIGGER_EVAL_KEYS
 
 EVAL_KEYS = ("id", "prompt", "expected_output", "files", "expectations")
 EVALS_FILE_KEYS = ("skill_name", "evals")
 
 
-@attrs.define
+@attrs_classes.define
 class Conversion:
     """What an import produced: spec tasks, and every thing that could not be carried over."""
 
@@ -46,7 +47,7 @@ class Conversion:
     warnings: list[str] = attrs.field(factory=list)
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class FileCopies:
     """A task's ``setup:`` to be: copy these files (absolute paths) into the attempt's folder.
     :func:`render_spec` writes it with paths relative to the spec."""

@@ -15,7 +15,7 @@ import attrs
 
 from caliper.errors import CaliperError, UsageError
 from caliper.results.significance import GREATER, holm_adjust, stratified_exact_test
-from caliper.system import stop_policy
+from caliper.system import attrs_classes, stop_policy
 from caliper.system.output_file import write_output
 from caliper.tune.measure import Measurement, Neighbourhood, RunSettings, measure
 from caliper.tune.probes import Probe, ProbeSet
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from caliper.results.stats import Interval
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class TuneSettings:
     """The knobs of one tuning session (``caliper tune`` flags)."""
 
@@ -40,7 +40,7 @@ class TuneSettings:
     seed: int
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Candidate:
     """A proposed description and how it did on train against the incumbent of its round.
 
@@ -75,7 +75,7 @@ class Candidate:
         }
 
 
-@attrs.define
+@attrs_classes.define
 class Budget:
     """A running count of attempts and tokens; ``limit`` caps attempts (``None``: none)."""
 
@@ -95,7 +95,7 @@ class Budget:
         self.tokens += measurement.tokens
 
 
-@attrs.define
+@attrs_classes.define
 class TuneOutcome:
     """Everything a session found (also written as ``summary.json``)."""
 

@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import attrs
 import yaml
 
 from caliper.errors import CaliperError
@@ -22,6 +21,7 @@ from caliper.results.models import Outcome, RunResults
 from caliper.results.stats import Interval, interval_data, mean_rate_interval, rate_interval
 from caliper.runner import RunOptions, run_spec
 from caliper.runner.run.ending import AllUnusable
+from caliper.system import attrs_classes
 from caliper.system.output_file import write_output
 from caliper.system.skill_tree import SkillUnusable, copy_tree
 from caliper.tune.description import replace_description
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 _UNOBSERVED = (Outcome.INFRA_ERROR, Outcome.TIMEOUT)
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class ProbeScore:
     """One probe under one description: ``correct`` of ``observed`` attempts did what the
     probe asks; ``fired`` attempts loaded the tuned skill; ``unobserved`` attempts showed
@@ -56,7 +56,7 @@ class ProbeScore:
         }
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Rates:
     """Recall, precision and accuracy of the tuned skill over some probe scores.
 
@@ -112,7 +112,7 @@ def rates(scores: Sequence[ProbeScore], target: str, confidence: float) -> Rates
     )
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Measurement:
     """One description measured on one side of the split (``phase``: train or test)."""
 
@@ -138,7 +138,7 @@ class Measurement:
         }
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Neighbourhood:
     """The skill under tuning (its folder and name) and the folders of its competitors.
 
@@ -227,7 +227,7 @@ def _tokens(results: RunResults) -> int:
     return total
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class RunSettings:
     """How each measurement runs: the engine, attempts per probe and the runner's limits."""
 

@@ -27,6 +27,7 @@ from caliper.spec.fields import Reporter, type_name
 from caliper.spec.load import load_spec
 from caliper.spec.problems import Problem, SpecInvalid
 from caliper.spec.yamldoc import Document, load_document
+from caliper.system import attrs_classes
 
 PROBE_KEYS = ("prompt", "should_trigger", "activates", "name")
 TRIGGER_EVAL_KEYS = ("query", "should_trigger")
@@ -43,7 +44,7 @@ class ProbesInvalid(SpecInvalid):
         )
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Probe:
     """One prompt and the activation expected of it.
 
@@ -86,7 +87,7 @@ class Probe:
         return data
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class ProbeSet:
     """Probes plus the neighbourhood they were written for.
 

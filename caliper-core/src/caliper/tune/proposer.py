@@ -16,11 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import attrs
-
 from caliper.errors import UsageError
 from caliper.plugin.attempt import AgentStatus, PromptRequest
 from caliper.plugin.sandbox import make_sandbox, remove_sandbox
+from caliper.system import attrs_classes
 from caliper.tune.description import description_problems
 
 if TYPE_CHECKING:
@@ -34,7 +33,7 @@ PROPOSER_TIMEOUT = 180.0
 MAX_EXAMPLES = 12
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Failures:
     """What the incumbent got wrong on train: prompts it missed and prompts it fired on
     wrongly (each with how many of its attempts went wrong), and prompts it got right."""
@@ -44,7 +43,7 @@ class Failures:
     right: tuple[str, ...] = ()
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Proposal:
     """The usable candidates of one proposer call, what was dropped and why, and its cost."""
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-import attrs
-
+from caliper.system import attrs_classes
 from caliper.tune.probes import Probe
 
 DEFAULT_TEST_FRACTION = 0.4
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Split:
     """Which probes choose the description (``train``) and which only judge it (``test``)."""
 

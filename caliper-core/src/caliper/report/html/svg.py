@@ -13,8 +13,9 @@ import html
 import math
 from collections.abc import Sequence
 
-import attrs
 from markupsafe import Markup
+
+from caliper.system import attrs_classes
 
 PASS_COLOUR = "#2e7d32"
 BAND_COLOUR = "#90caf9"
@@ -75,7 +76,7 @@ def interval_bar(
     return Markup("".join(parts))
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class ChartPoint:
     """One run on a history chart: its rate, interval, link and how it is marked."""
 

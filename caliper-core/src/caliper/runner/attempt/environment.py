@@ -22,6 +22,7 @@ import attrs
 
 from caliper.plugin.attempt import SeededHome
 from caliper.plugin.sandbox import make_sandbox, remove_sandbox
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.plugin.attempt import AttemptSandbox, InstalledSkill, NativeMcpConfig
@@ -67,7 +68,7 @@ def fingerprint(root: Path) -> Fingerprint:
     return tuple(sorted(entries))
 
 
-@attrs.define
+@attrs_classes.define
 class ReadyJudge:
     """A judge call's sandbox made ahead, and what it looked like once made."""
 
@@ -82,7 +83,7 @@ class ReadyJudge:
             return False
 
 
-@attrs.define
+@attrs_classes.define
 class Installed:
     """What the skill install and the MCP translation gave one sandbox (``failure``: why
     preparing it failed, recorded as the attempt's infra error)."""

@@ -16,14 +16,13 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from caliper.plugin.attempt import AgentStatus, PromptRequest
-from caliper.plugin.judge import Reply
 
 if TYPE_CHECKING:
     from caliper.host.engine import Engine
     from caliper.host.plugins import PluginHost
     from caliper.plugin.attempt import AttemptSandbox, PromptResult
     from caliper.plugin.backend import Backend
-    from caliper.plugin.judge import Ask
+    from caliper.plugin.judge import Ask, Reply
     from caliper.runner.run.options import RunOptions
     from caliper.runner.run.prepare import PreparedRun
 
@@ -82,6 +81,8 @@ def judge_engine_named(host: PluginHost, judge_flag: str | None) -> Engine:
 
 
 def _reply(result: PromptResult, backend: str, model: str | None, seconds: float) -> Reply:
+    from caliper.plugin.verdict import Reply
+
     answered = result.status is AgentStatus.COMPLETED
     timed_out = result.status is AgentStatus.TIMEOUT
     error = None
@@ -126,6 +127,8 @@ def judge_ask(
                     )
                 )
             except NotImplementedError as exc:
+                from caliper.plugin.verdict import Reply
+
                 took = time.monotonic() - started
                 return Reply(None, backend.id, model, duration_seconds=took, error=str(exc))
         return _reply(result, backend.id, model, time.monotonic() - started)

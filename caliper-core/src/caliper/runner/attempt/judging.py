@@ -13,15 +13,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import attrs
-
 from caliper.errors import CaliperError
-from caliper.plugin.judge import Verdict
-from caliper.results.models import CheckRecord, Outcome
+from caliper.results.outcome import Outcome
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.host.engine import Engine
-    from caliper.plugin.judge import Judge, JudgeContext
+    from caliper.plugin.judge import Judge, JudgeContext, Verdict
+    from caliper.results.models import CheckRecord
     from caliper.spec.model import Task
 
 NOT_RUN_REASON = "not run: a local check already failed"
@@ -77,7 +76,7 @@ class LazyEngine:
             return self._cli[0]
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Judgement:
     """What the judges made of one completed attempt."""
 
@@ -88,6 +87,8 @@ class Judgement:
 
 
 def _record(key: str, verdict: Verdict) -> CheckRecord:
+    from caliper.results.models import CheckRecord
+
     return CheckRecord(
         key=key,
         passed=verdict.passed,
@@ -102,6 +103,8 @@ def _record(key: str, verdict: Verdict) -> CheckRecord:
 
 
 def _check(judge: Judge, context: JudgeContext) -> CheckRecord:
+    from caliper.plugin.verdict import Verdict
+
     try:
         return _record(judge.key, judge.check(context))
     except FatalJudgeError:
@@ -132,6 +135,8 @@ def judge_attempt(
     directory) no outcome judge runs: there is no work left to check, so the attempt is a
     task failure saying so; scoreboard judges (``activates:``) still run on the transcript.
     """
+    from caliper.results.models import CheckRecord
+
     records: dict[str, CheckRecord] = {}
     outcome_keys = [k for k in task.checks if k in judges and _decides_outcome(judges[k])]
     other_keys = [k for k in task.checks if k in judges and not _decides_outcome(judges[k])]
@@ -188,6 +193,8 @@ def _without_workdir(
     other_keys: list[str],
 ) -> Judgement:
     """The judgement of an attempt whose agent deleted its working directory."""
+    from caliper.results.models import CheckRecord
+
     records = {
         key: CheckRecord(
             key=key,

@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING
 from caliper.errors import CaliperError, SetupError
 from caliper.plugin.attempt import AgentStatus, AttemptRequest, AttemptResult, AttemptSandbox
 from caliper.plugin.executor import AttemptJob, FinishedAttempt
-from caliper.plugin.judge import JudgeContext
-from caliper.results.models import AttemptRecord, Outcome
+from caliper.results.outcome import Outcome
 from caliper.runner.attempt.environment import AttemptEnvironment, Installed
 from caliper.runner.attempt.forbidden import find_forbidden_reads
 from caliper.runner.attempt.judge_calls import judge_ask
@@ -35,6 +34,8 @@ from caliper.runner.run.control import RunController, Stopped
 from caliper.system.process import after_start
 
 if TYPE_CHECKING:
+    from caliper.plugin.judge import JudgeContext
+    from caliper.results.models import AttemptRecord
     from caliper.runner.attempt.preparation import Preparer
     from caliper.runner.attempt.workdirs import WorkdirKeeper
     from caliper.runner.run.prepare import PreparedRun
@@ -69,6 +70,8 @@ def _judge_context_factory(
     tools = prepared.engine.backend.tool_names()
 
     def make(key: str) -> JudgeContext:
+        from caliper.plugin.verdict import JudgeContext
+
         return JudgeContext(
             task_name=task.name,
             task_prompt=task.prompt,
@@ -105,6 +108,8 @@ def restore_workdir(sandbox: AttemptSandbox) -> bool:
 
 
 def _failed_record(task: Task, number: int, reason: str, *, setup: bool = False) -> AttemptRecord:
+    from caliper.results.models import AttemptRecord
+
     return AttemptRecord(
         task_name=task.name,
         attempt=number,
@@ -142,6 +147,8 @@ def _observed(
     task: Task, number: int, result: AttemptResult, elapsed: float, installed_names: tuple[str, ...]
 ) -> AttemptRecord:
     """The record of what the agent did, before any outcome is decided."""
+    from caliper.results.models import AttemptRecord
+
     duration = result.duration_seconds
     return AttemptRecord(
         task_name=task.name,

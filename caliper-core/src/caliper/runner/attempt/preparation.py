@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import attrs
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.runner.attempt.environment import AttemptEnvironment
@@ -106,7 +106,7 @@ class Preparer:
         self._pool.shutdown(wait=True)
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class _Slot:
     """One worker's attempt being made (or made) ahead, and what it is made for."""
 

@@ -20,19 +20,22 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Callable
-
-import attrs
+from typing import TYPE_CHECKING
 
 from caliper.plugin.executor import FinishedAttempt
-from caliper.results.models import AttemptRecord, Outcome, TryRecord
+from caliper.results.outcome import Outcome
 from caliper.runner.run.options import DEFAULT_RETRIES
+from caliper.system import attrs_classes
+
+if TYPE_CHECKING:
+    from caliper.results.models import AttemptRecord, TryRecord
 
 BASE_SECONDS = 2.0
 MAX_BACKOFF_SECONDS = 60.0
 MAX_RETRY_AFTER_SECONDS = 300.0
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class RetryPolicy:
     """How many more tries a transient failure gets and how long to wait between them."""
 
@@ -57,6 +60,8 @@ def is_transient(record: AttemptRecord) -> bool:
 
 def as_try(record: AttemptRecord, waited: float | None = None) -> TryRecord:
     """The summary of one try kept in an attempt's history."""
+    from caliper.results.models import TryRecord
+
     return TryRecord(
         outcome=record.outcome,
         reason=record.reason,

@@ -19,10 +19,9 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from caliper.results import codec, compact
 from caliper.results.models import AttemptRecord, RunResults, TaskResult
+from caliper.system import attrs_classes
 from caliper.system.textsafe import well_formed
 
 if TYPE_CHECKING:
@@ -94,7 +93,7 @@ def _nested(value: Any, level: int) -> str:
     return well_formed(text).replace("\n", "\n" + INDENT * level)
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class AssembledRun:
     """A run's results file (``text``, as saved) and the results it holds."""
 

@@ -33,7 +33,7 @@ from caliper.runner.run.plan import Continuation, attempt_jobs, interleave, plan
 from caliper.runner.run.prepare import prepare_run
 from caliper.runner.run.schedule import Events, schedule
 from caliper.runner.run.startup import FirstStarts, import_end_of_run
-from caliper.system import process
+from caliper.system import attrs_classes, process
 from caliper.system.ledger import clean_dead_and_say, release_idle
 from caliper.system.textsafe import printable
 
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from caliper.runner.run.schedule import Execution
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Tie:
     """How the engine keys of one run belong together: a matrix (one key per ``--model``) or
     a baseline (a full and a control arm per engine).
@@ -320,7 +320,7 @@ def _adaptive_k(runs: Mapping[str, PreparedRun]) -> dict[str, AdaptiveK]:
     return found
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class _Display:
     """The live progress of a run, told which engine each attempt belongs to: one engine's
     :class:`~caliper.runner.progress.Progress` (a line per task) or, for a matrix, a

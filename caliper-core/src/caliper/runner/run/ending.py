@@ -13,11 +13,13 @@ by the caller) → 0.
 from __future__ import annotations
 
 from pathlib import Path
-
-import attrs
+from typing import TYPE_CHECKING
 
 from caliper.errors import CaliperError
-from caliper.results.models import RunResults
+from caliper.system import attrs_classes
+
+if TYPE_CHECKING:
+    from caliper.results.models import RunResults
 
 EXIT_OK = 0
 EXIT_ALL_UNUSABLE = 1
@@ -41,7 +43,7 @@ class AllUnusable(CaliperError):
     """Every scored attempt was unusable, so no success rate could be measured."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class RunEnding:
     """A finished (or stopped) run: its results, where they were saved, what stopped it."""
 

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from caliper import __version__
 from caliper.host.plugins import GROUPS, installed
-from caliper.results.models import AttemptRecord, RunMeta, SkillSnapshot
 from caliper.results.store import new_run_id as store_run_id
 
 if TYPE_CHECKING:
+    from caliper.results.models import AttemptRecord, RunMeta, SkillSnapshot
     from caliper.runner.attempt.judging import LazyEngine
     from caliper.runner.run.prepare import PreparedRun
 
@@ -44,6 +44,8 @@ def plugin_versions() -> dict[str, str]:
 
 def skill_snapshots(prepared: PreparedRun) -> list[SkillSnapshot]:
     """One snapshot per declared skill, with its ablated flag."""
+    from caliper.results.models import SkillSnapshot
+
     ablated = set(prepared.ablation.skills)
     return [
         SkillSnapshot(
@@ -102,6 +104,8 @@ def build_meta(
     cli_version: str | None,
 ) -> RunMeta:
     """The run's :class:`RunMeta` from the prepared run and the finished attempts."""
+    from caliper.results.models import RunMeta
+
     options = prepared.options
     engine = prepared.engine
     judge_backend, judge_model, prompt_version = _judge_details(records, prepared)

@@ -20,6 +20,7 @@ import attrs
 
 from caliper.errors import UsageError
 from caliper.results.compact import DEFAULT_MAX_ATTEMPT_CHARS, DEFAULT_MAX_TURN_CHARS
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.runner.adaptive import AdaptiveSettings
@@ -32,7 +33,7 @@ DEFAULT_SETUP_TIMEOUT = 60.0
 DEFAULT_RETRIES = 2
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class RunOptions:
     """The run's settings (the ``caliper run`` flags, after click parsed them)."""
 
@@ -99,7 +100,7 @@ class RunOptions:
         )
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class RunSettings:
     """The settings of a whole run, the same for every engine of it: the one executor session
     all engines' attempts go to, and its limits (per-engine settings stay in each engine's

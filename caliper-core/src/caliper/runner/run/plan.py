@@ -21,10 +21,12 @@ import attrs
 
 from caliper.errors import UsageError
 from caliper.plugin.executor import AttemptJob
-from caliper.results.models import Outcome, TryRecord
+from caliper.results.outcome import Outcome
 from caliper.runner.run.meta import spec_hash
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
+    from caliper.results.models import TryRecord
     from caliper.runner.run.prepare import PreparedRun
     from caliper.runner.shard import Shard
     from caliper.spec.model import Spec
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
 RETRYABLE = (Outcome.INFRA_ERROR.value, Outcome.TIMEOUT.value, Outcome.JUDGE_ERROR.value)
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Continuation:
     """A saved run that this run continues (``resume``) or derives from (``retry``).
 
@@ -57,7 +59,7 @@ class Continuation:
         return f"{self.meta.get('spec_name')}/{self.meta.get('run_id')}"
 
 
-@attrs.define
+@attrs_classes.define
 class RunPlan:
     """What a run will do: the attempts to run, the finished ones it keeps, its identity."""
 
@@ -175,6 +177,7 @@ def resume_plan(prepared: PreparedRun, source: Continuation, now: str) -> RunPla
 
 def _history(attempt: dict[str, Any], run_id: str | None) -> list[TryRecord]:
     from caliper.results import codec
+    from caliper.results.models import TryRecord
 
     record = codec.attempt_from_data(attempt)
     last = TryRecord(

@@ -42,6 +42,7 @@ import attrs
 from caliper.errors import CaliperError
 from caliper.plugin.mcp import VARIABLE
 from caliper.spec.safetar import extract
+from caliper.system import attrs_classes
 from caliper.system.skill_tree import scan
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ class BundleTooLarge(CaliperError):
     exit_code = 2
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class PortableSkill:
     """A resolved skill and the files it installs, without this machine's paths."""
 
@@ -89,7 +90,7 @@ class PortableSkill:
     """The skill's files as an uncompressed tar (what ``caliper.system.skill_tree`` copies)."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class PortableRun:
     """Everything an attempt needs on a node, minus secrets (see the module docstring)."""
 

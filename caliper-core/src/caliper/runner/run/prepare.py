@@ -30,6 +30,7 @@ from caliper.runner.attempt.forbidden import forbidden_patterns
 from caliper.spec.load import load_spec_for_run
 from caliper.spec.problems import SpecInvalid
 from caliper.spec.skills import hidden_activation_problems
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.host.engine import Engine
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from caliper.spec.model import Spec
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class PreparedRun:
     """A run that passed every pre-flight check and is ready to schedule attempts."""
 
@@ -73,7 +74,7 @@ class PreparedRun:
         return self.mcp.secrets
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Ablation:
     """What ``--ablate`` removes: declared skills and declared ``mcp:`` servers, by name."""
 

@@ -36,14 +36,14 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-import attrs
-
 from caliper.plugin.executor import AttemptJob, FinishedAttempt
-from caliper.results.models import AttemptRecord, Outcome
+from caliper.results.outcome import Outcome
+from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
     from caliper.errors import CaliperError
     from caliper.plugin.executor import ExecutorSession
+    from caliper.results.models import AttemptRecord
     from caliper.runner.adaptive import AdaptiveK
     from caliper.runner.run.control import RunController
     from caliper.runner.run.prepare import PreparedRun
@@ -52,7 +52,7 @@ FAIL_FAST_OUTCOMES = (Outcome.INFRA_ERROR, Outcome.TIMEOUT)
 POLL_SECONDS = 0.1
 
 
-@attrs.define
+@attrs_classes.define
 class Execution:
     """What the scheduler produced: the attempts finished and the tasks aborted per engine
     key, and why it stopped early (``fatal``, a signal). The finished attempts' records are
@@ -72,7 +72,7 @@ class Execution:
     stop_signal: int | None = None
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class Events:
     """Where the scheduler reports, in its own thread, as things happen.
 

@@ -64,9 +64,14 @@ class FirstStarts:
             time.sleep(self.POLL)
 
 
-END_OF_RUN_MODULES = ("caliper.runner.attempt.judge_calls",)
-"""Modules a run imports only when its first attempt ends (judging it), imported while the
-first agents run instead (the journal and the results store are imported by then)."""
+END_OF_RUN_MODULES = (
+    "caliper.runner.attempt.judge_calls",
+    "caliper.plugin.tools",  # the judges' context names the backend's tools
+    "caliper.results.run_summary",  # written beside the results file
+)
+"""Modules a run imports only once its first attempt ends (judging it, saving the results),
+imported while the first agents run instead (the journal and the results store are imported
+by then)."""
 
 
 def import_end_of_run() -> None:

@@ -37,8 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-import attrs
-
+from caliper.system import attrs_classes
 from caliper.system.process._capture import _MEMFD as _MEMFD
 from caliper.system.process._capture import _capture_file, _read_bounded, _trim
 from caliper.system.process._reaper import (
@@ -101,7 +100,7 @@ _PRIVATE_FOR_TESTS = (_MEMFD, _full_table, _process_table, _read, _with_descenda
 """Private helpers some tests and the warm ``assert:`` runner reach through this module."""
 
 
-@attrs.frozen
+@attrs_classes.frozen
 class ProcessResult:
     """How a process ended: exit code (``None`` if killed at timeout), output, wall time."""
 

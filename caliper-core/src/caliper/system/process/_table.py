@@ -5,13 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
-import attrs
-
+from caliper.system import attrs_classes
 from caliper.system.process._registry import PROC, TAG_VARIABLE, _adopting
 
 
 # -- finding descendants ----------------------------------------------------------------------
-@attrs.frozen
+@attrs_classes.frozen
 class _Proc:
     pid: int
     ppid: int
