@@ -263,6 +263,13 @@ def test_wall_clock_is_the_run_start_to_end_and_agent_time_is_apart():
     )
     text = rendered(render_run, resumed)
     assert "Wall clock  15h 5m  (resumed once" in text and "last session 5m 0s" in text
+    # the timestamps are whole seconds: a run that began and ended within one second
+    quick = run(
+        [task("a", [P], duration=0.7)],
+        started_at="2026-11-30T18:00:00+00:00",
+        finished_at="2026-11-30T18:00:00+00:00",
+    )
+    assert "Wall clock  under 1s" in rendered(render_run, quick)
 
 
 def test_compare_sets_per_attempt_figures_side_by_side_across_k():
