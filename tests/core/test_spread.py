@@ -25,6 +25,34 @@ def test_t_quantile_95_matches_the_table(df: int, value: float) -> None:
     assert t_quantile(0.95, df) == pytest.approx(value, abs=5e-4)
 
 
+@pytest.mark.parametrize("p", [0.9, 0.975, 0.995, 0.9999999])
+def test_t_quantile_closed_forms_for_one_and_two_degrees(p: float) -> None:
+    # df=1 (Cauchy): tan(π(p − 1/2)); df=2: (2p − 1) / √(2p(1 − p))
+    assert t_quantile(p, 1) == pytest.approx(math.tan(math.pi * (p - 0.5)), rel=1e-9)
+    assert t_quantile(p, 2) == pytest.approx((2 * p - 1) / math.sqrt(2 * p * (1 - p)), rel=1e-9)
+    assert t_quantile(1 - p, 2) == -t_quantile(p, 2)
+
+
+@pytest.mark.parametrize("df", [1_000, 9_999, 49_999, 200_000])
+@pytest.mark.parametrize("p", [0.95, 0.975, 0.995])
+def test_t_quantile_for_many_degrees_matches_the_cornish_fisher_series(p: float, df: int) -> None:
+    # Abramowitz & Stegun 26.7.5 to the 1/df^4 term: the rest is below 1e-14 here.
+    z = {0.95: 1.6448536269514722, 0.975: 1.959963984540054, 0.995: 2.5758293035489004}[p]
+    g1 = (z**3 + z) / 4
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
+    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
+    series = z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
+    assert t_quantile(p, df) == pytest.approx(series, rel=1e-10)
+
+
+def test_t_quantile_refuses_what_has_no_quantile() -> None:
+    for p, df in ((0.0, 5), (1.0, 5), (0.5, 0)):
+        with pytest.raises(ValueError):
+            t_quantile(p, df)
+    assert t_quantile(0.5, 7) == 0.0
+
+
 def test_t_cdf_closed_forms() -> None:
     # df=1 is the Cauchy distribution: F(t) = 1/2 + atan(t)/π; df=2: 1/2 + t / (2√(2+t²)).
     for t in (-3.0, -0.5, 0.0, 1.0, 4.0):

@@ -89,26 +89,49 @@ def t_cdf(t: float, df: int) -> float:
     return 0.5 + a / 2.0
 
 
+def t_density(t: float, df: int) -> float:
+    """The density of Student's t with ``df`` degrees of freedom at ``t``."""
+    log_scale = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    return math.exp(log_scale - (df + 1) / 2 * math.log1p(t * t / df))
+
+
 @functools.lru_cache(maxsize=4096)
 def t_quantile(p: float, df: int) -> float:
-    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (by bisection; each
-    ``(p, df)`` is worked out once per process, as a report asks the same few many times)."""
+    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (each ``(p, df)`` is
+    worked out once per process, as a report asks the same few many times).
+
+    Newton's method on :func:`t_cdf` from the normal quantile's Cornish-Fisher expansion,
+    kept inside the bracket the values seen so far give (a step that would leave it halves
+    the bracket instead), until a step is below ``1e-12`` of the value. A few evaluations
+    of the CDF, whose series has ``df / 2`` terms: bisection's ~40 cost ~0.1 s at
+    ``df`` = 50,000."""
     if not 0.0 < p < 1.0:
         raise ValueError(f"a quantile needs 0 < p < 1, not {p}")
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be at least 1, not {df}")
     if p < 0.5:
         return -t_quantile(1.0 - p, df)
-    low, high = 0.0, 1.0
-    while t_cdf(high, df) < p:
-        high *= 2.0
+    if p == 0.5:
+        return 0.0
+    z = statistics.NormalDist().inv_cdf(p)
+    guess = z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df * df)
+    low, high, t = 0.0, math.inf, max(guess, 1e-3)
     for _ in range(200):
-        middle = (low + high) / 2.0
-        if t_cdf(middle, df) < p:
-            low = middle
+        excess = t_cdf(t, df) - p
+        if excess == 0.0:
+            return t
+        if excess < 0.0:
+            low = t
         else:
-            high = middle
-        if high - low < 1e-12 * max(1.0, high):
-            break
-    return (low + high) / 2.0
+            high = t
+        density = t_density(t, df)
+        moved = t - excess / density if density > 0.0 else math.nan
+        if not low < moved < high:  # also NaN: bisect, or double while no upper end is known
+            moved = (low + high) / 2.0 if high < math.inf else 2.0 * t
+        if abs(moved - t) <= 1e-12 * max(1.0, moved):
+            return moved
+        t = moved
+    return t
 
 
 # statistics.stdev rounds once from the exact variance from Python 3.11 on (twice before).
