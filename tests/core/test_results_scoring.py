@@ -187,6 +187,21 @@ def test_usage_totals_without_reports_stay_unknown():
     assert totals.wall_seconds is None and totals.wall_per_attempt is None
 
 
+@pytest.mark.parametrize(
+    ("usage", "total"),
+    [
+        (Usage(), None),
+        (Usage(cost_usd=0.5), None),
+        (Usage(input_tokens=0), 0),
+        (Usage(10, 2, 3, 4), 19),
+        (Usage(None, 7, None, None), 7),
+        (Usage(5, None, None, 1), 6),
+    ],
+)
+def test_an_attempts_total_tokens_add_the_counts_it_knows(usage: Usage, total) -> None:
+    assert usage.total_tokens == total
+
+
 def test_json_blocks_are_plain_data():
     results = run([task("a", [P, F], expected=["my-skill"], activated=[["my-skill"], []])])
     scored = score_run(results)

@@ -41,15 +41,11 @@ class Usage:
     @property
     def total_tokens(self) -> int | None:
         """The sum of the four token counts (``None`` when none is known)."""
-        parts = [
-            self.input_tokens,
-            self.output_tokens,
-            self.cache_read_tokens,
-            self.cache_creation_tokens,
-        ]
-        if all(p is None for p in parts):
+        fresh, output = self.input_tokens, self.output_tokens
+        read, written = self.cache_read_tokens, self.cache_creation_tokens
+        if fresh is None and output is None and read is None and written is None:
             return None
-        return sum(p or 0 for p in parts)
+        return (fresh or 0) + (output or 0) + (read or 0) + (written or 0)
 
     def data(self) -> dict[str, int | float | None]:
         """The saved form: the four token counts, and ``cost_usd`` only when it is known."""
