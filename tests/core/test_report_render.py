@@ -295,6 +295,17 @@ def test_compare_sets_per_attempt_figures_side_by_side_across_k():
     assert "Agent time per attempt 30.0s → 30.0s" in text
     assert "Wall clock             1m 0s → 9m 35s" in text
     assert "2650%" not in text and "+2650" not in text
+    # timestamps are whole seconds: a run that began and ended within one second
+    quick = run(
+        [task("x", [P] * 2, duration=0.4)],
+        run_id="q",
+        started_at="2026-11-30T18:00:00+00:00",
+        finished_at="2026-11-30T18:00:00+00:00",
+    )
+    quick_text = rendered(render_compare, compare_runs(quick, b))
+    assert "Wall clock             under 1s → 9m 35s" in quick_text
+    assert fmt.clock_span(0.0) == "under 1s" and fmt.clock_span(-2.0) == "-2.0s"
+    assert fmt.clock_span(1.0) == "1.0s" and fmt.clock_span(None) == fmt.DASH
 
 
 def test_a_passed_attempt_whose_activation_failed_is_titled_by_what_failed():

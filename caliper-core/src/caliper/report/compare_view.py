@@ -152,8 +152,8 @@ def usage_delta_lines(usage: UsageDelta) -> list[Text]:
             usage.agent_per_attempt_delta,
         ),
         Text(
-            f" {'Wall clock':<23}{fmt.duration(usage.a_wall_clock)} → "
-            f"{fmt.duration(usage.b_wall_clock)}   (run start to end)",
+            f" {'Wall clock':<23}{fmt.clock_span(usage.a_wall_clock)} → "
+            f"{fmt.clock_span(usage.b_wall_clock)}   (run start to end)",
         ),
     ]
 

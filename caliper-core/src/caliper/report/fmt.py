@@ -133,6 +133,14 @@ def duration(seconds: float | None) -> str:
     return f"{sign}{whole // 3600}h {whole % 3600 // 60}m"
 
 
+def clock_span(seconds: float | None) -> str:
+    """A span between two of a run's timestamps, which are whole seconds: as
+    :func:`duration`, except that one under a second reads ``under 1s``, not ``0.0s``."""
+    if seconds is not None and 0 <= seconds < 1:
+        return "under 1s"
+    return duration(seconds)
+
+
 def seconds(value: float | None) -> str:
     """A per-attempt time with one decimal: ``12.6s``."""
     return DASH if value is None else f"{value:.1f}s"

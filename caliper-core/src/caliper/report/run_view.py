@@ -331,24 +331,16 @@ def activation_table(
     return table
 
 
-def _clock_duration(seconds: float | None) -> str:
-    """A span between two of the run's timestamps, which are whole seconds: one of under a
-    second reads as such, not as ``0.0s``."""
-    if seconds is not None and 0 <= seconds < 1:
-        return "under 1s"
-    return fmt.duration(seconds)
-
-
 def clock_text(clock: RunClock | None) -> str:
     """``9m 35s`` (run start to end), with what a resume adds to it."""
     if clock is None:
         return fmt.DASH
-    text = _clock_duration(clock.seconds)
+    text = fmt.clock_span(clock.seconds)
     if clock.resumes:
         times = "once" if clock.resumes == 1 else f"{clock.resumes} times"
         text += (
             f"  (resumed {times}: first start to last end, pauses included; "
-            f"last session {_clock_duration(clock.last_session_seconds)})"
+            f"last session {fmt.clock_span(clock.last_session_seconds)})"
         )
     return text
 

@@ -303,8 +303,8 @@ def compare_view(
         ),
         "wall_delta": fmt.signed_pct(comparison.usage.agent_per_attempt_delta_pct),
         "wall_clock": (
-            fmt.duration(comparison.usage.a_wall_clock),
-            fmt.duration(comparison.usage.b_wall_clock),
+            fmt.clock_span(comparison.usage.a_wall_clock),
+            fmt.clock_span(comparison.usage.b_wall_clock),
         ),
         "confidence": comparison.confidence,
         "matrix": matrix_view([a, b], confidence) if engines_differ else None,
