@@ -145,3 +145,50 @@ def test_a_tab_or_a_title_is_left_to_rich() -> None:
     titled.add_column("a")
     assert plain_table._plain(console, tabbed) is None
     assert plain_table._plain(console, titled) is None
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_table_exactly_as_wide_as_the_console_prints_as_rich_prints_it(case: str) -> None:
+    build = CASES[case]
+    width = plain_table.natural_width(_console(300), build())
+    assert _plain_text(build, width) == _rich_text(build, width)
+
+
+def test_cell_width_counts_cells_as_rich_does() -> None:
+    from rich.cells import cell_len
+
+    for text in [
+        "",
+        "task 00001 #3",
+        "trailing space ",
+        "✓✗·⊘◷",
+        "wide 漢字テスト",
+        "emoji 😀 and ZWJ 👩‍💻",
+        "tab\there",
+        "bell\x07 and escape \x1b[2J",
+        "del\x7f and c1 \x85",
+        "│ box ─ drawing ┃",
+        "—–…±→",
+    ]:
+        assert plain_table.cell_width(text) == cell_len(text), text
+
+
+def test_each_console_lays_out_markup_its_own_way() -> None:
+    # cells laid out for one console are kept for it alone: one without emoji codes must
+    # not be given another's ":smile:" → 😄
+    def build() -> Table:
+        table = Table()
+        table.add_column("name")
+        table.add_row("emoji code :smile: here")
+        return table
+
+    for emoji in (True, False, True):
+
+        def console(emoji=emoji):
+            return _safe_console_class()(file=io.StringIO(), width=100, emoji=emoji)
+
+        rich_side, plain_side = console(), console()
+        rich_side.print(build())
+        plain_table.print_table(plain_side, build())
+        assert plain_side.file.getvalue() == rich_side.file.getvalue()
+        assert ("😄" in plain_side.file.getvalue()) is emoji

@@ -387,3 +387,17 @@ def test_plain_lines_written_as_they_are_read_as_rich_prints_them(odd) -> None:
         console.file, console.width = together, 40
         print_lines(console, lines, batch=batch)
         assert together.getvalue() == one_by_one.getvalue()
+
+
+def test_an_attempt_strip_takes_outcomes_or_their_values() -> None:
+    from caliper.results.outcome import Outcome
+
+    every = list(Outcome)
+    expected = "".join(
+        f"[{style}]{symbol}[/{style}]" for symbol, style in (fmt.STRIP_SYMBOLS[o] for o in every)
+    )
+    assert fmt.strip_markup(every) == expected
+    assert fmt.strip_markup([o.value for o in every]) == expected
+    assert fmt.strip_markup([]) == fmt.DASH
+    with pytest.raises(ValueError):
+        fmt.strip_markup([Outcome.PASS, "no-such-outcome"])

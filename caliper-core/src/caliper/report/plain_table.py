@@ -15,6 +15,7 @@ or footer, no fixed column widths, and a table that fits the console at its natu
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,22 @@ if TYPE_CHECKING:
 # The widest console options the report views measure a table's natural width against.
 MEASURE_WIDTH = 10_000
 
+_markup_lines: weakref.WeakKeyDictionary[Any, dict[str, list[str] | None]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Per console, the lines of each cell markup laid out so far (a report measures a table,
+then lays out another with mostly the same cells)."""
+
+
+def cell_width(line: str) -> int:
+    """The terminal cells ``line`` takes, as :func:`rich.cells.cell_len` counts them
+    (printable ASCII: one a character, without asking rich)."""
+    if line.isascii() and line.isprintable():
+        return len(line)
+    from rich.cells import cell_len
+
+    return cell_len(line)
+
 
 class _Plain:
     """A table's header and cells as plain lines, with its layout rules (see ``_plain``)."""
@@ -32,6 +49,7 @@ class _Plain:
     def __init__(self, table: Table, cells: list[list[list[str]]]):
         self.table = table
         self.cells = cells  # per column: the header's lines (when shown), then each row's
+        self._widths: list[int] | None = None
         _, right, _, left = table.padding
         count = len(table.columns)
         self.pads = []
@@ -52,19 +70,21 @@ class _Plain:
         return width
 
     def widths(self) -> list[int]:
-        """Each column's width with its padding, as rich gives it at an unlimited width."""
-        from rich.cells import cell_len
-
+        """Each column's width with its padding, as rich gives it at an unlimited width
+        (worked out once: the cells never change)."""
+        if self._widths is not None:
+            return list(self._widths)
         widths = []
         for column, lines, (pad_left, pad_right) in zip(
             self.table.columns, self.cells, self.pads, strict=True
         ):
-            widest = max((cell_len(line) for cell in lines for line in cell), default=0)
+            widest = max((cell_width(line) for cell in lines for line in cell), default=0)
             width = widest + pad_left + pad_right
             if column.min_width is not None:
                 width = max(width, column.min_width + pad_left + pad_right)
             widths.append(width)
-        return widths
+        self._widths = widths
+        return list(widths)
 
     def natural_width(self) -> int:
         """The table's width when nothing wraps (rich's measured maximum)."""
@@ -125,15 +145,13 @@ class _Plain:
     ) -> list[str]:
         """One cell's lines: justified inside its padding, then padded to ``height`` lines
         (blank lines below it, or above it for the header, which rich aligns to the bottom)."""
-        from rich.cells import cell_len
-
         pad_left, pad_right = pads
         inner = max(width - pad_left - pad_right, 0)
         out = []
         for line in cell:
             if column.justify in ("center", "right"):
                 line = line.rstrip()
-            excess = inner - cell_len(line)
+            excess = inner - cell_width(line)
             if column.justify == "center":
                 line = " " * (excess // 2) + line + " " * (excess - excess // 2)
             elif column.justify == "right":
@@ -168,7 +186,7 @@ def _plain(console: Console, table: Table) -> _Plain | None:
         or bottom
     ):
         return None
-    cache: dict[str, list[str] | None] = {}
+    cache = _markup_lines.setdefault(console, {})
     cells = []
     for column in table.columns:
         if column.width is not None or column.max_width is not None or column.ratio:
@@ -219,7 +237,9 @@ def natural_width(console: Console, table: Table) -> int:
 
 
 class _Lines:
-    """Already laid out lines, printed as they are."""
+    """Already laid out lines, each within the console's width and free of control
+    characters, printed as they are: one segment for them all, printed with ``crop=False``
+    (:func:`_print_lines`), so rich neither splits nor measures them again."""
 
     def __init__(self, lines: list[str]):
         self.text = lines
@@ -227,10 +247,13 @@ class _Lines:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Any]:
         from rich.segment import Segment
 
-        newline = Segment.line()
-        for line in self.text:
-            yield Segment(line)
-            yield newline
+        if self.text:
+            yield Segment("\n".join(self.text) + "\n")
+
+
+def _print_lines(console: Console, lines: list[str]) -> None:
+    """Print ``lines`` (laid out to fit ``console``, no control characters) as they are."""
+    console.print(_Lines(lines), crop=False)
 
 
 def print_table(console: Console, table: Table) -> None:
@@ -242,7 +265,7 @@ def print_table(console: Console, table: Table) -> None:
         console.print(table)
         return
     safe_box = console.safe_box if table.safe_box is None else table.safe_box
-    console.print(_Lines(list(plain.lines(console.options, safe_box))))
+    _print_lines(console, list(plain.lines(console.options, safe_box)))
 
 
 def print_lines(console: Console, lines: Sequence[Any], *, batch: int = 512) -> None:
@@ -271,14 +294,12 @@ def print_lines(console: Console, lines: Sequence[Any], *, batch: int = 512) -> 
 
 
 def _print_texts(console: Console, texts: list[Any]) -> None:
-    from rich.cells import cell_len
-
     if _plain_console(console):
         width = console.width
         plain = [text.plain for text in texts]
         if all(text.justify in (None, "default") and text.end == "\n" for text in texts) and all(
-            line.isprintable() and cell_len(line) <= width for line in plain
+            line.isprintable() and cell_width(line) <= width for line in plain
         ):
-            console.print(_Lines(plain))
+            _print_lines(console, plain)
             return
     console.print(*texts, sep="\n")
