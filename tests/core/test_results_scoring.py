@@ -309,3 +309,71 @@ def test_scores_data_carries_intervals_as_plain_data():
 def test_a_bad_level_is_refused():
     with pytest.raises(ValueError):
         score_task(task("t", [P]), confidence=1.0)
+
+
+def test_usage_totals_match_a_plain_recount_of_random_attempts():
+    import random
+
+    from caliper.plugin.judge import JudgeUsage
+    from caliper.results.models import AttemptRecord, CheckRecord, Outcome
+
+    def maybe(rng):
+        return rng.choice([None, 0, rng.randint(1, 999)])
+
+    def known_sum(values):
+        known = [v for v in values if v is not None]
+        return sum(known) if known else None
+
+    rng = random.Random(7)
+    for _ in range(200):
+        records = []
+        for number in range(rng.randint(0, 8)):
+            checks = [
+                CheckRecord(
+                    "expect",
+                    True,
+                    usage=None
+                    if rng.random() < 0.3
+                    else JudgeUsage(maybe(rng), maybe(rng), maybe(rng), maybe(rng)),
+                )
+                for _ in range(rng.randint(0, 2))
+            ]
+            usage = (
+                None
+                if rng.random() < 0.2
+                else Usage(maybe(rng), maybe(rng), maybe(rng), maybe(rng))
+            )
+            duration = None if rng.random() < 0.2 else rng.uniform(0, 100)
+            outcome = rng.choice(list(Outcome))
+            records.append(
+                AttemptRecord("t", number, outcome, usage=usage, checks=checks,
+                              duration_seconds=duration)
+            )  # fmt: skip
+        left = [r for r in records if r.outcome in (Outcome.INFRA_ERROR, Outcome.JUDGE_ERROR)]
+        kept = [r for r in records if r not in left]
+        totals = usage_totals(records)
+
+        def tokens_in(u):
+            parts = [u.input_tokens, u.cache_read_tokens, u.cache_creation_tokens]
+            return None if all(p is None for p in parts) else sum(p or 0 for p in parts)
+
+        def check_total(c):
+            u = c.usage
+            parts = [] if u is None else [getattr(u, f) for f in
+                     ("input_tokens", "output_tokens", "cache_read_tokens",
+                      "cache_creation_tokens")]  # fmt: skip
+            return None if all(p is None for p in parts) else sum(p or 0 for p in parts)
+
+        walls = [r.duration_seconds for r in kept if r.duration_seconds is not None]
+        wall = None
+        for seconds in walls:
+            wall = seconds if wall is None else wall + seconds
+        assert totals.attempts == len(kept) and totals.unusable_attempts == len(left)
+        assert totals.judge_tokens == known_sum(check_total(c) for r in records for c in r.checks)
+        assert totals.tokens_in == known_sum(tokens_in(r.usage) for r in kept if r.usage)
+        assert totals.tokens_out == known_sum(r.usage.output_tokens for r in kept if r.usage)
+        assert totals.wall_seconds == wall
+        assert totals.wall_per_attempt == (wall / len(walls) if walls else None)
+        assert totals.unusable_tokens == known_sum(
+            r.usage.total_tokens for r in left if r.usage
+        )

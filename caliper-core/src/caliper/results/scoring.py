@@ -26,7 +26,6 @@ from collections.abc import Iterable
 
 import attrs
 
-from caliper.plugin.attempt import Usage
 from caliper.results.models import (
     TIMEOUTS_FAILURE,
     AttemptRecord,
@@ -234,16 +233,6 @@ def mean(values: Iterable[float | None]) -> float | None:
     return sum(known) / len(known) if known else None
 
 
-def attempt_tokens_in(usage: Usage | None) -> int | None:
-    """Input as the summary counts it: input + cache reads + cache writes."""
-    if usage is None:
-        return None
-    fresh, read, written = usage.input_tokens, usage.cache_read_tokens, usage.cache_creation_tokens
-    if fresh is None and read is None and written is None:
-        return None
-    return (fresh or 0) + (read or 0) + (written or 0)
-
-
 def _add(total: int | float | None, value: int | float | None) -> int | float | None:
     if value is None:
         return total
@@ -260,22 +249,42 @@ def usage_totals(
     tokens_in = tokens_out = wall = None
     bad_tokens = bad_wall = None
     judge = None
-    for record in attempts:  # kept plain: a 50,000-attempt report runs this twice per attempt
-        if record.checks:
-            judge = _add(judge, judge_tokens(record))
+    # Written out by hand (no helper calls): a 50,000-attempt report runs this loop twice
+    # per attempt. Each sum is taken in the attempts' order, as _add would.
+    for record in attempts:
+        for check in record.checks:  # judge_tokens, added one check at a time
+            check_usage = check.usage
+            if check_usage is not None:
+                tokens = check_usage.total_tokens
+                if tokens is not None:
+                    judge = tokens if judge is None else judge + tokens
         usage = record.usage
+        seconds = record.duration_seconds
         if record.outcome in left_out:
             unusable += 1
-            bad_tokens = _add(bad_tokens, usage.total_tokens if usage else None)
-            bad_wall = _add(bad_wall, record.duration_seconds)
+            tokens = usage.total_tokens if usage else None
+            if tokens is not None:
+                bad_tokens = tokens if bad_tokens is None else bad_tokens + tokens
+            if seconds is not None:
+                bad_wall = seconds if bad_wall is None else bad_wall + seconds
             continue
         counted += 1
         if usage is not None:
-            tokens_in = _add(tokens_in, attempt_tokens_in(usage))
-            tokens_out = _add(tokens_out, usage.output_tokens)
-        if record.duration_seconds is not None:
+            fresh, read, written = (
+                usage.input_tokens,
+                usage.cache_read_tokens,
+                usage.cache_creation_tokens,
+            )
+            # tokens in: fresh input, cache reads and cache writes
+            if fresh is not None or read is not None or written is not None:
+                tokens = (fresh or 0) + (read or 0) + (written or 0)
+                tokens_in = tokens if tokens_in is None else tokens_in + tokens
+            output = usage.output_tokens
+            if output is not None:
+                tokens_out = output if tokens_out is None else tokens_out + output
+        if seconds is not None:
             timed += 1
-            wall = _add(wall, record.duration_seconds)
+            wall = seconds if wall is None else wall + seconds
     return UsageTotals(
         attempts=counted,
         tokens_in=tokens_in,
