@@ -374,6 +374,4 @@ def test_usage_totals_match_a_plain_recount_of_random_attempts():
         assert totals.tokens_out == known_sum(r.usage.output_tokens for r in kept if r.usage)
         assert totals.wall_seconds == wall
         assert totals.wall_per_attempt == (wall / len(walls) if walls else None)
-        assert totals.unusable_tokens == known_sum(
-            r.usage.total_tokens for r in left if r.usage
-        )
+        assert totals.unusable_tokens == known_sum(r.usage.total_tokens for r in left if r.usage)
