@@ -210,3 +210,52 @@ def test_an_attempt_without_earlier_tries_costs_and_lasts_what_the_general_sum_g
         assert repr(got) == repr(expected)
     assert attempt_cost(bare) is None
     assert (attempt_wall(bare) is None) and (attempt_cost(record) is None) is (value is None)
+
+
+def test_spend_of_gives_what_the_per_attempt_measures_give_on_random_attempts() -> None:
+    """The one pass of spend_of against the measures it stands for: counted attempts, their
+    attempt_cost, duration and attempt_wall, spread by spread_of."""
+    import random
+
+    from caliper.plugin.attempt import Usage
+    from caliper.results.models import AttemptRecord, Outcome, TryRecord
+    from caliper.results.spend import attempt_cost, attempt_wall, counted, spend_of
+    from caliper.results.spread import spread_of
+
+    rng = random.Random(11)
+
+    def maybe_float():
+        return rng.choice([None, 0.0, -0.0, rng.uniform(0, 5), rng.uniform(0, 5)])
+
+    for policy in ("failure", "unusable"):
+        for _ in range(150):
+            records = []
+            for number in range(rng.randint(0, 9)):
+                tries = [
+                    TryRecord(
+                        outcome=Outcome.INFRA_ERROR,
+                        duration_seconds=maybe_float(),
+                        waited_seconds=maybe_float(),
+                        usage=None if rng.random() < 0.5 else Usage(cost_usd=maybe_float()),
+                    )
+                    for _ in range(rng.choice([0, 0, 0, 1, 2]))
+                ]
+                usage = None if rng.random() < 0.2 else Usage(cost_usd=maybe_float())
+                records.append(
+                    AttemptRecord(
+                        task_name="t", attempt=number, outcome=rng.choice(list(Outcome)),
+                        duration_seconds=maybe_float(), usage=usage, tries=tries,
+                    )
+                )  # fmt: skip
+            kept = counted(records, policy)
+            costs = [c for c in map(attempt_cost, kept) if c is not None]
+            durations = [r.duration_seconds for r in kept if r.duration_seconds is not None]
+            walls = [w for w in map(attempt_wall, kept) if w is not None]
+            spend = spend_of(records, 0.95, policy)
+            assert spend.attempts == len(kept)
+            assert spend.successes == sum(r.outcome is Outcome.PASS for r in kept)
+            assert spend.cost_reported == len(costs)
+            assert repr(spend.cost) == repr(spread_of(costs, 0.95))
+            assert repr(spend.duration) == repr(spread_of(durations, 0.95))
+            assert repr(spend.wall) == repr(spread_of(walls, 0.95))
+            assert repr(spend.cost_total) == repr(math.fsum(costs) if costs else None)

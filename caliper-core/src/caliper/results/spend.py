@@ -100,18 +100,40 @@ def spend_of(
     timeouts: str = TIMEOUTS_FAILURE,
 ) -> Spend:
     """The :class:`Spend` of ``attempts`` under a run's ``timeouts`` policy."""
-    kept = counted(attempts, timeouts)
-    costs = attempt_costs(kept)
-    successes = sum(1 for r in kept if r.outcome is Outcome.PASS)
+    left_out = left_out_outcomes(timeouts)
+    kept = successes = 0
+    costs: list[float] = []
+    durations: list[float] = []
+    walls: list[float] = []
+    fsum, passed = math.fsum, Outcome.PASS
+    for record in attempts:  # one pass: counted, attempt_costs, durations and walls at once
+        outcome = record.outcome
+        if outcome in left_out:
+            continue
+        kept += 1
+        successes += outcome is passed
+        seconds = record.duration_seconds
+        if record.tries:
+            cost = attempt_cost(record)
+            wall = attempt_wall(record)
+        else:  # attempt_cost and attempt_wall of an attempt without earlier tries
+            usage = record.usage
+            cost = usage.cost_usd if usage is not None else None
+            cost = None if cost is None else fsum((cost,))
+            wall = None if seconds is None else fsum((seconds,))
+        if cost is not None:
+            costs.append(cost)
+        if seconds is not None:
+            durations.append(seconds)
+        if wall is not None:
+            walls.append(wall)
     total = math.fsum(costs) if costs else None
-    complete = bool(costs) and len(costs) == len(kept)
-    durations = attempt_durations(kept)
+    complete = bool(costs) and len(costs) == kept
     duration = spread_of(durations, confidence)
-    walls = [w for w in map(attempt_wall, kept) if w is not None]
     # Without retries every wall time is its agent time: the same values, the same spread.
     wall = duration if _same_values(walls, durations) else spread_of(walls, confidence)
     return Spend(
-        attempts=len(kept),
+        attempts=kept,
         successes=successes,
         cost_reported=len(costs),
         cost=spread_of(costs, confidence),
