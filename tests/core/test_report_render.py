@@ -401,3 +401,38 @@ def test_an_attempt_strip_takes_outcomes_or_their_values() -> None:
     assert fmt.strip_markup([]) == fmt.DASH
     with pytest.raises(ValueError):
         fmt.strip_markup([Outcome.PASS, "no-such-outcome"])
+
+
+@pytest.mark.parametrize("color", [None, "truecolor"])
+def test_styled_lines_print_as_their_rich_texts_do(color) -> None:
+    import io
+
+    from rich.text import Text
+
+    from caliper.report import make_console
+    from caliper.report.plain_table import StyledLine, print_lines
+
+    pairs = [
+        (" Cost     $1.20 reported by 10 of 10 attempts", ""),
+        ("   task with a bell\x07 and a carriage return\r in its name", "bold dim"),
+        ("   an escape \x1b[2J and a tab\there", "dim"),
+        ("     time  median 12.0s (IQR 11.0s–13.0s), mean 12.1s [95%: 11.5s–12.7s]", "dim"),
+        ("   wide: 日本語 ✓ " * 3, "dim"),
+        ("", "dim"),
+    ]
+    for batch in (1, 512):
+        expected, got = io.StringIO(), io.StringIO()
+        console = make_console()
+        console.file, console.width = expected, 40
+        if color:
+            console = type(console)(file=expected, width=40, color_system=color,
+                                    force_terminal=True)  # fmt: skip
+        for text, style in pairs:
+            console.print(Text(text, style=style))
+        console = make_console()
+        console.file, console.width = got, 40
+        if color:
+            console = type(console)(file=got, width=40, color_system=color,
+                                    force_terminal=True)  # fmt: skip
+        print_lines(console, [StyledLine(text, style) for text, style in pairs], batch=batch)
+        assert got.getvalue() == expected.getvalue()

@@ -268,26 +268,47 @@ def print_table(console: Console, table: Table) -> None:
     _print_lines(console, list(plain.lines(console.options, safe_box)))
 
 
+class StyledLine:
+    """A line of text in one style, for :func:`print_lines`: printed as ``Text(text,
+    style)`` would be, the rich ``Text`` made only when rich prints it (a report's thousands
+    of spend lines are written as they are when the console has no colour)."""
+
+    __slots__ = ("plain", "style")
+    justify = None
+    end = "\n"
+
+    def __init__(self, text: str, style: str = "") -> None:
+        self.plain = text
+        self.style = style
+
+    def __rich__(self) -> Any:
+        """The rich ``Text`` of this line."""
+        from rich.text import Text
+
+        return Text(self.plain, style=self.style)
+
+
 def print_lines(console: Console, lines: Sequence[Any], *, batch: int = 512) -> None:
-    """Print ``lines`` (rich ``Text``) one under the other, as one ``console.print`` of each
-    would, in one call per ``batch`` lines: rich joins the texts of one call with the
-    separator and wraps each line alone, and a call has a fixed cost that thousands of lines
-    would each pay. When the console writes no colour and every line of a batch is printable
-    text that fits the width (rich would neither wrap nor crop it, and styles are dropped),
-    the batch is written as it is, without rich's wrapping. Anything that is not a ``Text``
-    is printed on its own."""
+    """Print ``lines`` (rich ``Text`` or :class:`StyledLine`) one under the other, as one
+    ``console.print`` of each would, in one call per ``batch`` lines: rich joins the texts of
+    one call with the separator and wraps each line alone, and a call has a fixed cost that
+    thousands of lines would each pay. When the console writes no colour and every line of a
+    batch is printable text that fits the width (rich would neither wrap nor crop it, and
+    styles are dropped), the batch is written as it is, without rich's wrapping. Anything
+    else is printed on its own."""
     from rich.text import Text
 
-    held: list[Text] = []
+    texts = (Text, StyledLine)
+    held: list[Text | StyledLine] = []
     for line in lines:
-        if isinstance(line, Text):
+        if isinstance(line, texts):
             held.append(line)
             if len(held) < batch:
                 continue
         if held:
             _print_texts(console, held)
             held = []
-        if not isinstance(line, Text):
+        if not isinstance(line, texts):
             console.print(line)
     if held:
         _print_texts(console, held)

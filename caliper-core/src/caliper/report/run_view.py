@@ -357,7 +357,7 @@ def mcp_lines(results: RunResults) -> list[Text]:
     return [Text(" MCP calls"), *(Text(f"   {line}") for line in shown)]
 
 
-def spend_lines(results: RunResults, confidence: float) -> list[Text]:
+def spend_lines(results: RunResults, confidence: float) -> list[plain_table.StyledLine]:
     """Cost and agent time per attempt, run-wide and (with several tasks) per task."""
     from caliper.report.spend_view import (
         SPREAD_NOTE,
@@ -368,22 +368,23 @@ def spend_lines(results: RunResults, confidence: float) -> list[Text]:
     )
     from caliper.results.spend import spend_of
 
+    line = plain_table.StyledLine
     policy = results.meta.timeouts
     run = spend_of((a for t in results.tasks for a in t.attempts), confidence, policy)
-    lines = [Text(f" Cost     {cost_total_text(run)}")]
+    lines = [line(f" Cost     {cost_total_text(run)}")]
     if run.cost is not None:
-        lines.append(Text(f"   per attempt  {cost_spread_text(run)}"))
-    lines.append(Text(f" Agent time per attempt  {time_text(run)}"))
-    lines.append(Text(f" Wall time per attempt   {wall_text(run)} (retries included)"))
+        lines.append(line(f"   per attempt  {cost_spread_text(run)}"))
+    lines.append(line(f" Agent time per attempt  {time_text(run)}"))
+    lines.append(line(f" Wall time per attempt   {wall_text(run)} (retries included)"))
     if len(results.tasks) > 1:
         for task in results.tasks:
             spend = spend_of(task.attempts, confidence, policy)
-            lines.append(Text(f"   {task.name}", style="bold dim"))
+            lines.append(line(f"   {task.name}", style="bold dim"))
             if spend.cost is not None:
-                lines.append(Text(f"     cost  {cost_spread_text(spend)}", style="dim"))
-            lines.append(Text(f"     time  {time_text(spend)}", style="dim"))
-            lines.append(Text(f"     wall  {wall_text(spend)}", style="dim"))
-    lines.append(Text(f" {SPREAD_NOTE}", style="dim"))
+                lines.append(line(f"     cost  {cost_spread_text(spend)}", style="dim"))
+            lines.append(line(f"     time  {time_text(spend)}", style="dim"))
+            lines.append(line(f"     wall  {wall_text(spend)}", style="dim"))
+    lines.append(line(f" {SPREAD_NOTE}", style="dim"))
     return lines
 
 

@@ -205,8 +205,10 @@ def encode(results: RunResults, digest: str) -> Iterator[str]:
         "meta": made.encode_meta(results.meta),
     }
     yield json.dumps(header) + "\n"
+    # the lists are fresh trees of plain values: no cycle to look for (json.dumps's text)
+    dumps = json.JSONEncoder(check_circular=False).encode
     for task in results.tasks:
-        yield json.dumps(made.encode_task(task)) + "\n"
+        yield dumps(made.encode_task(task)) + "\n"
 
 
 def decode(lines: Iterable[str], digest: str) -> RunResults | None:
