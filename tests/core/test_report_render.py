@@ -436,3 +436,41 @@ def test_styled_lines_print_as_their_rich_texts_do(color) -> None:
                                     force_terminal=True)  # fmt: skip
         print_lines(console, [StyledLine(text, style) for text, style in pairs], batch=batch)
         assert got.getvalue() == expected.getvalue()
+
+
+NAME_SETS = {
+    "short": ["a", "task 00001", "x y"],
+    "markup-like": ["a [bold]not bold[/bold] name", "back\\slash\\", "[x]"],
+    "long": ["a task name long enough to need folding " * 2, "short"],
+    "empty": ["", "b"],
+}
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 140, 250])
+@pytest.mark.parametrize("names", sorted(NAME_SETS))
+def test_the_task_table_measured_directly_is_the_one_its_probes_pick(names, width, monkeypatch):
+    """Task names printed as written let the table be measured instead of a probe of it;
+    the layout chosen must be the one the probes choose."""
+    import io
+
+    from caliper.report import make_console, run_view
+
+    results = run([task(name, [P, F, P]) for name in NAME_SETS[names]])
+    assert run_view._names_print_as_written(results)
+
+    def drawn() -> str:
+        console = make_console()
+        console.file, console.width = io.StringIO(), width
+        render_run(results, console)
+        return console.file.getvalue()
+
+    measured = drawn()
+    monkeypatch.setattr(run_view, "_names_print_as_written", lambda results: False)
+    assert drawn() == measured
+
+
+def test_names_with_emoji_codes_or_wide_text_are_probed() -> None:
+    from caliper.report import run_view
+
+    for name in ("emoji :smile: code", "wide 漢字", "tab\there"):
+        assert not run_view._names_print_as_written(run([task(name, [P])]))

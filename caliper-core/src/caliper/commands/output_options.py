@@ -6,10 +6,12 @@ say it differently, each keeps its own help text."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from caliper.commands.attempt_options import Decorator
+if TYPE_CHECKING:  # a type only: importing it at run time would import the run's modules
+    from caliper.commands.attempt_options import Decorator
 
 FORMATS = ("text", "json", "markdown", "html")
 """What ``report`` and ``compare`` write with ``--format``."""
