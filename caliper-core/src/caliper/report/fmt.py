@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime
-import functools
 from typing import TYPE_CHECKING
 
 from caliper.results.outcome import Outcome
@@ -26,6 +25,12 @@ STRIP_SYMBOLS = {
     Outcome.JUDGE_ERROR: ("⊘", "yellow"),
     Outcome.NOT_CHECKED: ("·", "dim"),
 }
+_STRIP_PIECES: dict[Outcome | str, str] = {
+    key: f"[{style}]{symbol}[/{style}]"
+    for outcome, (symbol, style) in STRIP_SYMBOLS.items()
+    for key in (outcome, outcome.value)
+}
+"""Each outcome's (and its value's) markup in an attempt strip."""
 
 
 def pct(value: float | None) -> str:
@@ -157,22 +162,12 @@ def bar(value: float | None, width: int = BAR_WIDTH) -> str:
 
 def strip_markup(outcomes: list[Outcome] | list[str]) -> str:
     """Rich markup of an attempt strip: one symbol per attempt, in order."""
-    pieces = _strip_pieces()
     try:
-        return "".join([pieces[outcome] for outcome in outcomes]) or DASH
+        return "".join([_STRIP_PIECES[outcome] for outcome in outcomes]) or DASH
     except KeyError:  # neither an Outcome nor one's value: Outcome() says which
         for outcome in outcomes:
             Outcome(outcome)
         raise
-
-
-@functools.cache
-def _strip_pieces() -> dict[Outcome | str, str]:
-    """Each outcome's (and its value's) markup in an attempt strip."""
-    pieces: dict[Outcome | str, str] = {}
-    for outcome, (symbol, style) in STRIP_SYMBOLS.items():
-        pieces[outcome] = pieces[outcome.value] = f"[{style}]{symbol}[/{style}]"
-    return pieces
 
 
 def tail(text: str | None, *, lines: int = 12, chars: int = 800) -> str:

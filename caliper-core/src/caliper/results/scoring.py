@@ -249,15 +249,13 @@ def usage_totals(
     tokens_in = tokens_out = wall = None
     bad_tokens = bad_wall = None
     judge = None
-    # Written out by hand (no helper calls): a 50,000-attempt report runs this loop twice
-    # per attempt. Each sum is taken in the attempts' order, as _add would.
+    # Sums written out (a 50,000-attempt report runs this loop twice per attempt), each
+    # taken in the attempts' order.
     for record in attempts:
-        for check in record.checks:  # judge_tokens, added one check at a time
-            check_usage = check.usage
-            if check_usage is not None:
-                tokens = check_usage.total_tokens
-                if tokens is not None:
-                    judge = tokens if judge is None else judge + tokens
+        if record.checks:
+            tokens = judge_tokens(record)
+            if tokens is not None:
+                judge = tokens if judge is None else judge + tokens
         usage = record.usage
         seconds = record.duration_seconds
         if record.outcome in left_out:

@@ -116,7 +116,8 @@ def spend_of(
         if record.tries:
             cost = attempt_cost(record)
             wall = attempt_wall(record)
-        else:  # attempt_cost and attempt_wall of an attempt without earlier tries
+        else:  # attempt_cost's and attempt_wall's own no-tries case, without two calls on
+            # a loop a big report runs twice per attempt (~60 ms at 50,000 attempts)
             usage = record.usage
             cost = usage.cost_usd if usage is not None else None
             cost = None if cost is None else fsum((cost,))
