@@ -169,8 +169,27 @@ def test_cell_width_counts_cells_as_rich_does() -> None:
         "del\x7f and c1 \x85",
         "│ box ─ drawing ┃",
         "—–…±→",
+        "✓\ufe0f variation selector",
+        "#\ufe0f\u20e3 keycap",
+        "a\u200db joined",
+        "soft\u00adhyphen",
+        "e\u0301 combining",
     ]:
         assert plain_table.cell_width(text) == cell_len(text), text
+
+
+def test_cell_width_of_random_mixed_text_is_rich_cell_len() -> None:
+    """Random strings over narrow, wide, zero-width, joining, selector and control
+    characters, measured in random order (the narrow-character set grows as it goes)."""
+    import random
+
+    from rich.cells import cell_len
+
+    pool = [*"ab -✓✗→−·…│┃é", "漢", "😀", "\u200d", "\ufe0f", "\u0301", "\x07", "\t", "\u00ad"]
+    rng = random.Random(7)
+    for _ in range(3000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randrange(0, 12)))
+        assert plain_table.cell_width(text) == cell_len(text), repr(text)
 
 
 def test_each_console_lays_out_markup_its_own_way() -> None:

@@ -10,7 +10,7 @@ from rich.text import Text
 from test_results_support import INFRA, NC, TIMEOUT, F, P, attempt, run, snapshot, task
 
 from caliper.plugin.attempt import Usage
-from caliper.report import fmt
+from caliper.report import fmt, plain_table
 from caliper.report.compare_view import render_compare
 from caliper.report.run_view import render_run
 from caliper.results.compare import compare_runs
@@ -453,10 +453,10 @@ def test_the_task_table_measured_directly_is_the_one_its_probes_pick(names, widt
     the layout chosen must be the one the probes choose."""
     import io
 
-    from caliper.report import make_console, run_view
+    from caliper.report import make_console
 
     results = run([task(name, [P, F, P]) for name in NAME_SETS[names]])
-    assert run_view._names_print_as_written(results)
+    assert plain_table.shown_as_written(t.name for t in results.tasks)
 
     def drawn() -> str:
         console = make_console()
@@ -465,12 +465,96 @@ def test_the_task_table_measured_directly_is_the_one_its_probes_pick(names, widt
         return console.file.getvalue()
 
     measured = drawn()
-    monkeypatch.setattr(run_view, "_names_print_as_written", lambda results: False)
+    monkeypatch.setattr(plain_table, "shown_as_written", lambda names: False)
     assert drawn() == measured
 
 
 def test_names_with_emoji_codes_or_wide_text_are_probed() -> None:
-    from caliper.report import run_view
-
     for name in ("emoji :smile: code", "wide 漢字", "tab\there"):
-        assert not run_view._names_print_as_written(run([task(name, [P])]))
+        assert not plain_table.shown_as_written([name])
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 140, 250])
+@pytest.mark.parametrize("names", sorted(NAME_SETS))
+def test_the_compare_table_measured_directly_is_the_one_its_probes_pick(names, width, monkeypatch):
+    """Compare's table is measured itself when its task names are shown as written; the
+    layout chosen (boxed, narrow, short verdicts) must be the one the probes choose."""
+    import io
+
+    from caliper.report import make_console
+
+    a = run([task(name, [P, P, P]) for name in NAME_SETS[names]])
+    b = run([task(name, [P, F, F]) for name in NAME_SETS[names]], run_id="b")
+    comparison = compare_runs(a, b)
+
+    def drawn() -> str:
+        console = make_console()
+        console.file, console.width = io.StringIO(), width
+        render_compare(comparison, console)
+        return console.file.getvalue()
+
+    measured = drawn()
+    monkeypatch.setattr(plain_table, "shown_as_written", lambda names: False)
+    assert drawn() == measured
+
+
+def _rich_wrapped(text: str, width: int) -> str:
+    import io
+
+    console = Console(file=io.StringIO(), width=width, color_system=None)
+    console.print(Text(text, style="bold red"))
+    return console.file.getvalue()
+
+
+WRAP_TEXTS = [
+    " Drops not supported by the data: "
+    + ", ".join(f"task {i:05d} #9 (−10 pts, not significant)" for i in range(60)),
+    " Regression in 3 task(s): alpha, beta, gamma",
+    "word " * 40,
+    "  two  spaces   between   words   and   trailing     ",
+    " a plain space, é accents, ✓✗ glyphs → arrows · dots " * 4,
+    "x" * 30 + " " + "y" * 30 + "      ",
+    "     ",
+    " " * 90,
+    "",
+    "ends with a long run of spaces" + " " * 70,
+]
+
+
+@pytest.mark.parametrize("width", [20, 30, 31, 40, 61, 80, 133])
+def test_plain_wrapping_is_rich_wrapping(width):
+    """``wrapped_lines`` against rich's own wrap of the same text; texts it leaves to rich
+    (a word wider than the line, wide or zero-width characters, tabs) give ``None``."""
+    for text in WRAP_TEXTS:
+        lines = plain_table.wrapped_lines(text, width)
+        if max((len(w.rstrip()) for w in text.split()), default=0) > width:
+            assert lines is None
+            continue
+        assert lines is not None, text
+        assert "".join(line + "\n" for line in lines) == _rich_wrapped(text, width), text
+    for refused in (
+        "a 漢字 b",
+        "zero\u200bwidth",
+        "tab\there",
+        "e\u0301 combining",
+        "no\u00a0break",
+    ):
+        assert plain_table.wrapped_lines(refused, 40) is None
+
+
+@pytest.mark.parametrize("width", [25, 40, 80, 120])
+def test_long_lines_print_as_rich_prints_them(width):
+    """``print_lines`` of texts that must wrap writes what printing each with rich writes,
+    on a console without colour (laid out here) and with colour (rich)."""
+    import io
+
+    texts = [Text(text, style="yellow") for text in WRAP_TEXTS] + [Text("a 漢字 b " * 20)]
+    for color in (None, "truecolor"):
+        expected = Console(file=io.StringIO(), width=width, color_system=color,
+                           force_terminal=color is not None)  # fmt: skip
+        for text in texts:
+            expected.print(text)
+        got = Console(file=io.StringIO(), width=width, color_system=color,
+                      force_terminal=color is not None)  # fmt: skip
+        plain_table.print_lines(got, texts)
+        assert got.file.getvalue() == expected.file.getvalue()

@@ -95,3 +95,70 @@ def test_grouped_estimate_is_deterministic():
     strata, stat, observed = _strata(pairs)
     first = significance._monte_carlo_p(strata, stat, observed, significance.LESS)
     assert first == significance._monte_carlo_p(strata, stat, observed, significance.LESS)
+
+
+def _looped_hits(constant, tables, observed, alternative):
+    """The draws as a plain loop over draws and tables (uniform × total weight, its place
+    in the cumulative weights, the last point for a place past the end)."""
+    draw = random.Random(significance.MONTE_CARLO_SEED).random
+    hits = 0
+    for _ in range(significance.MONTE_CARLO_DRAWS):
+        value = constant
+        for points, cumulative, total in tables:
+            place = bisect.bisect_right(cumulative, draw() * total)
+            value += points[min(place, len(cumulative) - 1)]
+        if alternative == significance.LESS:
+            hits += value <= observed
+        elif alternative == significance.GREATER:
+            hits += value >= observed
+        else:
+            hits += abs(value) >= abs(observed)
+    return hits
+
+
+def test_the_draws_count_the_hits_a_plain_loop_counts(monkeypatch):
+    # the chained-iterator draws against a loop over draws and tables, on the tables the
+    # estimate builds for random runs (several groups, chunks and a fixed part)
+    monkeypatch.setattr(significance, "MONTE_CARLO_DRAWS", 3000)
+    rng = random.Random(11)
+    for case in range(6):
+        pairs = []
+        for _ in range(rng.choice([40, 150, 400])):
+            na, nb = rng.choice([(5, 5), (3, 4), (10, 10), (2, 6)])
+            rate = rng.choice([0.0, 0.3, 0.8, 1.0])
+            pairs.append((sum(rng.random() < rate for _ in range(na)), na,
+                          sum(rng.random() < rate * 0.9 for _ in range(nb)), nb))  # fmt: skip
+        strata, stat, observed = _strata(pairs)
+        seen = []
+        real = significance._monte_carlo_hits
+
+        def capture(constant, tables, obs, alternative, seen=seen, real=real):
+            seen.append((constant, tables))
+            return real(constant, tables, obs, alternative)
+
+        monkeypatch.setattr(significance, "_monte_carlo_hits", capture)
+        for alternative in significance.ALTERNATIVES:
+            p = significance._monte_carlo_p(strata, stat, observed + case % 3, alternative)
+            constant, tables = seen[-1]
+            assert tables, "the case must draw"
+            looped = _looped_hits(constant, tables, observed + case % 3, alternative)
+            assert p == (looped + 1) / (significance.MONTE_CARLO_DRAWS + 1)
+        monkeypatch.setattr(significance, "_monte_carlo_hits", real)
+
+
+def test_a_uniform_past_the_cumulative_weights_reads_the_last_point(monkeypatch):
+    # total weight above the last cumulative weight: most uniforms land past the end
+    monkeypatch.setattr(significance, "MONTE_CARLO_DRAWS", 500)
+    tables = [([-3, 5, 5], [0.25, 0.5], 4.0), ([1, 2, 7, 7], [0.1, 0.2, 0.3], 1.0)]
+    for alternative in significance.ALTERNATIVES:
+        for observed in (-2, 3, 6, 12):
+            expected = _looped_hits(0, tables, observed, alternative)
+            assert significance._monte_carlo_hits(0, tables, observed, alternative) == expected
+
+
+def test_a_run_of_fixed_strata_draws_the_constant_every_time(monkeypatch):
+    monkeypatch.setattr(significance, "MONTE_CARLO_DRAWS", 100)
+    assert significance._monte_carlo_hits(4, [], 4, significance.LESS) == 100
+    assert significance._monte_carlo_hits(4, [], 3, significance.LESS) == 0
+    assert significance._monte_carlo_hits(-4, [], 4, significance.TWO_SIDED) == 100
+    assert significance._monte_carlo_hits(4, [], 5, significance.GREATER) == 0

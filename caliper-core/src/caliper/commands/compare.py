@@ -8,22 +8,16 @@ from typing import TYPE_CHECKING
 
 import click
 
-from caliper.commands.compare_baseline import compare_baseline
 from caliper.commands.confidence import confidence_option
 from caliper.commands.gate_options import (
     fail_on_option,
     junit_option,
     lift_gate_options,
-    write_junit_report,
 )
-from caliper.commands.matrix_report import show_matrix
 from caliper.commands.output_options import format_option, matrix_option, output_file_option
-from caliper.commands.run_baseline import BaselineRequest
 from caliper.errors import CaliperError, UsageError
 from caliper.report import make_console
 from caliper.report.compare_view import render_compare
-from caliper.report.junit_compare import compare_junit_document
-from caliper.report.markdown_compare import compare_markdown
 from caliper.results.codec import kept_until_exit
 from caliper.results.compare import NEVER_STARTED, compare_runs, comparison_data, same_run
 from caliper.results.store import load_run, resolve_run_ref
@@ -156,6 +150,9 @@ def command(
             )
         if output is not None and output_format != "html":
             raise UsageError("-o/--output is for --format html.", hint="Add --format html.")
+        from caliper.commands.compare_baseline import compare_baseline
+        from caliper.commands.run_baseline import BaselineRequest
+
         request = BaselineRequest(
             require_improvement=require_improvement,
             min_lift=min_lift,
@@ -182,6 +179,8 @@ def command(
             )
         if output is not None and output_format != "html":
             raise UsageError("-o/--output is for --format html.", hint="Add --format html.")
+        from caliper.commands.matrix_report import show_matrix
+
         show_matrix(matrix_id, (), output_format, confidence, output)
         return
     if before is None or after is None:
@@ -242,6 +241,8 @@ def _print(
     elif output_format == "json":
         click.echo(json.dumps(comparison_data(comparison), indent=2, ensure_ascii=False))
     elif output_format == "markdown":
+        from caliper.report.markdown_compare import compare_markdown
+
         click.echo(compare_markdown(comparison), nl=False)
     else:
         render_compare(comparison, make_console(), explain=explain, allow_partial=allow_partial)
@@ -272,6 +273,8 @@ def _write_junit(junit: Path | None, comparison: RunComparison, fail_on: str) ->
     """``--junit PATH``: one test case per task with its regression verdict."""
     if junit is None:
         return
+    from caliper.commands.gate_options import write_junit_report
+    from caliper.report.junit_compare import compare_junit_document
 
     write_junit_report(junit, compare_junit_document(comparison, fail_on=fail_on))
 

@@ -231,9 +231,17 @@ def _laid_out_table(comparison: RunComparison, console: Console) -> tuple[Table,
     stacked, activation below), else narrow with short verdicts; task names may wrap to 20
     columns. Returns the table and whether verdicts are short."""
     longest = max((len(t.name) for t in comparison.tasks), default=0)
+    # names shown as written make each table as wide as its probe at their longest length:
+    # those tables are measured themselves, not first probed
+    measured = plain_table.shown_as_written(t.name for t in comparison.tasks)
     layouts = ((False, False), (True, False), (True, True))
     for name_width in (longest, min(longest, 20)):
         for narrow, short in layouts:
+            if measured and name_width == longest:
+                table = comparison_table(comparison, narrow=narrow, short=short)
+                if _fits(console, table):
+                    return table, short
+                continue
             probe = comparison_table(comparison, narrow=narrow, short=short, name_width=name_width)
             if _fits(console, probe):
                 return comparison_table(comparison, narrow=narrow, short=short), short
@@ -391,7 +399,8 @@ def _verdict(comparison: RunComparison, console: Console, allow_partial: bool = 
     regressed = [t for t in comparison.tasks if t.regression]
     if regressed:
         names = ", ".join(t.name for t in regressed)
-        console.print(Text(f" Regression in {len(regressed)} task(s): {names}", "bold red"))
+        line = Text(f" Regression in {len(regressed)} task(s): {names}", "bold red")
+        plain_table.print_lines(console, [line])
     if comparison.overall_regression and comparison.matched_measured > 1:
         console.print(
             Text(
@@ -415,12 +424,12 @@ def _verdict(comparison: RunComparison, console: Console, allow_partial: bool = 
         parts = ", ".join(
             f"{t.name} ({fmt.signed_points(t.delta)}, not significant)" for t in unsupported
         )
-        console.print(Text(f" Drops not supported by the data: {parts}", style="yellow"))
+        line = Text(f" Drops not supported by the data: {parts}", style="yellow")
+        plain_table.print_lines(console, [line])
     act = [t.name for t in comparison.tasks if t.activation_regression]
     if act:
-        console.print(
-            Text(f" Activation dropped in {len(act)} task(s): {', '.join(act)}", style="red")
-        )
+        line = Text(f" Activation dropped in {len(act)} task(s): {', '.join(act)}", style="red")
+        plain_table.print_lines(console, [line])
     if comparison.activation_overall_regression:
         console.print(
             Text(

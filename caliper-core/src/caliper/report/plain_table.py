@@ -15,8 +15,10 @@ or footer, no fixed column widths, and a table that fits the console at its natu
 
 from __future__ import annotations
 
+import itertools
+import re
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -35,12 +37,38 @@ then lays out another with mostly the same cells)."""
 
 def cell_width(line: str) -> int:
     """The terminal cells ``line`` takes, as :func:`rich.cells.cell_len` counts them
-    (printable ASCII: one a character, without asking rich)."""
-    if line.isascii() and line.isprintable():
+    (one a character, without asking rich, when each character takes one cell)."""
+    if (line.isascii() and line.isprintable()) or _one_cell_each(line):
         return len(line)
     from rich.cells import cell_len
 
     return cell_len(line)
+
+
+_ONE_CELL: set[str] = {chr(code) for code in range(0x20, 0x7F)}
+"""Characters rich gives one cell each (printable ASCII, and every other met so far)."""
+
+
+def _one_cell_each(text: str) -> bool:
+    """Whether rich counts one cell for each character of ``text``: its width is then its
+    length. (Rich sums the characters' own widths unless a zero-width joiner or variation
+    selector is present, and those take no cell of their own, so are never in the set.)"""
+    if _ONE_CELL.issuperset(text):
+        return True
+    from rich.cells import get_character_cell_size
+
+    for character in set(text) - _ONE_CELL:
+        if get_character_cell_size(character) != 1:
+            return False
+        _ONE_CELL.add(character)
+    return True
+
+
+def shown_as_written(names: Iterable[str]) -> bool:
+    """Whether every name is printable ASCII without ``:`` (no emoji code): escaped as
+    markup, each is shown as written, one column a character, so a table of them is as wide
+    as a width probe of their longest length."""
+    return all(name.isascii() and name.isprintable() and ":" not in name for name in names)
 
 
 class _Plain:
@@ -315,12 +343,71 @@ def print_lines(console: Console, lines: Sequence[Any], *, batch: int = 512) -> 
 
 
 def _print_texts(console: Console, texts: list[Any]) -> None:
-    if _plain_console(console):
+    if _plain_console(console) and all(_wraps_plainly(text) for text in texts):
         width = console.width
-        plain = [text.plain for text in texts]
-        if all(text.justify in (None, "default") and text.end == "\n" for text in texts) and all(
-            line.isprintable() and cell_width(line) <= width for line in plain
-        ):
-            _print_lines(console, plain)
+        lines: list[str] = []
+        for text in texts:
+            line = text.plain
+            if line.isprintable() and cell_width(line) <= width:
+                lines.append(line)
+                continue
+            wrapped = wrapped_lines(line, width)
+            if wrapped is None:
+                break
+            lines.extend(wrapped)
+        else:
+            _print_lines(console, lines)
             return
     console.print(*texts, sep="\n")
+
+
+def _wraps_plainly(text: Any) -> bool:
+    """Whether rich prints ``text`` (a ``Text`` or :class:`StyledLine`) with its default
+    layout: left as written, word-wrapped, followed by a new line."""
+    return (
+        text.justify in (None, "default")
+        and text.end == "\n"
+        and getattr(text, "overflow", None) is None
+        and not getattr(text, "no_wrap", None)
+    )
+
+
+_WORD = re.compile(r"\s*\S+\s*")
+"""A word as rich's wrap sees it: its leading (at the start) and trailing whitespace with it."""
+_TRAILING_SPACE = re.compile(r"\s+$")
+
+
+def wrapped_lines(text: str, width: int) -> list[str] | None:
+    """The lines rich's word wrap makes of the one-line ``text`` at ``width`` columns
+    (``console.print(Text(text))``), when every character of it is printable and one cell
+    wide and no word is wider than ``width``; ``None`` otherwise (rich must do it).
+
+    Rich's rule: a word goes on the current line when the line's width so far plus the word
+    without its trailing whitespace fits, else it starts the next line; a line keeps its
+    trailing whitespace up to ``width`` characters. With one cell a character, lengths are
+    widths, so a paragraph of thousands of words is laid out without measuring each line."""
+    if width < 1 or not text.isprintable() or not _one_cell_each(text):
+        return None
+    breaks = [0]
+    offset = 0
+    for word in _WORD.finditer(text):
+        start, end = word.span()
+        length = len(word.group().rstrip())
+        if length > width:
+            return None  # rich folds a word wider than a line
+        if width - offset >= length:
+            offset += end - start
+        else:
+            breaks.append(start)
+            offset = end - start
+    breaks.append(len(text))
+    lines = []
+    for start, end in itertools.pairwise(breaks):
+        line = text[start:end]
+        if len(line) > width:  # whitespace past the width is dropped, then the rest cut
+            trailing = _TRAILING_SPACE.search(line)
+            if trailing is not None:
+                line = line[: len(line) - min(len(trailing.group()), len(line) - width)]
+            line = line[:width]
+        lines.append(line)
+    return lines

@@ -173,7 +173,7 @@ def _laid_out_task_table(
     names on one line (or at least 20 columns wide), else with each interval under its rate."""
     narrow = console.width < NARROW_WIDTH
     longest = max((len(t.name) for t in results.tasks), default=0)
-    measured = _names_print_as_written(results)
+    measured = plain_table.shown_as_written(t.name for t in results.tasks)
     if measured:
         # each name takes as many columns as it has characters, so the table itself is as
         # wide as the first probe would be: measure it instead of building that probe
@@ -195,14 +195,6 @@ def _laid_out_task_table(
             if _natural_width(console, probe) <= console.width:
                 return task_table(results, run, verbose=verbose, narrow=narrow, stacked=stacked)
     return task_table(results, run, verbose=verbose, narrow=narrow, stacked=True)
-
-
-def _names_print_as_written(results: RunResults) -> bool:
-    """Whether every task name is printable ASCII without ``:`` (no emoji code): escaped as
-    markup, each is shown as written, one column a character."""
-    return all(
-        t.name.isascii() and t.name.isprintable() and ":" not in t.name for t in results.tasks
-    )
 
 
 def _natural_width(console: Console, table: Table) -> int:

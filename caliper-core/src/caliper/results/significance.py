@@ -13,9 +13,11 @@ published examples.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
+import operator
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import reduce
 
 # Relative slack when comparing probabilities of tables, as R's fisher.test does (1 + 1e-7).
@@ -232,23 +234,44 @@ def _monte_carlo_p(strata, statistic, observed: int, alternative: str) -> float:
             for mass in law:
                 running += mass
                 cumulative.append(running)
-            table = (points, cumulative, running, len(points) - 1)
+            # the points padded with the last one: a uniform at the very top of the
+            # cumulative weights finds the index one past the end, which reads the last point
+            table = (points + points[-1:], cumulative, running)
             tables.extend([table] * times)
+    return (_monte_carlo_hits(constant, tables, observed, alternative) + 1) / (
+        MONTE_CARLO_DRAWS + 1
+    )
+
+
+def _monte_carlo_hits(constant: int, tables: list, observed: int, alternative: str) -> int:
+    """How many of the :data:`MONTE_CARLO_DRAWS` seeded draws reach ``observed``.
+
+    ``tables`` holds ``(points, cumulative weights, total weight)`` per chunk. Draw ``d``
+    takes one uniform ``u`` per table, in table order (the generator's number
+    ``d × len(tables) + j`` for table ``j``), and adds ``points[bisect_right(cumulative,
+    u × total)]`` of each table to ``constant``. The uniforms, lookups and sums run as chained
+    iterators, not as a Python loop per table and draw."""
     rng = random.Random(MONTE_CARLO_SEED)
-    draw = rng.random
-    find = bisect.bisect_right
-    hits = 0
-    for _ in range(MONTE_CARLO_DRAWS):
-        value = constant
-        for points, cumulative, total_mass, last in tables:
-            value += points[min(find(cumulative, draw() * total_mass), last)]
-        if alternative == LESS:
-            hits += value <= observed
-        elif alternative == GREATER:
-            hits += value >= observed
-        else:
-            hits += abs(value) >= abs(observed)
-    return (hits + 1) / (MONTE_CARLO_DRAWS + 1)
+    width = len(tables)
+    if not width:  # every stratum fixed: every draw is the constant
+        values: Iterator[int] = itertools.repeat(constant, MONTE_CARLO_DRAWS)
+    else:
+        uniforms = itertools.starmap(rng.random, itertools.repeat((), width * MONTE_CARLO_DRAWS))
+        scaled = map(operator.mul, uniforms, itertools.cycle([table[2] for table in tables]))
+        cumulatives = itertools.cycle([table[1] for table in tables])
+        picked = map(
+            operator.getitem,
+            itertools.cycle([table[0] for table in tables]),
+            map(bisect.bisect_right, cumulatives, scaled),
+        )
+        # draw d: the picks d·width … d·width + width − 1
+        rows = zip(*[picked] * width, strict=False)
+        values = map(sum, rows, itertools.repeat(constant))
+    if alternative == LESS:
+        return sum(map(operator.le, values, itertools.repeat(observed)))
+    if alternative == GREATER:
+        return sum(map(operator.ge, values, itertools.repeat(observed)))
+    return sum(map(operator.ge, map(abs, values), itertools.repeat(abs(observed))))
 
 
 def holm_adjust(p_values: Sequence[float]) -> list[float]:
