@@ -9,7 +9,9 @@ Each harness makes one real run of ``expect:`` + ``assert:`` tasks on the fake `
 (``fakes.py``: the judge's verdict carries its usage, transcripts are kept), grown by copying
 to each size (``bench.blow_up``). The second run of each compare is the same run with every
 tenth passing attempt turned into a failure of its ``expect:`` check (real regressions, not an
-identical copy), written in each harness's own format. Every measurement is a whole process
+identical copy) and every attempt's agent time changed by up to ±20 % (two real runs never
+take the same time; identical times hid the cost of compare's time tests), written in each
+harness's own format. Every measurement is a whole process
 under GNU ``/usr/bin/time``: wall seconds and CPU seconds (user + sys, which include the
 process's waited-for children: the process tree), the two sides alternating. Ratios are
 ``ours / predecessor`` pair by pair, printed as ``median (min–max)``.
@@ -74,12 +76,22 @@ def spec_text(tasks: int, suffix: str) -> str:
     return f"skills:\n  - ./skills/shout{suffix}\n  - ./skills/whisper{suffix}\ntasks:\n{listed}"
 
 
+def retime(attempt: dict, number: int) -> None:
+    """Change the agent time of a file's ``number``-th attempt by a fixed pseudo-random factor
+    in 0.80–1.20 (the same in both harnesses' files)."""
+    if attempt.get("duration_seconds") is not None:
+        attempt["duration_seconds"] *= 1.0 + ((number * 7919) % 41 - 20) / 100
+
+
 def flip_ours(path: Path) -> int:
-    """Turn every tenth passing attempt of our results file into an ``expect:`` failure."""
+    """Turn every tenth passing attempt of our results file into an ``expect:`` failure and
+    retime every attempt (:func:`retime`)."""
     data = json.loads(path.read_text())
-    seen = flipped = 0
+    seen = flipped = number = 0
     for task in data["tasks"]:
         for attempt in task["attempts"]:
+            number += 1
+            retime(attempt, number)
             if attempt["outcome"] != "pass":
                 continue
             seen += 1
@@ -97,9 +109,11 @@ def flip_ours(path: Path) -> int:
 def flip_pred(path: Path) -> int:
     """The same for the predecessor's file (its per-task counts kept consistent)."""
     data = json.loads(path.read_text())
-    seen = flipped = 0
+    seen = flipped = number = 0
     for task in data["task_results"]:
         for attempt in task["attempts"]:
+            number += 1
+            retime(attempt, number)
             if attempt["outcome"] != "pass":
                 continue
             seen += 1

@@ -134,6 +134,10 @@ DEFERRED_IMPORTS: dict[str, str] = {
     "caliper.report.gate_view": "only for a gate's verdict",
     "caliper.report.junit": "only for --junit",
     "caliper.report.markdown": "only for --format markdown",
+    "caliper.commands.compare_baseline": "`caliper compare` of two runs without the baseline "
+    "machinery (the runner, the spec loader)",
+    "caliper.report.markdown_compare": "only for `compare --format markdown`",
+    "caliper.report.junit_compare": "only for `compare --junit`",
     "caliper.report.matrix_view": "only for a matrix run's report",
     "caliper.report.list_view": "only for `caliper list` in text",
     "caliper.report.attempt_table": "only for `caliper report --attempts`",

@@ -66,3 +66,102 @@ def test_beyond_the_exact_limit_the_estimate_is_near_the_exact_p(monkeypatch) ->
     # 2,000 draws: the standard error of the estimate is at most 0.0112
     assert estimate == pytest.approx(exact, abs=0.04)
     assert estimate >= 1 / (permutation.DRAWS + 1)
+
+
+def _split_differences(a: list[float], b: list[float]) -> list[float]:
+    pooled = [*a, *b]
+    out = []
+    for chosen in itertools.combinations(range(len(pooled)), len(b)):
+        new_b = [pooled[i] for i in chosen]
+        new_a = [pooled[i] for i in range(len(pooled)) if i not in chosen]
+        out.append(sum(new_b) / len(new_b) - sum(new_a) / len(new_a))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [([1.0, 2.0], [3.0]), ([0.5, 4.0, 2.5, 2.5], [1.0, 7.0, 3.0]), ([2.0, 2.0], [2.0, 2.0, 2.0])],
+)
+def test_the_split_variance_is_the_variance_over_every_split(a, b) -> None:
+    differences = _split_differences(a, b)
+    mean = sum(differences) / len(differences)
+    variance = sum((d - mean) ** 2 for d in differences) / len(differences)
+    assert mean == pytest.approx(0.0, abs=1e-12)
+    assert permutation.split_variance(a, b) == pytest.approx(variance, abs=1e-12)
+
+
+def _skewed_strata(rng, count: int, shift: float = 0.0) -> list[tuple[list[float], list[float]]]:
+    """Tasks of 4 + 4 agent times, log-normal (skewed), ``shift`` added to the after side."""
+    strata = []
+    for _ in range(count):
+        scale = rng.uniform(1.0, 30.0)
+        a = [scale * rng.lognormvariate(0.0, 0.6) for _ in range(4)]
+        b = [scale * rng.lognormvariate(0.0, 0.6) + shift for _ in range(4)]
+        strata.append((a, b))
+    return strata
+
+
+def test_many_tasks_take_the_normal_approximation_near_a_long_monte_carlo() -> None:
+    # 150 tasks (over MC_WORK / DRAWS): against 3,000 draws of the statistic made here
+    import random
+
+    rng = random.Random(3)
+    for shift in (0.0, 0.25):
+        strata = _skewed_strata(rng, 150, shift)
+        observed = abs(sum(sum(b) / 4 - sum(a) / 4 for a, b in strata))
+        hits = 0
+        draws = 3000
+        for _ in range(draws):
+            total = 0.0
+            for a, b in strata:
+                pooled = a + b
+                rng.shuffle(pooled)
+                total += sum(pooled[:4]) / 4 - sum(pooled[4:]) / 4
+            hits += abs(total) >= observed
+        reference = hits / draws
+        p = stratified_permutation_p(strata)
+        se = max(reference * (1 - reference), 0.01) ** 0.5 / draws**0.5
+        assert abs(p - reference) < 4 * se + 0.01, (shift, p, reference)
+
+
+def test_the_normal_approximation_holds_its_level_when_nothing_changed() -> None:
+    # 300 runs of 150 tasks with before and after from one law: rejections at 5% near 5%
+    import random
+
+    rng = random.Random(11)
+    rejected = sum(stratified_permutation_p(_skewed_strata(rng, 150)) <= 0.05 for _ in range(300))
+    # binomial(300, 0.05): mean 15, sd 3.8
+    assert 4 <= rejected <= 27
+
+
+def test_a_hundred_tasks_are_still_drawn_and_more_are_approximated(monkeypatch) -> None:
+    import random
+
+    rng = random.Random(5)
+    used = []
+    monkeypatch.setattr(
+        permutation, "normal_p", lambda kept, observed: used.append(len(kept)) or 0.5
+    )
+    stratified_permutation_p(_skewed_strata(rng, 100, 0.2))
+    assert used == []
+    stratified_permutation_p(_skewed_strata(rng, 101, 0.2))
+    assert used == [101]
+
+
+def test_per_task_tests_share_their_draws_when_many_need_an_estimate() -> None:
+    import random
+
+    rng = random.Random(9)
+    # 9 + 9 attempts: 48,620 splits each, past EXACT_LIMIT, so each is estimated
+    pairs = [([rng.random() for _ in range(9)], [rng.random() + 0.1 for _ in range(9)])
+             for _ in range(40)]  # fmt: skip
+    few = permutation.each_permutation_p(pairs)
+    assert few == [permutation_p(a, b) for a, b in pairs]  # 40 × DRAWS fit: unchanged
+    many = pairs * 5  # 200 estimated: FAMILY_WORK / 200 = 500 draws each
+    shared = permutation.each_permutation_p([*many, ([1.0, 2.0], [3.0, 4.0])])
+    draws = permutation.FAMILY_WORK // 200
+    for p, full in zip(shared, few * 5, strict=False):
+        hits = p * (draws + 1) - 1
+        assert hits == pytest.approx(round(hits), abs=1e-6) and 0 <= round(hits) <= draws
+        assert abs(p - full) < 0.12  # 500 draws: standard error at most 0.023
+    assert shared[-1] == pytest.approx(1 / 3)  # an exact test is untouched

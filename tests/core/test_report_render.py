@@ -451,17 +451,22 @@ NAME_SETS = {
 def test_the_task_table_measured_directly_is_the_one_its_probes_pick(names, width, monkeypatch):
     """Task names printed as written let the table be measured instead of a probe of it;
     the layout chosen must be the one the probes choose."""
+    results = run([task(name, [P, F, P]) for name in NAME_SETS[names]])
+    assert plain_table.shown_as_written(t.name for t in results.tasks)
+    _measured_is_probed(render_run, results, width, monkeypatch)
+
+
+def _measured_is_probed(draw, shown, width: int, monkeypatch) -> None:
+    """``draw`` of ``shown`` on a plain console ``width`` wide prints the same text with the
+    table measured itself as with the table probed."""
     import io
 
     from caliper.report import make_console
 
-    results = run([task(name, [P, F, P]) for name in NAME_SETS[names]])
-    assert plain_table.shown_as_written(t.name for t in results.tasks)
-
     def drawn() -> str:
         console = make_console()
         console.file, console.width = io.StringIO(), width
-        render_run(results, console)
+        draw(shown, console)
         return console.file.getvalue()
 
     measured = drawn()
@@ -479,23 +484,9 @@ def test_names_with_emoji_codes_or_wide_text_are_probed() -> None:
 def test_the_compare_table_measured_directly_is_the_one_its_probes_pick(names, width, monkeypatch):
     """Compare's table is measured itself when its task names are shown as written; the
     layout chosen (boxed, narrow, short verdicts) must be the one the probes choose."""
-    import io
-
-    from caliper.report import make_console
-
     a = run([task(name, [P, P, P]) for name in NAME_SETS[names]])
     b = run([task(name, [P, F, F]) for name in NAME_SETS[names]], run_id="b")
-    comparison = compare_runs(a, b)
-
-    def drawn() -> str:
-        console = make_console()
-        console.file, console.width = io.StringIO(), width
-        render_compare(comparison, console)
-        return console.file.getvalue()
-
-    measured = drawn()
-    monkeypatch.setattr(plain_table, "shown_as_written", lambda names: False)
-    assert drawn() == measured
+    _measured_is_probed(render_compare, compare_runs(a, b), width, monkeypatch)
 
 
 def _rich_wrapped(text: str, width: int) -> str:

@@ -13,6 +13,7 @@ from caliper.commands.gate_options import (
     fail_on_option,
     junit_option,
     lift_gate_options,
+    write_junit_report,
 )
 from caliper.commands.output_options import format_option, matrix_option, output_file_option
 from caliper.errors import CaliperError, UsageError
@@ -273,7 +274,6 @@ def _write_junit(junit: Path | None, comparison: RunComparison, fail_on: str) ->
     """``--junit PATH``: one test case per task with its regression verdict."""
     if junit is None:
         return
-    from caliper.commands.gate_options import write_junit_report
     from caliper.report.junit_compare import compare_junit_document
 
     write_junit_report(junit, compare_junit_document(comparison, fail_on=fail_on))

@@ -37,9 +37,16 @@ from caliper.results.meta_labels import (
     derived_sentence,
     user_setup_label,
 )
-from caliper.results.models import RunMeta, RunResults, SkillSnapshot
+from caliper.results.models import Outcome, RunMeta, RunResults, SkillSnapshot
 from caliper.results.run_clock import run_clock
-from caliper.results.scoring import TaskScore, UsageTotals, mean, score_run
+from caliper.results.scoring import (
+    TaskScore,
+    UsageTotals,
+    left_out_outcomes,
+    mean,
+    score_run,
+    scored_outcomes,
+)
 from caliper.results.significance import (
     fisher_exact,
     gatekept_adjust,
@@ -526,6 +533,7 @@ def unusable_rate_warning(a: RunResults, b: RunResults, alpha: float) -> str | N
     and timeouts under ``--timeouts unusable``) differs between the sides by more than noise
     explains: the stratified exact test, paired by task, over every task on both sides."""
     b_tasks = {t.name: t for t in b.tasks}
+    a_left_out, b_left_out = left_out_outcomes(a.meta.timeouts), left_out_outcomes(b.meta.timeouts)
     pairs = []
     for task in a.tasks:
         other = b_tasks.get(task.name)
@@ -533,9 +541,9 @@ def unusable_rate_warning(a: RunResults, b: RunResults, alpha: float) -> str | N
             continue
         pairs.append(
             (
-                sum(r.outcome.left_out(a.meta.timeouts) for r in task.attempts),
+                sum(r.outcome in a_left_out for r in task.attempts),
                 len(task.attempts),
-                sum(r.outcome.left_out(b.meta.timeouts) for r in other.attempts),
+                sum(r.outcome in b_left_out for r in other.attempts),
                 len(other.attempts),
             )
         )
@@ -573,8 +581,9 @@ def same_run(a: RunResults, b: RunResults) -> bool:
 def side_state(results: RunResults) -> SideState:
     """Whether ``results`` can be one side of a comparison (see :class:`SideState`)."""
     attempts = [a for t in results.tasks for a in t.attempts]
-    usable = sum(1 for a in attempts if a.outcome.scored(results.meta.timeouts))
-    measured = usable + sum(1 for a in attempts if a.outcome.value == "not_checked")
+    scored = frozenset(scored_outcomes(results.meta.timeouts))
+    usable = sum(1 for a in attempts if a.outcome in scored)
+    measured = usable + sum(1 for a in attempts if a.outcome is Outcome.NOT_CHECKED)
     if measured == 0:
         reason = results.meta.stop_reason
         if reason is None:

@@ -16,7 +16,7 @@ import statistics
 from collections.abc import Callable, Iterable, Sequence
 
 from caliper.results.models import AttemptRecord, RunResults
-from caliper.results.permutation import permutation_p, stratified_permutation_p
+from caliper.results.permutation import each_permutation_p, stratified_permutation_p
 from caliper.results.significance import gatekept_adjust
 from caliper.results.spend import attempt_costs, attempt_durations, counted
 from caliper.system import attrs_classes
@@ -26,7 +26,10 @@ DECREASED = "decreased"
 NOT_SIGNIFICANT = "not significant"
 NO_CHANGE = "no change"
 UNMEASURED = "unmeasured"
-METHOD = "two-sided permutation test on the difference of means (stratified by task for the run)"
+METHOD = (
+    "two-sided permutation test on the difference of means (stratified by task for the run; "
+    "its normal approximation past 100 tasks)"
+)
 
 EXTRACT: dict[str, Callable[[Iterable[AttemptRecord]], list[float]]] = {
     "cost": attempt_costs,
@@ -76,9 +79,15 @@ def _verdict(delta: float | None, p_adjusted: float | None, alpha: float) -> str
     return NOT_SIGNIFICANT
 
 
-def _values(results: RunResults, metric: str) -> dict[str, list[float]]:
+def _counted(results: RunResults) -> dict[str, list[AttemptRecord]]:
+    """Each task's attempts the spend is measured over, by task name."""
     timeouts = results.meta.timeouts
-    return {t.name: EXTRACT[metric](counted(t.attempts, timeouts)) for t in results.tasks}
+    return {t.name: counted(t.attempts, timeouts) for t in results.tasks}
+
+
+def _values(kept: dict[str, list[AttemptRecord]], metric: str) -> dict[str, list[float]]:
+    extract = EXTRACT[metric]
+    return {name: extract(attempts) for name, attempts in kept.items()}
 
 
 def _family(
@@ -87,7 +96,7 @@ def _family(
     names = [name for name in b if name in a]
     measured = [n for n in names if a[n] and b[n]]
     run_p = stratified_permutation_p([(a[n], b[n]) for n in measured])
-    task_p = {n: permutation_p(a[n], b[n]) for n in measured}
+    task_p = dict(zip(measured, each_permutation_p([(a[n], b[n]) for n in measured]), strict=True))
     adjusted: dict[str, float] = {}
     run_adjusted = None
     if run_p is not None:
@@ -142,6 +151,7 @@ def _family(
 def compare_spend(a: RunResults, b: RunResults, alpha: float) -> list[SpendChange]:
     """Every cost and agent-time change, the run's first within each measure."""
     changes: list[SpendChange] = []
+    a_kept, b_kept = _counted(a), _counted(b)
     for metric in EXTRACT:
-        changes += _family(metric, _values(a, metric), _values(b, metric), alpha)
+        changes += _family(metric, _values(a_kept, metric), _values(b_kept, metric), alpha)
     return changes

@@ -9,7 +9,12 @@ exactly when there are at most :data:`EXACT_LIMIT` splits, else estimated from
 ``(hits + 1) / (draws + 1)``, which never understates the p-value's validity.
 
 The stratified form (a whole run) permutes within each task and tests the mean over tasks
-of the per-task differences of means. Pure functions, standard library only.
+of the per-task differences of means. Drawing splits costs one shuffle per task per draw, so
+a run of more than ``MC_WORK / DRAWS`` (100) tasks is tested on the statistic's normal
+approximation instead, with its exact permutation mean (0) and variance: a sum over that
+many independent tasks. Tasks tested one by one (:func:`each_permutation_p`) share
+:data:`FAMILY_WORK` draws between those that need an estimate. Pure functions, standard library
+only.
 """
 
 from __future__ import annotations
@@ -23,6 +28,14 @@ EXACT_LIMIT = 20_000
 """At most this many splits (the product over tasks when stratified) are enumerated."""
 DRAWS = 2_000
 """Random splits drawn beyond :data:`EXACT_LIMIT`."""
+MC_WORK = 200_000
+"""Random splits of single tasks one stratified test may draw (about a second):
+:data:`DRAWS` draws of 100 tasks. A test of more tasks takes the normal approximation."""
+FAMILY_WORK = 100_000
+"""Random splits the per-task tests of one family share (:func:`each_permutation_p`)."""
+MIN_DRAWS = 19
+"""The fewest draws a task's estimate gets when many tasks share :data:`FAMILY_WORK` (its p
+is then at least 0.05: valid, coarse)."""
 SEED = 20261203
 _TOLERANCE = 1e-9
 
@@ -54,10 +67,14 @@ def permutation_p(a: Sequence[float], b: Sequence[float]) -> float | None:
 
 
 def stratified_permutation_p(
-    strata: Sequence[tuple[Sequence[float], Sequence[float]]],
+    strata: Sequence[tuple[Sequence[float], Sequence[float]]], *, draws: int = DRAWS
 ) -> float | None:
     """The two-sided p-value of the mean over strata of ``mean(b) − mean(a)``, permuting
-    within each stratum; strata with an empty side are left out (``None``: none is left)."""
+    within each stratum; strata with an empty side are left out (``None``: none is left).
+
+    Exact up to :data:`EXACT_LIMIT` splits; else estimated from ``draws`` seeded random
+    splits when that is at most :data:`MC_WORK` draws of single strata; else (more than
+    ``MC_WORK / draws`` strata) from the normal approximation (:func:`normal_p`)."""
     kept = [(list(a), list(b)) for a, b in strata if a and b]
     if not kept:
         return None
@@ -67,12 +84,63 @@ def stratified_permutation_p(
     splits = math.prod(math.comb(len(a) + len(b), len(b)) for a, b in kept)
     if splits <= EXACT_LIMIT:
         return _exact(kept, observed, splits)
+    if draws * len(kept) > MC_WORK:
+        return normal_p(kept, observed)
     rng = random.Random(SEED)
     hits = 0
-    for _ in range(DRAWS):
+    for _ in range(draws):
         value = abs(math.fsum(_random_difference(rng, a, b) for a, b in kept))
         hits += value >= observed - _TOLERANCE * max(1.0, observed)
-    return (hits + 1) / (DRAWS + 1)
+    return (hits + 1) / (draws + 1)
+
+
+def each_permutation_p(
+    pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
+) -> list[float | None]:
+    """:func:`permutation_p` of each ``(a, b)`` pair (a family of per-task tests), the pairs
+    that need an estimate sharing :data:`FAMILY_WORK` random splits: :data:`DRAWS` each
+    while that is enough (50 such pairs), else an equal share, at least :data:`MIN_DRAWS`.
+
+    With many tasks the share is small and a task's p coarse, but still valid; Holm's
+    correction over that many tasks asks for a p no estimate of :data:`DRAWS` draws could
+    reach anyway (below ``alpha / tasks``)."""
+    estimated = sum(_needs_estimate(a, b) for a, b in pairs)
+    share = FAMILY_WORK // estimated if estimated else DRAWS
+    draws = min(DRAWS, max(MIN_DRAWS, share))
+    return [stratified_permutation_p([(a, b)], draws=draws) for a, b in pairs]
+
+
+def _needs_estimate(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Whether :func:`permutation_p` of ``a`` and ``b`` draws random splits."""
+    if not a or not b or math.comb(len(a) + len(b), len(b)) <= EXACT_LIMIT:
+        return False
+    return abs(math.fsum(b) / len(b) - math.fsum(a) / len(a)) > _TOLERANCE
+
+
+def split_variance(a: Sequence[float], b: Sequence[float]) -> float:
+    """The variance of ``mean(b) − mean(a)`` over every split of the pooled values into
+    groups of ``len(a)`` and ``len(b)`` (its mean over them is 0):
+    ``N · SS / (n_a · n_b · (N − 1))``, with ``SS`` the pooled sum of squared deviations.
+    (Drawing ``n_b`` of ``N`` values without replacement, ``mean(b)`` has variance
+    ``SS (N − n_b) / (n_b N (N − 1))``, and the difference is ``N / n_a`` times it.)"""
+    pooled = [*a, *b]
+    count = len(pooled)
+    if count < 2:
+        return 0.0
+    centre = math.fsum(pooled) / count
+    squares = math.fsum((value - centre) ** 2 for value in pooled)
+    return count * squares / (len(a) * len(b) * (count - 1))
+
+
+def normal_p(kept: Sequence[tuple[Sequence[float], Sequence[float]]], observed: float) -> float:
+    """The two-sided p of ``observed`` (``|Σ (mean(b) − mean(a))|`` over the strata) on the
+    normal law with the sum's exact permutation mean (0) and variance (the sum of each
+    stratum's :func:`split_variance`, the strata being independent): accurate for a sum
+    over many strata, none of which dominates."""
+    variance = math.fsum(split_variance(a, b) for a, b in kept)
+    if variance <= 0.0:
+        return 1.0
+    return min(1.0, math.erfc(observed / math.sqrt(2.0 * variance)))
 
 
 def _exact(kept: list[tuple[list[float], list[float]]], observed: float, splits: int) -> float:

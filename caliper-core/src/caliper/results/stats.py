@@ -7,6 +7,7 @@ each method in plain words; the unit tests check them against published referenc
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Sequence
@@ -55,6 +56,7 @@ def wilson_interval(
     return Interval(low=low, high=high, level=confidence, method="wilson")
 
 
+@functools.lru_cache(maxsize=4096)
 def wilson_cc_interval(
     successes: int, trials: int, confidence: float = DEFAULT_CONFIDENCE
 ) -> Interval | None:
@@ -63,6 +65,9 @@ def wilson_cc_interval(
     Slightly wider than :func:`wilson_interval`; used where many rates are combined into one
     interval (compare's overall Δ), where the plain score limits of small samples add up to an
     interval that is too narrow. ``None`` for no trials.
+
+    Remembered for the last 4,096 distinct arguments (intervals are immutable: a big run's
+    tasks share a few dozen ``successes/trials`` pairs).
     """
     if trials < 0 or successes < 0 or successes > trials:
         raise ValueError(f"need 0 <= successes <= trials, got {successes}/{trials}")
