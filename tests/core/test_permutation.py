@@ -165,3 +165,32 @@ def test_per_task_tests_share_their_draws_when_many_need_an_estimate() -> None:
         assert hits == pytest.approx(round(hits), abs=1e-6) and 0 <= round(hits) <= draws
         assert abs(p - full) < 0.12  # 500 draws: standard error at most 0.023
     assert shared[-1] == pytest.approx(1 / 3)  # an exact test is untouched
+
+
+def _looped_hits(kept, observed, draws):
+    """The draws as written before: a fresh pooled list and its fsum for every stratum and
+    draw."""
+    import random
+
+    rng = random.Random(permutation.SEED)
+    hits = 0
+    for _ in range(draws):
+        total = []
+        for a, b in kept:
+            pooled = [*a, *b]
+            rng.shuffle(pooled)
+            chosen = math.fsum(pooled[: len(b)])
+            total.append(chosen / len(b) - (math.fsum(pooled) - chosen) / len(a))
+        hits += abs(math.fsum(total)) >= observed - 1e-9 * max(1.0, observed)
+    return hits
+
+
+def test_the_drawn_splits_are_the_ones_a_plain_loop_draws() -> None:
+    import random
+
+    rng = random.Random(21)
+    for count in (1, 3, 12):
+        kept = _skewed_strata(rng, count, 0.1)
+        observed = abs(math.fsum(sum(b) / 4 - sum(a) / 4 for a, b in kept))
+        for bar in (observed, observed / 2, 0.0):
+            assert permutation._drawn_hits(kept, bar, 300) == _looped_hits(kept, bar, 300)

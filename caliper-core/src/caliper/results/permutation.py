@@ -54,10 +54,28 @@ def _task_differences(a: Sequence[float], b: Sequence[float]) -> list[float]:
     ]
 
 
-def _random_difference(rng: random.Random, a: Sequence[float], b: Sequence[float]) -> float:
-    pooled = [*a, *b]
-    rng.shuffle(pooled)
-    return _difference(math.fsum(pooled), math.fsum(pooled[: len(b)]), len(a), len(b))
+def _drawn_hits(
+    kept: Sequence[tuple[Sequence[float], Sequence[float]]], observed: float, draws: int
+) -> int:
+    """How many of ``draws`` seeded random splits reach ``observed``. A draw shuffles each
+    stratum's pooled values (before, then after), in stratum order, takes the first
+    ``len(after)`` as the after side, and sums the strata's ``mean(after) − mean(before)``.
+    Each stratum's pooled list and total are made once (a shuffle does not change ``fsum``,
+    which is correctly rounded in any order)."""
+    rng = random.Random(SEED)
+    shuffle, fsum = rng.shuffle, math.fsum
+    prepared = [([*a, *b], fsum([*a, *b]), len(a), len(b)) for a, b in kept]
+    bar = observed - _TOLERANCE * max(1.0, observed)
+    hits = 0
+    for _ in range(draws):
+        differences = []
+        for base, total, size_a, size_b in prepared:
+            pooled = base[:]
+            shuffle(pooled)
+            chosen = fsum(pooled[:size_b])
+            differences.append(chosen / size_b - (total - chosen) / size_a)
+        hits += abs(fsum(differences)) >= bar
+    return hits
 
 
 def permutation_p(a: Sequence[float], b: Sequence[float]) -> float | None:
@@ -86,12 +104,7 @@ def stratified_permutation_p(
         return _exact(kept, observed, splits)
     if draws * len(kept) > MC_WORK:
         return normal_p(kept, observed)
-    rng = random.Random(SEED)
-    hits = 0
-    for _ in range(draws):
-        value = abs(math.fsum(_random_difference(rng, a, b) for a, b in kept))
-        hits += value >= observed - _TOLERANCE * max(1.0, observed)
-    return (hits + 1) / (draws + 1)
+    return (_drawn_hits(kept, observed, draws) + 1) / (draws + 1)
 
 
 def each_permutation_p(
