@@ -549,3 +549,21 @@ def test_long_lines_print_as_rich_prints_them(width):
                       force_terminal=color is not None)  # fmt: skip
         plain_table.print_lines(got, texts)
         assert got.file.getvalue() == expected.file.getvalue()
+
+
+@pytest.mark.parametrize("color", [None, "truecolor"])
+def test_explain_shows_task_names_as_written(color):
+    """``compare --explain``'s table of tests prints a task name that looks like markup as it
+    is (it once went through rich's markup, which ate ``[red]``), with and without colour."""
+    import io
+
+    from caliper.report.compare_explain import render_explain
+
+    name = "fix [red] in [bold]parser[/bold]"
+    a = run([task(name, [P, P, P]), task("plain", [P, F, P])])
+    b = run([task(name, [F, F, P]), task("plain", [P, P, P])], run_id="b")
+    console = Console(file=io.StringIO(), width=160, color_system=color,
+                      force_terminal=color is not None)  # fmt: skip
+    render_explain(compare_runs(a, b), console)
+    text = console.file.getvalue()
+    assert name in Text.from_ansi(text).plain

@@ -4,11 +4,12 @@ have detected (the power of its tests), in plain words."""
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from caliper.report import fmt
+from caliper.report import fmt, plain_table
 from caliper.results import power as power_mod
 from caliper.results.compare import RunComparison
 
@@ -30,7 +31,7 @@ def _tests_table(comparison: RunComparison) -> Table:
         table.add_column(column, overflow="fold")
     for task in comparison.tasks:
         table.add_row(
-            task.name,
+            escape(task.name),
             _counts(task.a_successes, task.a_usable),
             _counts(task.b_successes, task.b_usable),
             fmt.signed_points(task.delta),
@@ -82,7 +83,7 @@ def render_explain(comparison: RunComparison, console: Console) -> None:
     )
     console.print()
     if comparison.tasks:
-        console.print(_tests_table(comparison))
+        plain_table.print_table(console, _tests_table(comparison))
     sens = comparison.sensitivity
     if sens is None:
         console.print(Text(" Nothing was measured on both sides, so nothing could be detected."))
