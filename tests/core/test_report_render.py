@@ -567,3 +567,14 @@ def test_explain_shows_task_names_as_written(color):
     render_explain(compare_runs(a, b), console)
     text = console.file.getvalue()
     assert name in Text.from_ansi(text).plain
+
+
+def test_long_lines_on_a_soft_wrapping_console_are_left_to_rich():
+    import io
+
+    text = Text(WRAP_TEXTS[0], style="yellow")
+    expected = Console(file=io.StringIO(), width=50, color_system=None, soft_wrap=True)
+    expected.print(text)
+    got = Console(file=io.StringIO(), width=50, color_system=None, soft_wrap=True)
+    plain_table.print_lines(got, [text])
+    assert got.file.getvalue() == expected.file.getvalue()

@@ -351,7 +351,7 @@ def _print_texts(console: Console, texts: list[Any]) -> None:
             if line.isprintable() and cell_width(line) <= width:
                 lines.append(line)
                 continue
-            wrapped = wrapped_lines(line, width)
+            wrapped = None if console.soft_wrap else wrapped_lines(line, width)
             if wrapped is None:
                 break
             lines.extend(wrapped)
