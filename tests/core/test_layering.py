@@ -153,6 +153,7 @@ DEFERRED_IMPORTS: dict[str, str] = {
     "rich.highlighter": "rich only when the report is drawn (warmed while the agents run)",
     "rich.markup": "rich only when a table is drawn with it",
     "rich.measure": "rich only when a table is drawn with it",
+    "rich.panel": "rich only when a panel is drawn by rich",
     "rich.segment": "rich only when a console is made (importing caliper.report does not)",
     "rich.table": "rich only when a table is drawn with it",
     "rich.text": "rich only when a table is drawn with it",

@@ -12,6 +12,7 @@ import io
 
 import pytest
 from rich import box
+from rich.console import Console
 from rich.table import Table
 
 from caliper.report import _safe_console_class, plain_table
@@ -211,3 +212,54 @@ def test_each_console_lays_out_markup_its_own_way() -> None:
         plain_table.print_table(plain_side, build())
         assert plain_side.file.getvalue() == rich_side.file.getvalue()
         assert ("😄" in plain_side.file.getvalue()) is emoji
+
+
+class _Output(io.StringIO):
+    """A text file that says which encoding it writes (rich picks its box characters by it)."""
+
+    def __init__(self, encoding: str) -> None:
+        super().__init__()
+        self._encoding = encoding
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self._encoding
+
+
+def _panel_body(names: list[str]) -> Table:
+    table = Table(box=None, show_header=True, pad_edge=False)
+    for column in ("#", "outcome", "why"):
+        table.add_column(column, overflow="fold")
+    for number, name in enumerate(names, 1):
+        table.add_row(str(number), "[green]✓[/green] pass", name)
+    return table
+
+
+@pytest.mark.parametrize("width", [12, 30, 50, 80, 137])
+@pytest.mark.parametrize(
+    "title",
+    [
+        "task 00001 — 9/10 usable, pass@k 100.0%",
+        "[bold]markup[/bold] \\[kept] title",
+        "wide 漢字 title",
+        "x" * 70,
+        "",
+    ],
+)
+def test_a_panel_prints_as_rich_prints_it(width: int, title: str) -> None:
+    """``print_panel`` against rich's ``Panel(body, title=..., title_align="left")``: laid
+    out here when it can be, else left to rich (a title or table too wide, a narrow
+    console); the text is the same either way, also on an ASCII-only console."""
+
+    from rich.panel import Panel
+
+    names = ["expect: ok", "a [x] reason", "expect: The greeting was not loud."]
+    for encoding in ("utf-8", "ascii"):
+        expected = Console(file=_Output(encoding), width=width, color_system=None)
+        got = Console(file=_Output(encoding), width=width, color_system=None)
+        expected.print(Panel(_panel_body(names), title=title or None, title_align="left"))
+        plain_table.print_panel(got, _panel_body(names), title)
+        assert got.file.getvalue() == expected.file.getvalue(), (width, title, encoding)
+        laid_out = plain_table._panel_lines(got, _panel_body(names), title)
+        if width >= 50 and len(title) < 45:  # these are laid out here, not by rich
+            assert laid_out is not None, (width, title)

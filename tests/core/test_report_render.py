@@ -578,3 +578,34 @@ def test_long_lines_on_a_soft_wrapping_console_are_left_to_rich():
     got = Console(file=io.StringIO(), width=50, color_system=None, soft_wrap=True)
     plain_table.print_lines(got, [text])
     assert got.file.getvalue() == expected.file.getvalue()
+
+
+@pytest.mark.parametrize("width", [40, 80, 137])
+def test_verbose_task_panels_laid_out_here_are_rich_panels(width, monkeypatch):
+    """``report -v`` on a console without colour: each task's panel laid out by plain_table
+    is the panel rich draws (names with markup, long names whose title wraps inside)."""
+    import io
+
+    from caliper.report import make_console
+
+    names = ["short", "a [bold]task[/bold] \\[x]", "a task name long enough " * 3]
+    results = run([task(name, [P, F, P], usage=Usage(10, 5, 0, 0)) for name in names])
+
+    def drawn() -> str:
+        console = make_console()
+        console.file, console.width = io.StringIO(), width
+        render_run(results, console, verbose=True)
+        return console.file.getvalue()
+
+    real, made = plain_table._panel_lines, []
+
+    def counted(console, body, title):
+        lines = real(console, body, title)
+        made.append(lines is not None)
+        return lines
+
+    monkeypatch.setattr(plain_table, "_panel_lines", counted)
+    laid_out = drawn()
+    assert any(made) or width < 80  # at 80 columns and more some panel is laid out here
+    monkeypatch.setattr(plain_table, "_panel_lines", lambda console, body, title: None)
+    assert drawn() == laid_out

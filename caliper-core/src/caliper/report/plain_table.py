@@ -296,6 +296,56 @@ def print_table(console: Console, table: Table) -> None:
     _print_lines(console, list(plain.lines(console.options, safe_box)))
 
 
+def print_panel(console: Console, body: Table, title: str | None) -> None:
+    """Print ``Panel(body, title=title, title_align="left")`` (rich's defaults otherwise: a
+    rounded box as wide as the console, one space of padding either side) to ``console``:
+    laid out here when the console writes no colour, the title (markup) is printable text
+    that fits on the top edge and the table fits inside at its natural width; else by rich.
+
+    Rich's layout of that panel: the top edge ``╭─ title ─…─╮``, each line of the table
+    padded to the inner width between ``│ `` and `` │``, the bottom edge ``╰─…─╯``."""
+    from rich.panel import Panel
+
+    lines = _panel_lines(console, body, title) if _plain_console(console) else None
+    if lines is None:
+        console.print(Panel(body, title=title, title_align="left"))
+        return
+    _print_lines(console, lines)
+
+
+def _panel_lines(console: Console, body: Table, title: str | None) -> list[str] | None:
+    from rich import box as boxes
+    from rich.text import Text
+
+    width = console.width
+    inner = width - 4  # the borders and the padding
+    title = title or None  # rich draws no title for an empty one
+    shown = "" if title is None else Text.from_markup(title).plain
+    plain = _plain(console, body)
+    if (
+        inner < 1
+        or not shown.isprintable()
+        or cell_width(shown) + 2 > inner
+        or plain is None
+        or plain.natural_width() > inner
+    ):
+        return None
+    safe_box = console.safe_box if body.safe_box is None else body.safe_box
+    box = boxes.ROUNDED.substitute(console.options, safe=console.safe_box)
+    if title is None:
+        lines = [box.get_top([width - 2])]
+    else:
+        heading = f" {shown} "
+        lines = [
+            box.top_left + box.top + heading + box.top * (inner - cell_width(heading))
+            + box.top + box.top_right
+        ]  # fmt: skip
+    for line in plain.lines(console.options, safe_box):
+        lines.append(f"{box.mid_left} {line}{' ' * (inner - cell_width(line))} {box.mid_right}")
+    lines.append(box.get_bottom([width - 2]))
+    return lines
+
+
 class StyledLine:
     """A line of text in one style, for :func:`print_lines`: printed as ``Text(text,
     style)`` would be, the rich ``Text`` made only when rich prints it (a report's thousands

@@ -516,6 +516,20 @@ def failure_panels(results: RunResults, width: int | None = None) -> list[Panel]
 
 def task_panel(task: TaskResult, score: TaskScore, width: int | None = None) -> Panel:
     """Every attempt of one task with its numbers (``--verbose``)."""
+    return titled_panel(*_task_panel_parts(task, score), width)
+
+
+def print_task_panel(console: Console, task: TaskResult, score: TaskScore) -> None:
+    """Print :func:`task_panel` (its table laid out by :mod:`plain_table` when it can)."""
+    table, title = _task_panel_parts(task, score)
+    if Text.from_markup(title).cell_len > console.width - 6:
+        console.print(titled_panel(table, title, console.width))  # the title wraps inside
+    else:
+        plain_table.print_panel(console, table, title)
+
+
+def _task_panel_parts(task: TaskResult, score: TaskScore) -> tuple[Table, str]:
+    """The table of every attempt of ``task`` and the title (markup) of its panel."""
     table = Table(box=None, show_header=True, pad_edge=False)
     for column in ("#", "outcome", "wall", "tokens", "loaded", "why"):
         table.add_column(column, overflow="fold")
@@ -536,7 +550,7 @@ def task_panel(task: TaskResult, score: TaskScore, width: int | None = None) -> 
         f"{escape(task.name)} — {score.successes}/{score.usable} usable, "
         f"pass@k {fmt.pct(score.pass_at_k)}, pass^k {fmt.pct(score.pass_hat_k)}"
     )
-    return titled_panel(table, title, width)
+    return table, title
 
 
 def _adaptive_lines(results: RunResults, console: Console) -> None:
@@ -574,7 +588,7 @@ def render_run(
         console.print(Text("  No task was run.", style="yellow"))
     if verbose:
         for task, score in zip(results.tasks, run.tasks, strict=True):
-            console.print(task_panel(task, score, console.width))
+            print_task_panel(console, task, score)
     _adaptive_lines(results, console)
     console.print()
     _score_lines(run, console)
