@@ -96,10 +96,10 @@ def stratified_permutation_p(
     kept = [(list(a), list(b)) for a, b in strata if a and b]
     if not kept:
         return None
-    observed = abs(math.fsum(math.fsum(b) / len(b) - math.fsum(a) / len(a) for a, b in kept))
+    observed = _observed(kept)
     if observed <= _TOLERANCE:
         return 1.0  # every split's |Δ| is at least 0
-    splits = math.prod(math.comb(len(a) + len(b), len(b)) for a, b in kept)
+    splits = _splits(kept)
     if splits <= EXACT_LIMIT:
         return _exact(kept, observed, splits)
     if draws * len(kept) > MC_WORK:
@@ -124,10 +124,20 @@ def each_permutation_p(
 
 
 def _needs_estimate(a: Sequence[float], b: Sequence[float]) -> bool:
-    """Whether :func:`permutation_p` of ``a`` and ``b`` draws random splits."""
-    if not a or not b or math.comb(len(a) + len(b), len(b)) <= EXACT_LIMIT:
-        return False
-    return abs(math.fsum(b) / len(b) - math.fsum(a) / len(a)) > _TOLERANCE
+    """Whether :func:`permutation_p` of ``a`` and ``b`` draws random splits (the choices
+    :func:`stratified_permutation_p` makes for one stratum)."""
+    kept = [(a, b)]
+    return bool(a and b) and _splits(kept) > EXACT_LIMIT and _observed(kept) > _TOLERANCE
+
+
+def _observed(kept: Sequence[tuple[Sequence[float], Sequence[float]]]) -> float:
+    """``|Σ (mean(b) − mean(a))|`` over the strata."""
+    return abs(math.fsum(math.fsum(b) / len(b) - math.fsum(a) / len(a) for a, b in kept))
+
+
+def _splits(kept: Sequence[tuple[Sequence[float], Sequence[float]]]) -> int:
+    """How many splits the strata have together (the product of each one's)."""
+    return math.prod(math.comb(len(a) + len(b), len(b)) for a, b in kept)
 
 
 def split_variance(a: Sequence[float], b: Sequence[float]) -> float:
