@@ -194,3 +194,26 @@ def test_the_drawn_splits_are_the_ones_a_plain_loop_draws() -> None:
         observed = abs(math.fsum(sum(b) / 4 - sum(a) / 4 for a, b in kept))
         for bar in (observed, observed / 2, 0.0):
             assert permutation._drawn_hits(kept, bar, 300) == _looped_hits(kept, bar, 300)
+
+
+def test_one_stratum_is_tested_on_the_splits_a_plain_loop_draws() -> None:
+    """The one-stratum path (positions picked by kept getters) against a loop shuffling the
+    values, for unequal sides, a single value after, a repeated shape (kept getters reused)
+    and a stratum too big to keep getters for."""
+    import random
+
+    rng = random.Random(33)
+    for size_a, size_b, draws in (
+        (7, 13, 40),
+        (12, 1, 60),
+        (7, 13, 40),
+        (9, 9, 19),
+        (300, 400, 700),
+    ):
+        a = [rng.gauss(0, 1) for _ in range(size_a)]
+        b = [rng.gauss(0.3, 1) for _ in range(size_b)]
+        kept = [(a, b)]
+        observed = abs(sum(b) / size_b - sum(a) / size_a)
+        for bar in (observed, observed / 3, 0.0):
+            assert permutation._drawn_hits(kept, bar, draws) == _looped_hits(kept, bar, draws)
+    assert permutation.GETTER_WORK < (300 + 400) * 700  # the last shape took the loop

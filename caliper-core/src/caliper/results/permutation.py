@@ -19,10 +19,13 @@ only.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
+import operator
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 EXACT_LIMIT = 20_000
 """At most this many splits (the product over tasks when stratified) are enumerated."""
@@ -37,6 +40,9 @@ MIN_DRAWS = 19
 """The fewest draws a task's estimate gets when many tasks share :data:`FAMILY_WORK` (its p
 is then at least 0.05: valid, coarse)."""
 SEED = 20261203
+GETTER_WORK = 400_000
+"""Most pooled positions (values × draws) one stratum's seeded splits are kept for
+(:func:`_split_getters`); a bigger stratum is shuffled draw by draw."""
 _TOLERANCE = 1e-9
 
 
@@ -61,11 +67,21 @@ def _drawn_hits(
     stratum's pooled values (before, then after), in stratum order, takes the first
     ``len(after)`` as the after side, and sums the strata's ``mean(after) − mean(before)``.
     Each stratum's pooled list and total are made once (a shuffle does not change ``fsum``,
-    which is correctly rounded in any order)."""
-    rng = random.Random(SEED)
-    shuffle, fsum = rng.shuffle, math.fsum
-    prepared = [([*a, *b], fsum([*a, *b]), len(a), len(b)) for a, b in kept]
+    which is correctly rounded in any order). One stratum's splits are picked by
+    :func:`_split_getters` (the same splits, made once per shape of stratum)."""
+    fsum = math.fsum
     bar = observed - _TOLERANCE * max(1.0, observed)
+    if len(kept) == 1 and len(kept[0][0]) + len(kept[0][1]) <= GETTER_WORK // draws:
+        (a, b), hits = kept[0], 0
+        base, size_a, size_b = [*a, *b], len(a), len(b)
+        total = fsum(base)
+        for after in _split_getters(len(base), size_b, draws):
+            chosen = fsum(after(base))
+            hits += abs(chosen / size_b - (total - chosen) / size_a) >= bar
+        return hits
+    rng = random.Random(SEED)
+    shuffle = rng.shuffle
+    prepared = [([*a, *b], fsum([*a, *b]), len(a), len(b)) for a, b in kept]
     hits = 0
     for _ in range(draws):
         differences = []
@@ -76,6 +92,26 @@ def _drawn_hits(
             differences.append(chosen / size_b - (total - chosen) / size_a)
         hits += abs(fsum(differences)) >= bar
     return hits
+
+
+@functools.lru_cache(maxsize=8)
+def _split_getters(size: int, size_b: int, draws: int) -> tuple[Callable[[list], Any], ...]:
+    """The after side of each of ``draws`` seeded random splits of one stratum of ``size``
+    pooled values, ``size_b`` of them after, as functions picking those values from the
+    pooled list: the splits :func:`_drawn_hits` draws (a shuffle's swaps depend only on the
+    list's length, so shuffling the positions picks the values shuffling the values would).
+    Made once per shape: every task of that shape is tested on the same seeded splits."""
+    rng = random.Random(SEED)
+    getters = []
+    for _ in range(draws):
+        order = list(range(size))
+        rng.shuffle(order)
+        picked = order[:size_b]
+        if size_b == 1:
+            getters.append(lambda pooled, at=picked[0]: (pooled[at],))
+        else:
+            getters.append(operator.itemgetter(*picked))
+    return tuple(getters)
 
 
 def permutation_p(a: Sequence[float], b: Sequence[float]) -> float | None:
