@@ -420,6 +420,11 @@ def test_styled_lines_print_as_their_rich_texts_do(color) -> None:
         ("   wide: 日本語 ✓ " * 3, "dim"),
         ("", "dim"),
     ]
+    tails = [
+        ("   Agent time (task 1): 1.0s → 2.0s  Δ +1.0s  p(adj) 0.01  ", "", "increased", "red"),
+        ("   a head in one style, ", "dim", "a tail in another, long enough to wrap", "green"),
+        ("   a control \x1b[2J in the tail: ", "", "tail\x07", "bold"),
+    ]
     for batch in (1, 512):
         expected, got = io.StringIO(), io.StringIO()
         console = make_console()
@@ -429,12 +434,18 @@ def test_styled_lines_print_as_their_rich_texts_do(color) -> None:
                                     force_terminal=True)  # fmt: skip
         for text, style in pairs:
             console.print(Text(text, style=style))
+        for text, style, tail, tail_style in tails:
+            line = Text(text, style=style)
+            line.append(tail, style=tail_style)
+            console.print(line)
         console = make_console()
         console.file, console.width = got, 40
         if color:
             console = type(console)(file=got, width=40, color_system=color,
                                     force_terminal=True)  # fmt: skip
-        print_lines(console, [StyledLine(text, style) for text, style in pairs], batch=batch)
+        lines = [StyledLine(text, style) for text, style in pairs]
+        lines += [StyledLine(text, style, tail=t, tail_style=ts) for text, style, t, ts in tails]
+        print_lines(console, lines, batch=batch)
         assert got.getvalue() == expected.getvalue()
 
 

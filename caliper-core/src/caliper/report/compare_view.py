@@ -158,22 +158,22 @@ def usage_delta_lines(usage: UsageDelta) -> list[Text]:
     ]
 
 
-def spend_change_lines(comparison: RunComparison) -> list[Text]:
+def spend_change_lines(comparison: RunComparison) -> list[plain_table.StyledLine]:
     """Cost and agent time per attempt, before → after (means), with the permutation test's
     adjusted p and verdict (a change in cost or time is never a regression)."""
+    line = plain_table.StyledLine
     changes = shown_changes(comparison.spend)
     lines = []
     if changes:
-        lines.append(Text(f" Cost and time changes ({comparison.spend_method})", style="dim"))
+        lines.append(line(f" Cost and time changes ({comparison.spend_method})", style="dim"))
     for change in changes:
         what, means, delta, p, verdict = change_cells(change)
         style = {"increased": "red", "decreased": "green"}.get(verdict, "")
-        line = Text(f"   {what}: {means}  Δ {delta}  p(adj) {p}  ")
-        line.append(verdict, style=style)
-        lines.append(line)
+        text = f"   {what}: {means}  Δ {delta}  p(adj) {p}  "
+        lines.append(line(text, tail=verdict, tail_style=style))
     note = unmeasured_note(comparison.spend)
     if note:
-        lines.append(Text(f" {note}", style="dim"))
+        lines.append(line(f" {note}", style="dim"))
     return lines
 
 
@@ -399,7 +399,9 @@ def _verdict(comparison: RunComparison, console: Console, allow_partial: bool = 
     regressed = [t for t in comparison.tasks if t.regression]
     if regressed:
         names = ", ".join(t.name for t in regressed)
-        line = Text(f" Regression in {len(regressed)} task(s): {names}", "bold red")
+        line = plain_table.StyledLine(
+            f" Regression in {len(regressed)} task(s): {names}", "bold red"
+        )
         plain_table.print_lines(console, [line])
     if comparison.overall_regression and comparison.matched_measured > 1:
         console.print(
@@ -424,11 +426,13 @@ def _verdict(comparison: RunComparison, console: Console, allow_partial: bool = 
         parts = ", ".join(
             f"{t.name} ({fmt.signed_points(t.delta)}, not significant)" for t in unsupported
         )
-        line = Text(f" Drops not supported by the data: {parts}", style="yellow")
+        line = plain_table.StyledLine(f" Drops not supported by the data: {parts}", style="yellow")
         plain_table.print_lines(console, [line])
     act = [t.name for t in comparison.tasks if t.activation_regression]
     if act:
-        line = Text(f" Activation dropped in {len(act)} task(s): {', '.join(act)}", style="red")
+        line = plain_table.StyledLine(
+            f" Activation dropped in {len(act)} task(s): {', '.join(act)}", style="red"
+        )
         plain_table.print_lines(console, [line])
     if comparison.activation_overall_regression:
         console.print(

@@ -347,23 +347,29 @@ def _panel_lines(console: Console, body: Table, title: str | None) -> list[str] 
 
 
 class StyledLine:
-    """A line of text in one style, for :func:`print_lines`: printed as ``Text(text,
-    style)`` would be, the rich ``Text`` made only when rich prints it (a report's thousands
-    of spend lines are written as they are when the console has no colour)."""
+    """A line of text in one style, optionally ending in a ``tail`` of another, for
+    :func:`print_lines`: printed as ``Text(text, style)`` with the tail appended in
+    ``tail_style`` would be, the rich ``Text`` made only when rich prints it (a report's
+    thousands of spend lines are written as they are when the console has no colour)."""
 
-    __slots__ = ("plain", "style")
+    __slots__ = ("head", "plain", "style", "tail_style")
     justify = None
     end = "\n"
 
-    def __init__(self, text: str, style: str = "") -> None:
-        self.plain = text
+    def __init__(self, text: str, style: str = "", *, tail: str = "", tail_style: str = "") -> None:
+        self.head = text
+        self.plain = text + tail
         self.style = style
+        self.tail_style = tail_style
 
     def __rich__(self) -> Any:
         """The rich ``Text`` of this line."""
         from rich.text import Text
 
-        return Text(self.plain, style=self.style)
+        text = Text(self.head, style=self.style)
+        if len(self.plain) > len(self.head):
+            text.append(self.plain[len(self.head) :], style=self.tail_style)
+        return text
 
 
 def print_lines(console: Console, lines: Sequence[Any], *, batch: int = 512) -> None:
