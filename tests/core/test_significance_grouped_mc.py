@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import math
 import random
 import statistics
 
@@ -162,3 +163,44 @@ def test_a_run_of_fixed_strata_draws_the_constant_every_time(monkeypatch):
     assert significance._monte_carlo_hits(4, [], 3, significance.LESS) == 0
     assert significance._monte_carlo_hits(-4, [], 4, significance.TWO_SIDED) == 100
     assert significance._monte_carlo_hits(4, [], 5, significance.GREATER) == 0
+
+
+def test_doubled_chunk_laws_are_the_convolved_laws():
+    weights = [0.25, 0.5, 0.25]
+    for count in (64, 127, 128, 200, 700, 1100):
+        chunks = significance._chunk_laws(weights, count)
+        assert sum(size for size, _ in chunks) == count
+        for size, law in chunks:
+            assert len(law) <= significance.MONTE_CARLO_POINTS
+            # the law of `size` draws of 0/1/2 with those weights: Binomial(2·size, 1/2)
+            expected = [math.comb(2 * size, k) / 4**size for k in range(2 * size + 1)]
+            assert max(abs(x - y) for x, y in zip(law, expected, strict=True)) < 1e-12
+    assert {size for size, _ in significance._chunk_laws(weights, 1100)} == {512, 64, 12}
+    # 5,000 = 4 · 1,024 + 512 + 256 + 128 + 8
+    assert len(significance._chunk_laws([0.5, 0.5], 5000)) == 4 + 3 + 1
+
+
+def _half_binomial_law(count):
+    """Binomial(count, 1/2), each mass an exact ratio of integers rounded once."""
+    return [math.comb(count, k) / 2**count for k in range(count + 1)]
+
+
+def test_an_estimate_over_thousands_of_strata_agrees_with_the_exact_p():
+    # 3,000 tasks of 10 + 10 attempts with one success between the runs (after side: 0 or 1,
+    # each half likely) and 1,100 with one failure (after side: 9 or 10): the statistic is
+    # 2·(successes after − ones expected), so its law is that of two binomial counts
+    pairs = [(1, 10, 0, 10)] * 1530 + [(0, 10, 1, 10)] * 1470
+    pairs += [(10, 10, 9, 10)] * 575 + [(9, 10, 10, 10)] * 525 + [(10, 10, 10, 10)] * 400
+    strata, stat, observed = _strata(pairs)
+    ones, nines = _half_binomial_law(3000), _half_binomial_law(1100)
+    exact = 0.0
+    for k, mass in enumerate(ones):  # k successes after among the 3,000
+        for j, other in enumerate(nines):  # j of the 1,100 with all 10 after
+            value = stat(1, 10, 10, 1) * k + stat(0, 10, 10, 1) * (3000 - k)
+            value += stat(10, 10, 10, 19) * j + stat(9, 10, 10, 19) * (1100 - j)
+            if abs(value) >= abs(observed):
+                exact += mass * other
+    assert 0.02 < exact < 0.5
+    estimate = significance._monte_carlo_p(strata, stat, observed, significance.TWO_SIDED)
+    se = (exact * (1 - exact) / significance.MONTE_CARLO_DRAWS) ** 0.5
+    assert abs(estimate - exact) < 4 * se + 1 / significance.MONTE_CARLO_DRAWS

@@ -187,19 +187,49 @@ def _tail(items, observed: int, alternative: str) -> float:
 
 # strata of one group are drawn this many at a time from their exactly convolved sum
 MONTE_CARLO_CHUNK = 64
+MONTE_CARLO_POINTS = 1025
+"""A big group's chunks are doubled (128, 256, … strata) while their law has at most this
+many points: fewer picks a draw, each from a longer table."""
 
 
 def _convolve_power(weights: list[float], count: int) -> list[float]:
     """The law of the sum of ``count`` independent draws from ``weights`` (index = value)."""
     result = [1.0]
     for _ in range(count):
-        step = [0.0] * (len(result) + len(weights) - 1)
-        for i, mass in enumerate(result):
-            if mass:
-                for j, q in enumerate(weights):
-                    step[i + j] += mass * q
-        result = step
+        result = _convolve(result, weights)
     return result
+
+
+def _convolve(first: list[float], second: list[float]) -> list[float]:
+    """The law of the sum of two independent values with laws ``first`` and ``second``."""
+    step = [0.0] * (len(first) + len(second) - 1)
+    for i, mass in enumerate(first):
+        if mass:
+            for j, q in enumerate(second):
+                step[i + j] += mass * q
+    return step
+
+
+def _chunk_laws(weights: list[float], count: int) -> list[tuple[int, list[float]]]:
+    """``(strata, law of their summed count)`` of each chunk a group of ``count`` strata with
+    law ``weights`` is cut into: chunks of :data:`MONTE_CARLO_CHUNK` strata, doubled by
+    convolving a chunk's law with itself while the group has that many strata and the law
+    stays within :data:`MONTE_CARLO_POINTS` points; the strata are taken in the largest
+    chunks made that fit, and the last fewer than :data:`MONTE_CARLO_CHUNK` in one."""
+    chunks: list[tuple[int, list[float]]] = []
+    full, rest = divmod(count, MONTE_CARLO_CHUNK)
+    if full:
+        made = [(MONTE_CARLO_CHUNK, _convolve_power(weights, MONTE_CARLO_CHUNK))]
+        while made[-1][0] * 2 <= count and 2 * len(made[-1][1]) - 1 <= MONTE_CARLO_POINTS:
+            size, law = made[-1]
+            made.append((size * 2, _convolve(law, law)))
+        left = count - rest
+        for size, law in reversed(made):
+            times, left = divmod(left, size)
+            chunks += [(size, law)] * times
+    if rest:
+        chunks.append((rest, _convolve_power(weights, rest)))
+    return chunks
 
 
 def _monte_carlo_p(strata, statistic, observed: int, alternative: str) -> float:
@@ -207,10 +237,10 @@ def _monte_carlo_p(strata, statistic, observed: int, alternative: str) -> float:
     (``(hits + 1) / (draws + 1)``, never 0).
 
     Strata with the same ``(n_a, n_b, total successes)`` share one null law, so they are
-    grouped; each group is cut into chunks of at most :data:`MONTE_CARLO_CHUNK` strata, and
-    each draw picks every chunk's summed after-side count from its exactly convolved law by
-    inverting its cumulative weights (the statistic is linear in that count). Strata whose
-    count is fixed add a constant. A draw costs one pick per chunk, not per task."""
+    grouped; each group is cut into chunks (:func:`_chunk_laws`), and each draw picks every
+    chunk's summed after-side count from its exactly convolved law by inverting its
+    cumulative weights (the statistic is linear in that count). Strata whose count is fixed
+    add a constant. A draw costs one pick per chunk, not per task."""
     groups: dict[tuple[int, int, int], list] = {}
     for na, nb, total, values in strata:
         groups.setdefault((na, nb, total), [values, 0])[1] += 1
@@ -224,20 +254,19 @@ def _monte_carlo_p(strata, statistic, observed: int, alternative: str) -> float:
         weights = [values.get(x, 0.0) for x in range(low, max(values) + 1)]
         slope = statistic(low + 1, na, nb, total) - statistic(low, na, nb, total)
         base = statistic(low, na, nb, total)
-        full, rest = divmod(count, MONTE_CARLO_CHUNK)
-        for size, times in ((MONTE_CARLO_CHUNK, full), (rest, 1 if rest else 0)):
-            if not times:
-                continue
-            law = _convolve_power(weights, size)
-            points = [size * base + slope * k for k in range(len(law))]
-            cumulative, running = [], 0.0
-            for mass in law:
-                running += mass
-                cumulative.append(running)
-            # the points padded with the last one: a uniform at the very top of the
-            # cumulative weights finds the index one past the end, which reads the last point
-            table = (points + points[-1:], cumulative, running)
-            tables.extend([table] * times)
+        made: dict[int, tuple] = {}
+        for size, law in _chunk_laws(weights, count):
+            if size not in made:
+                points = [size * base + slope * k for k in range(len(law))]
+                cumulative, running = [], 0.0
+                for mass in law:
+                    running += mass
+                    cumulative.append(running)
+                # the points padded with the last one: a uniform at the very top of the
+                # cumulative weights finds the index one past the end, which reads the last
+                # point
+                made[size] = (points + points[-1:], cumulative, running)
+            tables.append(made[size])
     return (_monte_carlo_hits(constant, tables, observed, alternative) + 1) / (
         MONTE_CARLO_DRAWS + 1
     )
