@@ -288,6 +288,16 @@ def test_pieces_of_text_are_written_whole_or_not_at_all(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
 
 
+def test_pieces_may_be_bytes_among_text(tmp_path):
+    """Bytes pieces (a records sidecar's pickles after its header line) are written as they
+    are, text pieces as UTF-8, in order."""
+    target = tmp_path / "mixed.bin"
+    pieces = ["héader\n", b"\x80\x05raw", *(bytes([i % 256]) * 3000 for i in range(60)), "end"]
+    write_output(target, iter(pieces))
+    expected = b"".join(p if isinstance(p, bytes) else p.encode("utf-8") for p in pieces)
+    assert target.read_bytes() == expected
+
+
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT])
 def test_a_full_disk_leaves_the_original_whole(tmp_path, monkeypatch, code):
     target = tmp_path / "run.json"

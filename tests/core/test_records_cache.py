@@ -180,26 +180,89 @@ def test_a_run_saved_again_over_the_file_is_read_anew(tmp_path):
     assert got.tasks[1].attempts[1].outcome is Outcome.TASK_FAIL
 
 
+def _pieces(data: bytes) -> tuple[dict, list]:
+    """A sidecar's header and its tasks' lists (our own test data: plain ``pickle``)."""
+    import io
+    import pickle
+
+    file = io.BytesIO(data)
+    header = json.loads(file.readline())
+    tasks = [pickle.load(file) for _ in range(header["tasks"])]
+    assert file.read() == b""
+    return header, tasks
+
+
+def _joined(header: dict, tasks: list) -> bytes:
+    import pickle
+
+    return (json.dumps(header) + "\n").encode() + b"".join(pickle.dumps(t, 5) for t in tasks)
+
+
+def _renamed_outcome(data: bytes) -> bytes:
+    header, tasks = _pieces(data)
+    tasks[0][3][0][2] = "no such outcome"  # task 0, its attempts, the first, its outcome
+    return _joined(header, tasks)
+
+
+def _version(data: bytes, version: int) -> bytes:
+    header, tasks = _pieces(data)
+    return _joined({**header, "version": version}, tasks)
+
+
 @pytest.mark.parametrize(
     "damage",
     [
-        lambda text: text[: text.rindex("\n", 0, len(text) - 1) + 1],  # the last task cut off
-        lambda text: text[: len(text) // 2],
-        lambda text: "",
-        lambda text: "not json\n",
-        lambda text: text.replace('"version": 1', '"version": 99', 1),
-        lambda text: text.replace('"layout": "', '"layout": "x', 1),
-        lambda text: text.replace('"pass"', '"no such outcome"', 1),
-        lambda text: text + "[]\n",  # a task too many
+        lambda data: data[:-5],  # the last task cut short
+        lambda data: data[: len(data) // 2],
+        lambda data: b"",
+        lambda data: b"not json\n",
+        lambda data: _version(data, 99),
+        lambda data: data.replace(b'"layout": "', b'"layout": "x', 1),
+        _renamed_outcome,
+        lambda data: data + __import__("pickle").dumps([]),  # a task too many
+        lambda data: data + b"\x00",  # a byte past the last task
     ],
 )
 def test_a_damaged_sidecar_is_ignored_and_saved_again(tmp_path, monkeypatch, damage):
     path = stored(tmp_path, varied_run())
     load_run(path, transcripts=False)
     sidecar = records_cache.records_path(path)
-    sidecar.write_text(damage(sidecar.read_text(encoding="utf-8")), encoding="utf-8")
+    sidecar.write_bytes(damage(sidecar.read_bytes()))
     same(load_run(path, transcripts=False), plain(path))
     same(from_sidecar_only(path, monkeypatch), plain(path))
+
+
+CALLED: list[str] = []
+
+
+def record_call(what: str) -> list:
+    CALLED.append(what)
+    return []
+
+
+class _Planted:
+    """Pickles as a call of :func:`record_call` (what a hostile pickle would do)."""
+
+    def __reduce__(self):
+        return (record_call, ("the planted call ran",))
+
+
+def test_a_sidecar_naming_a_function_is_refused_without_calling_it(tmp_path, monkeypatch):
+    """A sidecar with the right header whose pickle names a function (or a class) is not
+    read: nothing it names is called, and the run is decoded from its file."""
+    path = stored(tmp_path, varied_run())
+    load_run(path, transcripts=False)
+    sidecar = records_cache.records_path(path)
+    header, tasks = _pieces(sidecar.read_bytes())
+    for planted in ([_Planted()], [*tasks[:1], _Planted(), *tasks[2:]]):
+        sidecar.write_bytes(_joined(header, planted if len(planted) > 1 else planted * 3))
+        CALLED.clear()
+        same(load_run(path, transcripts=False), plain(path))
+        assert CALLED == []
+    import pickle
+
+    assert pickle.loads(pickle.dumps(_Planted())) == [] and CALLED  # the pickle would call it
+    same(from_sidecar_only(path, monkeypatch), plain(path))  # saved again, readable
 
 
 def test_a_record_field_without_a_sidecar_form_only_costs_the_decode(tmp_path, monkeypatch):

@@ -172,13 +172,13 @@ def failure(path: Path, exc: OSError, *, replacing: bool = True) -> OutputWriteE
 
 def write_output(
     path: Path,
-    data: bytes | str | Iterable[str],
+    data: bytes | str | Iterable[str | bytes],
     *,
     make_parents: bool = True,
     durable: bool = True,
 ) -> None:
-    """Write ``data`` (``str`` and pieces of text as UTF-8) to the named output ``path`` (see
-    the module text).
+    """Write ``data`` (``str`` and pieces of text as UTF-8; pieces may also be bytes) to the
+    named output ``path`` (see the module text).
 
     ``make_parents`` creates a missing folder for a new regular file. ``durable=False`` (a
     cache that its reader checks and can make again) replaces a regular file just as
@@ -209,8 +209,8 @@ def write_output(
         )
 
 
-def _payload(data: bytes | str | Iterable[str]) -> Payload:
-    """``data`` as bytes (``str`` encoded), or pieces of text as chunks of bytes."""
+def _payload(data: bytes | str | Iterable[str | bytes]) -> Payload:
+    """``data`` as bytes (``str`` encoded), or pieces (text encoded) as chunks of bytes."""
     if isinstance(data, bytes):
         return data
     if isinstance(data, str):
@@ -218,12 +218,12 @@ def _payload(data: bytes | str | Iterable[str]) -> Payload:
     return _chunks(data)
 
 
-def _chunks(pieces: Iterable[str]) -> Iterator[bytes]:
-    """``pieces`` encoded as UTF-8, gathered into chunks of about :data:`CHUNK_BYTES`."""
+def _chunks(pieces: Iterable[str | bytes]) -> Iterator[bytes]:
+    """``pieces`` (text encoded as UTF-8) gathered into chunks of about :data:`CHUNK_BYTES`."""
     gathered: list[bytes] = []
     size = 0
     for piece in pieces:
-        encoded = piece.encode("utf-8")
+        encoded = piece if isinstance(piece, bytes) else piece.encode("utf-8")
         gathered.append(encoded)
         size += len(encoded)
         if size >= CHUNK_BYTES:
