@@ -352,12 +352,13 @@ class StyledLine:
     ``tail_style`` would be, the rich ``Text`` made only when rich prints it (a report's
     thousands of spend lines are written as they are when the console has no colour)."""
 
-    __slots__ = ("head", "plain", "style", "tail_style")
+    __slots__ = ("head", "plain", "style", "tail", "tail_style")
     justify = None
     end = "\n"
 
     def __init__(self, text: str, style: str = "", *, tail: str = "", tail_style: str = "") -> None:
         self.head = text
+        self.tail = tail
         self.plain = text + tail
         self.style = style
         self.tail_style = tail_style
@@ -367,8 +368,8 @@ class StyledLine:
         from rich.text import Text
 
         text = Text(self.head, style=self.style)
-        if len(self.plain) > len(self.head):
-            text.append(self.plain[len(self.head) :], style=self.tail_style)
+        if self.tail:
+            text.append(self.tail, style=self.tail_style)
         return text
 
 

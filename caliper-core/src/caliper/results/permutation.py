@@ -71,7 +71,7 @@ def _drawn_hits(
     :func:`_split_getters` (the same splits, made once per shape of stratum)."""
     fsum = math.fsum
     bar = observed - _TOLERANCE * max(1.0, observed)
-    if len(kept) == 1 and len(kept[0][0]) + len(kept[0][1]) <= GETTER_WORK // draws:
+    if len(kept) == 1 and (len(kept[0][0]) + len(kept[0][1])) * draws <= GETTER_WORK:
         (a, b), hits = kept[0], 0
         base, size_a, size_b = [*a, *b], len(a), len(b)
         total = fsum(base)
