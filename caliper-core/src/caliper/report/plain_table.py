@@ -313,6 +313,19 @@ def print_panel(console: Console, body: Table, title: str | None) -> None:
     _print_lines(console, lines)
 
 
+def panel_title_fits(title: str, width: int) -> bool:
+    """Whether the panel title ``title`` (markup) fits on the top edge of a panel ``width``
+    columns wide (rich cuts a longer one with "…")."""
+    from rich.text import Text
+
+    return _shown_title_fits(Text.from_markup(title).plain, width)
+
+
+def _shown_title_fits(shown: str, width: int) -> bool:
+    # the corners, a rule either side and a space either side of the title
+    return cell_width(shown) <= width - 6
+
+
 def _panel_lines(console: Console, body: Table, title: str | None) -> list[str] | None:
     from rich import box as boxes
     from rich.text import Text
@@ -325,7 +338,7 @@ def _panel_lines(console: Console, body: Table, title: str | None) -> list[str] 
     if (
         inner < 1
         or not shown.isprintable()
-        or cell_width(shown) + 2 > inner
+        or not _shown_title_fits(shown, width)
         or plain is None
         or plain.natural_width() > inner
     ):

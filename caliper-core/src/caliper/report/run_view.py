@@ -489,9 +489,14 @@ def attempt_body(task: TaskResult, record: AttemptRecord, *, answer: bool = True
 def titled_panel(body: RenderableType, title: str, width: int | None) -> Panel:
     """A panel titled ``title`` (markup); when the title would not fit in ``width`` columns
     (rich cuts it with "…"), it becomes the panel's first line, which wraps instead."""
-    if width is not None and not _title_fits(title, width):
-        return Panel(Group(Text.from_markup(title, style="bold"), body))
+    if width is not None and not plain_table.panel_title_fits(title, width):
+        return _title_inside_panel(body, title)
     return Panel(body, title=title, title_align="left")
+
+
+def _title_inside_panel(body: RenderableType, title: str) -> Panel:
+    """A panel whose first line is ``title`` (markup), wrapping as it needs."""
+    return Panel(Group(Text.from_markup(title, style="bold"), body))
 
 
 def failure_panels(results: RunResults, width: int | None = None) -> list[Panel]:
@@ -514,20 +519,14 @@ def failure_panels(results: RunResults, width: int | None = None) -> list[Panel]
     return panels
 
 
-def _title_fits(title: str, width: int) -> bool:
-    """Whether the panel title ``title`` (markup) fits on the top edge of a panel ``width``
-    columns wide (rich cuts a longer one with "…")."""
-    return Text.from_markup(title).cell_len <= width - 6
-
-
 def print_task_panel(console: Console, task: TaskResult, score: TaskScore) -> None:
     """Print the panel of every attempt of one task with its numbers (``--verbose``): the
     :func:`titled_panel` of its table, laid out by :mod:`plain_table` when it can be."""
     table, title = _task_panel_parts(task, score)
-    if _title_fits(title, console.width):
+    if plain_table.panel_title_fits(title, console.width):
         plain_table.print_panel(console, table, title)
     else:
-        console.print(titled_panel(table, title, console.width))  # the title wraps inside
+        console.print(_title_inside_panel(table, title))
 
 
 def _task_panel_parts(task: TaskResult, score: TaskScore) -> tuple[Table, str]:

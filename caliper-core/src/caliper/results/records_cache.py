@@ -9,8 +9,7 @@ time on a big run. The first such read saves what it built in a hidden sidecar,
 The sidecar holds each record as a list of its fields' values in field order (no keys;
 enums as their values; nested records as lists): a JSON header line, then one pickle per
 task of that task's list. Pickle is used for plain data only (lists, dicts, strings,
-numbers, booleans, ``None``), for speed: writing a task's list is ~2.4× and reading it ~1.8×
-faster than as JSON, and it keeps each value's type. A sidecar is read with an unpickler
+numbers, booleans, ``None``), and keeps each value's type. A sidecar is read with an unpickler
 that refuses every global (:class:`_DataUnpickler`), so no class or function can be named in
 one: a planted sidecar can hold data, never code, and anything else in it makes the read
 ignore it.
@@ -43,6 +42,7 @@ from caliper.system import attrs_classes
 from caliper.system.output_file import OutputWriteError, write_output
 
 CACHE_VERSION = 2
+PICKLE_PROTOCOL = 5
 HASH_CHUNK = 1 << 20
 """Bytes hashed at a time (the file is never held whole)."""
 _PLAIN = (str, int, float, bool, type(None), typing.Any)
@@ -216,9 +216,6 @@ def encode(results: RunResults, digest: str) -> Iterator[bytes]:
     dumps, encode_task = pickle.dumps, made.encode_task
     for task in results.tasks:
         yield dumps(encode_task(task), PICKLE_PROTOCOL)
-
-
-PICKLE_PROTOCOL = 5
 
 
 class _DataUnpickler(pickle.Unpickler):
