@@ -336,3 +336,26 @@ def test_the_sidecar_is_a_cache_written_without_waiting_for_the_disk(tmp_path, m
     assert synced == []
     write_output(tmp_path / "output.json", "{}")  # an output proper: file and folder flushed
     assert len(synced) == 2
+
+
+def test_a_full_disk_while_saving_the_sidecar_loses_nothing(tmp_path, monkeypatch):
+    """The disk fills while the sidecar is written: the read still gives the run, no sidecar
+    nor temporary file is left, the run file is as it was, and a later read saves it."""
+    import errno
+
+    path = stored(tmp_path, varied_run())
+    before = path.read_bytes()
+    real_write = os.write
+
+    def full(fd, data):
+        if fd > 2:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "write", full)
+        same(load_run(path, transcripts=False), plain(path))
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+    assert path.read_bytes() == before
+    same(load_run(path, transcripts=False), plain(path))
+    assert records_cache.records_path(path).is_file()
