@@ -5,6 +5,7 @@ Real ``caliper run`` with the fake agent as a subprocess."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import textwrap
@@ -166,3 +167,65 @@ def test_an_exit_status_read_with_the_pid_is_not_taken_for_a_dead_server():
     assert child.poll() == 3
     assert child.wait(timeout=1) == 3
     assert not server._dead
+
+
+SLOW_FORK_SERVER = """\
+import os, sys, time
+sys.path.insert(0, {folder!r})
+import _warm_server
+
+fork = os.fork
+
+
+def fork_then_stall():
+    pid = fork()
+    if pid:
+        time.sleep(1.0)  # the server is descheduled right after the fork
+    return pid
+
+
+os.fork = fork_then_stall
+_warm_server.serve(sys.argv[1])
+"""
+
+
+def test_a_server_killed_right_after_its_fork_runs_the_assert_once(tmp_path, monkeypatch):
+    # the forked child killed the server before the server had sent the child's pid: caliper
+    # saw the connection close without a pid and ran the assert again in a fresh interpreter,
+    # while the forked child went on running it too (twice, at once, in the same folder)
+    import subprocess
+    import sys
+
+    from caliper.default_plugins import assert_judge, warm_assert
+    from caliper.system import ledger
+
+    server_script = tmp_path / "slow_fork_server.py"
+    server_script.write_text(SLOW_FORK_SERVER.format(folder=str(warm_assert.SERVER.parent)))
+    monkeypatch.setattr(warm_assert, "SERVER", server_script)
+    monkeypatch.setenv("CALIPER_TMPDIR", str(tmp_path / "sandboxes"))
+    runs, result = tmp_path / "runs", tmp_path / "result.json"
+    code = tmp_path / "assertion.py"
+    code.write_text(
+        "import os, signal, sys\n"
+        f"with open({str(runs)!r}, 'a') as log:\n"
+        "    log.write(os.path.basename(sys.modules['__main__'].__file__) + '\\n')\n"
+        "if not sys.modules['__main__'].__file__.endswith('_assert_runner.py'):\n"
+        "    os.kill(os.getppid(), signal.SIGKILL)\n"
+    )
+    argv = [sys.executable, str(assert_judge.RUNNER), str(code), str(result), "<assert>", "."]
+    server = warm_assert._Server()
+    try:
+        assert server.available()
+        with open(os.devnull, "rb") as stdin, (tmp_path / "out").open("wb") as out:
+            child = server.start(argv, stdin, out, out, tmp_path, dict(os.environ))
+            assert isinstance(child, warm_assert._RemoteChild)
+            try:
+                child.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                pytest.fail("the forked assert was not seen to end")
+        assert runs.read_text().split() == ["slow_fork_server.py"]  # forked, and only there
+        assert server._dead  # and the next assert runs in a fresh interpreter
+        assert json.loads(result.read_text()) == {"status": "pass"}
+    finally:
+        server.stop()
+        ledger.release_idle()

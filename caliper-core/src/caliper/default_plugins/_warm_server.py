@@ -3,10 +3,13 @@
 Usage: ``python _warm_server.py SOCKET_PATH``. It imports what an assert needs up front, then
 waits. Each connection brings the child's stdin, stdout and stderr (as file descriptors) and a
 JSON request (working directory, complete environment, the runner's arguments); the server
-forks, answers ``{"pid": N}`` at once and ``{"status": CODE}`` when that child has exited. The
-child starts its own session, takes the descriptors, the folder and the environment, and runs
-:func:`_assert_runner.main` exactly as a fresh ``python _assert_runner.py …`` would, so an
-assert sees nothing of the one before it. The server ends when its stdin closes (caliper
+forks, the child answers ``{"pid": N}`` before it runs anything, and the server answers
+``{"status": CODE}`` when that child has exited. So caliper knows the pid of every child that
+may run an assert: if the server dies before its child announced itself, no assert runs there
+and caliper may run it in a fresh interpreter instead. The child starts its own session,
+takes the descriptors, the folder and the environment, and runs :func:`_assert_runner.main`
+exactly as a fresh ``python _assert_runner.py …`` would, so an assert sees nothing of the one
+before it. The server ends when its stdin closes (caliper
 exited or finished the run). Kept free of caliper imports, like the runner.
 """
 
@@ -27,9 +30,15 @@ assert sees them in ``sys.modules`` early; it would load the same modules itself
 READ_LIMIT = 64 * 1024 * 1024
 
 
-def _child(request, fds):
-    """In the forked child: become a fresh assert process and run it; never returns."""
+def _child(request, fds, conn):
+    """In the forked child: announce its pid on ``conn``, become a fresh assert process and
+    run it; never returns. A child that cannot announce itself exits before running
+    anything."""
     code = 70
+    try:
+        conn.sendall(json.dumps({"pid": os.getpid()}).encode() + b"\n")
+    except BaseException:
+        os._exit(code)
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -98,9 +107,8 @@ def serve(path):
                     request, fds = _receive(conn)
                     pid = os.fork()
                     if pid == 0:
-                        _child(request, fds)
+                        _child(request, fds, conn)
                     waiting[pid] = conn
-                    conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
                 except (OSError, ValueError):
                     conn.close()
                 finally:

@@ -177,7 +177,8 @@ class _Server:
         cwd: Path,
         env: dict[str, str],
     ) -> process.StartedProcess:
-        """Fork ``argv``'s assert in the server; a fresh interpreter if the server fails."""
+        """Fork ``argv``'s assert in the server; a fresh interpreter if the server fails before
+        the forked child announced its pid (the assert then runs once, never twice)."""
         request = json.dumps({"cwd": str(cwd), "env": env, "args": argv[2:]}).encode()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -194,6 +195,7 @@ class _Server:
             first, rest = line.split(b"\n", 1)
             pid = int(json.loads(first)["pid"])
         except (OSError, ValueError, KeyError):
+            # no pid: the forked child (if any) never announced itself, so it runs nothing
             sock.close()
             self.died()
             return process._popen(argv, stdin, stdout, stderr, cwd, env)
