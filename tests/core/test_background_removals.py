@@ -8,6 +8,7 @@ import threading
 import time
 from pathlib import Path
 
+from caliper.system import removals as removals_module
 from caliper.system.removals import MAX_REMOVERS, BackgroundRemovals
 
 
@@ -94,3 +95,62 @@ def test_a_deletion_that_raises_does_not_stop_the_others() -> None:
         removals.add(Path("/r") / name)
     removals.wait()  # returns: the failure is the ledger's to clean up
     assert sorted(p.name for p in done) == ["good1", "good2"]
+
+
+def test_a_steady_stream_of_deletions_reuses_its_threads(monkeypatch) -> None:
+    # an idle thread used to end as soon as another thread's deletion ended (any notify cut
+    # its linger short), so where deletions sometimes overlapped a thread was started for
+    # about every second sandbox (250 starts in a 1,000-attempt run), each on an attempt's
+    # path; this stream started 149 threads for 150 deletions
+    monkeypatch.setattr(removals_module, "LINGER_SECONDS", 30.0)
+    threads: list[threading.Thread] = []  # kept, so no two threads can look the same
+    lock = threading.Lock()
+
+    def remove(root: Path) -> None:
+        me = threading.current_thread()
+        with lock:
+            if not any(seen is me for seen in threads):
+                threads.append(me)
+        time.sleep(0.005 if int(root.name) % 2 else 0.001)  # now longer, now shorter
+
+    removals = BackgroundRemovals(remove, name="test-removal-stream")
+    try:
+        for n in range(150):
+            removals.add(Path(f"/stream/{n}"))
+            time.sleep(0.003)
+    finally:
+        removals.wait()
+    assert len(threads) <= MAX_REMOVERS, f"{len(threads)} threads started for 150 deletions"
+
+
+def test_an_idle_thread_lingers_while_another_finishes(monkeypatch) -> None:
+    monkeypatch.setattr(removals_module, "LINGER_SECONDS", 30.0)
+    release = {name: threading.Event() for name in ("first", "second")}
+    started = {name: threading.Event() for name in ("first", "second")}
+
+    def remove(root: Path) -> None:
+        started[root.name].set()
+        assert release[root.name].wait(10)
+
+    def alive() -> int:
+        return sum(t.name == "test-removal-linger" for t in threading.enumerate())
+
+    removals = BackgroundRemovals(remove, name="test-removal-linger")
+    try:
+        removals.add(Path("/linger/first"))
+        assert started["first"].wait(10)
+        removals.add(Path("/linger/second"))  # the first thread is busy: a second starts
+        assert started["second"].wait(10)
+        release["first"].set()  # the first thread goes idle and lingers
+        time.sleep(0.2)
+        release["second"].set()  # the second's deletion ends: the first must not end
+        time.sleep(0.2)
+        assert alive() == 2
+    finally:
+        for event in release.values():
+            event.set()
+        removals.wait()  # the run finished: both end at once, without waiting out the linger
+    deadline = time.monotonic() + 5
+    while alive():
+        assert time.monotonic() < deadline, "idle removal threads outlived wait()"
+        time.sleep(0.01)

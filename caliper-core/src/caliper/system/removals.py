@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -85,17 +86,32 @@ class BackgroundRemovals:
                 return root
         return None
 
+    def _take(self) -> Path | None:
+        """The next tree this thread deletes, or ``None`` when it should end: nothing was
+        queued for :data:`LINGER_SECONDS` (other threads' deletions ending do not cut the
+        wait short), or the run finished. What is queued behind a related deletion waits
+        for it. Called with the lock held."""
+        deadline: float | None = None
+        while True:
+            root = self._next()
+            if root is not None:
+                return root
+            if self._queued:  # each waits for a related deletion to end
+                self._changed.wait()
+                continue
+            if self._finished:
+                return None
+            now = time.monotonic()
+            if deadline is None:
+                deadline = now + LINGER_SECONDS
+            elif now >= deadline:
+                return None
+            self._changed.wait(deadline - now)
+
     def _drain(self) -> None:
         while True:
             with self._lock:
-                root = self._next()
-                if root is None and not (self._queued and self._busy):
-                    if not self._finished and not self._queued:
-                        self._changed.wait(LINGER_SECONDS)
-                    root = self._next()
-                while root is None and self._queued and self._busy:
-                    self._changed.wait()  # what is queued waits for a related deletion
-                    root = self._next()
+                root = self._take()
                 if root is None:
                     self._threads -= 1
                     self._changed.notify_all()
