@@ -46,12 +46,17 @@ class BackgroundRemovals:
         self._remove = remove
         self._name = name
         self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
-        """Notified when a tree is queued, a deletion ends, or the run finished."""
+        self._work = threading.Condition(self._lock)
+        """Where idle threads wait: one is woken per tree queued, all when the run finished."""
+        self._settled = threading.Condition(self._lock)
+        """Notified when a deletion ends and something may be waiting for it: a queued tree
+        related to it, or :meth:`wait` (nothing queued or being deleted)."""
         self._queued: list[Path] = []
         self._busy: set[str] = set()
         """The trees being deleted now."""
         self._threads = 0
+        self._idle = 0
+        """Threads waiting on :attr:`_work`."""
         self._finished = False
 
     def add(self, root: Path) -> None:
@@ -60,11 +65,12 @@ class BackgroundRemovals:
         with self._lock:
             self._queued.append(root)
             self._finished = False
-            if self._threads - len(self._busy) > 0:
-                self._changed.notify_all()
-            elif self._threads < MAX_REMOVERS:
+            if self._idle:
+                self._work.notify()
+            elif self._threads == len(self._busy) and self._threads < MAX_REMOVERS:
                 self._threads += 1
                 start = True
+            # else a thread that is not deleting looks at the queue before it waits again
         if start:
             threading.Thread(target=self._drain, name=self._name).start()
 
@@ -72,9 +78,9 @@ class BackgroundRemovals:
         """Block until every queued tree is deleted, then let the idle threads end at once."""
         with self._lock:
             while self._queued or self._busy:
-                self._changed.wait()
+                self._settled.wait()
             self._finished = True
-            self._changed.notify_all()
+            self._work.notify_all()
 
     def _next(self) -> Path | None:
         """The first queued tree that holds, and lies in, no tree being deleted (removed
@@ -97,7 +103,7 @@ class BackgroundRemovals:
             if root is not None:
                 return root
             if self._queued:  # each waits for a related deletion to end
-                self._changed.wait()
+                self._settled.wait()
                 continue
             if self._finished:
                 return None
@@ -106,7 +112,11 @@ class BackgroundRemovals:
                 deadline = now + LINGER_SECONDS
             elif now >= deadline:
                 return None
-            self._changed.wait(deadline - now)
+            self._idle += 1
+            try:
+                self._work.wait(deadline - now)
+            finally:
+                self._idle -= 1
 
     def _drain(self) -> None:
         while True:
@@ -114,7 +124,6 @@ class BackgroundRemovals:
                 root = self._take()
                 if root is None:
                     self._threads -= 1
-                    self._changed.notify_all()
                     return
                 self._busy.add(str(root))
             try:
@@ -123,4 +132,5 @@ class BackgroundRemovals:
             finally:
                 with self._lock:
                     self._busy.discard(str(root))
-                    self._changed.notify_all()
+                    if self._queued or not self._busy:
+                        self._settled.notify_all()
