@@ -32,6 +32,7 @@ from caliper.runner.baseline import run_baseline
 from caliper.system import attrs_classes
 
 if TYPE_CHECKING:
+    from caliper.report.html.run_data import AttemptDetails
     from caliper.results.baseline import BaselineVerdict
     from caliper.results.gate import Bar
     from caliper.results.models import RunResults
@@ -294,10 +295,17 @@ def _pages(pairs: list[ShownPair], request: BaselineRequest) -> None:
             name = pair.verdict.engine.replace(":", "-").replace("/", "-") or "default"
             target = target.with_name(f"{target.stem}-{name}{target.suffix}")
 
-        def page_for(links: tuple[str | None, ...], pair: ShownPair = pair) -> str:
+        def page_for(
+            links: tuple[str | None, ...], details: AttemptDetails, pair: ShownPair = pair
+        ) -> str:
             control, full = links
             return baseline_page(
-                pair.control, pair.full, pair.verdict, pair.gate, pages=(control, full)
+                pair.control,
+                pair.full,
+                pair.verdict,
+                pair.gate,
+                pages=(control, full),
+                details=details,
             )
 
         arms = [pair.control, pair.full]

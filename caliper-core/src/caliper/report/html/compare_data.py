@@ -14,7 +14,7 @@ from typing import Any
 from caliper.report import fmt
 from caliper.report.compare_spend_view import change_cells, shown_changes, unmeasured_note
 from caliper.report.compare_view import ablation_headline
-from caliper.report.html.run_data import attempt_details, attempt_id, engine_label
+from caliper.report.html.run_data import AttemptDetails, attempt_id, engine_label
 from caliper.results.compare import REGRESSED, RunComparison, TaskComparison, ablated_names
 from caliper.results.models import RunResults, TaskResult
 from caliper.results.scoring import TaskScore, score_run
@@ -103,10 +103,13 @@ def _side(side: str, results: RunResults, page: str | None) -> dict[str, Any]:
     }
 
 
-def _side_details(side: str, results: RunResults, names: list[str]) -> dict[str, Any]:
+def _side_details(
+    side: str, results: RunResults, names: list[str], made: AttemptDetails
+) -> dict[str, Any]:
     """The viewer's data for every attempt of ``results`` in the tasks ``names`` (the
     compare table's rows), keyed by :func:`side_attempt_id`; each also has ``run_attempt``,
-    its id on the run's own page (:func:`caliper.report.html.run_data.attempt_id`)."""
+    its id on the run's own page (:func:`caliper.report.html.run_data.attempt_id`). The
+    attempts' data is taken from ``made`` (what the run pages made, else made here)."""
     declared = [snapshot.name for snapshot in results.meta.skill_snapshots]
     by_name = _by_name(results)
     position = {t.name: k for k, t in enumerate(results.tasks)}  # the task by_name holds
@@ -114,7 +117,7 @@ def _side_details(side: str, results: RunResults, names: list[str]) -> dict[str,
     for i, name in enumerate(names):
         task = by_name.get(name)
         for j, record in enumerate(task.attempts if task else []):
-            data = attempt_details(task, record, declared)
+            data = made.take(task, record, declared)
             data["run_attempt"] = attempt_id(position[name], j)
             details[side_attempt_id(side, i, j)] = data
     return details
@@ -239,12 +242,15 @@ def compare_view(
     comparison: RunComparison,
     confidence: float = DEFAULT_CONFIDENCE,
     pages: tuple[str | None, str | None] = (None, None),
+    details: AttemptDetails | None = None,
 ) -> dict[str, Any]:
     """The compare page as data: both sides per task, Δ with its interval, p-values, verdicts.
 
     ``pages`` are relative links to the before and after runs' own report pages, where they
     were written beside the compare page (``None``: the page shows the command that makes it).
+    ``details``: the attempts' viewer data already made for those pages, if any.
     """
+    made = details or AttemptDetails()
     engines_differ = a.meta.spec_name == b.meta.spec_name and engine_label(
         a.meta.backend, a.meta.model
     ) != engine_label(b.meta.backend, b.meta.model)
@@ -285,7 +291,7 @@ def compare_view(
         "different_count": sum(1 for row in rows if row["differs"]),
         "different_attempt_count": sum(len(row["different_attempts"]) for row in rows),
         "strip_buttons": strip_buttons(rows),
-        "attempts": {**_side_details("a", a, names), **_side_details("b", b, names)},
+        "attempts": _side_details("a", a, names, made) | _side_details("b", b, names, made),
         "activation": _activation_card(comparison),
         "only_in_a": comparison.only_in_a,
         "only_in_b": comparison.only_in_b,

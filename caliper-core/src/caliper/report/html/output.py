@@ -14,6 +14,7 @@ import click
 
 from caliper.errors import UsageError
 from caliper.report.html.pages import compare_page, run_page
+from caliper.report.html.run_data import AttemptDetails
 from caliper.results.models import RunResults
 from caliper.system.output_file import OutputWriteError, write_output, writes_in_place
 
@@ -49,17 +50,24 @@ def _page_name(run_id: str, taken: set[str]) -> str:
     return name
 
 
-def write_run_pages(runs: Sequence[RunResults], page: Path, confidence: float) -> list[str]:
+def write_run_pages(
+    runs: Sequence[RunResults],
+    page: Path,
+    confidence: float,
+    details: AttemptDetails | None = None,
+) -> list[str]:
     """Write the report page of each of ``runs`` into :func:`runs_dir` of ``page`` through
     :func:`write_page`; return each one's link, relative to ``page``'s folder and URL-quoted,
-    in the order of ``runs``. The caller writes ``page`` itself, after these."""
+    in the order of ``runs``. The caller writes ``page`` itself, after these (with
+    ``details``, the attempts' viewer data these pages made)."""
     _refuse_folder(page)  # before anything is written beside it
     folder = runs_dir(page)
     taken: set[str] = set()
     links = []
     for results in runs:
         name = _page_name(results.meta.run_id, taken)
-        write_page(_encodable(run_page(results, confidence=confidence)), folder / name)
+        text = run_page(results, confidence=confidence, details=details)
+        write_page(_encodable(text), folder / name)
         links.append(f"{quote(folder.name)}/{quote(name)}")
     return links
 
@@ -105,22 +113,24 @@ def emit_with_run_pages(
     runs: Sequence[RunResults],
     output: Path | None,
     confidence: float,
-    page_for: Callable[[tuple[str | None, ...]], str],
+    page_for: Callable[[tuple[str | None, ...], AttemptDetails], str],
 ) -> None:
-    """The page ``page_for(links)`` over ``runs`` at ``output`` (stdout when ``None``), said on
-    stderr.
+    """The page ``page_for(links, details)`` over ``runs`` at ``output`` (stdout when
+    ``None``), said on stderr.
 
     A page written to a file gets each run's own report page beside it
     (:func:`write_run_pages`, in ``<stem>.runs/``) and ``links`` are the relative links to
     them, in the order of ``runs``; a page written in place (stdout, a device, a FIFO) has no
     folder beside it, so ``links`` are all ``None`` and the page shows the ``caliper report``
-    command that makes each run's page instead."""
+    command that makes each run's page instead. ``details`` holds the attempts' viewer data
+    the run pages made, so the page shows the same attempts without making them again."""
+    details = AttemptDetails()
     if output is None or writes_in_place(output):
-        emit_page(page_for((None,) * len(runs)), output)
+        emit_page(page_for((None,) * len(runs), details), output)
         return
-    links = write_run_pages(runs, output, confidence)
+    links = write_run_pages(runs, output, confidence, details)
     also = f" and the {len(runs)} runs' report pages in {runs_dir(output)}"
-    emit_page(page_for(tuple(links)), output, also=also)
+    emit_page(page_for(tuple(links), details), output, also=also)
 
 
 def emit_compare(
@@ -129,8 +139,10 @@ def emit_compare(
     """The compare page of ``a`` → ``b`` at ``output``, with both runs' own report pages
     beside it (see :func:`emit_with_run_pages`)."""
 
-    def page_for(links: tuple[str | None, ...]) -> str:
+    def page_for(links: tuple[str | None, ...], details: AttemptDetails) -> str:
         before, after = links
-        return compare_page(a, b, comparison, confidence=confidence, pages=(before, after))
+        return compare_page(
+            a, b, comparison, confidence=confidence, pages=(before, after), details=details
+        )
 
     emit_with_run_pages([a, b], output, confidence, page_for)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, ParamSpec
 
 from caliper.report import fmt
 from caliper.report.baseline_text import pair_title, sequential_note, verdict_sentence
@@ -11,23 +12,48 @@ from caliper.report.html import history_data
 from caliper.report.html.compare_data import compare_view
 from caliper.report.html.env import render
 from caliper.report.html.matrix_data import matrix_page_view
-from caliper.report.html.run_data import meta_line, run_view
+from caliper.report.html.run_data import AttemptDetails, meta_line, run_view
 from caliper.results.baseline import BaselineVerdict
+from caliper.results.codec import gc_paused
 from caliper.results.compare import RunComparison
 from caliper.results.matrix import Matrix
 from caliper.results.models import RunResults
 from caliper.results.scoring import score_run
 from caliper.results.stats import DEFAULT_CONFIDENCE
 
+P = ParamSpec("P")
 
-def run_page(results: RunResults, *, confidence: float = DEFAULT_CONFIDENCE) -> str:
+
+def _collector_paused(make: Callable[P, str]) -> Callable[P, str]:
+    """``make`` (a page) built with Python's cycle collector paused
+    (:func:`caliper.results.codec.gc_paused`): the page of a big run is millions of dicts,
+    lists and strings, none in a reference cycle, that every collection their allocations
+    trigger would walk again."""
+
+    @functools.wraps(make)
+    def paused(*args: P.args, **kwargs: P.kwargs) -> str:
+        with gc_paused():
+            return make(*args, **kwargs)
+
+    return paused
+
+
+@_collector_paused
+def run_page(
+    results: RunResults,
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    details: AttemptDetails | None = None,
+) -> str:
     """The report of one saved run as one self-contained HTML document, intervals at
     ``confidence``. The page names the run by ``SPEC/RUN-ID`` and the spec by its file name:
-    it is meant to be shared, so it carries no local path."""
-    view = run_view(results, confidence)
+    it is meant to be shared, so it carries no local path. ``details``: the attempts' viewer
+    data, shared with other pages written with this one."""
+    view = run_view(results, confidence, details)
     return render("run.html.j2", title=meta_line(results.meta), view=view)
 
 
+@_collector_paused
 def compare_page(
     a: RunResults,
     b: RunResults,
@@ -35,14 +61,17 @@ def compare_page(
     *,
     confidence: float = DEFAULT_CONFIDENCE,
     pages: tuple[str | None, str | None] = (None, None),
+    details: AttemptDetails | None = None,
 ) -> str:
     """Two runs side by side per task: both scores with intervals, Δ with its interval, the
     significance figures the comparison carries, and an engine matrix when engines differ.
-    ``pages``: relative links to each run's own report page, where written (else ``None``)."""
-    view = compare_view(a, b, comparison, confidence, pages)
+    ``pages``: relative links to each run's own report page, where written (else ``None``);
+    ``details``: the attempts' viewer data already made for those pages."""
+    view = compare_view(a, b, comparison, confidence, pages, details)
     return render("compare.html.j2", title=f"{comparison.spec_name}: {comparison.title}", view=view)
 
 
+@_collector_paused
 def baseline_page(
     control: RunResults,
     full: RunResults,
@@ -50,13 +79,15 @@ def baseline_page(
     gate: list[str],
     *,
     pages: tuple[str | None, str | None] = (None, None),
+    details: AttemptDetails | None = None,
 ) -> str:
     """A baseline pair (``caliper run --baseline``): the compare page of control → full,
     headed by the verdict as a lift (helps / hurts / no detectable difference, with the
     smallest lift the pair could detect), the gate's failures and both arms' activation.
-    ``pages``: relative links to each arm's own report page, where written (else ``None``)."""
+    ``pages``: relative links to each arm's own report page, where written (else ``None``);
+    ``details``: the attempts' viewer data already made for those pages."""
     comparison = verdict.comparison
-    view = compare_view(control, full, comparison, comparison.confidence, pages)
+    view = compare_view(control, full, comparison, comparison.confidence, pages, details)
     view["baseline"] = {
         "title": pair_title(verdict),
         "verdict": verdict.verdict,
@@ -93,6 +124,7 @@ def _arm_activation(label: str, results: RunResults, comparison: RunComparison) 
     }
 
 
+@_collector_paused
 def history_page(
     spec: str,
     rows: list[dict[str, Any]],
@@ -131,6 +163,7 @@ def history_page(
     )
 
 
+@_collector_paused
 def matrix_page(matrix: Matrix, runs: Sequence[RunResults]) -> str:
     """The runs of a matrix side by side (``caliper report --matrix ID --format html``):
     engines across, tasks down, each cell clickable into its attempts, every task's final

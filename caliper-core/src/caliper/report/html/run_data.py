@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from caliper.plugin.attempt import Usage
 from caliper.report import fmt
 from caliper.report.attempt_table import attempt_kind
 from caliper.report.html.spend_data import spend_rows
@@ -123,6 +124,12 @@ def _summary(results: RunResults, run: RunScore) -> dict[str, Any]:
     }
 
 
+_tool_input_text = json.JSONEncoder(ensure_ascii=False, default=str).encode
+"""A tool call's input as JSON text, to look for skill names in (what ``json.dumps(...,
+ensure_ascii=False, default=str)`` gives, with one encoder for every call instead of one
+made per call)."""
+
+
 def transcript_loads(record: AttemptRecord, declared: Sequence[str]) -> list[str] | None:
     """For an attempt that ended early (``infra_error``, ``timeout``) with no recorded
     activation (files saved before such attempts kept their loads): the declared skills its
@@ -134,7 +141,7 @@ def transcript_loads(record: AttemptRecord, declared: Sequence[str]) -> list[str
     for turn in record.transcript or []:
         if turn.role != "tool" or turn.is_error:
             continue
-        text = json.dumps(turn.tool_input, ensure_ascii=False, default=str)
+        text = _tool_input_text(turn.tool_input)
         tool = (turn.tool_name or "").lower()
         for name in declared:
             named = f'"{name}"' in text if "skill" in tool else f"/{name}/SKILL.md" in text
@@ -151,7 +158,7 @@ def _skill_load_turns(record: AttemptRecord, seen: Sequence[str] | None = None) 
     for turn in record.transcript or []:
         loads = False
         if turn.role == "tool" and names:
-            text = json.dumps(turn.tool_input, ensure_ascii=False, default=str)
+            text = _tool_input_text(turn.tool_input)
             tool = (turn.tool_name or "").lower()
             if "skill" in tool or "SKILL.md" in text:
                 loads = any(name in text for name in names)
@@ -181,8 +188,14 @@ def _judge_data(check: CheckRecord) -> dict[str, Any]:
     if check.model is not None:
         data["judge_model"] = check.model
     if check.usage is not None:
-        data["judge_usage"] = attrs.asdict(check.usage)
+        usage = check.usage
+        data["judge_usage"] = {name: getattr(usage, name) for name in _USAGE_FIELDS}
     return data
+
+
+_USAGE_FIELDS = tuple(field.name for field in attrs.fields(Usage))
+"""A judge's usage as the page shows it: every field of :class:`Usage`, in order (the
+same dict as ``attrs.asdict``, read field by field)."""
 
 
 def _setup_cleanup(record: AttemptRecord) -> list[str]:
@@ -203,6 +216,36 @@ def _setup_cleanup(record: AttemptRecord) -> list[str]:
 def _verdict_text(record: AttemptRecord) -> str:
     """``activation check failed (the task's checks passed)``: what went wrong, in words."""
     return attempt_verdict(record)[2]
+
+
+class AttemptDetails:
+    """Each attempt's viewer data (:func:`attempt_details`), made once for every page that
+    shows it: a compare page and the two run pages written beside it show the same
+    attempts. The run pages read it with :meth:`of` (kept, shared: not to be changed), the
+    page written last with :meth:`take` (no longer kept: its own to change)."""
+
+    def __init__(self) -> None:
+        self._made: dict[int, tuple[AttemptRecord, dict[str, Any]]] = {}
+
+    def of(
+        self, task: TaskResult, record: AttemptRecord, declared: Sequence[str]
+    ) -> dict[str, Any]:
+        """:func:`attempt_details` of ``record``, made on the first call for it."""
+        found = self._made.get(id(record))
+        if found is not None and found[0] is record:
+            return found[1]
+        data = attempt_details(task, record, declared)
+        self._made[id(record)] = (record, data)  # the record kept: its id is not reused
+        return data
+
+    def take(
+        self, task: TaskResult, record: AttemptRecord, declared: Sequence[str]
+    ) -> dict[str, Any]:
+        """:func:`attempt_details` of ``record``, no longer kept here: the caller's own."""
+        found = self._made.pop(id(record), None)
+        if found is not None and found[0] is record:
+            return found[1]
+        return attempt_details(task, record, declared)
 
 
 def attempt_details(
@@ -355,8 +398,13 @@ def _confusion(results: RunResults, skills: list[str]) -> list[dict[str, Any]]:
     return rows
 
 
-def run_view(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> dict[str, Any]:
-    """The whole run page as data: summary, task rows, scoreboard, confusion, attempt details.
+def run_view(
+    results: RunResults,
+    confidence: float = DEFAULT_CONFIDENCE,
+    details: AttemptDetails | None = None,
+) -> dict[str, Any]:
+    """The whole run page as data: summary, task rows, scoreboard, confusion, attempt details
+    (from ``details`` when given, so pages written together make each attempt's once).
 
     Every interval is the one :mod:`caliper.results.scoring` derives, at ``confidence``.
     """
@@ -371,8 +419,9 @@ def run_view(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> dic
         o.value for o in Outcome if any(a.outcome is o for t in results.tasks for a in t.attempts)
     ]
     declared = [snapshot.name for snapshot in results.meta.skill_snapshots]
-    details = {
-        attempt_id(i, j): attempt_details(task, record, declared)
+    made = (details or AttemptDetails()).of
+    viewed = {
+        attempt_id(i, j): made(task, record, declared)
         for i, task in enumerate(results.tasks)
         for j, record in enumerate(task.attempts)
     }
@@ -384,8 +433,8 @@ def run_view(results: RunResults, confidence: float = DEFAULT_CONFIDENCE) -> dic
         "skills": skills,
         "fired_skills": fired,
         "outcomes": [(o, OUTCOME_LABELS[Outcome(o)]) for o in outcomes],
-        "attempts": details,
-        "attempt_count": len(details),
+        "attempts": viewed,
+        "attempt_count": len(viewed),
         "spend": spend_rows(results, confidence),
         "tool_usage": run_tool_usage(results).data(),
     }
