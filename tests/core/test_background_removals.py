@@ -154,3 +154,29 @@ def test_an_idle_thread_lingers_while_another_finishes(monkeypatch) -> None:
     while alive():
         assert time.monotonic() < deadline, "idle removal threads outlived wait()"
         time.sleep(0.01)
+
+
+def test_a_thread_waiting_behind_a_related_deletion_takes_a_new_unrelated_tree() -> None:
+    release = threading.Event()
+    started: dict[str, threading.Event] = {
+        name: threading.Event() for name in ("/t/a/judge", "/t/a", "/t/b")
+    }
+
+    def remove(root: Path) -> None:
+        started[str(root)].set()
+        if str(root) == "/t/a/judge":
+            assert release.wait(10)
+
+    removals = BackgroundRemovals(remove, name="test-removal-related")
+    try:
+        removals.add(Path("/t/a/judge"))  # one thread deletes it, slowly
+        assert started["/t/a/judge"].wait(10)
+        removals.add(Path("/t/a"))  # a second thread starts, and waits: /t/a holds the judge's
+        time.sleep(0.2)
+        removals.add(Path("/t/b"))  # unrelated: the waiting thread takes it at once
+        assert started["/t/b"].wait(5), "/t/b waited for an unrelated deletion to end"
+        assert not started["/t/a"].is_set()
+    finally:
+        release.set()
+        removals.wait()
+    assert all(event.is_set() for event in started.values())

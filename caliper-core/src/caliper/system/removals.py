@@ -57,6 +57,8 @@ class BackgroundRemovals:
         self._threads = 0
         self._idle = 0
         """Threads waiting on :attr:`_work`."""
+        self._blocked = 0
+        """Threads waiting on :attr:`_settled` for a related deletion to end."""
         self._finished = False
 
     def add(self, root: Path) -> None:
@@ -67,6 +69,8 @@ class BackgroundRemovals:
             self._finished = False
             if self._idle:
                 self._work.notify()
+            elif self._blocked:  # a thread waiting behind a related deletion may take this
+                self._settled.notify_all()
             elif self._threads == len(self._busy) and self._threads < MAX_REMOVERS:
                 self._threads += 1
                 start = True
@@ -103,7 +107,11 @@ class BackgroundRemovals:
             if root is not None:
                 return root
             if self._queued:  # each waits for a related deletion to end
-                self._settled.wait()
+                self._blocked += 1
+                try:
+                    self._settled.wait()
+                finally:
+                    self._blocked -= 1
                 continue
             if self._finished:
                 return None
