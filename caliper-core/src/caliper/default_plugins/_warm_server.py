@@ -36,12 +36,12 @@ def _child(request, fds, conn):
     anything."""
     code = 70
     try:
+        signal.set_wakeup_fd(-1)  # the server's wake-up pipe and handler are not the child's
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         conn.sendall(json.dumps({"pid": os.getpid()}).encode() + b"\n")
     except BaseException:
         os._exit(code)
     try:
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.setsid()
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
