@@ -419,7 +419,7 @@ def run_view(
         o.value for o in Outcome if any(a.outcome is o for t in results.tasks for a in t.attempts)
     ]
     declared = [snapshot.name for snapshot in results.meta.skill_snapshots]
-    made = (details or AttemptDetails()).of
+    made = details.of if details is not None else attempt_details
     viewed = {
         attempt_id(i, j): made(task, record, declared)
         for i, task in enumerate(results.tasks)
